@@ -1,0 +1,135 @@
+"""The exception tree of dumpcmp.
+
+Every package raises from here; this module imports nothing of ours::
+
+    DumpcmpError                      a problem the user can act on (bad input, bad setup)
+    ├── FormatError                   a file is not what its format says
+    │   ├── DumpFormatError           a CANN dump file is corrupt or truncated (path, offset)
+    │   ├── BadFileNameError          a file name does not follow the dump/npy grammar
+    │   ├── UnsupportedDtypeError     a tensor's data type has no numeric decoding
+    │   ├── LayoutError               a device layout cannot be converted to the asked one
+    │   └── RuleFileError             an ATC / fusion rule json is malformed
+    ├── ConverterPluginError          a user format converter (-custom DIR) is broken
+    ├── ConfigError                   an acl.json (or other config) breaks a rule
+    ├── AclError                      an AscendCL call returned a non-zero aclError
+    ├── ModelError                    an ONNX model cannot be loaded, compiled or run
+    ├── MatchError                    target and golden data cannot be paired
+    ├── TransferError                 streaming dump files between agent and host failed
+    └── StoreError                    the session store cannot answer
+        └── SessionNotFound
+
+    InternalError                     a bug in dumpcmp itself; deliberately not a DumpcmpError,
+                                      so that the CLI shows its traceback instead of hiding it
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class DumpcmpError(Exception):
+    """Base of every error a user can act on; the message is the whole story."""
+
+
+class FormatError(DumpcmpError):
+    """A file does not follow the format it claims."""
+
+
+class DumpFormatError(FormatError):
+    """A CANN dump file is corrupt, truncated or hostile."""
+
+    def __init__(self, path: str | Path, offset: int, reason: str) -> None:
+        self.path = str(path)
+        self.offset = offset
+        self.reason = reason
+        super().__init__(f"{self.path}: at byte {offset}: {reason}")
+
+
+class BadFileNameError(FormatError):
+    """A file name does not follow the dump or golden npy naming grammar."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"{name!r}: {reason}")
+
+
+class UnsupportedDtypeError(FormatError):
+    """A tensor's data type cannot be decoded to numbers."""
+
+    def __init__(self, dtype_name: str, where: str = "") -> None:
+        self.dtype_name = dtype_name
+        self.where = where
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}unsupported dtype {dtype_name}")
+
+
+class LayoutError(FormatError):
+    """A device layout cannot be converted (unknown pair, or shapes that do not fit)."""
+
+
+class RuleFileError(FormatError):
+    """An ATC network-wide json / fusion rule file is malformed."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class ConverterPluginError(DumpcmpError):
+    """A user-supplied format converter file is missing, broken or raised."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"format converter {self.path}: {reason}")
+
+
+class ConfigError(DumpcmpError):
+    """A configuration file breaks one or more rules; ``issues`` lists every one."""
+
+    def __init__(self, message: str, issues: Sequence[object] = ()) -> None:
+        self.issues = tuple(issues)
+        super().__init__(message)
+
+
+class AclError(DumpcmpError):
+    """An AscendCL call returned a non-zero aclError."""
+
+    def __init__(self, code: int, name: str, api: str, recent_message: str = "") -> None:
+        self.code = code
+        self.name = name
+        self.api = api
+        self.recent_message = recent_message
+        detail = f": {recent_message}" if recent_message else ""
+        super().__init__(f"{api} failed with {name} ({code}){detail}")
+
+
+class ModelError(DumpcmpError):
+    """An ONNX model cannot be loaded, compiled or executed."""
+
+
+class MatchError(DumpcmpError):
+    """Target and golden data cannot be paired (missing rule files, wrong arguments)."""
+
+
+class TransferError(DumpcmpError):
+    """Sending or receiving dump files failed."""
+
+
+class StoreError(DumpcmpError):
+    """The session store cannot answer."""
+
+
+class SessionNotFound(StoreError):
+    """No session with that id exists in the store."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"no session {session_id!r} in the store")
+
+
+class InternalError(Exception):
+    """A bug in dumpcmp. Not a DumpcmpError on purpose: it must never be shown as user error."""
