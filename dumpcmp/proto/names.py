@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.errors import BadFileNameError
+
 _DUMP_UNSAFE = str.maketrans({" ": "_", ".": "_", "/": "_", "\\": "_"})
 _GOLDEN_UNSAFE = str.maketrans({".": "_", "/": "_"})
 
@@ -14,3 +21,143 @@ def sanitize_dump_name(name: str) -> str:
 def sanitize_golden_name(name: str) -> str:
     """How golden npy files are keyed: '/' and '.' become '_' (msaccucmp's lookup rule)."""
     return name.translate(_GOLDEN_UNSAFE)
+
+
+# --------------------------------------------------------------------------- dump file names
+
+_NAME_FIELD = re.compile(r"^[A-Za-z0-9_-]+$")
+_DIGITS = re.compile(r"^[0-9]+$")
+_LXSLICE = re.compile(r"_lxslice\d+$")
+STATS_SUFFIX = ".csv"
+MAPPING_FILE = "mapping.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class FftsFields:
+    """The four extra fields of FFTS+/sgt task file names."""
+
+    task_type: int
+    context_id: int
+    thread_id: int
+    device_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class DumpName:
+    """``{op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[+FFTS fields]`` (formats.md §2.3)."""
+
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp: int
+    ffts: FftsFields | None = None
+
+    @property
+    def match_name(self) -> str:
+        """The op name used for matching: manual-slice suffixes ``_lxsliceN`` removed."""
+        return _LXSLICE.sub("", self.op_name)
+
+    @property
+    def op_key(self) -> tuple[str, str]:
+        return (self.op_type, self.op_name)
+
+
+def parse_dump_name(name: str) -> DumpName:
+    """Parse a dump file name in any of its variants; raise BadFileNameError when it is none."""
+    parts = name.split(".")
+    if len(parts) < 4:
+        raise BadFileNameError(name, "a dump file name has at least 4 dot-separated fields")
+    op_type, op_name, *numbers = parts
+    for label, value in (("op type", op_type), ("op name", op_name)):
+        if not _NAME_FIELD.match(value):
+            raise BadFileNameError(name, f"{label} {value!r} has characters other than letters, digits, '_', '-'")
+    if not all(_DIGITS.match(n) for n in numbers):
+        raise BadFileNameError(name, "the fields after the op name must be numbers")
+    values = [int(n) for n in numbers]
+    if len(values) == 2:
+        return DumpName(op_type, op_name, values[0], None, values[1])
+    if len(values) == 3:
+        return DumpName(op_type, op_name, values[0], values[1], values[2])
+    if len(values) == 6:
+        task, stamp, *ffts = values
+        return DumpName(op_type, op_name, task, None, stamp, FftsFields(*ffts))
+    if len(values) == 7:
+        stream, task, stamp, *ffts = values
+        return DumpName(op_type, op_name, task, stream, stamp, FftsFields(*ffts))
+    raise BadFileNameError(name, f"{len(values)} numeric fields fit no dump-name variant (2, 3, 6 or 7)")
+
+
+def format_dump_name(dump_name: DumpName) -> str:
+    """Inverse of ``parse_dump_name``."""
+    d = dump_name
+    fields = [d.op_type, d.op_name]
+    if d.ffts is None:
+        fields += [str(d.task_id)] + ([str(d.stream_id)] if d.stream_id is not None else []) + [str(d.timestamp)]
+    else:
+        f = d.ffts
+        fields += ([str(d.stream_id)] if d.stream_id is not None else []) + [str(d.task_id), str(d.timestamp)]
+        fields += [str(f.task_type), str(f.context_id), str(f.thread_id), str(f.device_id)]
+    return ".".join(fields)
+
+
+def dump_file_name(op_type: str, op_name: str, task_id: int, stream_id: int, timestamp: int) -> str:
+    """The modern 5-field name, from unsanitised names, as the runtime writes it."""
+    return format_dump_name(
+        DumpName(sanitize_dump_name(op_type), sanitize_dump_name(op_name), task_id, stream_id, timestamp)
+    )
+
+
+def read_mapping(directory: Path) -> dict[str, str]:
+    """``mapping.csv`` (``numeric_name,original_name`` per line) of a directory, or {} if absent."""
+    path = directory / MAPPING_FILE
+    if not path.is_file():
+        return {}
+    mapping: dict[str, str] = {}
+    with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+        for row in csv.reader(handle):
+            if len(row) >= 2 and row[0].strip():
+                mapping[row[0].strip()] = row[1].strip()
+    return mapping
+
+
+# --------------------------------------------------------------------------- npy names
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenName:
+    """``{op_name}.{output_index}.{timestamp}.npy`` with the op name sanitised (formats.md §2.4)."""
+
+    op_name: str
+    output_index: int
+    timestamp: int
+    suffix: str = ".npy"
+
+    @property
+    def key(self) -> str:
+        return f"{self.op_name}.{self.output_index}"
+
+
+GOLDEN_SUFFIXES = (".npy", ".pb", ".quant")
+
+
+def parse_golden_name(name: str) -> GoldenName:
+    suffix = next((s for s in GOLDEN_SUFFIXES if name.endswith(s)), None)
+    if suffix is None:
+        raise BadFileNameError(name, f"golden files end in one of {', '.join(GOLDEN_SUFFIXES)}")
+    stem = name[: -len(suffix)]
+    head, _, stamp = stem.rpartition(".")
+    op_name, _, index = head.rpartition(".")
+    if not op_name or not _DIGITS.match(index) or not _DIGITS.match(stamp):
+        raise BadFileNameError(name, "expected {op_name}.{output_index}.{timestamp}" + suffix)
+    return GoldenName(op_name, int(index), int(stamp), suffix)
+
+
+def golden_file_name(op_name: str, output_index: int, timestamp: int) -> str:
+    return f"{sanitize_golden_name(op_name)}.{output_index}.{timestamp}.npy"
+
+
+def converted_npy_name(dump_file: str, kind: str, index: int, shape: tuple[int, ...] | None = None) -> str:
+    """``{dump file}.{input|output}.{index}[.{d0xd1x…}].npy`` as ``convert`` writes it."""
+    dims = f".{'x'.join(str(d) for d in shape)}" if shape is not None else ""
+    return f"{dump_file}.{kind}.{index}{dims}.npy"

@@ -1,0 +1,479 @@
+"""The one codec for CANN dump files (formats.md §1).
+
+``read_dump`` recognises the three binary layouts (2.0, legacy all-in-protobuf, TLV "nano"),
+checks every size field against the file before slicing, and returns payloads as read-only
+views of a memory map. ``write_dump`` writes byte-exact 2.0 files (formats.md §9).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dumpcmp.errors import DumpFormatError, UnsupportedDtypeError
+from dumpcmp.proto.dtypes import (
+    DataType,
+    Format,
+    data_type_of,
+    decode_elements,
+    encode_elements,
+    storage_bytes,
+)
+
+if TYPE_CHECKING:
+    from dumpcmp.proto.custom_converters import CustomConverters
+
+__all__ = [
+    "DumpFile",
+    "DumpTensor",
+    "Layout",
+    "OriginalOp",
+    "TensorKind",
+    "dump_bytes",
+    "is_complete",
+    "iter_tensors",
+    "read_dump",
+    "write_dump",
+]
+
+_U64 = struct.Struct("<Q")
+VERSION_2 = "2.0"
+NANO_MAGIC = 0x5A5A5A5A
+
+
+class TensorKind(str, Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+    BUFFER = "buffer"
+    SPACE = "space"
+
+
+class Layout(str, Enum):
+    V2 = "2.0"
+    LEGACY = "legacy"
+    NANO = "nano"
+
+
+@dataclass(frozen=True, slots=True)
+class OriginalOp:
+    """The pre-fusion op an output came from, as GE records it (informative)."""
+
+    name: str
+    output_index: int
+    data_type: int
+    format: int
+
+
+@dataclass(frozen=True, slots=True)
+class DumpTensor:
+    """One tensor of a dump: its header fields and its raw device bytes."""
+
+    kind: TensorKind
+    index: int
+    data_type: int
+    format: int
+    shape: tuple[int, ...]
+    original_shape: tuple[int, ...]
+    size: int
+    payload: np.ndarray = field(repr=False, compare=False)
+    sub_format: int = 0
+    address: int = 0
+    offset: int = 0
+    original_op: OriginalOp | None = None
+
+    @property
+    def dtype_name(self) -> str:
+        try:
+            return DataType(self.data_type).name
+        except ValueError:
+            return f"DT_<{self.data_type}>"
+
+    @property
+    def format_name(self) -> str:
+        try:
+            return Format(self.format).name
+        except ValueError:
+            return f"FORMAT_<{self.format}>"
+
+    @property
+    def element_count(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    def array(self) -> np.ndarray:
+        """The tensor in its device shape and dtype; a zero-copy view for byte-aligned types."""
+        try:
+            data_type = DataType(self.data_type)
+        except ValueError:
+            raise UnsupportedDtypeError(self.dtype_name, self.label) from None
+        try:
+            flat = decode_elements(self.payload, data_type, self.element_count)
+        except UnsupportedDtypeError:
+            raise UnsupportedDtypeError(self.dtype_name, self.label) from None
+        return flat.reshape(self.shape)
+
+    def logical(self, custom: CustomConverters | None = None) -> np.ndarray:
+        """The tensor converted to its logical layout and ``original_shape`` (formats.md §6.5)."""
+        from dumpcmp.proto.layouts import to_logical  # layouts pull in the converter registry
+
+        return to_logical(
+            self.array(), Format(self.format), self.original_shape, sub_format=self.sub_format, custom=custom
+        )
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.value}:{self.index}"
+
+    @classmethod
+    def from_array(
+        cls,
+        kind: TensorKind,
+        index: int,
+        device_array: np.ndarray,
+        *,
+        format: Format = Format.ND,
+        original_shape: Sequence[int] | None = None,
+        data_type: DataType | None = None,
+        sub_format: int = 0,
+        address: int = 0,
+        original_op: OriginalOp | None = None,
+    ) -> DumpTensor:
+        """A tensor for ``write_dump`` from a device-layout array (packed types via ``data_type``)."""
+        dt = data_type if data_type is not None else data_type_of(device_array.dtype)
+        raw = encode_elements(device_array, dt)
+        shape = tuple(int(d) for d in device_array.shape)
+        return cls(
+            kind=kind,
+            index=index,
+            data_type=int(dt),
+            format=int(format),
+            shape=shape,
+            original_shape=tuple(original_shape) if original_shape is not None else shape,
+            size=len(raw),
+            payload=np.frombuffer(raw, dtype=np.uint8),
+            sub_format=sub_format,
+            address=address,
+            original_op=original_op,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    """A parsed dump file; tensor payloads view the file's memory map."""
+
+    path: str
+    layout: Layout
+    version: str
+    dump_time: int
+    op_name: str
+    inputs: tuple[DumpTensor, ...] = ()
+    outputs: tuple[DumpTensor, ...] = ()
+    buffers: tuple[DumpTensor, ...] = ()
+    workspaces: tuple[DumpTensor, ...] = ()
+    attrs: tuple[tuple[str, str], ...] = ()
+
+    def tensors(self, kind: TensorKind) -> tuple[DumpTensor, ...]:
+        return {
+            TensorKind.INPUT: self.inputs,
+            TensorKind.OUTPUT: self.outputs,
+            TensorKind.BUFFER: self.buffers,
+            TensorKind.SPACE: self.workspaces,
+        }[kind]
+
+    def with_path(self, path: str) -> DumpFile:
+        return replace(self, path=path)
+
+
+def iter_tensors(dump: DumpFile) -> Iterator[DumpTensor]:
+    """Inputs, then outputs, then buffers, then workspaces: the order of the payload segments."""
+    yield from dump.inputs
+    yield from dump.outputs
+    yield from dump.buffers
+    yield from dump.workspaces
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_dump(path: str | os.PathLike[str]) -> DumpFile:
+    """Parse one dump file of any known binary layout; raise DumpFormatError on anything wrong."""
+    path_str = os.fspath(path)
+    data = _map_file(path_str)
+    size = len(data)
+    if size < _U64.size:
+        raise DumpFormatError(path_str, 0, f"file has {size} bytes, fewer than the 8-byte header length")
+    if size >= 12 and struct.unpack_from("<I", data, 8)[0] == NANO_MAGIC:
+        from dumpcmp.proto.nano import read_nano  # rare layout: parsed in its own module
+
+        return read_nano(path_str, data)
+    try:
+        return _read_v2(path_str, data)
+    except DumpFormatError as v2_error:
+        legacy = _try_legacy(path_str, data)
+        if legacy is None:
+            raise v2_error from None
+        return legacy
+
+
+def is_complete(path: str | os.PathLike[str]) -> bool:
+    """True when a 2.0 file's size equation holds: a watcher's test for 'finished writing'."""
+    try:
+        read_dump(path)
+    except (DumpFormatError, OSError):
+        return False
+    return True
+
+
+def _map_file(path: str) -> np.ndarray:
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return np.zeros(0, dtype=np.uint8)
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except IsADirectoryError:
+        raise DumpFormatError(path, 0, "is a directory, not a dump file") from None
+    except OSError as exc:
+        raise DumpFormatError(path, 0, f"cannot read: {exc.strerror or exc}") from exc
+    # The array keeps the map alive; it is read-only because the map is.
+    return np.frombuffer(mapped, dtype=np.uint8)
+
+
+def _read_v2(path: str, data: np.ndarray) -> DumpFile:
+    from dumpcmp.proto._gen import dump_data_pb2  # protobuf loads only when a file is read
+
+    size = len(data)
+    header_len = _U64.unpack_from(data, 0)[0]
+    if header_len > size - 8:
+        raise DumpFormatError(
+            path, 0, f"header length field says {header_len} bytes, but only {size - 8} follow it"
+        )
+    message = dump_data_pb2.DumpData()
+    try:
+        consumed = message.ParseFromString(data[8 : 8 + header_len].tobytes())
+    except Exception as exc:  # protobuf raises DecodeError or RuntimeWarning-ish errors
+        raise DumpFormatError(path, 8, f"header is not a valid dump protobuf ({exc})") from None
+    if consumed != header_len:
+        raise DumpFormatError(path, 8, "header protobuf does not fill its declared length")
+    offset = 8 + header_len
+    groups: list[tuple[TensorKind, Sequence[object]]] = [
+        (TensorKind.INPUT, message.input),
+        (TensorKind.OUTPUT, message.output),
+        (TensorKind.BUFFER, message.buffer),
+        (TensorKind.SPACE, message.space),
+    ]
+    parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
+    for kind, items in groups:
+        tensors = []
+        for index, item in enumerate(items):
+            declared = int(item.size)  # type: ignore[attr-defined]
+            if declared > size - offset:
+                raise DumpFormatError(
+                    path,
+                    offset,
+                    f"{kind.value}:{index} declares {declared} bytes but the file has {size - offset} left "
+                    "(truncated, or still being written)",
+                )
+            payload = data[offset : offset + declared]
+            tensors.append(_tensor_from_message(path, offset, kind, index, item, payload))
+            offset += declared
+        parsed[kind] = tuple(tensors)
+    if offset != size:
+        raise DumpFormatError(
+            path, offset, f"{size - offset} trailing bytes after the last payload the header declares"
+        )
+    return DumpFile(
+        path=path,
+        layout=Layout.V2,
+        version=message.version,
+        dump_time=int(message.dump_time),
+        op_name=message.op_name,
+        inputs=parsed[TensorKind.INPUT],
+        outputs=parsed[TensorKind.OUTPUT],
+        buffers=parsed[TensorKind.BUFFER],
+        workspaces=parsed[TensorKind.SPACE],
+        attrs=tuple((a.name, a.value) for a in message.attr),
+    )
+
+
+def _try_legacy(path: str, data: np.ndarray) -> DumpFile | None:
+    """The whole file as one DumpData with inline payloads (formats.md §1.2), or None."""
+    from dumpcmp.proto._gen import dump_data_pb2
+
+    message = dump_data_pb2.DumpData()
+    try:
+        consumed = message.ParseFromString(data.tobytes())
+    except Exception:
+        return None
+    if consumed != len(data) or message.version == VERSION_2:
+        return None
+    if not (message.input or message.output or message.op_name):
+        return None
+    groups = [
+        (TensorKind.INPUT, message.input),
+        (TensorKind.OUTPUT, message.output),
+        (TensorKind.BUFFER, message.buffer),
+        (TensorKind.SPACE, message.space),
+    ]
+    parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
+    for kind, items in groups:
+        tensors = []
+        for index, item in enumerate(items):
+            payload = np.frombuffer(item.data, dtype=np.uint8)  # type: ignore[attr-defined]
+            tensors.append(_tensor_from_message(path, 0, kind, index, item, payload))
+        parsed[kind] = tuple(tensors)
+    return DumpFile(
+        path=path,
+        layout=Layout.LEGACY,
+        version=message.version,
+        dump_time=int(message.dump_time),
+        op_name=message.op_name,
+        inputs=parsed[TensorKind.INPUT],
+        outputs=parsed[TensorKind.OUTPUT],
+        buffers=parsed[TensorKind.BUFFER],
+        workspaces=parsed[TensorKind.SPACE],
+        attrs=tuple((a.name, a.value) for a in message.attr),
+    )
+
+
+def _tensor_from_message(
+    path: str, offset: int, kind: TensorKind, index: int, item: object, payload: np.ndarray
+) -> DumpTensor:
+    size = len(payload)
+    if kind in (TensorKind.BUFFER, TensorKind.SPACE):
+        return DumpTensor(
+            kind=kind,
+            index=index,
+            data_type=int(DataType.DT_UINT8),
+            format=int(Format.ND),
+            shape=(size,),
+            original_shape=(size,),
+            size=size,
+            payload=payload,
+        )
+    shape = tuple(int(d) for d in item.shape.dim)  # type: ignore[attr-defined]
+    original_shape = tuple(int(d) for d in item.original_shape.dim)  # type: ignore[attr-defined]
+    data_type = int(item.data_type)  # type: ignore[attr-defined]
+    if not item.HasField("shape") and size > 0:  # type: ignore[attr-defined]
+        shape = (_elements_in(size, data_type),)  # msaccucmp's rule: a missing shape means "all of it"
+    _check_payload_size(path, offset, kind, index, data_type, shape, size)
+    original_op = None
+    if kind is TensorKind.OUTPUT and item.HasField("original_op"):  # type: ignore[attr-defined]
+        op = item.original_op  # type: ignore[attr-defined]
+        original_op = OriginalOp(op.name, int(op.output_index), int(op.data_type), int(op.format))
+    return DumpTensor(
+        kind=kind,
+        index=index,
+        data_type=data_type,
+        format=int(item.format),  # type: ignore[attr-defined]
+        shape=shape,
+        original_shape=original_shape,
+        size=size,
+        payload=payload,
+        sub_format=int(item.sub_format),  # type: ignore[attr-defined]
+        address=int(item.address),  # type: ignore[attr-defined]
+        offset=int(item.offset),  # type: ignore[attr-defined]
+        original_op=original_op,
+    )
+
+
+def _elements_in(size: int, data_type: int) -> int:
+    try:
+        per = storage_bytes(DataType(data_type), 1)
+    except (ValueError, UnsupportedDtypeError):
+        return size
+    return size // per if per else size
+
+
+def _check_payload_size(
+    path: str, offset: int, kind: TensorKind, index: int, data_type: int, shape: tuple[int, ...], size: int
+) -> None:
+    """shape × itemsize must equal size; checked before anything is sliced or reshaped."""
+    try:
+        expected = storage_bytes(DataType(data_type), _product(shape))
+    except (ValueError, UnsupportedDtypeError):
+        return  # undecodable types are reported when someone asks for their values
+    if expected != size:
+        raise DumpFormatError(
+            path,
+            offset,
+            f"{kind.value}:{index} shape {list(shape)} of {_dtype_label(data_type)} needs {expected} bytes, "
+            f"but its size field says {size}",
+        )
+
+
+def _product(shape: tuple[int, ...]) -> int:
+    result = 1
+    for dim in shape:
+        result *= dim
+    return result
+
+
+def _dtype_label(data_type: int) -> str:
+    try:
+        return DataType(data_type).name
+    except ValueError:
+        return f"DT_<{data_type}>"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def dump_bytes(dump: DumpFile) -> bytes:
+    """The byte-exact 2.0 file for ``dump``: u64 header length, header, payloads in segment order."""
+    from dumpcmp.proto._gen import dump_data_pb2
+
+    message = dump_data_pb2.DumpData(version=VERSION_2, dump_time=dump.dump_time, op_name=dump.op_name)
+    for tensor in dump.inputs:
+        msg_in = message.input.add()
+        _fill_common(msg_in, tensor)
+    for tensor in dump.outputs:
+        msg_out = message.output.add()
+        _fill_common(msg_out, tensor)
+        if tensor.original_op is not None:
+            op = tensor.original_op
+            msg_out.original_op.name = op.name
+            msg_out.original_op.output_index = op.output_index
+            msg_out.original_op.data_type = op.data_type  # type: ignore[assignment]
+            msg_out.original_op.format = op.format  # type: ignore[assignment]
+    for tensor in dump.buffers:
+        message.buffer.add(size=tensor.size)
+    for tensor in dump.workspaces:
+        message.space.add(size=tensor.size)
+    for name, value in dump.attrs:
+        message.attr.add(name=name, value=value)
+    header = message.SerializeToString()
+    parts = [_U64.pack(len(header)), header]
+    parts.extend(t.payload.tobytes() for t in iter_tensors(dump))
+    return b"".join(parts)
+
+
+def _fill_common(msg: object, tensor: DumpTensor) -> None:
+    msg.data_type = tensor.data_type  # type: ignore[attr-defined]
+    msg.format = tensor.format  # type: ignore[attr-defined]
+    msg.shape.dim.extend(tensor.shape)  # type: ignore[attr-defined]
+    msg.original_shape.dim.extend(tensor.original_shape)  # type: ignore[attr-defined]
+    msg.size = tensor.size  # type: ignore[attr-defined]
+    msg.sub_format = tensor.sub_format  # type: ignore[attr-defined]
+    msg.address = tensor.address  # type: ignore[attr-defined]
+
+
+def write_dump(path: str | os.PathLike[str], dump: DumpFile, *, atomic: bool = True) -> Path:
+    """Write ``dump`` as a 2.0 file; atomically (temp name + rename) unless told otherwise."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = dump_bytes(dump)
+    if not atomic:
+        target.write_bytes(data)
+        return target
+    temp = target.with_name(f".{target.name}.part")
+    temp.write_bytes(data)
+    os.replace(temp, target)
+    return target

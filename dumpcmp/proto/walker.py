@@ -1,0 +1,114 @@
+"""Find dump files at any depth and group them by (device, model, model id, step).
+
+CANN trees are ``{dump_path}/{time}/{device}/{model}/{model_id}/{step}/{file}`` (formats.md
+§2.1), but single-op and newer layouts differ, so grouping reads the four directories above a
+file when they fit that shape and falls back to the file's own directory otherwise. Every file
+that is not taken is reported with the reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dumpcmp.errors import BadFileNameError
+from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, DumpName, parse_dump_name, read_mapping
+
+# Files that sit in dump trees but are not dumps; skipped without comment.
+_QUIET_SUFFIXES = (".txt", ".json", ".npy", ".bin", ".log", ".pbtxt", ".md", ".onnx", ".om", ".py")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class GroupKey:
+    """One result file's worth of dumps: a (device, model, model id, step) shard."""
+
+    device: str
+    model: str
+    model_id: str
+    step: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.device}_{self.model}_{self.step}"
+
+
+@dataclass(frozen=True, slots=True)
+class DumpEntry:
+    path: Path
+    name: DumpName
+    group: GroupKey
+    is_stats: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: Path
+    reason: str
+
+
+@dataclass(slots=True)
+class DumpTree:
+    """Everything a walk found: dump files by group, and what it passed over and why."""
+
+    root: Path
+    groups: dict[GroupKey, list[DumpEntry]] = field(default_factory=dict)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    @property
+    def entries(self) -> list[DumpEntry]:
+        return [e for key in sorted(self.groups) for e in self.groups[key]]
+
+
+def walk_dump_tree(root: str | os.PathLike[str]) -> DumpTree:
+    """Walk ``root`` (a directory or a single dump file) in a deterministic order."""
+    base = Path(root)
+    tree = DumpTree(base)
+    if base.is_file():
+        _add(tree, base, base.name, base.parent)
+        return tree
+    for directory, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        here = Path(directory)
+        mapping = read_mapping(here) if MAPPING_FILE in filenames else {}
+        for filename in sorted(filenames):
+            if filename == MAPPING_FILE:
+                continue
+            _add(tree, here / filename, mapping.get(filename, filename), base)
+    for entries in tree.groups.values():
+        entries.sort(key=lambda e: (e.name.timestamp, e.name.task_id, str(e.path)))
+    return tree
+
+
+def _add(tree: DumpTree, path: Path, name: str, base: Path) -> None:
+    if name.startswith("."):
+        tree.skipped.append(SkippedFile(path, "hidden or temporary file (still being written?)"))
+        return
+    is_stats = name.endswith(STATS_SUFFIX)
+    stem = name[: -len(STATS_SUFFIX)] if is_stats else name
+    try:
+        parsed = parse_dump_name(stem)
+    except BadFileNameError as exc:
+        if not name.endswith(_QUIET_SUFFIXES) or is_stats:
+            tree.skipped.append(SkippedFile(path, f"not a dump file name: {exc.reason}"))
+        return
+    key = group_key(path, base)
+    tree.groups.setdefault(key, []).append(DumpEntry(path, parsed, key, is_stats))
+
+
+def group_key(path: Path, base: Path) -> GroupKey:
+    """The (device, model, model id, step) of a file from the directories above it."""
+    try:
+        parts = path.parent.relative_to(base).parts
+    except ValueError:
+        parts = path.parent.parts
+    if len(parts) >= 4 and parts[-4].isdigit() and parts[-2].isdigit() and parts[-1].isdigit():
+        device, model, model_id, step = parts[-4:]
+        return GroupKey(device, model, model_id, step)
+    return GroupKey("0", parts[-1] if parts else base.name or "dump", "0", "0")
+
+
+def iter_dump_files(paths: Iterable[str | os.PathLike[str]]) -> list[DumpEntry]:
+    """All dump entries under several roots, in walk order."""
+    return [entry for p in paths for entry in walk_dump_tree(p).entries]
