@@ -1,0 +1,125 @@
+"""Reading raw acl.json values with their JSON paths (formats.md §3.2 rules 1–3).
+
+``RawReader`` hands out only well-typed values and records a ``ConfigIssue`` for every value it
+refuses, so one pass both builds the typed model and lists every type and enumeration error.
+A refused value reads as absent, which lets the later rules still run on the rest of the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from dumpcmp.errors import ConfigError
+
+from .issues import ConfigIssue
+
+__all__ = ["ROOT", "RawReader", "child", "item", "json_type", "parse_json_text"]
+
+ROOT = "$"
+
+
+def child(path: str, key: str) -> str:
+    """The JSON path of ``key`` inside the object at ``path``."""
+    return key if path == ROOT else f"{path}.{key}"
+
+
+def item(path: str, index: int) -> str:
+    """The JSON path of element ``index`` of the array at ``path``."""
+    return f"{path}[{index}]"
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a decoded value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object" if isinstance(value, Mapping) else type(value).__name__
+
+
+def parse_json_text(text: str | bytes, source: str) -> Any:
+    """Decode JSON text; a syntax error becomes a ConfigError naming source, line and column."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        issue = ConfigIssue(ROOT, "1", f"not valid JSON: {exc.msg}")
+        where = f"{source}: line {exc.lineno}, column {exc.colno}"
+        raise ConfigError(f"{where}: not valid JSON: {exc.msg}", [issue]) from exc
+    except UnicodeDecodeError as exc:
+        issue = ConfigIssue(ROOT, "1", "not UTF-8 text")
+        raise ConfigError(f"{source}: not UTF-8 text", [issue]) from exc
+
+
+class RawReader:
+    """Takes typed values out of decoded JSON objects, collecting an issue for each refusal."""
+
+    def __init__(self) -> None:
+        self.issues: list[ConfigIssue] = []
+
+    def report(self, path: str, rule: str, message: str) -> None:
+        self.issues.append(ConfigIssue(path, rule, message))
+
+    def string(
+        self, obj: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...] | None = None
+    ) -> str | None:
+        """``obj[key]`` if it is a string (and one of ``choices``); None if absent or refused."""
+        if key not in obj:
+            return None
+        return self._checked_string(obj[key], child(path, key), choices)
+
+    def strings(
+        self, obj: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...] | None = None
+    ) -> tuple[str, ...] | None:
+        """``obj[key]`` as a tuple of strings; elements that are refused are left out."""
+        if key not in obj:
+            return None
+        value, key_path = obj[key], child(path, key)
+        if not isinstance(value, list):
+            self.report(key_path, "2", f"must be an array of strings, got {json_type(value)}")
+            return None
+        checked = (self._checked_string(v, item(key_path, i), choices) for i, v in enumerate(value))
+        return tuple(s for s in checked if s is not None)
+
+    def objects(
+        self, obj: Mapping[str, Any], key: str, path: str
+    ) -> list[tuple[str, Mapping[str, Any]]] | None:
+        """``obj[key]`` as (path, object) pairs; elements that are not objects are left out."""
+        if key not in obj:
+            return None
+        value, key_path = obj[key], child(path, key)
+        if not isinstance(value, list):
+            self.report(key_path, "2", f"must be an array of objects, got {json_type(value)}")
+            return None
+        pairs = []
+        for index, element in enumerate(value):
+            if isinstance(element, Mapping):
+                pairs.append((item(key_path, index), element))
+            else:
+                self.report(item(key_path, index), "2", f"must be an object, got {json_type(element)}")
+        return pairs
+
+    def required_string(self, obj: Mapping[str, Any], key: str, path: str) -> str | None:
+        """Like ``string`` but a missing key is an issue too (blacklist names, range ends)."""
+        if key not in obj:
+            self.report(child(path, key), "2", "is required (a string)")
+            return None
+        return self.string(obj, key, path)
+
+    def _checked_string(self, value: object, path: str, choices: tuple[str, ...] | None) -> str | None:
+        if not isinstance(value, str):
+            self.report(path, "2", f"must be a string, got {json_type(value)}")
+            return None
+        if choices is not None and value not in choices:
+            allowed = ", ".join(repr(c) for c in choices)
+            what = "must not be empty" if value == "" else f"{value!r} is not allowed"
+            self.report(path, "3", f"{what}; expected one of {allowed}")
+            return None
+        return value

@@ -1,0 +1,145 @@
+"""``dumpcmp config``: write an acl.json dump configuration, or check one (formats.md §3)."""
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from dumpcmp.acl_config import (
+    AclConfig,
+    build_raw,
+    describe,
+    format_issues,
+    is_remote_path,
+    load,
+    validate,
+)
+from dumpcmp.errors import DumpcmpError
+
+app = typer.Typer(
+    help="Write and check acl.json, the AscendCL dump configuration.",
+    no_args_is_help=True,
+)
+
+
+def _out() -> Console:
+    # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps JSON paths on one line.
+    return Console(soft_wrap=True, highlight=False)
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """A DumpcmpError is the user's to fix: print it without a traceback and exit 1."""
+    try:
+        yield
+    except DumpcmpError as exc:
+        # A ConfigError's message already holds one line per issue, JSON path and rule included.
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    Console(stderr=True, soft_wrap=True, highlight=False).print(f"[red]Error[/red]: {escape(message)}")
+    raise typer.Exit(1) from None
+
+
+def _absolute_local(dump_path: str | None) -> str | None:
+    """Local dump paths are written absolute: the model may run from another directory."""
+    if not dump_path or is_remote_path(dump_path):
+        return dump_path
+    return os.path.abspath(dump_path)
+
+
+@app.command("acl")
+def acl_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the config.")] = Path(
+        "acl.json"
+    ),
+    dump_path: Annotated[
+        str | None,
+        typer.Option(
+            "--dump-path",
+            help="Directory the dumps go to (must exist, read+write), or 'IPv4:path'. "
+            "Local paths are written absolute.",
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="Model to dump (om file stem or json name); repeat for several models."),
+    ] = None,
+    layer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--layer",
+            help="Op to dump (post-fusion or original name); repeatable. Applies to the LAST --model "
+            "given; without --model, to one entry that matches any model.",
+        ),
+    ] = None,
+    watcher_node: Annotated[
+        list[str] | None,
+        typer.Option("--watcher-node", help="Node to watch with --scene watcher; repeatable, like --layer."),
+    ] = None,
+    mode: Annotated[str | None, typer.Option(help="input | output | all (CANN default: output).")] = None,
+    step: Annotated[
+        str | None, typer.Option(help="Steps to dump, e.g. '0|5|10-20' (default: every).")
+    ] = None,
+    data: Annotated[str | None, typer.Option(help="tensor | stats (CANN default: tensor).")] = None,
+    stats: Annotated[
+        list[str] | None,
+        typer.Option(help="With --data stats: Max, Min, Avg, Nan, 'Negative Inf', 'Positive Inf', L2norm."),
+    ] = None,
+    op_switch: Annotated[str | None, typer.Option(help="on | off: single-op dump (default off).")] = None,
+    level: Annotated[str | None, typer.Option(help="op | kernel | all (CANN default: all).")] = None,
+    debug: Annotated[str | None, typer.Option(help="on | off: overflow dump (default off).")] = None,
+    scene: Annotated[
+        str | None,
+        typer.Option(
+            help="lite_exception | aic_err_brief_dump | aic_err_norm_dump | aic_err_detail_dump | watcher."
+        ),
+    ] = None,
+    kernel_data: Annotated[
+        str | None, typer.Option(help="Comma list of all, printf, tensor, assert, timestamp.")
+    ] = None,
+) -> None:
+    """Build an acl.json, check every rule, and write it; an invalid config is not written."""
+    raw = build_raw(
+        _absolute_local(dump_path),
+        models=model or (),
+        layers=layer or (),
+        watcher_nodes=watcher_node or (),
+        mode=mode,
+        step=step,
+        data=data,
+        stats=stats or (),
+        op_switch=op_switch,
+        level=level,
+        debug=debug,
+        scene=scene,
+        kernel_data=kernel_data,
+    )
+    issues = validate(raw)
+    if issues:
+        _fail(format_issues(f"not writing {output}", issues))
+    with _user_errors():
+        config = AclConfig.from_json(raw)
+        written = config.write(output)
+    _out().print(f"Wrote {escape(str(written))}: {escape(describe(config))}")
+
+
+@app.command("check")
+def check_command(
+    path: Annotated[Path, typer.Argument(help="The acl.json (or aclInit config) to check.")],
+) -> None:
+    """Check an acl.json against every CANN rule and say what it will dump."""
+    with _user_errors():
+        config = load(path)
+    _out().print(f"OK: {escape(describe(config))}")
+    unknown = sorted(config.dump.extra) if config.dump is not None else []
+    if unknown:
+        # CANN ignores keys it does not know, so a misspelt option silently does nothing.
+        names = ", ".join(unknown)
+        _out().print(f'[yellow]Note[/yellow]: unknown key(s) in "dump", ignored by CANN: {escape(names)}')
