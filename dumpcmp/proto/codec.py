@@ -209,7 +209,7 @@ def read_dump(path: str | os.PathLike[str]) -> DumpFile:
     size = len(data)
     if size < _U64.size:
         raise DumpFormatError(path_str, 0, f"file has {size} bytes, fewer than the 8-byte header length")
-    if size >= 12 and struct.unpack_from("<I", data, 8)[0] == NANO_MAGIC:
+    if size >= 12 and struct.unpack_from("<I", data.data, 8)[0] == NANO_MAGIC:
         from dumpcmp.proto.nano import read_nano  # rare layout: parsed in its own module
 
         return read_nano(path_str, data)
@@ -250,7 +250,7 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
     from dumpcmp.proto._gen import dump_data_pb2  # protobuf loads only when a file is read
 
     size = len(data)
-    header_len = _U64.unpack_from(data, 0)[0]
+    header_len = _U64.unpack_from(data.data, 0)[0]
     if header_len > size - 8:
         raise DumpFormatError(
             path, 0, f"header length field says {header_len} bytes, but only {size - 8} follow it"
@@ -316,7 +316,7 @@ def _try_legacy(path: str, data: np.ndarray) -> DumpFile | None:
         return None
     if not (message.input or message.output or message.op_name):
         return None
-    groups = [
+    groups: list[tuple[TensorKind, Sequence[object]]] = [
         (TensorKind.INPUT, message.input),
         (TensorKind.OUTPUT, message.output),
         (TensorKind.BUFFER, message.buffer),
@@ -463,6 +463,7 @@ def _fill_common(msg: object, tensor: DumpTensor) -> None:
     msg.size = tensor.size  # type: ignore[attr-defined]
     msg.sub_format = tensor.sub_format  # type: ignore[attr-defined]
     msg.address = tensor.address  # type: ignore[attr-defined]
+    msg.offset = tensor.offset  # type: ignore[attr-defined]
 
 
 def write_dump(path: str | os.PathLike[str], dump: DumpFile, *, atomic: bool = True) -> Path:

@@ -25,9 +25,10 @@ def sanitize_golden_name(name: str) -> str:
 
 # --------------------------------------------------------------------------- dump file names
 
-_NAME_FIELD = re.compile(r"^[A-Za-z0-9_-]+$")
-_DIGITS = re.compile(r"^[0-9]+$")
-_LXSLICE = re.compile(r"_lxslice\d+$")
+# \Z, not $: '$' also matches before a trailing newline, which would let "1\n" pass as a number.
+_NAME_FIELD = re.compile(r"^[A-Za-z0-9_-]+\Z")
+_DIGITS = re.compile(r"^[0-9]+\Z")
+_LXSLICE = re.compile(r"_lxslice[0-9]+\Z")
 STATS_SUFFIX = ".csv"
 MAPPING_FILE = "mapping.csv"
 

@@ -10,6 +10,7 @@ msaccucmp's description and not exercised against a device: treat it as provisio
 from __future__ import annotations
 
 import struct
+from typing import cast
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class _Cursor:
         size = struct.calcsize(fmt)
         if self.pos + size > self.end:
             raise DumpFormatError(self.path, self.pos, f"nano header ends inside a field ({fmt})")
-        values = struct.unpack_from("<" + fmt, self.data, self.pos)
+        values = struct.unpack_from("<" + fmt, self.data.data, self.pos)
         self.pos += size
         return values
 
@@ -53,7 +54,7 @@ class _Cursor:
 
 def read_nano(path: str, data: np.ndarray) -> DumpFile:
     size = len(data)
-    (head_len,) = struct.unpack_from("<Q", data, 0)
+    (head_len,) = struct.unpack_from("<Q", data.data, 0)
     if head_len > size - 8:
         raise DumpFormatError(path, 0, f"nano header length {head_len} exceeds the {size - 8} bytes that follow")
     cursor = _Cursor(path, data, 8, 8 + head_len)
@@ -71,7 +72,7 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
             declared = int(desc["size"])  # type: ignore[call-overload]
             if declared > size - offset:
                 raise DumpFormatError(path, offset, f"{kind.value}:{index} declares {declared} bytes past the end")
-            shape = tuple(desc["shape"])  # type: ignore[call-overload]
+            shape = tuple(cast("tuple[int, ...]", desc["shape"]))
             data_type = _GE_TO_DUMP.get(int(desc["data_type"]), -1)  # type: ignore[call-overload]
             _check_payload_size(path, offset, kind, index, data_type, shape, declared)
             tensors[kind].append(
@@ -81,7 +82,7 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
                     data_type=data_type,
                     format=int(desc["format"]),  # type: ignore[call-overload]
                     shape=shape,
-                    original_shape=tuple(desc["original_shape"]),  # type: ignore[call-overload]
+                    original_shape=tuple(cast("tuple[int, ...]", desc["original_shape"])),
                     size=declared,
                     payload=data[offset : offset + declared],
                     address=int(desc["address"]),  # type: ignore[call-overload]

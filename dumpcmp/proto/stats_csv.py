@@ -59,7 +59,12 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DumpFormatError(source, 0, f"cannot read stats CSV: {exc}") from exc
-    rows = list(csv.reader(text.splitlines()))
+    lines = text.splitlines(keepends=True)
+    rows = list(csv.reader(lines))
+    # DumpFormatError's offset is a byte offset: where each line starts, for the line-level errors.
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line.encode("utf-8")))
     if not rows or tuple(rows[0][: len(FIXED_COLUMNS)]) != FIXED_COLUMNS or "Count" not in rows[0]:
         raise DumpFormatError(source, 0, f"not a stats CSV: the header must start with {', '.join(FIXED_COLUMNS)}")
     header = rows[0]
@@ -68,7 +73,9 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
         if not row:
             continue
         if len(row) != len(header):
-            raise DumpFormatError(source, line_no, f"line {line_no} has {len(row)} fields, the header {len(header)}")
+            raise DumpFormatError(
+                source, starts[line_no - 1], f"line {line_no} has {len(row)} fields, the header {len(header)}"
+            )
         values = dict(zip(header, row))
         try:
             result.append(
@@ -84,7 +91,7 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
                 )
             )
         except ValueError as exc:
-            raise DumpFormatError(source, line_no, f"line {line_no}: {exc}") from None
+            raise DumpFormatError(source, starts[line_no - 1], f"line {line_no}: {exc}") from None
     return result
 
 

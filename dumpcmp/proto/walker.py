@@ -103,10 +103,18 @@ def group_key(path: Path, base: Path) -> GroupKey:
         parts = path.parent.relative_to(base).parts
     except ValueError:
         parts = path.parent.parts
-    if len(parts) >= 4 and parts[-4].isdigit() and parts[-2].isdigit() and parts[-1].isdigit():
-        device, model, model_id, step = parts[-4:]
-        return GroupKey(device, model, model_id, step)
+    # A root inside the tree (the device or step directory, or one file) leaves fewer than four
+    # directories below it: the directories above the root then still name the group.
+    for candidate in (parts, path.parent.absolute().parts):
+        if _is_group(candidate):
+            device, model, model_id, step = candidate[-4:]
+            return GroupKey(device, model, model_id, step)
     return GroupKey("0", parts[-1] if parts else base.name or "dump", "0", "0")
+
+
+def _is_group(parts: tuple[str, ...]) -> bool:
+    """``{device}/{model}/{model_id}/{step}``: three numeric levels around the model name."""
+    return len(parts) >= 4 and parts[-4].isdigit() and parts[-2].isdigit() and parts[-1].isdigit()
 
 
 def iter_dump_files(paths: Iterable[str | os.PathLike[str]]) -> list[DumpEntry]:

@@ -1,0 +1,472 @@
+"""``dumpcmp convert``: dump files → ``.npy``, golden ``.npy`` → dump files, one tensor → a layout.
+
+Names follow formats.md §2.4:
+
+* ``dump2npy`` writes ``{dump file name}.{input|output}.{index}.npy`` per tensor, in the logical
+  layout and ``original_shape`` (``--device-layout``: the raw device layout). A directory is
+  mirrored under OUT. Files behind a numeric name (``mapping.csv``) keep that name, because the
+  original may be too long for the file system.
+* ``npy2dump`` reads golden files ``{op_name}.{output_index}.{timestamp}.npy`` and writes one 2.0
+  dump file per (op name, timestamp), named ``{op_type}.{op_name}.0.0.{timestamp}`` with the
+  op type ``Golden`` unless ``--op-type`` says otherwise (golden names carry no op type, and task
+  and stream ids mean nothing for a framework run). The golden files of one op run become the
+  dump's outputs 0..k-1, in ND format with ``original_shape`` = shape; one golden file gives one
+  output tensor. Indices must start at 0 without gaps, since a dump's outputs are positional.
+* ``format`` converts one tensor to another layout: ``{dump file}.{kind}.{index}.{d0xd1x…}.npy``.
+
+``np.save`` writes ml_dtypes arrays (bfloat16, float8_*) with a ``|V2``/``|V1`` descriptor that
+loads back as opaque void bytes, so those tensors are saved as their unsigned-integer bit pattern
+(as the shared fixtures store bf16) with a ``{name}.npy.json`` sidecar naming the real dtype;
+``load_npy`` restores it, and plain ``np.load(allow_pickle=False)`` still reads the bits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import ml_dtypes
+import numpy as np
+import typer
+from rich.console import Console
+
+from dumpcmp.commands._output import console as _console
+from dumpcmp.commands._output import fail as _fail
+from dumpcmp.commands._output import user_errors as _user_errors
+from dumpcmp.errors import (
+    BadFileNameError,
+    DumpcmpError,
+    DumpFormatError,
+    LayoutError,
+    UnsupportedDtypeError,
+)
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
+from dumpcmp.proto.dtypes import Format, format_by_name
+from dumpcmp.proto.names import (
+    DumpName,
+    converted_npy_name,
+    format_dump_name,
+    parse_dump_name,
+    parse_golden_name,
+    sanitize_dump_name,
+)
+
+__all__ = ["DEFAULT_OP_TYPE", "SIDECAR_SUFFIX", "app", "load_npy", "save_npy"]
+
+DEFAULT_OP_TYPE = "Golden"
+SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
+_PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
+_TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Convert dump files to .npy, golden .npy files to dump files, or one tensor to another layout.",
+)
+
+
+# --------------------------------------------------------------------------- npy files
+
+
+def save_npy(path: Path, array: np.ndarray) -> Path:
+    """``np.save`` that keeps ml_dtypes types recoverable (bit pattern + sidecar, see module doc)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if np.dtype(array.dtype.str) == array.dtype:
+        np.save(path, array, allow_pickle=False)
+        sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
+        return path
+    bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
+    np.save(path, bits, allow_pickle=False)
+    sidecar.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
+    return path
+
+
+def load_npy(path: Path, *, mmap: bool = False) -> np.ndarray:
+    """Inverse of ``save_npy``: a plain npy, or the bit pattern re-typed from its sidecar."""
+    try:
+        array = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except (OSError, ValueError) as exc:
+        raise DumpFormatError(path, 0, f"not a readable .npy file: {exc}") from exc
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if not sidecar.is_file():
+        return array
+    try:
+        name = json.loads(sidecar.read_text())["dtype"]
+        dtype = np.dtype(getattr(ml_dtypes, name))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DumpFormatError(sidecar, 0, f"bad dtype sidecar: {exc}") from exc
+    if dtype.itemsize != array.dtype.itemsize:
+        raise DumpFormatError(sidecar, 0, f"sidecar dtype {name} does not fit stored {array.dtype}")
+    return array.view(dtype)
+
+
+def _save_txt(path: Path, array: np.ndarray) -> None:
+    """The tensor flattened, one value per line, written in chunks (no whole-tensor text copy)."""
+    flat = array.reshape(-1)
+    kind = np.dtype(flat.dtype).kind
+    if kind == "b" or kind in "iu":
+        fmt = "%d"
+    elif kind == "c" or flat.dtype == np.float64:
+        fmt = "%.17g"
+    else:
+        fmt = "%.9g"  # float32 and narrower (fp16, bf16, fp8) round-trip with 9 digits
+    with path.open("w", encoding="ascii") as handle:
+        for start in range(0, flat.size, _TXT_CHUNK):
+            chunk = flat[start : start + _TXT_CHUNK]
+            if kind not in "iubc" and chunk.dtype not in (np.float16, np.float32, np.float64):
+                chunk = chunk.astype(np.float32)  # ml_dtypes floats: exact in float32
+            np.savetxt(handle, chunk, fmt=fmt)
+
+
+# --------------------------------------------------------------------------- shared plumbing
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, DumpFormatError):
+        return f"at byte {exc.offset}: {exc.reason}"
+    if isinstance(exc, UnsupportedDtypeError):
+        return f"unsupported dtype {exc.dtype_name}"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What a batch command did, for the summary line and the exit code."""
+
+    console: Console
+    written: int = 0
+    files: int = 0
+    skipped_files: int = 0
+    skipped_tensors: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, path: Path, reason: str, *, whole_file: bool = True) -> None:
+        self.console.print(f"skipped {path}: {reason}", markup=False)
+        if whole_file:
+            self.skipped_files += 1
+        else:
+            self.skipped_tensors += 1
+
+
+@contextmanager
+def _maybe_progress(console: Console, total: int, what: str) -> Iterator[_Advance]:
+    """A rich progress bar on a terminal for large trees; nothing when output is piped."""
+    if not console.is_terminal or total < _PROGRESS_MIN_FILES:
+        yield _Advance(None, 0)
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        yield _Advance(progress, progress.add_task(what, total=total))
+
+
+@dataclass(slots=True)
+class _Advance:
+    progress: object | None
+    task: int
+
+    def __call__(self) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.task)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- dump2npy
+
+
+def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
+    """(dump file, its directory relative to the input) for every file worth trying."""
+    if source.is_file():
+        return [(source, Path())]  # named explicitly: try it whatever its name says
+    if not source.is_dir():
+        _fail(f"{source}: no such file or directory")
+    from dumpcmp.proto.walker import walk_dump_tree
+
+    tree = walk_dump_tree(source)
+    for skipped in tree.skipped:
+        tally.skip(skipped.path, skipped.reason)
+    found = []
+    for entry in tree.entries:
+        if entry.is_stats:
+            tally.skip(entry.path, "statistics CSV (dump_data: stats), it holds no tensor data")
+            continue
+        found.append((entry.path, entry.path.parent.relative_to(source)))
+    return found
+
+
+def _convert_file(path: Path, out_dir: Path, tally: _Tally, *, device_layout: bool, txt: bool) -> None:
+    try:
+        dump = read_dump(path)
+    except DumpFormatError as exc:
+        tally.skip(path, _reason(exc))
+        return
+    written = 0
+    for tensor in (*dump.inputs, *dump.outputs):
+        try:
+            array = tensor.array() if device_layout else tensor.logical()
+            target = out_dir / converted_npy_name(path.name, tensor.kind.value, tensor.index)
+            save_npy(target, array)
+            if txt:
+                _save_txt(target.with_suffix(".txt"), array)
+        except (DumpcmpError, OSError) as exc:
+            tally.skip(path, f"{tensor.label}: {_reason(exc)}", whole_file=False)
+            continue
+        written += 1
+    tally.written += written
+    if written:
+        tally.files += 1
+
+
+@app.command("dump2npy")
+def dump2npy(
+    input_: Annotated[Path, typer.Option("-i", "--input", help="A dump file, or a directory of them.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the .npy files.")],
+    device_layout: Annotated[
+        bool, typer.Option("--device-layout", help="Keep the device layout and shape (padding included).")
+    ] = False,
+    txt: Annotated[bool, typer.Option("--txt", help="Also write each tensor flattened as text.")] = False,
+) -> None:
+    """Write every input and output tensor of dump files as .npy (logical layout by default)."""
+    console = _console()
+    tally = _Tally(console)
+    sources = _dump_sources(input_, tally)
+    with _maybe_progress(console, len(sources), "dump2npy") as advance:
+        for path, relative in sources:
+            _convert_file(path, output / relative, tally, device_layout=device_layout, txt=txt)
+            advance()
+    extra = f" and {tally.skipped_tensors} tensors" if tally.skipped_tensors else ""
+    console.print(
+        f"converted {tally.written} tensors from {tally.files} dump files into {output}; "
+        f"skipped {tally.skipped_files} files{extra}",
+        markup=False,
+    )
+    if tally.written == 0:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- npy2dump
+
+
+@dataclass(slots=True)
+class _GoldenRun:
+    """The golden files of one op run: same directory, op name and timestamp."""
+
+    relative: Path
+    op_name: str
+    timestamp: int
+    files: dict[int, Path] = field(default_factory=dict)
+
+
+def _golden_runs(source: Path, tally: _Tally) -> list[_GoldenRun]:
+    if source.is_file():
+        candidates = [(source, Path())]
+    elif source.is_dir():
+        candidates = [
+            (p, p.parent.relative_to(source))
+            for p in sorted(source.rglob("*.npy"))
+            if p.is_file() and not p.name.startswith(".")
+        ]
+    else:
+        _fail(f"{source}: no such file or directory")
+    runs: dict[tuple[Path, str, int], _GoldenRun] = {}
+    for path, relative in candidates:
+        try:
+            golden = parse_golden_name(path.name)
+        except BadFileNameError as exc:
+            tally.skip(path, f"not a golden file name: {exc.reason}")
+            continue
+        if golden.suffix != ".npy":
+            tally.skip(path, f"only .npy golden files can be converted, not {golden.suffix}")
+            continue
+        run = runs.setdefault(
+            (relative, golden.op_name, golden.timestamp),
+            _GoldenRun(relative, golden.op_name, golden.timestamp),
+        )
+        if golden.output_index in run.files:
+            tally.skip(path, f"output {golden.output_index} given twice")
+            continue
+        run.files[golden.output_index] = path
+    return list(runs.values())
+
+
+def _write_golden_run(run: _GoldenRun, out_root: Path, op_type: str, tally: _Tally) -> None:
+    paths = [run.files[i] for i in sorted(run.files)]
+
+    def skip_all(reason: str) -> None:
+        for path in paths:
+            tally.skip(path, reason)
+
+    indices = sorted(run.files)
+    if indices != list(range(len(indices))):
+        skip_all(
+            f"output indices {indices} of {run.op_name} leave gaps; a dump's outputs are positional, "
+            f"so the golden files must be outputs 0..{len(indices) - 1}"
+        )
+        return
+    if run.timestamp >= 1 << 64:
+        skip_all(f"timestamp {run.timestamp} does not fit the dump header's uint64 dump_time")
+        return
+    try:
+        name = format_dump_name(
+            DumpName(sanitize_dump_name(op_type), sanitize_dump_name(run.op_name), 0, 0, run.timestamp)
+        )
+        parse_dump_name(name)  # the name must be one our own walker (and msaccucmp) accepts
+    except BadFileNameError as exc:
+        skip_all(f"cannot name a dump file after it: {exc.reason}")
+        return
+    outputs = []
+    for index, path in enumerate(paths):
+        try:
+            array = load_npy(path, mmap=True)
+            outputs.append(
+                DumpTensor.from_array(
+                    TensorKind.OUTPUT, index, array, format=Format.ND, original_shape=array.shape
+                )
+            )
+        except DumpcmpError as exc:
+            skip_all(f"{path.name}: {_reason(exc)}")
+            return
+    target = out_root / run.relative / name
+    dump = DumpFile(
+        path=str(target),
+        layout=Layout.V2,
+        version="2.0",
+        dump_time=run.timestamp,
+        op_name=run.op_name,
+        outputs=tuple(outputs),
+    )
+    try:
+        write_dump(target, dump)
+    except OSError as exc:
+        skip_all(f"cannot write {target}: {_reason(exc)}")
+        return
+    tally.written += 1
+    tally.files += len(paths)
+
+
+@app.command("npy2dump")
+def npy2dump(
+    input_: Annotated[
+        Path,
+        typer.Option(
+            "-i", "--input", help="A golden .npy file ({op}.{index}.{timestamp}.npy) or a directory."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the dump files.")],
+    op_type: Annotated[
+        str, typer.Option("--op-type", help="Op type field of the dump file names (golden names have none).")
+    ] = DEFAULT_OP_TYPE,
+) -> None:
+    """Turn golden .npy files into 2.0 dump files (one per op run, outputs in ND format)."""
+    console = _console()
+    tally = _Tally(console)
+    runs = _golden_runs(input_, tally)
+    with _maybe_progress(console, len(runs), "npy2dump") as advance:
+        for run in runs:
+            _write_golden_run(run, output, op_type, tally)
+            advance()
+    console.print(
+        f"wrote {tally.written} dump files from {tally.files} .npy files into {output}; "
+        f"skipped {tally.skipped_files} files",
+        markup=False,
+    )
+    if tally.written == 0:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- format
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
+    try:
+        dims = tuple(int(p) for p in parts)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: expected dims like 1,3,224,224") from None
+    if not dims or any(d < 0 for d in dims):
+        raise typer.BadParameter(f"{text!r}: expected non-negative dims like 1,3,224,224")
+    return dims
+
+
+def default_shape(
+    original_shape: Sequence[int], device_format: Format, target: Format
+) -> tuple[int, ...] | None:
+    """The shape in ``target`` implied by the dump: ``original_shape`` for the natural logical
+    format (§6.5), or it permuted when ``target`` is another axis order of the same letters
+    (NCHW → NHWC, HWCN, …). None when the dump cannot tell; then the user passes ``-shape``."""
+    from dumpcmp.proto.layouts import target_format
+
+    if not original_shape:
+        return None
+    natural = target_format(original_shape, device_format)
+    shape = tuple(int(d) for d in original_shape)
+    if target == natural:
+        return shape
+    letters, wanted = natural.name, target.name
+    if natural != Format.ND and sorted(letters) == sorted(wanted) and len(letters) == len(shape):
+        return tuple(shape[letters.index(ch)] for ch in wanted)
+    return None
+
+
+def _pick_tensor(dump: DumpFile, kind: str, index: int) -> DumpTensor:
+    tensors = dump.tensors(TensorKind(kind))
+    if not 0 <= index < len(tensors):
+        raise LayoutError(f"{dump.path}: has {len(tensors)} {kind} tensors, there is no {kind} {index}")
+    return tensors[index]
+
+
+@app.command("format")
+def format_(
+    input_: Annotated[Path, typer.Option("-i", "--input", help="The dump file.")],
+    target: Annotated[str, typer.Option("-format", "--format", help="Target format, e.g. NCHW, NHWC, ND.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the .npy file.")],
+    shape: Annotated[
+        str | None,
+        typer.Option("-shape", "--shape", help="Target shape d0,d1,…; default: the dump's original shape."),
+    ] = None,
+    tensor: Annotated[str, typer.Option("-tensor", "--tensor", help="input or output.")] = "output",
+    index: Annotated[int, typer.Option("-index", "--index", help="Tensor index.")] = 0,
+    custom: Annotated[
+        Path | None,
+        typer.Option("-custom", "--custom", help="Directory holding format_convert/convert_X_to_Y.py files."),
+    ] = None,
+) -> None:
+    """Convert one tensor of a dump file from its device format to another format."""
+    if tensor not in (TensorKind.INPUT.value, TensorKind.OUTPUT.value):
+        raise typer.BadParameter(f"{tensor!r}: choose input or output", param_hint="-tensor")
+    dst_shape = _parse_shape(shape) if shape is not None else None
+    with _user_errors():
+        from dumpcmp.proto.layouts import convert
+
+        try:
+            dst = format_by_name(target)
+        except KeyError:
+            raise LayoutError(f"unknown format {target!r}") from None
+        dump = read_dump(input_)
+        chosen = _pick_tensor(dump, tensor, index)
+        try:
+            src = Format(chosen.format)
+        except ValueError:
+            raise LayoutError(f"{input_}: {chosen.label} has unknown format {chosen.format}") from None
+        converters = None
+        if custom is not None:
+            from dumpcmp.proto.custom_converters import CustomConverters
+
+            converters = CustomConverters.load(custom)
+        if dst_shape is None:
+            dst_shape = default_shape(chosen.original_shape, src, dst)
+        result = convert(chosen.array(), src, dst, dst_shape, sub_format=chosen.sub_format, custom=converters)
+        name = converted_npy_name(input_.name, tensor, index, tuple(int(d) for d in result.shape))
+        try:
+            path = save_npy(output / name, result)
+        except OSError as exc:
+            _fail(f"cannot write {output / name}: {_reason(exc)}")
+    _console().print(
+        f"wrote {path} ({src.name} → {dst.name}, {result.dtype}, shape {list(result.shape)})", markup=False
+    )

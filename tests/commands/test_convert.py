@@ -1,0 +1,373 @@
+"""``dumpcmp convert``: dump2npy, npy2dump and format, through the CLI on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dumpcmp.commands import convert
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, dump_bytes, read_dump, write_dump
+from dumpcmp.proto.dtypes import DataType, Format
+from dumpcmp.proto.names import parse_dump_name
+
+STAMP = 1_700_000_000_000_000
+STEP = Path("20260101000000/0/net/1/0")
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CI may force colours; these tests read plain text unless they ask for a terminal.
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    app.add_typer(convert.app, name="convert")
+    return app
+
+
+def _run(*args: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(_cli(), ["convert", *map(str, args)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def _nc1hwc0(x: np.ndarray, c0: int = 16) -> np.ndarray:
+    """NCHW → the padded 5HD device array (formats.md §6.1)."""
+    n, c, h, w = x.shape
+    c1 = -(-c // c0)
+    padded = np.zeros((n, c1 * c0, h, w), dtype=x.dtype)
+    padded[:, :c] = x
+    return np.ascontiguousarray(padded.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2))
+
+
+def _write(path: Path, inputs: list[DumpTensor], outputs: list[DumpTensor], op_name: str = "net/op") -> Path:
+    dump = DumpFile("", Layout.V2, "2.0", STAMP, op_name, inputs=tuple(inputs), outputs=tuple(outputs))
+    return write_dump(path, dump)
+
+
+ACT = np.arange(1 * 20 * 5 * 7, dtype=np.float16).reshape(1, 20, 5, 7) / 7
+BF16 = np.linspace(-3, 3, 12, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(3, 4)
+
+
+def _conv_file(path: Path) -> Path:
+    return _write(
+        path,
+        [
+            DumpTensor.from_array(
+                TensorKind.INPUT, 0, _nc1hwc0(ACT), format=Format.NC1HWC0, original_shape=ACT.shape
+            )
+        ],
+        [
+            DumpTensor.from_array(TensorKind.OUTPUT, 0, BF16),
+            DumpTensor.from_array(TensorKind.OUTPUT, 1, np.array(True)),
+        ],
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A dump tree holding good files, a corrupt one, a stats CSV, a stranger and a DT_STRING file."""
+    root = tmp_path / "dumps"
+    step = root / STEP
+    _conv_file(step / f"Conv2D.net_conv.1.2.{STAMP}")
+    _write(
+        step / f"Add.net_add.2.2.{STAMP + 1}", [], [DumpTensor.from_array(TensorKind.OUTPUT, 0, np.arange(5))]
+    )
+    good = dump_bytes(read_dump(step / f"Add.net_add.2.2.{STAMP + 1}"))
+    (step / f"Mul.net_mul.3.2.{STAMP + 2}").write_bytes(good[:-1])  # truncated: still being written?
+    (step / f"Add.net_add.2.2.{STAMP + 1}.csv").write_text("Input/Output,Index\n")
+    (step / "core.dump").write_text("not a dump")
+    text = DumpTensor(TensorKind.INPUT, 0, int(DataType.DT_STRING), int(Format.ND), (1,), (1,), 3,
+                      np.frombuffer(b"abc", np.uint8))  # fmt: skip
+    _write(
+        step / f"StringOp.net_str.4.2.{STAMP + 3}",
+        [text],
+        [DumpTensor.from_array(TensorKind.OUTPUT, 0, ACT[0, 0])],
+    )
+    return root
+
+
+# --------------------------------------------------------------------------- dump2npy
+
+
+def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "npy"
+    code, output = _run("dump2npy", "-i", tree, "-o", out)
+    assert code == 0, output
+    lines = output.splitlines()
+    step = tree / STEP
+    conv = out / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+
+    # logical layout, original shape, dtype kept
+    act = np.load(f"{conv}.input.0.npy", allow_pickle=False)
+    assert act.dtype == np.float16
+    assert act.tobytes() == ACT.tobytes()
+    assert np.load(f"{conv}.output.1.npy", allow_pickle=False).tolist() is True
+    # bf16: bit pattern + sidecar, so plain np.load works and load_npy gives bfloat16 back
+    bits = np.load(f"{conv}.output.0.npy", allow_pickle=False)
+    assert bits.dtype == np.uint16
+    assert bits.tobytes() == BF16.tobytes()
+    assert json.loads(Path(f"{conv}.output.0.npy.json").read_text())["dtype"] == "bfloat16"
+    restored = convert.load_npy(Path(f"{conv}.output.0.npy"))
+    assert restored.dtype == BF16.dtype
+    assert restored.tobytes() == BF16.tobytes()
+
+    # one line per skipped file, the reason included; the others still converted
+    corrupt = step / f"Mul.net_mul.3.2.{STAMP + 2}"
+    assert any(line.startswith(f"skipped {corrupt}: at byte ") for line in lines), output
+    assert f"skipped {step / 'core.dump'}: not a dump file name" in output
+    assert any(
+        line.startswith(f"skipped {step / f'Add.net_add.2.2.{STAMP + 1}.csv'}: statistics") for line in lines
+    )
+    string_file = step / f"StringOp.net_str.4.2.{STAMP + 3}"
+    assert f"skipped {string_file}: input:0: unsupported dtype DT_STRING" in lines
+    assert (out / STEP / f"StringOp.net_str.4.2.{STAMP + 3}.output.0.npy").is_file()
+    assert not (out / STEP / f"StringOp.net_str.4.2.{STAMP + 3}.input.0.npy").exists()
+
+    assert lines[-1] == f"converted 5 tensors from 3 dump files into {out}; skipped 3 files and 1 tensors"
+    written = sorted(p.name for p in (out / STEP).glob("*.npy"))
+    assert len(written) == 5
+    for name in written:
+        np.load(out / STEP / name, allow_pickle=False)  # every file loads without pickle
+
+
+def test_dump2npy_device_layout_and_txt(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "npy"
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run("dump2npy", "--input", source, "--output", out, "--device-layout", "--txt")
+    assert code == 0, output
+    device = np.load(out / f"{source.name}.input.0.npy", allow_pickle=False)
+    assert device.shape == (1, 2, 5, 7, 16)
+    assert device.tobytes() == _nc1hwc0(ACT).tobytes()
+    text = (out / f"{source.name}.input.0.txt").read_text().split()
+    assert len(text) == device.size
+    assert np.array(text, dtype=np.float32).astype(np.float16).tobytes() == device.tobytes()
+    bf16_text = (out / f"{source.name}.output.0.txt").read_text().split()
+    assert np.array(bf16_text, dtype=np.float32).astype(ml_dtypes.bfloat16).tobytes() == BF16.tobytes()
+    assert (out / f"{source.name}.output.1.txt").read_text().split() == ["1"]
+
+
+def test_dump2npy_single_file_with_any_name(tmp_path: Path) -> None:
+    source = _conv_file(tmp_path / "whatever.bin")  # named explicitly, so tried despite its name
+    code, output = _run("dump2npy", "-i", source, "-o", tmp_path / "out")
+    assert code == 0, output
+    assert (tmp_path / "out" / "whatever.bin.input.0.npy").is_file()
+
+
+def test_dump2npy_exits_1_when_nothing_converts(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / f"Add.a.1.2.{STAMP}").write_bytes(b"\x00" * 5)
+    code, output = _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines()[-1].startswith("converted 0 tensors from 0 dump files")
+    assert "Traceback" not in output
+
+
+def test_dump2npy_missing_input(tmp_path: Path) -> None:
+    code, output = _run("dump2npy", "-i", tmp_path / "nope", "-o", tmp_path / "out")
+    assert code == 1
+    assert output.startswith("Error: ")
+    assert "no such file or directory" in output
+
+
+def test_progress_bar_only_on_a_terminal(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(convert, "_PROGRESS_MIN_FILES", 1)
+    _, plain = _run("dump2npy", "-i", tree, "-o", tmp_path / "a")
+    assert "\x1b[" not in plain
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    code, fancy = _run("dump2npy", "-i", tree, "-o", tmp_path / "b")
+    assert code == 0
+    assert "\x1b[" in fancy  # the live bar's control sequences
+
+
+# --------------------------------------------------------------------------- npy2dump
+
+
+def test_npy2dump_groups_outputs_of_one_run(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    (golden / "sub").mkdir(parents=True)
+    a0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a1 = np.array([1, 2], dtype=np.int64)
+    np.save(golden / "conv1_Conv2D.0.1700000000000001.npy", a0)
+    np.save(golden / "conv1_Conv2D.1.1700000000000001.npy", a1)
+    np.save(golden / "sub" / "relu.0.1700000000000002.npy", np.float16(1.5))
+    convert.save_npy(golden / "mm.0.1700000000000003.npy", BF16)  # bf16 via the sidecar
+    np.save(golden / "gap.1.1700000000000004.npy", a1)  # output 0 missing
+    np.save(golden / "words.0.1700000000000005.npy", np.array(["a", "b"]))  # no dump dtype
+    np.save(golden / "notes.npy", a1)
+
+    out = tmp_path / "dumps"
+    code, output = _run("npy2dump", "-i", golden, "-o", out)
+    assert code == 0, output
+
+    conv = read_dump(out / "Golden.conv1_Conv2D.0.0.1700000000000001")
+    assert conv.layout is Layout.V2
+    assert conv.op_name == "conv1_Conv2D"
+    assert conv.dump_time == 1700000000000001
+    assert conv.inputs == ()
+    assert [t.index for t in conv.outputs] == [0, 1]
+    assert conv.outputs[0].format == Format.ND
+    assert conv.outputs[0].original_shape == (2, 3)
+    assert conv.outputs[0].array().tobytes() == a0.tobytes()
+    assert conv.outputs[1].array().tolist() == [1, 2]
+    relu = read_dump(out / "sub" / "Golden.relu.0.0.1700000000000002")
+    assert relu.outputs[0].shape == ()
+    assert relu.outputs[0].data_type == DataType.DT_FLOAT16
+    mm = read_dump(out / "Golden.mm.0.0.1700000000000003")
+    assert mm.outputs[0].data_type == DataType.DT_BF16
+    assert mm.outputs[0].array().tobytes() == BF16.tobytes()
+    for path in out.rglob("Golden.*"):
+        assert parse_dump_name(path.name).op_type == "Golden"
+
+    assert f"skipped {golden / 'gap.1.1700000000000004.npy'}: output indices [1]" in output
+    assert f"skipped {golden / 'words.0.1700000000000005.npy'}: " in output
+    assert f"skipped {golden / 'notes.npy'}: not a golden file name" in output
+    assert output.splitlines()[-1] == f"wrote 3 dump files from 4 .npy files into {out}; skipped 3 files"
+
+
+def test_npy2dump_op_type_and_name_sanitising(tmp_path: Path) -> None:
+    source = tmp_path / "layer.norm.2.1700000000000009.npy"  # an unsanitised op name with a dot
+    np.save(source, np.ones(3, np.float32))
+    code, output = _run("npy2dump", "-i", source, "-o", tmp_path / "out", "--op-type", "LayerNorm")
+    assert code == 1, output  # output 2 alone: outputs 0 and 1 are missing, nothing is written
+    assert "output indices [2] of layer.norm leave gaps" in output
+    source2 = tmp_path / "layer.norm.0.1700000000000009.npy"
+    np.save(source2, np.ones(3, np.float32))
+    code, output = _run("npy2dump", "-i", source2, "-o", tmp_path / "out", "--op-type", "LayerNorm")
+    assert code == 0, output
+    dump = read_dump(tmp_path / "out" / "LayerNorm.layer_norm.0.0.1700000000000009")
+    assert dump.op_name == "layer.norm"
+
+
+def test_npy2dump_nothing_to_write_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    code, output = _run("npy2dump", "-i", tmp_path / "empty", "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines()[-1].startswith("wrote 0 dump files")
+
+
+def test_npy2dump_then_dump2npy_gives_the_arrays_back(tmp_path: Path) -> None:
+    values = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    np.save(tmp_path / "fc.0.1700000000000001.npy", values)
+    assert _run("npy2dump", "-i", tmp_path / "fc.0.1700000000000001.npy", "-o", tmp_path / "d")[0] == 0
+    assert _run("dump2npy", "-i", tmp_path / "d", "-o", tmp_path / "n")[0] == 0
+    back = np.load(tmp_path / "n" / "Golden.fc.0.0.1700000000000001.output.0.npy", allow_pickle=False)
+    assert back.tobytes() == values.tobytes()
+
+
+# --------------------------------------------------------------------------- format
+
+
+def test_format_to_nhwc_with_the_implied_shape(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run(
+        "format", "-i", source, "-format", "NHWC", "-tensor", "input", "-index", "0", "-o", tmp_path
+    )
+    assert code == 0, output
+    result = np.load(tmp_path / f"{source.name}.input.0.1x5x7x20.npy", allow_pickle=False)
+    assert result.tobytes() == np.ascontiguousarray(ACT.transpose(0, 2, 3, 1)).tobytes()
+    assert "NC1HWC0 → NHWC" in output
+
+
+def test_format_with_explicit_shape_and_long_options(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run(
+        "format",
+        "--input",
+        source,
+        "--format",
+        "NCHW",
+        "--shape",
+        "1,20,5,7",
+        "--tensor",
+        "input",
+        "--output",
+        tmp_path,
+    )
+    assert code == 0, output
+    result = np.load(tmp_path / f"{source.name}.input.0.1x20x5x7.npy", allow_pickle=False)
+    assert result.tobytes() == ACT.tobytes()
+
+
+def test_format_output_defaults_and_bf16(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run("format", "-i", source, "-format", "ND", "-o", tmp_path)  # output 0 by default
+    assert code == 0, output
+    result = convert.load_npy(tmp_path / f"{source.name}.output.0.3x4.npy")
+    assert result.dtype == BF16.dtype
+    assert result.tobytes() == BF16.tobytes()
+
+
+def test_format_with_a_custom_converter(tree: Path, tmp_path: Path) -> None:
+    plugins = tmp_path / "plugins" / "format_convert"
+    plugins.mkdir(parents=True)
+    (plugins / "convert_NC1HWC0_to_NHWC.py").write_text(
+        "import numpy as np\n\n"
+        "def convert(shape_from, shape_to, array):\n"
+        "    return np.full(shape_to, 42, dtype=array.dtype)\n"
+    )
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run(
+        "format",
+        "-i",
+        source,
+        "-format",
+        "NHWC",
+        "-tensor",
+        "input",
+        "-custom",
+        tmp_path / "plugins",
+        "-o",
+        tmp_path,
+    )
+    assert code == 0, output
+    result = np.load(tmp_path / f"{source.name}.input.0.1x5x7x20.npy", allow_pickle=False)
+    assert (result == 42).all()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-format", "NOPE"], "unknown format 'NOPE'"),
+        (["-format", "NCHW", "-index", "5"], "there is no output 5"),
+        (["-format", "FRACTAL_NZ", "-tensor", "input"], "NC1HWC0"),
+        (["-format", "NCHW", "-custom", "/nonexistent/plugins"], "no such directory"),
+    ],
+)
+def test_format_errors_are_one_line(tree: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, output = _run("format", "-i", source, "-o", tmp_path, *args)
+    assert code == 1
+    assert output.startswith("Error: ")
+    assert message in output
+    assert len(output.strip().splitlines()) == 1
+
+
+def test_format_corrupt_file(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Mul.net_mul.3.2.{STAMP + 2}"
+    code, output = _run("format", "-i", source, "-format", "ND", "-o", tmp_path)
+    assert code == 1
+    assert output.startswith(f"Error: {source}: at byte ")
+
+
+def test_format_bad_tensor_kind_is_a_usage_error(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    code, _ = _run("format", "-i", source, "-format", "ND", "-tensor", "weights", "-o", tmp_path)
+    assert code == 2
+
+
+def test_default_shape_rules() -> None:
+    assert convert.default_shape((1, 20, 5, 7), Format.NC1HWC0, Format.NCHW) == (1, 20, 5, 7)
+    assert convert.default_shape((1, 20, 5, 7), Format.NC1HWC0, Format.NHWC) == (1, 5, 7, 20)
+    assert convert.default_shape((8, 3, 2, 2), Format.FRACTAL_Z, Format.HWCN) == (2, 2, 3, 8)
+    assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.ND) == (17, 40)
+    assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.NCHW) is None
+    assert convert.default_shape((), Format.ND, Format.ND) is None
