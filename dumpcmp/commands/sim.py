@@ -1,0 +1,101 @@
+"""``dumpcmp sim``: run a model on the simulated NPU and write a dump, its golden and its rules.
+
+``sim run MODEL|zoo:NAME --out DIR`` is a thin wrapper over ``dumpcmp.fakes.simulate``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from dumpcmp.errors import DumpcmpError
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Run models on the simulated NPU.", no_args_is_help=True)
+
+
+@app.command("run")
+def run_command(
+    model: Annotated[
+        str,
+        typer.Argument(help="An .onnx file, or zoo:small_cnn / zoo:transformer_block.", show_default=False),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.", show_default=False)],
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input", "-i", help="An input .npy in graph-input order; repeatable (default: random)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of random inputs and faults.")] = 0,
+    steps: Annotated[int, typer.Option("--steps", min=1, help="How many times to execute the model.")] = 1,
+    inject: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--inject",
+            help="OP=KIND[:AMOUNT] at an original ONNX op; KIND is bias, noise, nan, "
+            "inf, overflow, layout or drop; repeatable.",
+        ),
+    ] = None,
+    acl_config: Annotated[
+        Path | None, typer.Option("--acl-config", help="Dump with this acl.json instead of a generated one.")
+    ] = None,
+    no_fusion: Annotated[
+        bool, typer.Option("--no-fusion", help="Compile with fusion off (for -cfr).")
+    ] = False,
+    quantize: Annotated[
+        list[str] | None,
+        typer.Option("--quantize", help="Quantise this conv/matmul layer to int8; repeatable."),
+    ] = None,
+    atomic: Annotated[
+        bool,
+        typer.Option(
+            "--atomic/--progressive",
+            help="Write each dump file atomically, or chunk by chunk as a "
+            "real dump directory fills (default).",
+        ),
+    ] = False,
+) -> None:
+    """Simulate MODEL: dump tree in OUT/npu, golden npy in OUT/golden, OUT/fusion_rule.json."""
+    from dumpcmp.fakes.simulate import simulate
+
+    try:
+        result = simulate(
+            model,
+            out,
+            seed=seed,
+            steps=steps,
+            faults=inject or (),
+            no_fusion=no_fusion,
+            quantize=quantize or (),
+            acl_config=acl_config,
+            inputs=inputs or (),
+            atomic=atomic,
+        )
+    except DumpcmpError as exc:
+        Console(stderr=True, soft_wrap=True, highlight=False).print(
+            f"[red]{type(exc).__name__}[/red]: {escape(str(exc))}"
+        )
+        raise typer.Exit(1) from None
+    console = Console(soft_wrap=True, highlight=False)
+    tasks = len(result.compiled.tasks)
+    console.print(
+        f"model      {escape(result.model_name)} ({escape(str(result.model_path))}): {tasks} NPU ops, "
+        f"fusion {'off' if no_fusion else 'on'}, {result.steps} step(s)"
+    )
+    where = escape(str(result.run_dir)) if result.run_dir else "nothing dumped (see the acl.json dump_list)"
+    console.print(f"npu dump   {len(result.dump_files)} files in {where}")
+    console.print(f"golden     {len(result.golden_files)} files in {escape(str(result.golden_dir))}")
+    console.print(f"rules      {escape(str(result.fusion_rule))}")
+    if result.quant_rule is not None:
+        console.print(f"quant rule {escape(str(result.quant_rule))}")
+    console.print(f"acl.json   {escape(str(result.acl_config))}")
+    for fault in result.faults:
+        console.print(
+            f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
+        )

@@ -1,0 +1,134 @@
+"""Fault injection: what goes wrong in which op, as a frozen plan the executor follows.
+
+A fault names an *original* (ONNX) op; the executor applies it to the result of the stage that
+computes that op, inside whichever NPU op contains it, before the result is rounded to the
+device type — so an overflow really becomes ±inf in fp16, and every later op consumes the bad
+tensor. Random choices come from a generator seeded by (plan seed, op name, step): the same
+plan gives the same bytes on every run.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from dumpcmp.errors import ConfigError
+
+__all__ = ["FP16_MAX", "Fault", "FaultKind", "FaultPlan", "apply_fault"]
+
+FP16_MAX = 65504.0
+
+
+class FaultKind(str, Enum):
+    BIAS = "bias"  # AMOUNT added to every element (default 1)
+    NOISE = "noise"  # Gaussian noise of AMOUNT × the tensor's std (default 0.1)
+    NAN = "nan"  # a fraction AMOUNT of the elements become NaN (default 0.1, at least one)
+    INF = "inf"  # a fraction AMOUNT of the elements become ±inf (default 0.1, at least one)
+    OVERFLOW = "overflow"  # scaled by AMOUNT (default: the largest value lands at 2× fp16 max)
+    LAYOUT = "layout"  # channels permuted (axis 1 of 3-D and larger tensors, else the last axis)
+    DROP = "drop"  # the op's output replaced by its input (same shape) or zeros
+
+
+_DEFAULTS = {FaultKind.BIAS: 1.0, FaultKind.NOISE: 0.1, FaultKind.NAN: 0.1, FaultKind.INF: 0.1}
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One fault at original op ``op``."""
+
+    op: str
+    kind: FaultKind
+    amount: float | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> Fault:
+        """``OP=KIND[:AMOUNT]``; the op name may itself contain ``=`` or ``:``."""
+        op, sep, rest = spec.rpartition("=")
+        if not sep or not op:
+            raise ConfigError(f"fault {spec!r}: expected OP=KIND[:AMOUNT], e.g. /stem/conv/Conv=bias:0.5")
+        kind_text, _, amount_text = rest.partition(":")
+        try:
+            kind = FaultKind(kind_text.strip().lower())
+        except ValueError:
+            kinds = ", ".join(k.value for k in FaultKind)
+            raise ConfigError(f"fault {spec!r}: unknown kind {kind_text!r}; kinds are {kinds}") from None
+        amount = None
+        if amount_text:
+            try:
+                amount = float(amount_text)
+            except ValueError:
+                raise ConfigError(f"fault {spec!r}: amount {amount_text!r} is not a number") from None
+        return cls(op, kind, amount)
+
+    def __str__(self) -> str:
+        return f"{self.op}={self.kind.value}" + (f":{self.amount:g}" if self.amount is not None else "")
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPlan:
+    """Every fault of a run, and the seed their random choices use."""
+
+    faults: tuple[Fault, ...] = ()
+    seed: int = 0
+
+    @classmethod
+    def parse(cls, specs: Iterable[str], seed: int = 0) -> FaultPlan:
+        return cls(tuple(Fault.parse(s) for s in specs), seed)
+
+    def __bool__(self) -> bool:
+        return bool(self.faults)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f.op for f in self.faults))
+
+    def at(self, originals: Iterable[str]) -> tuple[Fault, ...]:
+        names = set(originals)
+        return tuple(f for f in self.faults if f.op in names)
+
+
+def _rng(seed: int, op: str, step: int) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(op.encode("utf-8")), step])
+
+
+def apply_fault(
+    fault: Fault, result: np.ndarray, stage_input: np.ndarray | None, *, seed: int, step: int
+) -> np.ndarray:
+    """``result`` (float32, the stage's exact output) with ``fault`` applied; never in place."""
+    rng = _rng(seed, fault.op, step)
+    x = np.array(result, dtype=np.float32)
+    amount = fault.amount if fault.amount is not None else _DEFAULTS.get(fault.kind)
+    if x.size == 0:
+        return x
+    if fault.kind is FaultKind.BIAS:
+        return x + np.float32(amount)
+    if fault.kind is FaultKind.NOISE:
+        std = float(np.nanstd(x)) or 1.0
+        return x + rng.normal(0.0, float(amount or 0.0) * std, x.shape).astype(np.float32)
+    if fault.kind in (FaultKind.NAN, FaultKind.INF):
+        flat = x.reshape(-1)
+        count = max(1, round(float(amount or 0.0) * flat.size))
+        where = rng.choice(flat.size, size=min(count, flat.size), replace=False)
+        flat[where] = np.nan if fault.kind is FaultKind.NAN else np.where(flat[where] < 0, -np.inf, np.inf)
+        return x
+    if fault.kind is FaultKind.OVERFLOW:
+        peak = float(np.nanmax(np.abs(x))) if np.isfinite(x).any() else 1.0
+        factor = fault.amount if fault.amount is not None else 2.0 * FP16_MAX / (peak or 1.0)
+        with np.errstate(over="ignore"):
+            return x * np.float32(factor)
+    if fault.kind is FaultKind.LAYOUT:
+        axis = 1 if x.ndim >= 3 else x.ndim - 1
+        size = x.shape[axis]
+        perm = rng.permutation(size)
+        if size > 1 and np.array_equal(perm, np.arange(size)):
+            perm = np.roll(perm, 1)  # a permutation that changes nothing would hide the fault
+        return np.take(x, perm, axis=axis)
+    if fault.kind is FaultKind.DROP:
+        if stage_input is not None and stage_input.shape == x.shape:
+            return np.array(stage_input, dtype=np.float32)
+        return np.zeros_like(x)
+    raise AssertionError(fault.kind)

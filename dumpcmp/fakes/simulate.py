@@ -1,0 +1,208 @@
+"""``simulate``: one call that produces everything a comparison needs, from a model.
+
+It drives ``SimulatedAcl`` through the documented AscendCL dump sequence (aclInit →
+aclrtSetDevice → aclmdlInitDump → aclmdlSetDump → aclmdlLoadFromFile → aclmdlExecute × steps
+→ aclrtSynchronizeDevice → aclmdlFinalizeDump → aclmdlUnload → aclrtResetDevice →
+aclFinalize), then writes the ATC json of the compiled model and the golden run::
+
+    OUT/{model}.onnx             the model simulated (zoo models are written here)
+    OUT/acl.json                 the dump config used (unless the caller gave one)
+    OUT/npu/                     the dump path: {time}/{device}/{model}/{model_id}/{step}/…
+    OUT/golden/                  {op}.{output}.{timestamp}.npy from onnxruntime in float32
+    OUT/fusion_rule.json         the ATC network-wide json of the compiled model
+    OUT/quant_fusion_rule.json   with quantised layers: the quant fusion rule (-q)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from dumpcmp.acl_config import AclConfig
+from dumpcmp.errors import AclError
+
+from .atc_json import write_atc_json
+from .compiled import CompiledModel
+from .faults import Fault, FaultPlan
+from .golden import run_golden, write_golden
+from .inputs import resolve_inputs
+from .npu import Ret, SimulatedAcl
+from .onnx_model import analyse, load_model
+from .quantize import quant_fusion_ops
+from .zoo import build as build_zoo
+from .zoo import is_zoo_name
+
+__all__ = ["SimulationResult", "simulate"]
+
+DEVICE = 0
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What ``simulate`` wrote, and where each injected fault landed."""
+
+    model_name: str
+    model_path: Path
+    out_dir: Path
+    npu_dump_dir: Path  # the dump_path handed to the runtime
+    run_dir: Path | None  # {dump_path}/{time}/{device}/{model}/{model_id}; None if nothing was dumped
+    golden_dir: Path
+    fusion_rule: Path
+    quant_rule: Path | None
+    acl_config: Path
+    fault_npu_ops: Mapping[str, str]  # original (ONNX) op name -> the NPU op the fault landed in
+    faults: tuple[Fault, ...]
+    steps: int
+    dump_files: tuple[Path, ...]
+    golden_files: tuple[Path, ...]
+    compiled: CompiledModel = field(repr=False)
+    outputs: tuple[np.ndarray, ...] = field(repr=False)  # the NPU outputs of the last step
+
+
+def simulate(
+    model: str | Path,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    steps: int = 1,
+    faults: Sequence[str | Fault] = (),
+    no_fusion: bool = False,
+    quantize: Sequence[str] = (),
+    acl_config: str | Path | None = None,
+    inputs: Sequence[np.ndarray | str | Path] = (),
+    atomic: bool = False,
+    clock: Callable[[], int] | None = None,
+) -> SimulationResult:
+    """Simulate ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``; see the module docstring.
+
+    Without ``inputs`` the inputs are random with the model's declared shapes (seeded); the
+    same inputs feed every step and the golden run. ``faults`` are ``OP=KIND[:AMOUNT]`` specs
+    (or ``Fault``s) naming original ONNX ops. Raises a DumpcmpError subclass on user errors.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model_path = _model_file(model, out)
+    name = model_path.stem
+    proto = load_model(model_path)
+    arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
+    config_path, dump_dir = _dump_config(acl_config, out, name)
+    plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
+    npu = SimulatedAcl(
+        fusion=not no_fusion,
+        quantize=tuple(quantize),
+        faults=plan,
+        seed=seed,
+        atomic_writes=atomic,
+        clock=clock,
+    )
+    run = _run(npu, model_path, config_path, arrays, steps)
+    compiled = run.compiled
+    fusion_rule = write_atc_json(compiled, out / "fusion_rule.json")
+    quant_rule = None
+    if quantize:
+        quant_rule = write_atc_json(compiled, out / "quant_fusion_rule.json", quant_fusion_ops(compiled))
+    golden_dir = out / "golden"
+    golden_files = write_golden(run_golden(proto, arrays), golden_dir, clock=clock)
+    return SimulationResult(
+        model_name=compiled.name,
+        model_path=model_path,
+        out_dir=out,
+        npu_dump_dir=dump_dir,
+        run_dir=run.run_dir if npu.written else None,
+        golden_dir=golden_dir,
+        fusion_rule=fusion_rule,
+        quant_rule=quant_rule,
+        acl_config=config_path,
+        fault_npu_ops=run.fault_ops,
+        faults=plan.faults,
+        steps=steps,
+        dump_files=npu.written,
+        golden_files=tuple(golden_files),
+        compiled=compiled,
+        outputs=tuple(run.outputs),
+    )
+
+
+def _model_file(model: str | Path, out: Path) -> Path:
+    """The .onnx to simulate; a zoo model is saved into ``out`` so the golden run reads the same bytes."""
+    text = str(model)
+    if not is_zoo_name(text):
+        return Path(model)
+    proto = build_zoo(text)
+    target = out / f"{text.split(':', 1)[1]}.onnx"
+    onnx.save(proto, str(target))
+    return target
+
+
+def _dump_config(acl_config: str | Path | None, out: Path, model_name: str) -> tuple[Path, Path]:
+    """The acl.json to use and the dump path it names."""
+    if acl_config is not None:
+        path = Path(acl_config)
+        from dumpcmp.acl_config import load
+
+        config = load(path)  # ConfigError names every broken rule
+        dump_path = config.dump.dump_path if config.dump is not None and config.dump.dump_path else "."
+        return path, Path(dump_path).resolve()
+    dump_dir = (out / "npu").resolve()
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    config = AclConfig.build(str(dump_dir), models=[model_name], mode="all", op_switch="off")
+    return config.write(out / "acl.json"), dump_dir
+
+
+def _check(npu: SimulatedAcl, ret: int, api: str) -> None:
+    if ret != Ret.SUCCESS:
+        try:
+            name = f"ACL_ERROR_{Ret(ret).name}"
+        except ValueError:
+            name = "ACL_ERROR_UNKNOWN"
+        raise AclError(ret, name, api, npu.get_recent_err_msg())
+
+
+@dataclass(frozen=True)
+class _Run:
+    compiled: CompiledModel
+    fault_ops: Mapping[str, str]
+    run_dir: Path | None
+    outputs: list[np.ndarray]
+
+
+def _run(npu: SimulatedAcl, model_path: Path, config: Path, arrays: Sequence[np.ndarray], steps: int) -> _Run:
+    """The documented dump sequence; whatever was entered is unwound, even after a failure."""
+    _check(npu, npu.init(None), "aclInit")
+    model_id = 0
+    device_set = False
+    try:
+        _check(npu, npu.set_device(DEVICE), "aclrtSetDevice")
+        device_set = True
+        _check(npu, npu.init_dump(), "aclmdlInitDump")
+        _check(npu, npu.set_dump(str(config)), "aclmdlSetDump")
+        model_id, ret = npu.load_from_file(str(model_path))
+        if ret != Ret.SUCCESS and npu.load_error is not None:
+            raise npu.load_error  # the model's own problem (unsupported op, unknown fault target)
+        _check(npu, ret, "aclmdlLoadFromFile")
+        outputs: list[np.ndarray] = []
+        for _ in range(steps):
+            outputs, ret = npu.execute(model_id, arrays)
+            _check(npu, ret, "aclmdlExecute")
+        _check(npu, npu.synchronize_device(), "aclrtSynchronizeDevice")
+        _check(npu, npu.finalize_dump(), "aclmdlFinalizeDump")
+        # Read back before aclmdlUnload releases the model.
+        run = _Run(
+            npu.compiled(model_id), npu.executor(model_id).fault_ops(), npu.dump_dir(model_id), outputs
+        )
+        _check(npu, npu.unload(model_id), "aclmdlUnload")
+        model_id = 0
+        _check(npu, npu.reset_device(DEVICE), "aclrtResetDevice")
+        device_set = False
+        return run
+    finally:
+        # After a failure: release what was taken, quietly (the first error is the story).
+        if model_id:
+            npu.unload(model_id)
+        if device_set:
+            npu.reset_device(DEVICE)
+        npu.finalize()

@@ -1,0 +1,99 @@
+"""``dumpcmp golden``: golden npy files for a user's ONNX model, inputs from files or random."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import typer
+from onnx import TensorProto, helper, numpy_helper
+from typer.testing import CliRunner
+
+from dumpcmp.commands import golden
+from dumpcmp.proto.names import parse_golden_name
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    golden.register(app)
+
+    @app.command("other")  # a second command keeps "golden" a subcommand, as in dumpcmp
+    def other() -> None:
+        pass
+
+    return app
+
+
+@pytest.fixture
+def model_path(tmp_path: Path) -> Path:
+    weight = numpy_helper.from_array(np.eye(4, dtype=np.float32) * 2, "w")
+    nodes = [
+        helper.make_node("MatMul", ["a", "w"], ["m"], name="fc/MatMul"),
+        helper.make_node("Add", ["m", "b"], ["y"], name="add.out"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "net",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [1, 4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+        initializer=[weight],
+    )
+    path = tmp_path / "net.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def _keys(directory: Path) -> dict[str, np.ndarray]:
+    return {parse_golden_name(p.name).key: np.load(p) for p in directory.iterdir()}
+
+
+def test_npy_and_bin_inputs(tmp_path: Path, model_path: Path) -> None:
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.save(tmp_path / "a.npy", a)
+    np.full((1, 4), 0.5, np.float32).tofile(tmp_path / "b.bin")
+    result = CliRunner().invoke(
+        _cli(),
+        ["golden", str(model_path), "--input", str(tmp_path / "a.npy"), "--input", str(tmp_path / "b.bin"),
+         "--input-shape", "b:1,4", "--input-dtype", "b:float32", "--out", str(tmp_path / "g")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "wrote 4 golden files" in result.output and "input a: float32 [3, 4]" in result.output
+    keys = _keys(tmp_path / "g")
+    assert set(keys) == {"a.0", "b.0", "fc_MatMul.0", "add_out.0"}
+    np.testing.assert_array_equal(keys["add_out.0"], a * 2 + 0.5)
+
+
+def test_random_inputs_with_a_shape_for_symbolic_dims(tmp_path: Path, model_path: Path) -> None:
+    args = ["golden", str(model_path), "--input-shape", "a:5,4", "--seed", "3", "--out", str(tmp_path / "g")]
+    assert CliRunner().invoke(_cli(), args).exit_code == 0
+    first = _keys(tmp_path / "g")
+    assert first["a.0"].shape == (5, 4)
+    args[-1] = str(tmp_path / "g2")
+    assert CliRunner().invoke(_cli(), args).exit_code == 0
+    np.testing.assert_array_equal(_keys(tmp_path / "g2")["add_out.0"], first["add_out.0"])  # same seed
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--input", "nope.npy"], "ModelError: the model has 2 input(s)"),
+        (["--input-shape", "zz:1"], "ConfigError: --input-shape for 'zz'"),
+        (["--input-shape", "a:x"], "ConfigError: input shape 'a:x'"),
+    ],
+)
+def test_user_errors(tmp_path: Path, model_path: Path, extra: list[str], message: str) -> None:
+    result = CliRunner().invoke(_cli(), ["golden", str(model_path), "--out", str(tmp_path / "g"), *extra])
+    assert result.exit_code == 1
+    assert message in result.output

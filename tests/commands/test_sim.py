@@ -1,0 +1,78 @@
+"""``dumpcmp sim run``: what it writes and prints, and one red line for user errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dumpcmp.commands import sim
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    app.add_typer(sim.app, name="sim")
+    return app
+
+
+def test_run_writes_everything_and_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        _cli(),
+        ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path), "--seed", "2", "--steps", "2",
+         "--inject", "/block2/Add=nan", "--quantize", "/block3/conv/Conv", "--atomic"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "fault      /block2/Add=nan -> NPU op /block2/Add" in result.output
+    assert "quant rule" in result.output and "2 step(s)" in result.output
+    for name in ("fusion_rule.json", "quant_fusion_rule.json", "acl.json", "small_cnn.onnx"):
+        assert (tmp_path / name).is_file()
+    assert any((tmp_path / "golden").iterdir())
+    steps = {p.name for p in (tmp_path / "npu").glob("*/0/small_cnn/1/*")}
+    assert steps == {"0", "1"}
+
+
+def test_inputs_and_acl_config(tmp_path: Path) -> None:
+    import numpy as np
+
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones((1, 8, 32), np.float32))
+    dump_dir = tmp_path / "d"
+    dump_dir.mkdir()
+    acl = tmp_path / "acl.json"
+    acl.write_text(
+        json.dumps({"dump": {"dump_path": str(dump_dir), "dump_list": [{"layer": ["/attn/Softmax"]}]}})
+    )
+    result = CliRunner().invoke(
+        _cli(),
+        ["sim", "run", "zoo:transformer_block", "-o", str(tmp_path / "o"), "-i", str(x),
+         "--acl-config", str(acl), "--no-fusion"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "npu dump   1 files" in result.output and "fusion off" in result.output
+    assert len(list(dump_dir.rglob("SoftmaxV2.*"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["zoo:nope"], "ModelError: no zoo model 'nope'"),
+        (["zoo:small_cnn", "--inject", "x=bias"], "ModelError: cannot inject a fault at 'x'"),
+        (["zoo:small_cnn", "--inject", "x"], "ConfigError: fault 'x'"),
+        (["missing.onnx"], "ModelError: missing.onnx: no such model file"),
+    ],
+)
+def test_user_errors_are_one_red_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(_cli(), ["sim", "run", *args, "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert message in result.output
+    assert "Traceback" not in result.output
