@@ -29,9 +29,9 @@ from .model import (
     Switch,
     read_config,
 )
+from .rules import MAX_BLACKLIST_ENTRIES, MAX_DUMP_PATH_LENGTH, is_remote_path, load, validate
 from .steps import MAX_STEP_ITEMS, StepSet, parse_steps
 from .summary import describe
-from .rules import MAX_BLACKLIST_ENTRIES, MAX_DUMP_PATH_LENGTH, is_remote_path, load, validate
 
 __all__ = [
     "DUMP_DATA",

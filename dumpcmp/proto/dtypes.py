@@ -18,14 +18,14 @@ from dumpcmp.errors import UnsupportedDtypeError
 __all__ = [
     "DataType",
     "Format",
+    "data_type_of",
     "decode_elements",
+    "dtype_by_name",
     "encode_elements",
     "format_by_name",
-    "dtype_by_name",
-    "numpy_dtype",
-    "data_type_of",
-    "storage_bytes",
     "is_float",
+    "numpy_dtype",
+    "storage_bytes",
 ]
 
 

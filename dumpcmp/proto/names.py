@@ -72,7 +72,9 @@ def parse_dump_name(name: str) -> DumpName:
     op_type, op_name, *numbers = parts
     for label, value in (("op type", op_type), ("op name", op_name)):
         if not _NAME_FIELD.match(value):
-            raise BadFileNameError(name, f"{label} {value!r} has characters other than letters, digits, '_', '-'")
+            raise BadFileNameError(
+                name, f"{label} {value!r} has characters other than letters, digits, '_', '-'"
+            )
     if not all(_DIGITS.match(n) for n in numbers):
         raise BadFileNameError(name, "the fields after the op name must be numbers")
     values = [int(n) for n in numbers]
@@ -94,7 +96,9 @@ def format_dump_name(dump_name: DumpName) -> str:
     d = dump_name
     fields = [d.op_type, d.op_name]
     if d.ffts is None:
-        fields += [str(d.task_id)] + ([str(d.stream_id)] if d.stream_id is not None else []) + [str(d.timestamp)]
+        fields += (
+            [str(d.task_id)] + ([str(d.stream_id)] if d.stream_id is not None else []) + [str(d.timestamp)]
+        )
     else:
         f = d.ffts
         fields += ([str(d.stream_id)] if d.stream_id is not None else []) + [str(d.task_id), str(d.timestamp)]

@@ -56,7 +56,9 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
     size = len(data)
     (head_len,) = struct.unpack_from("<Q", data.data, 0)
     if head_len > size - 8:
-        raise DumpFormatError(path, 0, f"nano header length {head_len} exceeds the {size - 8} bytes that follow")
+        raise DumpFormatError(
+            path, 0, f"nano header length {head_len} exceeds the {size - 8} bytes that follow"
+        )
     cursor = _Cursor(path, data, 8, 8 + head_len)
     _magic, version = cursor.take("II")
     descs: dict[int, list[dict[str, object]]] = {_TAG_INPUTS: [], _TAG_OUTPUTS: []}
@@ -71,7 +73,9 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
         for index, desc in enumerate(descs[tag]):
             declared = int(desc["size"])  # type: ignore[call-overload]
             if declared > size - offset:
-                raise DumpFormatError(path, offset, f"{kind.value}:{index} declares {declared} bytes past the end")
+                raise DumpFormatError(
+                    path, offset, f"{kind.value}:{index} declares {declared} bytes past the end"
+                )
             shape = tuple(cast("tuple[int, ...]", desc["shape"]))
             data_type = _GE_TO_DUMP.get(int(desc["data_type"]), -1)  # type: ignore[call-overload]
             _check_payload_size(path, offset, kind, index, data_type, shape, declared)
@@ -90,7 +94,9 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
             )
             offset += declared
     if offset != size:
-        raise DumpFormatError(path, offset, f"{size - offset} bytes after the last payload the header declares")
+        raise DumpFormatError(
+            path, offset, f"{size - offset} bytes after the last payload the header declares"
+        )
     return DumpFile(
         path=path,
         layout=Layout.NANO,

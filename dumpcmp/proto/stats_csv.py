@@ -41,11 +41,15 @@ class StatsRow:
 
 def header_for(stats: Sequence[str] = DEFAULT_STATS) -> list[str]:
     chosen = [STAT_COLUMNS[name] for name in STAT_COLUMNS if name in stats]
-    return [*FIXED_COLUMNS, *chosen[:3], "Count", *chosen[3:]] if _is_default(stats) else [
-        *FIXED_COLUMNS,
-        "Count",
-        *chosen,
-    ]
+    return (
+        [*FIXED_COLUMNS, *chosen[:3], "Count", *chosen[3:]]
+        if _is_default(stats)
+        else [
+            *FIXED_COLUMNS,
+            "Count",
+            *chosen,
+        ]
+    )
 
 
 def _is_default(stats: Sequence[str]) -> bool:
@@ -66,7 +70,9 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
     for line in lines:
         starts.append(starts[-1] + len(line.encode("utf-8")))
     if not rows or tuple(rows[0][: len(FIXED_COLUMNS)]) != FIXED_COLUMNS or "Count" not in rows[0]:
-        raise DumpFormatError(source, 0, f"not a stats CSV: the header must start with {', '.join(FIXED_COLUMNS)}")
+        raise DumpFormatError(
+            source, 0, f"not a stats CSV: the header must start with {', '.join(FIXED_COLUMNS)}"
+        )
     header = rows[0]
     result = []
     for line_no, row in enumerate(rows[1:], start=2):
@@ -76,7 +82,7 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
             raise DumpFormatError(
                 source, starts[line_no - 1], f"line {line_no} has {len(row)} fields, the header {len(header)}"
             )
-        values = dict(zip(header, row))
+        values = dict(zip(header, row, strict=True))
         try:
             result.append(
                 StatsRow(

@@ -1,0 +1,124 @@
+"""``dumpcmp compare -m offline_data``: the CANN comparator's command line, same result files."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Literal, cast
+
+import typer
+
+from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands.progress import tracked
+
+
+class Mode(str, Enum):
+    offline_data = "offline_data"
+
+
+class TensorSide(str, Enum):
+    input = "input"
+    output = "output"
+
+
+def compare(
+    target: Annotated[
+        Path, typer.Option("-tp", "--target-path", "--target_path", help="NPU dump tree, or one dump file.")
+    ],
+    golden: Annotated[
+        Path,
+        typer.Option(
+            "-gp",
+            "--golden-path",
+            "--golden_path",
+            help="Golden npy directory, a second NPU dump tree, or one .npy file.",
+        ),
+    ],
+    mode: Annotated[Mode, typer.Option("-m", "--mode", help="Comparison family.")] = Mode.offline_data,
+    fusion_rule: Annotated[
+        Path | None,
+        typer.Option(
+            "-fr",
+            "--fusion-rule-file",
+            "--fusion_rule_file",
+            help="ATC json of the model (atc --mode=1), or a directory of them for several models.",
+        ),
+    ] = None,
+    close_fusion_rule: Annotated[
+        Path | None,
+        typer.Option(
+            "-cfr",
+            "--close-fusion-rule-file",
+            "--close_fusion_rule_file",
+            help="ATC json of the same model compiled with fusion off (NPU vs NPU).",
+        ),
+    ] = None,
+    quant_fusion_rule: Annotated[
+        Path | None,
+        typer.Option(
+            "-qfr",
+            "--quant-fusion-rule-file",
+            "--quant_fusion_rule_file",
+            help="AMCT quant fusion json (quantised NPU model vs float golden).",
+        ),
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("-o", "--output-path", "--output_path", help="Where result files go.")
+    ] = Path("."),
+    overflow_detection: Annotated[
+        bool, typer.Option("--overflow-detection", "--overflow_detection", help="Add the OverFlow column.")
+    ] = False,
+    detail_op: Annotated[
+        str | None, typer.Option("-d", "--detail", help="Also write element-by-element detail of this op.")
+    ] = None,
+    detail_index: Annotated[int, typer.Option("-i", "--index", help="Tensor index for -d.")] = 0,
+    detail_side: Annotated[
+        TensorSide, typer.Option("-t", "--tensor", help="input or output tensor for -d.")
+    ] = TensorSide.output,
+    xlsx: Annotated[bool, typer.Option("--xlsx", help="Also write the table as .xlsx.")] = False,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", min=0, help="Parallel tensor pairs (0: all cores).")
+    ] = 0,
+    custom: Annotated[
+        Path | None,
+        typer.Option("-custom", "--custom", help="Directory whose format_convert/ holds user converters."),
+    ] = None,
+    print_request: Annotated[
+        bool, typer.Option("--print-request", help="Print the resolved request and stop.")
+    ] = False,
+) -> None:
+    """Compare an NPU dump with golden data; one CSV row per target tensor."""
+    from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare, summarize
+
+    if mode is not Mode.offline_data:
+        fail(f"mode {mode.value} is not supported")
+    detail = None
+    if detail_op is not None:
+        detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
+    request = CompareRequest(
+        target=target,
+        golden=golden,
+        fusion_rule=fusion_rule,
+        close_fusion_rule=close_fusion_rule,
+        quant_fusion_rule=quant_fusion_rule,
+        out_dir=output,
+        overflow_detection=overflow_detection,
+        detail=detail,
+        xlsx=xlsx,
+        jobs=jobs,
+        custom=custom,
+    )
+    if print_request:
+        console().print(request)
+        return
+    with user_errors(), tracked("comparing tensors") as tracker:
+        outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
+    out = console()
+    for path, reason in outcome.skipped:
+        out.print(f"skipped {path}: {reason}", markup=False)
+    for line in summarize(outcome, request.cosine_threshold):
+        out.print(line, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

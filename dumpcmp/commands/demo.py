@@ -1,0 +1,91 @@
+"""``dumpcmp demo``: the whole product in a few seconds, on the simulated NPU.
+
+A zoo model runs with one injected fault; its dump is compared with the float32 golden run
+through the same code as ``compare -m offline_data``; the worst ops and the first diverging op
+are printed, naming the fused NPU op and the original ops inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dumpcmp.commands._output import console, user_errors
+
+DEFAULT_MODEL = "zoo:small_cnn"
+DEFAULT_FAULT = "/block2.gconv/conv/Conv=bias:0.5"
+WORST_ROWS = 8
+
+
+def demo(
+    model: Annotated[
+        str, typer.Option("--model", help="zoo:small_cnn, zoo:transformer_block or an .onnx file.")
+    ] = (DEFAULT_MODEL),
+    fault: Annotated[
+        str,
+        typer.Option("--fault", help="OP=KIND[:AMOUNT] on an original (ONNX) op; 'none' for a clean run."),
+    ] = DEFAULT_FAULT,
+    out: Annotated[Path, typer.Option("--out", help="Where the simulation and results go.")] = Path(
+        "dumpcmp-demo"
+    ),
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Simulate a model with one fault, compare with its golden run, name the first bad op."""
+    from dumpcmp.fakes.simulate import simulate
+    from dumpcmp.host.offline import COSINE_THRESHOLD, CompareRequest, run_compare
+
+    faults = () if fault.lower() == "none" else (fault,)
+    out_console = console()
+    with user_errors():
+        sim = simulate(model, out, seed=seed, faults=faults)
+        files = f"{len(sim.dump_files)} dump files, {len(sim.golden_files)} golden files"
+        out_console.print(f"simulated {sim.model_name}: {files}")
+        for original, npu_op in sim.fault_npu_ops.items():
+            out_console.print(f"injected {fault.split('=', 1)[1]} into {original} (inside NPU op {npu_op})")
+        outcome = run_compare(
+            CompareRequest(
+                sim.run_dir or sim.npu_dump_dir,
+                sim.golden_dir,
+                fusion_rule=sim.fusion_rule,
+                out_dir=out / "result",
+            )
+        )
+    rows = [r for r in outcome.rows if r.index is not None and not math.isnan(r.cosine)]
+    table = Table(title=f"worst {WORST_ROWS} tensors by CosineSimilarity")
+    table.add_column("Index", justify="right")
+    table.add_column("NPU op", overflow="fold")
+    table.add_column("tensor", no_wrap=True)
+    table.add_column("cosine", no_wrap=True)
+    table.add_column("max abs err", no_wrap=True)
+    for row in sorted(rows, key=lambda r: r.cosine)[:WORST_ROWS]:
+        bad = row.cosine < COSINE_THRESHOLD
+        style = "red" if bad else None
+        table.add_row(
+            str(row.index),
+            row.npu_name,
+            ":".join(row.tensor_index.rsplit(":", 2)[-2:]),
+            f"{row.cosine:.6f}",
+            f"{row.metrics.max_absolute_error:.4g}",
+            style=style,
+        )
+    out_console.print(table)
+    first = next((r for r in rows if ":output:" in r.tensor_index and r.cosine < COSINE_THRESHOLD), None)
+    if first is None:
+        out_console.print(f"every output agrees with the golden run (CosineSimilarity ≥ {COSINE_THRESHOLD})")
+    else:
+        out_console.print(
+            f"first diverging operator: [bold]{first.npu_name}[/bold] "
+            f"({first.op_type}, index {first.index}), original ops: {first.ground_truth}; "
+            f"cosine {first.cosine:.6f}"
+        )
+    for shard in outcome.shards:
+        out_console.print(f"result file: {shard.result_file}", markup=False)
+    out_console.print(f"simulation: {sim.out_dir} (npu/, golden/, fusion_rule.json)", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)

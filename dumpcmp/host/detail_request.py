@@ -1,0 +1,63 @@
+"""``compare -d OP [-i INDEX] [-t input|output]``: one tensor, element by element (metrics.md §1.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dumpcmp.errors import DumpcmpError, MatchError
+from dumpcmp.host.golden import GoldenSource
+from dumpcmp.host.matcher import Matcher, TensorIO
+from dumpcmp.host.metrics.detail import write_detail
+from dumpcmp.host.pipeline import CompareOptions, TensorJob, plan_jobs
+from dumpcmp.proto.names import sanitize_dump_name
+from dumpcmp.proto.walker import DumpTree, GroupKey
+
+if TYPE_CHECKING:
+    from dumpcmp.host.offline import CompareRequest
+
+
+def write_op_detail(
+    request: CompareRequest,
+    tree: DumpTree,
+    golden: GoldenSource,
+    matcher_for: Callable[[GroupKey], Matcher | None],
+    options: CompareOptions,
+) -> tuple[Path, ...]:
+    detail = request.detail
+    assert detail is not None
+    wanted = sanitize_dump_name(detail.op)
+    for key, entries in sorted(tree.groups.items()):
+        chosen = [e for e in entries if e.name.op_name == wanted or e.name.match_name == wanted]
+        if not chosen:
+            continue
+        suffix = f":{detail.io}:{detail.index}"
+        for job in plan_jobs(chosen[-1:], golden, matcher_for(key), options):
+            if job.tensor_index.endswith(suffix):
+                return _write(job, request.out_dir, detail.io, detail.index)
+        raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")
+    raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+
+
+def _write(job: TensorJob, out_dir: Path, io: TensorIO, index: int) -> tuple[Path, ...]:
+    if job.tensor is None or job.golden is None:
+        raise MatchError(
+            f"{job.tensor_index} cannot be compared in detail: {job.reason or 'no golden tensor'}"
+        )
+    x = job.tensor.logical()
+    y = job.golden.load()
+    if x.size != y.size:
+        raise DumpcmpError(f"{job.tensor_index}: shape mismatch {list(x.shape)} vs {list(y.shape)}")
+    files = write_detail(
+        x.reshape(y.shape),
+        y,
+        out_dir,
+        job.npu_name,
+        io,
+        index,
+        left_name=job.npu_name,
+        right_name=job.golden.label,
+        fmt_name=job.tensor.format_name,
+    )
+    return tuple(files)

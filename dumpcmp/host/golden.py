@@ -1,0 +1,164 @@
+"""Golden sources: where the "GroundTruth" side of a comparison comes from.
+
+* a directory of framework npy files ``{op}.{output_index}.{timestamp}.npy`` (or Caffe/TF
+  ``.pb``/``.quant`` dumps in the legacy layout), keyed by sanitised op name and output index,
+  the latest timestamp winning (formats.md §2.4);
+* a second NPU dump tree (NPU vs NPU), keyed by the sanitised op name in the dump file names,
+  the latest timestamp winning;
+* a single ``.npy`` file (file vs file).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dumpcmp.errors import BadFileNameError, DumpcmpError, FormatError
+from dumpcmp.proto.codec import TensorKind, read_dump
+from dumpcmp.proto.names import (
+    GoldenName,
+    parse_golden_name,
+    read_mapping,
+    sanitize_dump_name,
+    sanitize_golden_name,
+)
+from dumpcmp.proto.walker import DumpEntry, walk_dump_tree
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenTensor:
+    """One golden tensor, loaded on demand (npy files are memory-mapped)."""
+
+    label: str
+    path: Path
+    loader: Callable[[], np.ndarray] = field(repr=False, compare=False)
+
+    def load(self) -> np.ndarray:
+        return self.loader()
+
+
+def load_npy(path: Path) -> np.ndarray:
+    """Memory-map an npy file; unreadable files become a FormatError naming the file."""
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise FormatError(f"{path}: cannot read golden npy file ({exc})") from exc
+
+
+def _load_legacy_output(path: Path) -> np.ndarray:
+    dump = read_dump(path)
+    if not dump.outputs:
+        raise FormatError(f"{path}: golden dump file holds no output tensor")
+    return dump.outputs[0].logical()
+
+
+class NpyGoldenDir:
+    """Framework golden files under a directory (any depth)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._by_key: dict[str, tuple[GoldenName, Path]] = {}
+        self.skipped: list[tuple[Path, str]] = []
+        for directory, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            here = Path(directory)
+            mapping = read_mapping(here)
+            for filename in sorted(filenames):
+                self._add(here / filename, mapping.get(filename, filename))
+        self._used: set[str] = set()
+
+    @classmethod
+    def single(cls, path: Path) -> NpyGoldenDir:
+        source = cls.__new__(cls)
+        source.root = path.parent
+        source.skipped = []
+        source._used = set()
+        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path)}
+        return source
+
+    def _add(self, path: Path, name: str) -> None:
+        if name == "mapping.csv":
+            return
+        try:
+            parsed = parse_golden_name(name)
+        except BadFileNameError as exc:
+            self.skipped.append((path, exc.reason))
+            return
+        known = self._by_key.get(parsed.key)
+        if known is None or parsed.timestamp >= known[0].timestamp:
+            self._by_key[parsed.key] = (parsed, path)
+
+    def output(self, op_name: str, index: int) -> GoldenTensor | None:
+        """The golden tensor of ``op_name``'s output ``index`` (op_name as the framework wrote it)."""
+        key = "*" if "*" in self._by_key else f"{sanitize_golden_name(op_name)}.{index}"
+        found = self._by_key.get(key)
+        if found is None:
+            return None
+        self._used.add(key)
+        parsed, path = found
+        loader = _load_legacy_output if parsed.suffix != ".npy" else load_npy
+        return GoldenTensor(path.name, path, lambda: loader(path))
+
+    def unused(self) -> list[str]:
+        """Golden tensors that no target tensor was compared with (listed at the end of a result)."""
+        return sorted(k for k in self._by_key if k not in self._used)
+
+
+class NpuDumpGolden:
+    """A second NPU dump tree used as the golden side."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        tree = walk_dump_tree(root)
+        self.skipped = [(s.path, s.reason) for s in tree.skipped]
+        self._by_op: dict[str, DumpEntry] = {}
+        for entry in tree.entries:
+            if entry.is_stats:
+                continue
+            known = self._by_op.get(entry.name.op_name)
+            if known is None or entry.name.timestamp >= known.name.timestamp:
+                self._by_op[entry.name.op_name] = entry
+        self._used: set[str] = set()
+
+    def tensor(self, op_name: str, kind: TensorKind, index: int) -> GoldenTensor | None:
+        """Tensor ``kind:index`` of the op whose (raw or sanitised) name is ``op_name``."""
+        key = sanitize_dump_name(op_name)
+        entry = self._by_op.get(key)
+        if entry is None:
+            return None
+        self._used.add(key)
+        return GoldenTensor(entry.path.name, entry.path, lambda: _dump_tensor(entry.path, kind, index))
+
+    def unused(self) -> list[str]:
+        return sorted(k for k in self._by_op if k not in self._used)
+
+
+def _dump_tensor(path: Path, kind: TensorKind, index: int) -> np.ndarray:
+    tensors = read_dump(path).tensors(kind)
+    if index >= len(tensors):
+        raise FormatError(f"{path}: has no {kind.value} {index} (it holds {len(tensors)})")
+    return tensors[index].logical()
+
+
+GoldenSource = NpyGoldenDir | NpuDumpGolden
+
+
+def open_golden(path: Path) -> GoldenSource:
+    """Pick the golden source for ``path``: npy file, npy directory, or NPU dump tree."""
+    if not path.exists():
+        raise DumpcmpError(f"golden path {path} does not exist")
+    if path.is_file():
+        if path.suffix != ".npy":
+            raise DumpcmpError(f"golden file {path} is not an .npy file")
+        return NpyGoldenDir.single(path)
+    npy = NpyGoldenDir(path)
+    if npy._by_key:
+        return npy
+    dumps = NpuDumpGolden(path)
+    if dumps._by_op:
+        return dumps
+    raise DumpcmpError(f"golden path {path} holds neither golden npy files nor NPU dump files")

@@ -1,0 +1,1 @@
+"""Result writers. Numbers are formatted here and nowhere else."""

@@ -1,0 +1,108 @@
+"""The offline-data result table: its columns and how each cell is written (metrics.md §1.1)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dumpcmp.host.rows import ResultRow
+
+METRIC_COLUMNS = (
+    "CosineSimilarity",
+    "MaxAbsoluteError",
+    "AccumulatedRelativeError",
+    "RelativeEuclideanDistance",
+    "KullbackLeiblerDivergence",
+    "StandardDeviation",
+    "MeanAbsoluteError",
+    "RootMeanSquareError",
+    "MaxRelativeError",
+    "MeanRelativeError",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TableShape:
+    """Which optional columns a result table carries."""
+
+    op_sequence: bool = False
+    npu_address: bool = False
+    golden_address: bool = False
+    overflow: bool = False
+
+    @classmethod
+    def of(cls, rows: Sequence[ResultRow], *, op_sequence: bool, overflow: bool) -> TableShape:
+        return cls(
+            op_sequence=op_sequence,
+            npu_address=any(r.npu_address for r in rows),
+            golden_address=any(r.golden_address for r in rows),
+            overflow=overflow,
+        )
+
+    def header(self) -> list[str]:
+        cols = ["Index"]
+        cols += ["OpSequence"] if self.op_sequence else []
+        cols += ["OpType", "NPUDump", "DataType"]
+        cols += ["Address"] if self.npu_address else []
+        cols += ["GroundTruth", "DataType"]
+        cols += ["Address"] if self.golden_address else []
+        cols += ["TensorIndex", "Shape"]
+        cols += ["OverFlow"] if self.overflow else []
+        return [*cols, *METRIC_COLUMNS, "CompareFailReason"]
+
+    def cells(self, row: ResultRow) -> list[str]:
+        out = ["" if row.index is None else str(row.index)]
+        out += [_optional_int(row.op_sequence)] if self.op_sequence else []
+        out += [row.op_type, row.npu_name, row.npu_dtype]
+        out += [_address(row.npu_address)] if self.npu_address else []
+        out += [row.ground_truth, row.golden_dtype]
+        out += [_address(row.golden_address)] if self.golden_address else []
+        out += [row.tensor_index, _shape(row.shape)]
+        out += [_overflow(row.overflow)] if self.overflow else []
+        m = row.metrics
+        out += [
+            number(m.cosine_similarity),
+            number(m.max_absolute_error),
+            number(m.accumulated_relative_error),
+            number(m.relative_euclidean_distance),
+            number(m.kullback_leibler_divergence),
+            standard_deviation(m.mean_x, m.std_x, m.mean_y, m.std_y),
+            number(m.mean_absolute_error),
+            number(m.root_mean_square_error),
+            number(m.max_relative_error),
+            number(m.mean_relative_error),
+        ]
+        out.append(" ".join(row.reasons))
+        return out
+
+
+def number(value: float) -> str:
+    """'{:.6f}', with NaN and infinities spelled as the CANN comparator spells them."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.6f}"
+
+
+def standard_deviation(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
+    if any(math.isnan(v) for v in (mean_x, std_x, mean_y, std_y)):
+        return "NaN"
+    return f"({mean_x:.3f};{std_x:.3f}),({mean_y:.3f};{std_y:.3f})"
+
+
+def _shape(shape: tuple[int, ...] | None) -> str:
+    return "NaN" if shape is None else "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _optional_int(value: int | None) -> str:
+    return "NaN" if value is None else str(value)
+
+
+def _address(value: int | None) -> str:
+    return "NaN" if not value else hex(value)
+
+
+def _overflow(value: bool | None) -> str:
+    return "NaN" if value is None else ("YES" if value else "NO")
