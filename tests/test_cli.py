@@ -1,0 +1,85 @@
+"""The ``dumpcmp`` command as a user meets it: help, the demo, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("command", ["", "compare", "convert", "config", "sim", "inspect", "golden", "demo"])
+def test_every_command_has_help(command: str) -> None:
+    result = runner.invoke(app, [*command.split(), "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+
+
+def test_demo_names_the_fused_op_holding_the_fault(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "first diverging operator: /block2.gconv/conv/Conv" in result.output
+    assert "original ops: /block2.gconv/conv/Conv" in result.output
+    results = list((tmp_path / "result").glob("result_*.csv"))
+    assert len(results) == 1
+
+
+def test_clean_demo_says_everything_agrees(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"])
+    assert result.exit_code == 0, result.output
+    assert "every output agrees" in result.output
+
+
+def test_compare_with_a_missing_path_is_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["compare", "-tp", str(tmp_path / "nope"), "-gp", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert "does not exist" in result.output
+
+
+def test_compare_long_and_short_flags_agree(tmp_path: Path, shared_fixtures: Path) -> None:
+    dumps = shared_fixtures / "dumps" / "20261121093000"
+    short = runner.invoke(app, ["compare", "-m", "offline_data", "-tp", str(dumps), "-gp", str(dumps),
+                                "-o", str(tmp_path / "a")])  # fmt: skip
+    long = runner.invoke(app, ["compare", "--target_path", str(dumps), "--golden-path", str(dumps),
+                               "--output_path", str(tmp_path / "b")])  # fmt: skip
+    assert short.exit_code == long.exit_code == 0, short.output + long.output
+    (a,) = (tmp_path / "a").glob("result_*.csv")
+    (b,) = (tmp_path / "b").glob("result_*.csv")
+    assert a.read_text() == b.read_text()
+    assert "ops compared: 5" in short.output
+
+
+def test_compare_with_malformed_rule_file_is_one_line(tmp_path: Path, shared_fixtures: Path) -> None:
+    dumps = shared_fixtures / "dumps" / "20261121093000"
+    bad = tmp_path / "rules.json"
+    bad.write_text("{not json")
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "x.0.1.npy").write_bytes(b"")
+    result = runner.invoke(app, ["compare", "-tp", str(dumps), "-gp", str(golden), "-fr", str(bad)])
+    assert result.exit_code == 1
+    assert "rules.json" in result.output
+    assert "Traceback" not in result.output
+
+
+LIGHT_MODULES = [
+    "dumpcmp.proto.codec",
+    "dumpcmp.host.metrics.offline_data",
+    "dumpcmp.cli",
+    "dumpcmp.host.pipeline",
+]
+
+
+@pytest.mark.parametrize("module", LIGHT_MODULES)
+def test_core_modules_import_without_heavy_dependencies(module: str) -> None:
+    heavy = ("grpc", "onnx", "onnxruntime", "openpyxl", "xlsxwriter")
+    code = f"import sys, {module}; loaded = [m for m in {heavy!r} if m in sys.modules]; sys.exit(loaded or 0)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
