@@ -41,11 +41,12 @@ def write_op_detail(
 
 
 def _write(job: TensorJob, out_dir: Path, io: TensorIO, index: int) -> tuple[Path, ...]:
-    if job.tensor is None or job.golden is None:
+    if job.slot is None or job.golden is None:
         raise MatchError(
             f"{job.tensor_index} cannot be compared in detail: {job.reason or 'no golden tensor'}"
         )
-    x = job.tensor.logical()
+    tensor = job.slot.load()
+    x = tensor.logical()
     y = job.golden.load()
     if x.size != y.size:
         raise DumpcmpError(f"{job.tensor_index}: shape mismatch {list(x.shape)} vs {list(y.shape)}")
@@ -58,6 +59,6 @@ def _write(job: TensorJob, out_dir: Path, io: TensorIO, index: int) -> tuple[Pat
         index,
         left_name=job.npu_name,
         right_name=job.golden.label,
-        fmt_name=job.tensor.format_name,
+        fmt_name=tensor.format_name,
     )
     return tuple(files)

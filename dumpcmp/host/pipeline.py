@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -39,6 +40,30 @@ class CompareOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class TensorSlot:
+    """Where a target tensor lives and what its header says, without holding its payload.
+
+    Jobs for a whole tree are planned up front; holding memory maps there would keep every
+    file's touched pages resident until the end, so evaluation opens the file again.
+    """
+
+    path: Path
+    kind: TensorKind
+    index: int
+    dtype_name: str
+    address: int
+    shape: tuple[int, ...]
+
+    @classmethod
+    def of(cls, path: Path, tensor: DumpTensor) -> TensorSlot:
+        return cls(path, tensor.kind, tensor.index, tensor.dtype_name, tensor.address,
+                   tensor.original_shape or tensor.shape)  # fmt: skip
+
+    def load(self) -> DumpTensor:
+        return read_dump(self.path).tensors(self.kind)[self.index]
+
+
+@dataclass(frozen=True, slots=True)
 class TensorJob:
     """Everything needed to produce one row, decided before any payload byte is read."""
 
@@ -48,11 +73,10 @@ class TensorJob:
     npu_name: str
     ground_truth: str
     tensor_index: str
-    tensor: DumpTensor | None
+    slot: TensorSlot | None
     golden: GoldenTensor | None
     origin_format: str = ""
     reason: str = ""
-    extra_reasons: tuple[str, ...] = field(default=())
 
 
 def plan_jobs(
@@ -91,7 +115,7 @@ def plan_jobs(
                         npu_name=npu_name,
                         ground_truth=_truth_column(truth, ref) if found is not None else NO_GOLDEN,
                         tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
-                        tensor=tensor,
+                        slot=TensorSlot.of(entry.path, tensor),
                         golden=found,
                         origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
                         reason=reason,
@@ -141,48 +165,59 @@ def _locate(golden: GoldenSource, ref: GoldenRef | NoGolden) -> tuple[GoldenTens
 
 def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
     """Read both sides of one job and compute its row; any failure becomes the row's reason."""
-    tensor = job.tensor
-    if tensor is None or job.golden is None:
-        shape = (tensor.original_shape or tensor.shape) if tensor is not None else None
+    slot = job.slot
+    if slot is None or job.golden is None:
         unavailable = MetricValues.unavailable(job.reason or "no golden tensor")
-        return _row(job, options, golden_dtype="NaN", shape=shape, metrics=unavailable)
+        return _row(
+            job, None, options, golden_dtype="NaN", shape=slot.shape if slot else None, metrics=unavailable
+        )
+    tensor = None
     try:
+        tensor = slot.load()
         x = tensor.logical(options.custom)
         y = job.golden.load()
         x = _slice_to(_to_origin_format(x, job.origin_format, y.shape, options.custom), y.shape)
-        return _row(
-            job, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=compare_arrays(x, y)
-        )
+        metrics = compare_arrays(x, y)
+        return _row(job, tensor, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except DumpcmpError as exc:
         unreadable = MetricValues.unavailable(str(exc))
-        return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable)
+        return _row(job, tensor, options, golden_dtype="NaN", shape=slot.shape, metrics=unreadable)
 
 
 def _row(
     job: TensorJob,
+    tensor: DumpTensor | None,
     options: CompareOptions,
     *,
     golden_dtype: str,
     shape: tuple[int, ...] | None,
     metrics: MetricValues,
 ) -> ResultRow:
-    tensor = job.tensor
-    checked = options.overflow_detection and tensor is not None
+    slot = job.slot
     return ResultRow(
         index=job.index,
         op_sequence=job.op_sequence,
         op_type=job.op_type,
         npu_name=job.npu_name,
-        npu_dtype=tensor.dtype_name if tensor is not None else "NaN",
-        npu_address=tensor.address if tensor is not None else None,
+        npu_dtype=slot.dtype_name if slot is not None else "NaN",
+        npu_address=slot.address if slot is not None else None,
         ground_truth=job.ground_truth,
         golden_dtype=golden_dtype,
         golden_address=None,
         tensor_index=job.tensor_index,
         shape=tuple(shape) if shape is not None else None,
-        overflow=_fp16_overflow(tensor) if checked and tensor is not None else None,
+        overflow=_overflow(tensor, slot, options),
         metrics=metrics,
     )
+
+
+def _overflow(tensor: DumpTensor | None, slot: TensorSlot | None, options: CompareOptions) -> bool | None:
+    if not options.overflow_detection or slot is None:
+        return None
+    try:
+        return _fp16_overflow(tensor if tensor is not None else slot.load())
+    except DumpcmpError:
+        return None
 
 
 def _to_origin_format(
