@@ -1,13 +1,10 @@
 """``dumpcmp config``: write an acl.json dump configuration, or check one (formats.md §3)."""
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.acl_config import (
@@ -19,32 +16,12 @@ from dumpcmp.acl_config import (
     load,
     validate,
 )
-from dumpcmp.errors import DumpcmpError
+from dumpcmp.commands._output import console, fail, user_errors
 
 app = typer.Typer(
     help="Write and check acl.json, the AscendCL dump configuration.",
     no_args_is_help=True,
 )
-
-
-def _out() -> Console:
-    # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps JSON paths on one line.
-    return Console(soft_wrap=True, highlight=False)
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    """A DumpcmpError is the user's to fix: print it without a traceback and exit 1."""
-    try:
-        yield
-    except DumpcmpError as exc:
-        # A ConfigError's message already holds one line per issue, JSON path and rule included.
-        _fail(str(exc))
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True, soft_wrap=True, highlight=False).print(f"[red]Error[/red]: {escape(message)}")
-    raise typer.Exit(1) from None
 
 
 def _absolute_local(dump_path: str | None) -> str | None:
@@ -123,11 +100,11 @@ def acl_command(
     )
     issues = validate(raw)
     if issues:
-        _fail(format_issues(f"not writing {output}", issues))
-    with _user_errors():
+        fail(format_issues(f"not writing {output}", issues))
+    with user_errors():
         config = AclConfig.from_json(raw)
         written = config.write(output)
-    _out().print(f"Wrote {escape(str(written))}: {escape(describe(config))}")
+    console().print(f"Wrote {escape(str(written))}: {escape(describe(config))}")
 
 
 @app.command("check")
@@ -135,11 +112,11 @@ def check_command(
     path: Annotated[Path, typer.Argument(help="The acl.json (or aclInit config) to check.")],
 ) -> None:
     """Check an acl.json against every CANN rule and say what it will dump."""
-    with _user_errors():
+    with user_errors():
         config = load(path)
-    _out().print(f"OK: {escape(describe(config))}")
+    console().print(f"OK: {escape(describe(config))}")
     unknown = sorted(config.dump.extra) if config.dump is not None else []
     if unknown:
         # CANN ignores keys it does not know, so a misspelt option silently does nothing.
         names = ", ".join(unknown)
-        _out().print(f'[yellow]Note[/yellow]: unknown key(s) in "dump", ignored by CANN: {escape(names)}')
+        console().print(f'[yellow]Note[/yellow]: unknown key(s) in "dump", ignored by CANN: {escape(names)}')

@@ -12,9 +12,9 @@ from typing import Annotated
 
 import numpy as np
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from dumpcmp.commands._output import console, fail
 from dumpcmp.errors import DumpcmpError
 
 __all__ = ["app", "golden_command", "register"]
@@ -54,14 +54,11 @@ def golden_command(
     try:
         written, arrays, names = _golden(model, out, inputs or [], input_shape or [], input_dtype or [], seed)
     except DumpcmpError as exc:
-        Console(stderr=True, soft_wrap=True, highlight=False).print(
-            f"[red]{type(exc).__name__}[/red]: {escape(str(exc))}"
-        )
-        raise typer.Exit(1) from None
-    console = Console(soft_wrap=True, highlight=False)
+        fail(str(exc))
+    printer = console()
     for name, array in zip(names, arrays, strict=True):
-        console.print(f"input {escape(name)}: {array.dtype} {list(array.shape)}")
-    console.print(f"wrote {len(written)} golden files to {escape(str(out))}")
+        printer.print(f"input {escape(name)}: {array.dtype} {list(array.shape)}")
+    printer.print(f"wrote {len(written)} golden files to {escape(str(out))}")
 
 
 def _golden(

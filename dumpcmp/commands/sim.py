@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from dumpcmp.commands._output import console, fail
 from dumpcmp.errors import DumpcmpError
 
 __all__ = ["app"]
@@ -78,24 +78,21 @@ def run_command(
             atomic=atomic,
         )
     except DumpcmpError as exc:
-        Console(stderr=True, soft_wrap=True, highlight=False).print(
-            f"[red]{type(exc).__name__}[/red]: {escape(str(exc))}"
-        )
-        raise typer.Exit(1) from None
-    console = Console(soft_wrap=True, highlight=False)
+        fail(str(exc))
+    printer = console()
     tasks = len(result.compiled.tasks)
-    console.print(
+    printer.print(
         f"model      {escape(result.model_name)} ({escape(str(result.model_path))}): {tasks} NPU ops, "
         f"fusion {'off' if no_fusion else 'on'}, {result.steps} step(s)"
     )
     where = escape(str(result.run_dir)) if result.run_dir else "nothing dumped (see the acl.json dump_list)"
-    console.print(f"npu dump   {len(result.dump_files)} files in {where}")
-    console.print(f"golden     {len(result.golden_files)} files in {escape(str(result.golden_dir))}")
-    console.print(f"rules      {escape(str(result.fusion_rule))}")
+    printer.print(f"npu dump   {len(result.dump_files)} files in {where}")
+    printer.print(f"golden     {len(result.golden_files)} files in {escape(str(result.golden_dir))}")
+    printer.print(f"rules      {escape(str(result.fusion_rule))}")
     if result.quant_rule is not None:
-        console.print(f"quant rule {escape(str(result.quant_rule))}")
-    console.print(f"acl.json   {escape(str(result.acl_config))}")
+        printer.print(f"quant rule {escape(str(result.quant_rule))}")
+    printer.print(f"acl.json   {escape(str(result.acl_config))}")
     for fault in result.faults:
-        console.print(
+        printer.print(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
         )

@@ -88,9 +88,9 @@ def test_random_inputs_with_a_shape_for_symbolic_dims(tmp_path: Path, model_path
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--input", "nope.npy"], "ModelError: the model has 2 input(s)"),
-        (["--input-shape", "zz:1"], "ConfigError: --input-shape for 'zz'"),
-        (["--input-shape", "a:x"], "ConfigError: input shape 'a:x'"),
+        (["--input", "nope.npy"], "Error: the model has 2 input(s)"),
+        (["--input-shape", "zz:1"], "Error: --input-shape for 'zz'"),
+        (["--input-shape", "a:x"], "Error: input shape 'a:x'"),
     ],
 )
 def test_user_errors(tmp_path: Path, model_path: Path, extra: list[str], message: str) -> None:

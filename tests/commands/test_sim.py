@@ -65,10 +65,10 @@ def test_inputs_and_acl_config(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["zoo:nope"], "ModelError: no zoo model 'nope'"),
-        (["zoo:small_cnn", "--inject", "x=bias"], "ModelError: cannot inject a fault at 'x'"),
-        (["zoo:small_cnn", "--inject", "x"], "ConfigError: fault 'x'"),
-        (["missing.onnx"], "ModelError: missing.onnx: no such model file"),
+        (["zoo:nope"], "Error: no zoo model 'nope'"),
+        (["zoo:small_cnn", "--inject", "x=bias"], "Error: cannot inject a fault at 'x'"),
+        (["zoo:small_cnn", "--inject", "x"], "Error: fault 'x'"),
+        (["missing.onnx"], "Error: missing.onnx: no such model file"),
     ],
 )
 def test_user_errors_are_one_red_line(tmp_path: Path, args: list[str], message: str) -> None:
