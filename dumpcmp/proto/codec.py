@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -263,14 +263,8 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
     if consumed != header_len:
         raise DumpFormatError(path, 8, "header protobuf does not fill its declared length")
     offset = 8 + header_len
-    groups: list[tuple[TensorKind, Sequence[object]]] = [
-        (TensorKind.INPUT, message.input),
-        (TensorKind.OUTPUT, message.output),
-        (TensorKind.BUFFER, message.buffer),
-        (TensorKind.SPACE, message.space),
-    ]
     parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
-    for kind, items in groups:
+    for kind, items in _segments(message):
         tensors = []
         for index, item in enumerate(items):
             declared = int(item.size)  # type: ignore[attr-defined]
@@ -289,9 +283,25 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
         raise DumpFormatError(
             path, offset, f"{size - offset} trailing bytes after the last payload the header declares"
         )
+    return _dump_file(path, Layout.V2, message, parsed)
+
+
+def _segments(message: Any) -> list[tuple[TensorKind, Sequence[Any]]]:
+    """The header's tensor lists in payload order: inputs, outputs, buffers, workspaces."""
+    return [
+        (TensorKind.INPUT, message.input),
+        (TensorKind.OUTPUT, message.output),
+        (TensorKind.BUFFER, message.buffer),
+        (TensorKind.SPACE, message.space),
+    ]
+
+
+def _dump_file(
+    path: str, layout: Layout, message: Any, parsed: dict[TensorKind, tuple[DumpTensor, ...]]
+) -> DumpFile:
     return DumpFile(
         path=path,
-        layout=Layout.V2,
+        layout=layout,
         version=message.version,
         dump_time=int(message.dump_time),
         op_name=message.op_name,
@@ -316,31 +326,14 @@ def _try_legacy(path: str, data: np.ndarray) -> DumpFile | None:
         return None
     if not (message.input or message.output or message.op_name):
         return None
-    groups: list[tuple[TensorKind, Sequence[object]]] = [
-        (TensorKind.INPUT, message.input),
-        (TensorKind.OUTPUT, message.output),
-        (TensorKind.BUFFER, message.buffer),
-        (TensorKind.SPACE, message.space),
-    ]
     parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
-    for kind, items in groups:
+    for kind, items in _segments(message):
         tensors = []
         for index, item in enumerate(items):
             payload = np.frombuffer(item.data, dtype=np.uint8)  # type: ignore[attr-defined]
             tensors.append(_tensor_from_message(path, 0, kind, index, item, payload))
         parsed[kind] = tuple(tensors)
-    return DumpFile(
-        path=path,
-        layout=Layout.LEGACY,
-        version=message.version,
-        dump_time=int(message.dump_time),
-        op_name=message.op_name,
-        inputs=parsed[TensorKind.INPUT],
-        outputs=parsed[TensorKind.OUTPUT],
-        buffers=parsed[TensorKind.BUFFER],
-        workspaces=parsed[TensorKind.SPACE],
-        attrs=tuple((a.name, a.value) for a in message.attr),
-    )
+    return _dump_file(path, Layout.LEGACY, message, parsed)
 
 
 def _tensor_from_message(

@@ -6,20 +6,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dumpcmp.host.metrics.offline_data import OFFLINE_DATA_COLUMNS as METRIC_COLUMNS
 from dumpcmp.host.rows import ResultRow
 
-METRIC_COLUMNS = (
-    "CosineSimilarity",
-    "MaxAbsoluteError",
-    "AccumulatedRelativeError",
-    "RelativeEuclideanDistance",
-    "KullbackLeiblerDivergence",
-    "StandardDeviation",
-    "MeanAbsoluteError",
-    "RootMeanSquareError",
-    "MaxRelativeError",
-    "MeanRelativeError",
-)
 
 
 @dataclass(frozen=True, slots=True)
