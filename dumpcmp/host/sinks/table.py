@@ -10,7 +10,6 @@ from dumpcmp.host.metrics.offline_data import OFFLINE_DATA_COLUMNS as METRIC_COL
 from dumpcmp.host.rows import ResultRow
 
 
-
 @dataclass(frozen=True, slots=True)
 class TableShape:
     """Which optional columns a result table carries."""
