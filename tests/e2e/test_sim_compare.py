@@ -1,0 +1,184 @@
+"""The product end to end: simulated NPU dumps compared with golden runs through ``dumpcmp compare``."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+from dumpcmp.fakes.simulate import simulate
+
+runner = CliRunner()
+
+
+def compare(*args: str | Path) -> list[dict[str, str]]:
+    out = Path(str(args[args.index("-o") + 1]))
+    result = runner.invoke(app, ["compare", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    (path,) = out.glob("result_*.csv")
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    header = rows[0]
+    return [dict(zip(header, row, strict=True)) for row in rows[1:]]
+
+
+def first_bad_output(rows: list[dict[str, str]], threshold: float = 0.99) -> dict[str, str] | None:
+    for row in rows:
+        cos = row["CosineSimilarity"]
+        if row["Index"] and ":output:" in row["TensorIndex"] and cos != "NaN" and float(cos) < threshold:
+            return row
+    return None
+
+
+@pytest.mark.parametrize(
+    ("model", "fault_op"),
+    [("zoo:small_cnn", "/block1.pw/conv/Conv"), ("zoo:transformer_block", "/mlp.fc1/MatMul")],
+)
+def test_first_bad_op_is_the_faulty_one(tmp_path: Path, model: str, fault_op: str) -> None:
+    sim = simulate(model, tmp_path / "sim", faults=(f"{fault_op}=noise:0.5",), seed=3)
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "out"
+    )
+    bad = first_bad_output(rows)
+    assert bad is not None
+    assert bad["NPUDump"] == sim.fault_npu_ops[fault_op]
+    assert fault_op in bad["GroundTruth"].split(",")
+
+
+@pytest.mark.parametrize("model", ["zoo:small_cnn", "zoo:transformer_block"])
+def test_clean_run_agrees_everywhere(tmp_path: Path, model: str) -> None:
+    sim = simulate(model, tmp_path / "sim")
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "out"
+    )
+    outputs = [
+        r for r in rows if r["Index"] and ":output:" in r["TensorIndex"] and r["CosineSimilarity"] != "NaN"
+    ]
+    assert outputs
+    assert all(float(r["CosineSimilarity"]) >= 0.999 for r in outputs), [
+        (r["TensorIndex"], r["CosineSimilarity"]) for r in outputs if float(r["CosineSimilarity"]) < 0.999
+    ]
+
+
+def test_fusion_on_against_fusion_off_with_close_fusion_rule(tmp_path: Path) -> None:
+    fused = simulate("zoo:small_cnn", tmp_path / "on", seed=1)
+    unfused = simulate("zoo:small_cnn", tmp_path / "off", seed=1, no_fusion=True)
+    rows = compare(
+        "-tp", fused.npu_dump_dir, "-gp", unfused.npu_dump_dir,
+        "-fr", fused.fusion_rule, "-cfr", unfused.fusion_rule, "-o", tmp_path / "out",
+    )  # fmt: skip
+    compared = [r for r in rows if r["Index"] and r["CosineSimilarity"] != "NaN"]
+    assert len(compared) >= 10
+    assert all(float(r["CosineSimilarity"]) > 0.999 for r in compared)
+
+
+def test_npu_against_npu_with_only_a_fusion_rule_is_refused(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim")
+    result = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.npu_dump_dir), "-fr", str(sim.fusion_rule)],
+    )
+    assert result.exit_code == 1
+    assert "-cfr" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_quantised_model_against_float_golden_with_quant_rule(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", quantize=("/block1.pw/conv/Conv",))
+    assert sim.quant_rule is not None
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-qfr", sim.quant_rule,
+        "-o", tmp_path / "out",
+    )  # fmt: skip
+    targets = [r for r in rows if r["Index"]]
+    quant_rows = [r for r in targets if "Quant" in r["OpType"]]
+    assert quant_rows, "the quantised layer shows up as AscendQuant/AscendDequant ops"
+    compared = [r for r in targets if r["CosineSimilarity"] != "NaN" and ":output:" in r["TensorIndex"]]
+    assert compared
+    # int8 layers cost precision but stay recognisably the same network.
+    assert all(float(r["CosineSimilarity"]) > 0.9 for r in compared)
+    assert all(r["CompareFailReason"] for r in targets if r["CosineSimilarity"] == "NaN")
+
+
+def test_quant_rule_is_refused_for_npu_vs_npu(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", quantize=("/block1.pw/conv/Conv",))
+    assert sim.quant_rule is not None
+    result = runner.invoke(app, ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.npu_dump_dir),
+                                 "-qfr", str(sim.quant_rule)])  # fmt: skip
+    assert result.exit_code == 1
+    assert "-qfr" in result.output
+
+
+def test_overflow_column_flags_the_overflowing_op(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=("/block2/Add=overflow",))
+    rows = compare("-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule,
+                   "--overflow-detection", "-o", tmp_path / "out")  # fmt: skip
+    flagged = [r for r in rows if r.get("OverFlow") == "YES"]
+    assert flagged
+    assert flagged[0]["NPUDump"] == sim.fault_npu_ops["/block2/Add"]
+    first_row = rows[0]
+    assert first_row["OverFlow"] == "NO"
+
+
+def test_xlsx_holds_the_same_table(tmp_path: Path) -> None:
+    import openpyxl
+
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=("/block2/Add=bias:1",))
+    out = tmp_path / "out"
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "--xlsx", "-o", out
+    )
+    (book_path,) = out.glob("result_*.xlsx")
+    sheet = openpyxl.load_workbook(book_path).active
+    assert sheet is not None
+    values = [[("" if c is None else str(c)) for c in row] for row in sheet.iter_rows(values_only=True)]
+    (csv_path,) = out.glob("result_*.csv")
+    with csv_path.open(newline="") as handle:
+        table = list(csv.reader(handle))
+    assert len(table) == len(rows) + 1
+    assert values == table
+
+
+def test_rule_directory_picks_each_models_rule_file(tmp_path: Path) -> None:
+    cnn = simulate("zoo:small_cnn", tmp_path / "cnn")
+    tfm = simulate("zoo:transformer_block", tmp_path / "tfm")
+    tree = tmp_path / "both"
+    rules = tmp_path / "rules"
+    golden = tmp_path / "golden"
+    for sim in (cnn, tfm):
+        assert sim.run_dir is not None
+        _copy_tree(sim.npu_dump_dir, tree)
+        _copy_tree(sim.golden_dir, golden)
+        rules.mkdir(exist_ok=True)
+        (rules / f"{sim.model_name}.json").write_bytes(sim.fusion_rule.read_bytes())
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["compare", "-tp", str(tree), "-gp", str(golden), "-fr", str(rules), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    files = sorted(p.name for p in out.glob("*_result_*.csv"))
+    assert len(files) == 2  # one per (device, model, step)
+    assert any("small_cnn" in f for f in files) and any("transformer_block" in f for f in files)
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    for path in src.rglob("*"):
+        if path.is_file():
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+
+
+def test_nan_fault_is_reported_with_counts(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=("/block3/conv/Conv=nan",))
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "out"
+    )
+    npu_op = sim.fault_npu_ops["/block3/conv/Conv"]
+    row = next(r for r in rows if r["NPUDump"] == npu_op and ":output:" in r["TensorIndex"])
+    assert "NaN" in row["CompareFailReason"] or "nan" in row["CompareFailReason"].lower()
+    assert row["CosineSimilarity"] == "NaN" or math.isnan(float(row["CosineSimilarity"]))
