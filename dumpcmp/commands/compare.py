@@ -11,6 +11,8 @@ import typer
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands.progress import tracked
 
+MAX_SKIPPED_SHOWN = 10
+
 
 class Mode(str, Enum):
     offline_data = "offline_data"
@@ -114,8 +116,10 @@ def compare(
     with user_errors(), tracked("comparing tensors") as tracker:
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
     out = console()
-    for path, reason in outcome.skipped:
+    for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
         out.print(f"skipped {path}: {reason}", markup=False)
+    if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
+        out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
     for line in summarize(outcome, request.cosine_threshold):
         out.print(line, markup=False)
 
