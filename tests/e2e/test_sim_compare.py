@@ -182,3 +182,22 @@ def test_nan_fault_is_reported_with_counts(tmp_path: Path) -> None:
     row = next(r for r in rows if r["NPUDump"] == npu_op and ":output:" in r["TensorIndex"])
     assert "NaN" in row["CompareFailReason"] or "nan" in row["CompareFailReason"].lower()
     assert row["CosineSimilarity"] == "NaN" or math.isnan(float(row["CosineSimilarity"]))
+
+
+def test_bad_golden_files_give_reason_rows(tmp_path: Path) -> None:
+    import numpy as np
+
+    sim = simulate("zoo:small_cnn", tmp_path / "sim")
+    # Outputs of the fused conv-bn-relu ops, which the NPU side is compared with.
+    (garbage,) = sim.golden_dir.glob("_block1_dw_act_Relu.0.*.npy")
+    (reshaped,) = sim.golden_dir.glob("_block1_pw_act_Relu.0.*.npy")
+    garbage.write_bytes(b"\x93NUMPY not really")
+    np.save(reshaped, np.zeros(7, dtype=np.float32))
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "out"
+    )
+    reasons = [r["CompareFailReason"] for r in rows if r["Index"]]
+    assert any("cannot read golden npy file" in r and garbage.name in r for r in reasons)
+    assert any(r.startswith("shape mismatch") and "[7]" in r for r in reasons)
+    good = [r for r in rows if r["Index"] and r["CosineSimilarity"] not in ("NaN",)]
+    assert len(good) > 10  # every other tensor is still compared
