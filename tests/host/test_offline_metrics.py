@@ -199,6 +199,45 @@ def test_float64_is_rounded_to_float32_first() -> None:
     assert compare_arrays(x, y).max_absolute_error == 0.0
 
 
+def test_float64_beyond_float32_range_becomes_inf() -> None:
+    # Cast to float32 first (spec §1): 1e39 is +inf there, counted as such, and silently (no
+    # RuntimeWarning, which pytest's filterwarnings = error would turn into a failure).
+    x = readonly(np.array([1e39, 2.0, -1e300], dtype=np.float64))
+    y = readonly(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    v = compare_arrays(x, y, chunk_elems=2)
+    assert v.max_absolute_error == v.mean_absolute_error == math.inf
+    assert math.isnan(v.cosine_similarity) and math.isnan(v.kullback_leibler_divergence)
+    assert v.reasons == (
+        "target has 0 NaN and 2 inf, golden has 0 NaN and 0 inf; NaN/inf positions differ at 2 elements",
+    )
+
+
+@pytest.mark.parametrize("dtype", [">f2", ">f4", ">f8", ">i4"])
+def test_non_native_byte_order(dtype: str) -> None:
+    # npy files written on a big-endian machine load with their byte order kept.
+    x, y = pair(1000, seed=3)
+    native = compare_arrays(x.astype(dtype[1:]), y, chunk_elems=300)
+    swapped = compare_arrays(readonly(x.astype(dtype)), readonly(y.astype(">f4")), chunk_elems=300)
+    assert swapped == native
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_strided_one_dimensional_views(dtype: npt.DTypeLike) -> None:
+    x, y = pair(2000, seed=4, dtype=dtype)
+    got = compare_arrays(x[::2], y[1::2], chunk_elems=333)
+    assert got == compare_arrays(x[::2].copy(), y[1::2].copy(), chunk_elems=333)
+    assert_matches(x[::2], y[1::2], chunk_elems=333)
+
+
+def test_float16_extremes_are_read_exactly() -> None:
+    # Subnormals, the largest finite value, signed zeros and infinities of float16.
+    specials = [6e-8, -6e-8, 1e-5, 65504.0, -65504.0, 0.0, -0.0, 1.0, np.inf, -np.inf]
+    x = readonly(np.array(specials * 3, dtype=np.float16))
+    y = readonly(np.array(specials * 3, dtype=np.float32)[::-1].copy())
+    v = assert_matches(x, y, chunk_elems=7)
+    assert v.reasons[-1].startswith("target has 0 NaN and 6 inf, golden has 0 NaN and 6 inf")
+
+
 def test_one_bool_side_is_compared_as_numbers() -> None:
     x = readonly(np.array([True, False, True, True]))
     y = readonly(np.array([0.9, 0.1, 1.0, 0.0], dtype=np.float32))
