@@ -10,7 +10,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
-from dumpcmp.host.pipeline import CompareOptions, TensorJob, plan_jobs
+from dumpcmp.host.pipeline import CompareOptions, TensorJob, iter_jobs
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpTree, GroupKey
 
@@ -33,7 +33,7 @@ def write_op_detail(
         if not chosen:
             continue
         suffix = f":{detail.io}:{detail.index}"
-        for job in plan_jobs(chosen[-1:], golden, matcher_for(key), options):
+        for job in iter_jobs(chosen[-1:], golden, matcher_for(key), options):
             if job.tensor_index.endswith(suffix):
                 return _write(job, request.out_dir, detail.io, detail.index)
         raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")
@@ -41,11 +41,11 @@ def write_op_detail(
 
 
 def _write(job: TensorJob, out_dir: Path, io: TensorIO, index: int) -> tuple[Path, ...]:
-    if job.slot is None or job.golden is None:
+    if job.tensor is None or job.golden is None:
         raise MatchError(
             f"{job.tensor_index} cannot be compared in detail: {job.reason or 'no golden tensor'}"
         )
-    tensor = job.slot.load()
+    tensor = job.tensor
     x = tensor.logical()
     y = job.golden.load()
     if x.size != y.size:

@@ -12,7 +12,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, plan_jobs, run_jobs
+from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, run_jobs
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import write_csv
 from dumpcmp.host.sinks.table import TableShape
@@ -119,18 +119,16 @@ def run_compare(
     )
     rules = _RuleSet.load(request)
     stamp = time.strftime("%Y%m%d%H%M%S")
-    plans = [
-        (key, plan_jobs(entries, golden, rules.matcher_for(key), options))
-        for key, entries in sorted(tree.groups.items())
-    ]
+    shards_in = sorted(tree.groups.items())
+    matchers = [rules.matcher_for(key) for key, _ in shards_in]  # a missing rule file fails up front
     if on_plan:
-        on_plan(sum(len(jobs) for _, jobs in plans))
+        on_plan(sum(1 for _, entries in shards_in for e in entries if not e.is_stats))
     shards = []
-    for position, (key, jobs) in enumerate(plans):
-        rows = list(run_jobs(jobs, options, on_progress))
-        if position == len(plans) - 1:
+    for position, ((key, entries), matcher) in enumerate(zip(shards_in, matchers, strict=True)):
+        rows = list(run_jobs(iter_jobs(entries, golden, matcher, options), options, on_progress))
+        if position == len(shards_in) - 1:
             rows += golden_only_rows(golden)
-        name = f"result_{stamp}.csv" if len(plans) == 1 else f"{key.label}_result_{stamp}.csv"
+        name = f"result_{stamp}.csv" if len(shards_in) == 1 else f"{key.label}_result_{stamp}.csv"
         shards.append(_write_shard(request, key, rows, name, rules.present))
     detail_files: tuple[Path, ...] = ()
     if request.detail is not None:

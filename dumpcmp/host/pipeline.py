@@ -9,10 +9,10 @@ tensor pairs run in parallel while rows come back in execution order.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from dumpcmp.proto.walker import DumpEntry
 
 FP16_MAX = 65504.0
 _OVERFLOW_CHUNK = 1 << 20
+_JOBS_PER_WORKER = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,32 +41,12 @@ class CompareOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class TensorSlot:
-    """Where a target tensor lives and what its header says, without holding its payload.
-
-    Jobs for a whole tree are planned up front; holding memory maps there would keep every
-    file's touched pages resident until the end, so evaluation opens the file again.
-    """
-
-    path: Path
-    kind: TensorKind
-    index: int
-    dtype_name: str
-    address: int
-    shape: tuple[int, ...]
-
-    @classmethod
-    def of(cls, path: Path, tensor: DumpTensor) -> TensorSlot:
-        return cls(path, tensor.kind, tensor.index, tensor.dtype_name, tensor.address,
-                   tensor.original_shape or tensor.shape)  # fmt: skip
-
-    def load(self) -> DumpTensor:
-        return read_dump(self.path).tensors(self.kind)[self.index]
-
-
-@dataclass(frozen=True, slots=True)
 class TensorJob:
-    """Everything needed to produce one row, decided before any payload byte is read."""
+    """Everything needed to produce one row; ``tensor`` views its dump file's memory map.
+
+    Jobs are made lazily and evaluated through a bounded window, so only a few files are mapped
+    at any time however large the tree is.
+    """
 
     index: int
     op_sequence: int | None
@@ -73,17 +54,16 @@ class TensorJob:
     npu_name: str
     ground_truth: str
     tensor_index: str
-    slot: TensorSlot | None
+    tensor: DumpTensor | None
     golden: GoldenTensor | None
     origin_format: str = ""
     reason: str = ""
 
 
-def plan_jobs(
+def iter_jobs(
     entries: Sequence[DumpEntry], golden: GoldenSource, matcher: Matcher | None, options: CompareOptions
-) -> list[TensorJob]:
+) -> Iterator[TensorJob]:
     """One job per target tensor, in execution order; unreadable files still get a row."""
-    jobs: list[TensorJob] = []
     for index, entry in enumerate(e for e in entries if not e.is_stats):
         op_name = entry.name.op_name
         op_type = entry.name.op_type
@@ -93,10 +73,8 @@ def plan_jobs(
         try:
             dump = read_dump(entry.path)
         except DumpFormatError as exc:
-            jobs.append(
-                TensorJob(index, sequence, op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
-                          reason=f"corrupt dump file: {exc}")
-            )  # fmt: skip
+            yield TensorJob(index, sequence, op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
+                            reason=f"corrupt dump file: {exc}")  # fmt: skip
             continue
         npu_name = dump.op_name or op_name
         if matcher is None:
@@ -107,21 +85,18 @@ def plan_jobs(
             for tensor in tensors:
                 ref = _reference(matcher, op_name, kind, tensor.index)
                 found, reason = _locate(golden, ref)
-                jobs.append(
-                    TensorJob(
-                        index=index,
-                        op_sequence=sequence,
-                        op_type=op_type,
-                        npu_name=npu_name,
-                        ground_truth=_truth_column(truth, ref) if found is not None else NO_GOLDEN,
-                        tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
-                        slot=TensorSlot.of(entry.path, tensor),
-                        golden=found,
-                        origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
-                        reason=reason,
-                    )
+                yield TensorJob(
+                    index=index,
+                    op_sequence=sequence,
+                    op_type=op_type,
+                    npu_name=npu_name,
+                    ground_truth=_truth_column(truth, ref) if found is not None else NO_GOLDEN,
+                    tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
+                    tensor=tensor,
+                    golden=found,
+                    origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
+                    reason=reason,
                 )
-    return jobs
 
 
 def _ground_truth(matcher: Matcher | None, op_name: str) -> str:
@@ -165,59 +140,46 @@ def _locate(golden: GoldenSource, ref: GoldenRef | NoGolden) -> tuple[GoldenTens
 
 def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
     """Read both sides of one job and compute its row; any failure becomes the row's reason."""
-    slot = job.slot
-    if slot is None or job.golden is None:
+    tensor = job.tensor
+    if tensor is None or job.golden is None:
+        shape = (tensor.original_shape or tensor.shape) if tensor is not None else None
         unavailable = MetricValues.unavailable(job.reason or "no golden tensor")
-        return _row(
-            job, None, options, golden_dtype="NaN", shape=slot.shape if slot else None, metrics=unavailable
-        )
-    tensor = None
+        return _row(job, options, golden_dtype="NaN", shape=shape, metrics=unavailable)
     try:
-        tensor = slot.load()
         x = tensor.logical(options.custom)
         y = job.golden.load()
         x = _slice_to(_to_origin_format(x, job.origin_format, y.shape, options.custom), y.shape)
         metrics = compare_arrays(x, y)
-        return _row(job, tensor, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=metrics)
+        return _row(job, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except DumpcmpError as exc:
         unreadable = MetricValues.unavailable(str(exc))
-        return _row(job, tensor, options, golden_dtype="NaN", shape=slot.shape, metrics=unreadable)
+        return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable)
 
 
 def _row(
     job: TensorJob,
-    tensor: DumpTensor | None,
     options: CompareOptions,
     *,
     golden_dtype: str,
     shape: tuple[int, ...] | None,
     metrics: MetricValues,
 ) -> ResultRow:
-    slot = job.slot
+    tensor = job.tensor
     return ResultRow(
         index=job.index,
         op_sequence=job.op_sequence,
         op_type=job.op_type,
         npu_name=job.npu_name,
-        npu_dtype=slot.dtype_name if slot is not None else "NaN",
-        npu_address=slot.address if slot is not None else None,
+        npu_dtype=tensor.dtype_name if tensor is not None else "NaN",
+        npu_address=tensor.address if tensor is not None else None,
         ground_truth=job.ground_truth,
         golden_dtype=golden_dtype,
         golden_address=None,
         tensor_index=job.tensor_index,
         shape=tuple(shape) if shape is not None else None,
-        overflow=_overflow(tensor, slot, options),
+        overflow=_fp16_overflow(tensor) if options.overflow_detection and tensor is not None else None,
         metrics=metrics,
     )
-
-
-def _overflow(tensor: DumpTensor | None, slot: TensorSlot | None, options: CompareOptions) -> bool | None:
-    if not options.overflow_detection or slot is None:
-        return None
-    try:
-        return _fp16_overflow(tensor if tensor is not None else slot.load())
-    except DumpcmpError:
-        return None
 
 
 def _to_origin_format(
@@ -266,21 +228,35 @@ def _fp16_overflow(tensor: DumpTensor) -> bool | None:
 
 
 def run_jobs(
-    jobs: Sequence[TensorJob], options: CompareOptions, progress: Callable[[int], None] | None = None
+    jobs: Iterable[TensorJob], options: CompareOptions, on_file: Callable[[int], None] | None = None
 ) -> Iterator[ResultRow]:
-    """Evaluate jobs in parallel; rows come back in job order."""
+    """Evaluate jobs in parallel; rows come back in job order.
+
+    At most a few jobs per worker are in flight, so memory stays bounded by the window, not the
+    tree. ``on_file(1)`` is called as each dump file's rows are complete.
+    """
     workers = options.jobs or os.cpu_count() or 1
-    if workers == 1 or len(jobs) <= 1:
-        for job in jobs:
-            yield evaluate(job, options)
-            if progress:
-                progress(1)
-        return
+    window: deque[Future[ResultRow]] = deque()
+    last_index: int | None = None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dumpcmp-compare") as pool:
-        for row in pool.map(lambda j: evaluate(j, options), jobs):
+        for job in jobs:
+            window.append(pool.submit(evaluate, job, options))
+            if len(window) >= workers * _JOBS_PER_WORKER:
+                row = window.popleft().result()
+                last_index = _advance(row, last_index, on_file)
+                yield row
+        while window:
+            row = window.popleft().result()
+            last_index = _advance(row, last_index, on_file)
             yield row
-            if progress:
-                progress(1)
+    if on_file and last_index is not None:
+        on_file(1)
+
+
+def _advance(row: ResultRow, last_index: int | None, on_file: Callable[[int], None] | None) -> int | None:
+    if on_file and last_index is not None and row.index != last_index:
+        on_file(1)
+    return row.index
 
 
 def golden_only_rows(golden: GoldenSource) -> list[ResultRow]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -522,3 +525,40 @@ def test_metric_values_helpers() -> None:
 def test_chunk_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         compare_arrays(np.zeros(3), np.zeros(3), chunk_elems=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiled kernels
+
+
+_COMPILE_AND_COMPARE = """
+import warnings, sys
+warnings.simplefilter("error")
+if sys.argv[1] == "no-cache-dir":
+    import numba.core.caching as caching
+
+    def refuse(self):
+        raise OSError("read-only")
+
+    caching._CacheLocator.ensure_cache_path = refuse
+import numpy as np
+from dumpcmp.host.metrics import compare_arrays
+
+v = compare_arrays(np.arange(300, dtype=np.float16), np.arange(300, dtype=np.float32))
+assert v.max_absolute_error == 0.0 and v.cosine_similarity == 1.0, v
+"""
+
+
+@pytest.mark.parametrize("cache", ["fresh", "no-cache-dir"])
+def test_kernels_compile_and_cache_without_warnings(tmp_path: Path, cache: str) -> None:
+    # A fresh cache directory is filled and then read; with no writable directory anywhere the
+    # kernels compile in memory. Either way no warning (the run treats warnings as errors).
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = 2 if cache == "fresh" else 1
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-W", "error", "-c", _COMPILE_AND_COMPARE, cache],
+                              capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+    cached = list(tmp_path.rglob("*.nbi"))
+    assert bool(cached) == (cache == "fresh")

@@ -9,13 +9,12 @@ Inputs are converted as the spec says (float32, except when both sides are bool)
 element-wise operation and every sum runs in float64: a float64 holds any float32 exactly, and a
 float32 accumulator would make ``1 - cosine`` meaningless on large tensors.
 
-Speed: chunks sized for L2 (``DEFAULT_CHUNK``); per-thread scratch buffers written in place with
-``out=``; every intermediate computed once; and as few numpy calls as possible, because each call
-hands the GIL over twice and, with a thread pool across pairs, a call is also a wait for the GIL.
-That is why target and golden sit in the two rows of one buffer (one call serves both sides),
-why the dot products use ``einsum`` (it releases the GIL and stays single-threaded, where
-``np.vecdot`` keeps the GIL and ``np.dot`` starts OpenBLAS threads that fight the pool), and why
-Σx² and Σy² for the cosine come from pass 2's centred sums instead of dot products of their own:
+Speed: each pass is one compiled loop over the chunk (``_kernels``, numba, GIL released), reading
+float32, float64 and float16 chunks as they are and converting every other dtype to float32
+first; pass 2 adds one ``np.log`` of the chunk's p/q ratios and a short loop summing p·log(p/q).
+Chunks are sized for L2 (``DEFAULT_CHUNK``) and per-thread scratch buffers are reused, so a chunk
+allocates nothing of its size. Σx² and Σy² for the cosine come from pass 2's centred sums rather
+than sums of their own:
 
     Σx² = Σ(x − x̄)² + n·x̄²
 
@@ -28,6 +27,7 @@ import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 F64 = npt.NDArray[np.float64]
+_Chunk = npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16]
 
 EPS64 = float(np.finfo(np.float64).eps)  # 2.220446e-16, the spec's eps64
 EPS32 = float(np.finfo(np.float32).eps)  # 1.1920929e-07, the spec's eps32
@@ -65,10 +66,9 @@ OFFLINE_DATA_COLUMNS: tuple[str, ...] = (
     "MeanRelativeError",
 )
 
-# Elements per chunk, measured with bench/metrics.py's data on the 2-core target machine (fp32,
-# MB/s with 1 thread / 2 threads): 64K 725/932, 128K 705/1144, 256K 576/1090. Smaller chunks
-# make more numpy calls per byte, i.e. more GIL hand-overs between pool threads; larger ones
-# outgrow the 2 MB L2 (the kernel keeps two float64 rows of this length: 2 MB at 128K).
+# Elements per chunk. A chunk's scratch (float32 copies of both sides when they need converting,
+# the float64 ratios of pass 2) stays within the 2 MB L2 of the target machine at 128K; smaller
+# chunks cost more Python per byte.
 DEFAULT_CHUNK = 1 << 17
 
 
@@ -183,22 +183,17 @@ class MetricValues:
 
 
 # ---------------------------------------------------------------------------------------------
-# Scratch buffers
+# Scratch buffers and kernel inputs
 
 
 class _Scratch:
-    """Per-thread buffers reused across chunks and pairs, so a chunk allocates nothing.
-
-    ``xy`` holds the converted chunk, target in row 0 and golden in row 1; the kernels then work
-    in place on it (a numpy op writing over an operand measured ~2x faster than one writing a
-    third buffer).
-    """
+    """Per-thread buffers reused across chunks and pairs, so a chunk allocates nothing."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.xy = np.empty((2, capacity))
-        self.f32 = np.empty(capacity, dtype=np.float32)  # float32 rounding of wide dtypes
-        self.mask = np.empty(capacity, dtype=np.bool_)
+        self.x32 = np.empty(capacity, dtype=np.float32)  # sides the kernels cannot read as they are
+        self.y32 = np.empty(capacity, dtype=np.float32)
+        self.ratio = np.empty(capacity)  # pass 2: p/q, then log(p/q)
 
 
 _local = threading.local()
@@ -211,6 +206,31 @@ def _scratch(m: int) -> _Scratch:
     return s
 
 
+def _kernels() -> ModuleType:
+    """The compiled loops, imported on first use: numba takes ~0.2 s to import."""
+    from dumpcmp.host.metrics import _kernels
+
+    return _kernels
+
+
+def _kernel_input(src: npt.NDArray[np.generic], f32: npt.NDArray[np.float32], k: ModuleType) -> _Chunk:
+    """``src`` as the kernels read it: a read-only 1-D C-contiguous float32, float64 or
+    float16-as-uint16 array, converted to float32 in ``f32`` when it is none of those.
+
+    Read-only always, so that read-only and writable inputs share one compiled kernel.
+    """
+    dtype = src.dtype  # a non-native byte order compares unequal and is converted
+    if src.flags.c_contiguous and (dtype == np.float32 or dtype == np.float64):
+        view = src.view(type=np.ndarray)
+    elif src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
+        view = src.view(dtype=np.uint16, type=np.ndarray)
+    else:
+        np.copyto(f32, src, casting="unsafe")  # the spec's float32 values (bf16, ints, bool: exact)
+        view = f32[:]
+    view.flags.writeable = False
+    return view
+
+
 def _max(a: float, b: float) -> float:
     """max that propagates NaN, as numpy's does (Python's max depends on argument order)."""
     return a if (a >= b or a != a) else b
@@ -221,36 +241,29 @@ def _min(a: float, b: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Kernels: ``xy`` is a converted chunk (2, m) in the caller's scratch and is overwritten.
+# The two passes over one chunk
 
 
-def _first_pass(xy: F64, s: _Scratch) -> Partial:
-    m = xy.shape[1]
-    x, y = xy[0], xy[1]
-    sum_x, sum_y = np.add.reduce(xy, axis=1).tolist()
-    min_x, min_y = np.minimum.reduce(xy, axis=1).tolist()
-    max_x, max_y = np.maximum.reduce(xy, axis=1).tolist()
-    # A float32 value cannot overflow a float64 sum: finite sums mean no NaN/inf in the chunk.
-    special = None if math.isfinite(sum_x) and math.isfinite(sum_y) else _special_chunk(x, y)
-    sum_xy = float(np.einsum("i,i->", x, y))
-    d = np.subtract(x, y, out=x)
-    sum_sq_diff = float(np.einsum("i,i->", d, d))
-    np.absolute(xy, out=xy)  # rows: |x − y|, |y|
-    if special is None:
-        # |x/y − 1| = |x − y| / |y|. Golden "zeros" get an infinite denominator, so they
-        # contribute 0 without a masked divide (|x − y| is finite in this branch).
-        if np.minimum.reduce(y) <= EPS64:
-            np.copyto(y, np.inf, where=np.less_equal(y, EPS64, out=s.mask[:m]))
-        np.divide(x, y, out=y)  # rows: |x − y|, relative error
-    (sum_abs_diff, sum_rel), (max_abs_diff, max_rel) = (
-        np.add.reduce(xy, axis=1).tolist(),
-        np.maximum.reduce(xy, axis=1).tolist(),
-    )
+def _first_pass(x: _Chunk, y: _Chunk, k: ModuleType) -> Partial:
+    (sum_xy, sum_x, sum_y, sum_abs_diff, sum_sq_diff, max_abs_diff, sum_rel, max_rel,
+     min_x, max_x, min_y, max_y) = k.first_pass(x, y)  # fmt: skip
     nan_x = inf_x = nan_y = inf_y = mismatch = 0
-    if special is not None:
-        sum_rel, max_rel, nan_x, inf_x, nan_y, inf_y, mismatch = special
+    # A float32 value cannot overflow a float64 sum: finite sums mean no NaN/inf in the chunk.
+    if not (math.isfinite(sum_x) and math.isfinite(sum_y)):
+        nan_x, inf_x, nan_y, inf_y, mismatch = k.special_counts(x, y)
+        # The kernel's maxima and minima skip NaN; numpy's, which the spec's formulas mean,
+        # are NaN as soon as one element is. |x − y| and the relative errors are ≥ 0 or NaN,
+        # so their sums are NaN exactly when one of them is.
+        if nan_x:
+            min_x = max_x = math.nan
+        if nan_y:
+            min_y = max_y = math.nan
+        if math.isnan(sum_abs_diff):
+            max_abs_diff = math.nan
+        if math.isnan(sum_rel):
+            max_rel = math.nan
     return Partial(
-        n=m,
+        n=x.shape[0],
         sum_xy=sum_xy,
         sum_x=sum_x,
         sum_y=sum_y,
@@ -271,71 +284,49 @@ def _first_pass(xy: F64, s: _Scratch) -> Partial:
     )
 
 
-def _special_chunk(x: F64, y: F64) -> tuple[float, float, int, int, int, int, int]:
-    """Relative errors exactly as written, and NaN/inf bookkeeping, for a chunk holding NaN/inf.
-
-    Rare, so it may allocate chunk-sized temporaries.
-    """
-    nan_x, nan_y = np.isnan(x), np.isnan(y)
-    inf_x, inf_y = np.isinf(x), np.isinf(y)
-    special = nan_x | nan_y | inf_x | inf_y
-    same = (nan_x & nan_y) | (inf_x & (x == y))
-    counted = np.abs(y) > EPS64  # a NaN golden compares False: excluded like a zero
-    rel = np.zeros_like(x)
-    np.divide(x, y, out=rel, where=counted)
-    rel = np.where(counted, np.abs(rel - 1.0), 0.0)
-    return (
-        float(np.add.reduce(rel)),
-        float(np.maximum.reduce(rel)),
-        int(np.count_nonzero(nan_x)),
-        int(np.count_nonzero(inf_x)),
-        int(np.count_nonzero(nan_y)),
-        int(np.count_nonzero(inf_y)),
-        int(np.count_nonzero(special & ~same)),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _Centres:
-    """Per-row constants pass 2 derives from pass 1's total, shaped (2, 1) to broadcast."""
+    """Per-side constants pass 2 derives from pass 1's total."""
 
-    means: F64
+    mean_x: float
+    mean_y: float
     # KL scaling, applied to the centred values: p = max((x − mean − shift) · scale, eps32).
     # A constant side (range 0) is not scaled; its distribution is uniform whatever the
     # constant, so scale 0 gives every element eps32 and the same p.
-    shifts: F64
-    scales: F64
+    shift_x: float
+    shift_y: float
+    scale_x: float
+    scale_y: float
 
     @classmethod
     def of(cls, p: Partial) -> _Centres:
-        means = [p.sum_x / p.n, p.sum_y / p.n]
-        shifts, scales = [], []
-        for lo, hi, mean in ((p.min_x, p.max_x, means[0]), (p.min_y, p.max_y, means[1])):
-            rng = hi - lo
-            scaled = rng != 0  # a NaN range counts as "≠ 0": the formula then yields NaN
-            shifts.append(lo - mean)
-            scales.append(1.0 / rng if scaled else 0.0)
-        column = (2, 1)
-        return cls(np.reshape(means, column), np.reshape(shifts, column), np.reshape(scales, column))
+        mean_x, mean_y = p.sum_x / p.n, p.sum_y / p.n
+        range_x, range_y = p.max_x - p.min_x, p.max_y - p.min_y
+        # A NaN range counts as "≠ 0": the formula then yields NaN.
+        return cls(
+            mean_x,
+            mean_y,
+            p.min_x - mean_x,
+            p.min_y - mean_y,
+            1.0 / range_x if range_x != 0 else 0.0,
+            1.0 / range_y if range_y != 0 else 0.0,
+        )
 
 
-def _second_pass(xy: F64, c: _Centres) -> Partial:
-    centred = np.subtract(xy, c.means, out=xy)
-    centred_xx, centred_yy = np.einsum("ij,ij->i", centred, centred).tolist()
+def _second_pass(x: _Chunk, y: _Chunk, c: _Centres, ratio: F64, k: ModuleType) -> Partial:
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    scaled = np.multiply(np.subtract(centred, c.shifts, out=xy), c.scales, out=xy)
-    pq = np.maximum(scaled, EPS32, out=xy)
-    kl_sum_p, kl_sum_q = np.add.reduce(pq, axis=1).tolist()
-    p, q = pq[0], pq[1]
-    log_ratio = np.log(np.divide(p, q, out=q), out=q)
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q = k.kl_terms(
+        x, y, c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y, ratio
+    )
+    np.log(ratio, out=ratio)
     return Partial(
         centred_xx=centred_xx,
         centred_yy=centred_yy,
         kl_sum_p=kl_sum_p,
         kl_sum_q=kl_sum_q,
-        kl_sum_plogr=float(np.einsum("i,i->", p, log_ratio)),
+        kl_sum_plogr=k.kl_sum(x, c.mean_x, c.shift_x, c.scale_x, ratio),
     )
 
 
@@ -456,8 +447,8 @@ class OfflineDataFamily:
     """chunk → combine → finish (dask-style) for spec/metrics.md §1.
 
     ``chunk(x, y, prior)`` takes equal-length flat chunks of any supported dtype; ``prior`` is
-    ``None`` in pass 1 and pass 1's combined total in pass 2. It converts them into this
-    thread's scratch buffers (``load_chunk``) and never writes to them.
+    ``None`` in pass 1 and pass 1's combined total in pass 2. It reads them as they are or
+    converts them into this thread's scratch buffers, and never writes to them.
     """
 
     name = "offline_data"
@@ -471,13 +462,13 @@ class OfflineDataFamily:
             raise ValueError(f"chunks must be equal-length 1-D arrays, got {x.shape} and {y.shape}")
         m = x.shape[0]
         s = _scratch(m)
-        xy = s.xy[:, :m]
-        with np.errstate(all="ignore"):
-            load_chunk(x, xy[0], s.f32[:m])
-            load_chunk(y, xy[1], s.f32[:m])
+        k = _kernels()
+        with np.errstate(all="ignore"):  # casts to float32 that overflow; logs of NaN/inf ratios
+            xs = _kernel_input(x, s.x32[:m], k)
+            ys = _kernel_input(y, s.y32[:m], k)
             if prior is None:
-                return _first_pass(xy, s)
-            return _second_pass(xy, _Centres.of(prior))
+                return _first_pass(xs, ys, k)
+            return _second_pass(xs, ys, _Centres.of(prior), s.ratio[:m], k)
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)
@@ -579,8 +570,8 @@ def compare_arrays(
     meta = PairMeta(both_bool=x.dtype == np.bool_ and y.dtype == np.bool_)
     family = OFFLINE_DATA
     # round(n / chunk) equal chunks rather than full chunks and a remainder: a tensor slightly
-    # larger than a chunk stays one chunk (each chunk costs ~25 numpy calls, and in a thread
-    # pool every call is a GIL hand-over), and no chunk is longer than 1.5 * chunk_elems.
+    # larger than a chunk stays one chunk (each chunk costs a few calls and Python objects), and
+    # no chunk is longer than 1.5 * chunk_elems.
     pieces = max(1, round(x.size / chunk_elems))
     step = -(-x.size // pieces)
     total: Partial | None = None
