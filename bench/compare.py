@@ -167,10 +167,15 @@ def measure_numpy(root: Path) -> dict[str, float]:
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak plus its largest worker process's (compare may run workers)."""
+    import resource
+
+    own = float("nan")
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+            own = int(line.split()[1]) / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return own + children
 
 
 def _child(kind: str, root: Path, limit: int | None) -> None:
