@@ -113,7 +113,7 @@ def compare(
     if print_request:
         console().print(request)
         return
-    with user_errors(), tracked("comparing tensors") as tracker:
+    with user_errors(), tracked("comparing dump files") as tracker:
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
     out = console()
     for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
