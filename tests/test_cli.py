@@ -83,3 +83,16 @@ def test_core_modules_import_without_heavy_dependencies(module: str) -> None:
     code = f"import sys, {module}; loaded = [m for m in {heavy!r} if m in sys.modules]; sys.exit(loaded or 0)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_file_against_file_writes_a_one_row_result(tmp_path: Path, shared_fixtures: Path) -> None:
+    dumps = shared_fixtures / "dumps"
+    name = "Conv2D.stem_conv1_Conv2D_fused_relu.11.2.1763700000001111"
+    (target,) = dumps.rglob(name)
+    golden = dumps / "expected" / f"{name}.output.0.npy"
+    result = runner.invoke(app, ["compare", "-tp", str(target), "-gp", str(golden), "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (path,) = tmp_path.glob("result_*.csv")
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2
+    assert ",1.000000,0.000000," in lines[1]  # the expected tensor is the dump's own output
