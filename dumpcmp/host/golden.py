@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +56,30 @@ def _load_legacy_output(path: Path) -> np.ndarray:
     return dump.outputs[0].logical()
 
 
-class NpyGoldenDir:
+class _UsageTracked:
+    """Remembers which golden keys were looked up, so the unused ones can be listed at the end.
+
+    Worker processes look tensors up in their own copy; they report ``used()`` and the parent
+    folds it in with ``mark_used``.
+    """
+
+    _used: set[str]
+
+    def _keys(self) -> Iterable[str]:
+        raise NotImplementedError
+
+    def used(self) -> frozenset[str]:
+        return frozenset(self._used)
+
+    def mark_used(self, keys: Iterable[str]) -> None:
+        self._used.update(keys)
+
+    def unused(self) -> list[str]:
+        """Golden tensors that no target tensor was compared with (listed at the end of a result)."""
+        return sorted(k for k in self._keys() if k not in self._used)
+
+
+class NpyGoldenDir(_UsageTracked):
     """Framework golden files under a directory (any depth)."""
 
     def __init__(self, root: Path) -> None:
@@ -103,12 +126,11 @@ class NpyGoldenDir:
         loader = _load_legacy_output if parsed.suffix != ".npy" else load_npy
         return GoldenTensor(path.name, path, lambda: loader(path))
 
-    def unused(self) -> list[str]:
-        """Golden tensors that no target tensor was compared with (listed at the end of a result)."""
-        return sorted(k for k in self._by_key if k not in self._used)
+    def _keys(self) -> Iterable[str]:
+        return self._by_key
 
 
-class NpuDumpGolden:
+class NpuDumpGolden(_UsageTracked):
     """A second NPU dump tree used as the golden side."""
 
     def __init__(self, root: Path) -> None:
@@ -133,8 +155,8 @@ class NpuDumpGolden:
         self._used.add(key)
         return GoldenTensor(entry.path.name, entry.path, lambda: _dump_tensor(entry.path, kind, index))
 
-    def unused(self) -> list[str]:
-        return sorted(k for k in self._by_op if k not in self._used)
+    def _keys(self) -> Iterable[str]:
+        return self._by_op
 
 
 def _dump_tensor(path: Path, kind: TensorKind, index: int) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, r
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import write_csv
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.workers import rows_in_processes, worth_processes
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpTree, GroupKey, walk_dump_tree
@@ -119,13 +121,19 @@ def run_compare(
     )
     rules = _RuleSet.load(request)
     stamp = time.strftime("%Y%m%d%H%M%S")
-    shards_in = sorted(tree.groups.items())
+    shards_in = [(key, [e for e in group if not e.is_stats]) for key, group in sorted(tree.groups.items())]
     matchers = [rules.matcher_for(key) for key, _ in shards_in]  # a missing rule file fails up front
+    workers = options.jobs or os.cpu_count() or 1
+    use_processes = worth_processes([e for _, entries in shards_in for e in entries], workers)
     if on_plan:
-        on_plan(sum(1 for _, entries in shards_in for e in entries if not e.is_stats))
+        on_plan(sum(len(entries) for _, entries in shards_in))
     shards = []
     for position, ((key, entries), matcher) in enumerate(zip(shards_in, matchers, strict=True)):
-        rows = list(run_jobs(iter_jobs(entries, golden, matcher, options), options, on_progress))
+        if use_processes:
+            rows_iter = rows_in_processes(entries, golden, matcher, options, workers, on_progress)
+        else:
+            rows_iter = run_jobs(iter_jobs(entries, golden, matcher, options), options, on_progress)
+        rows = list(rows_iter)
         if position == len(shards_in) - 1:
             rows += golden_only_rows(golden)
         name = f"result_{stamp}.csv" if len(shards_in) == 1 else f"{key.label}_result_{stamp}.csv"

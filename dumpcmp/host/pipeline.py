@@ -61,10 +61,18 @@ class TensorJob:
 
 
 def iter_jobs(
-    entries: Sequence[DumpEntry], golden: GoldenSource, matcher: Matcher | None, options: CompareOptions
+    entries: Sequence[DumpEntry],
+    golden: GoldenSource,
+    matcher: Matcher | None,
+    options: CompareOptions,
+    *,
+    start: int = 0,
 ) -> Iterator[TensorJob]:
-    """One job per target tensor, in execution order; unreadable files still get a row."""
-    for index, entry in enumerate(e for e in entries if not e.is_stats):
+    """One job per target tensor, in execution order; unreadable files still get a row.
+
+    ``start`` is the Index of the first entry, for a batch cut out of a longer shard.
+    """
+    for index, entry in enumerate((e for e in entries if not e.is_stats), start=start):
         op_name = entry.name.op_name
         op_type = entry.name.op_type
         op_entry = matcher.entry(op_name) if matcher is not None else None

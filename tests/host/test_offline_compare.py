@@ -221,3 +221,25 @@ def test_detail_writes_summary_and_csv(shared_fixtures: Path, tmp_path: Path) ->
 def test_missing_target_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DumpcmpError, match="does not exist"):
         run_compare(CompareRequest(tmp_path / "nope", tmp_path, out_dir=tmp_path))
+
+
+def test_worker_processes_give_the_same_result_file(
+    tdnn_case: tuple[Path, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dumpcmp.host import workers
+
+    rule_file, npu, pristine = tdnn_case
+    golden_dir = tmp_path / "golden"
+    shutil.copytree(pristine, golden_dir)
+    np.save(golden_dir / "never_dumped.0.1763700000000000.npy", np.ones(3, dtype=np.float32))
+    threads = run_compare(
+        CompareRequest(npu, golden_dir, fusion_rule=rule_file, out_dir=tmp_path / "t", jobs=2)
+    )
+    monkeypatch.setattr(workers, "PROCESS_MIN_BYTES", 0)
+    processes = run_compare(
+        CompareRequest(npu, golden_dir, fusion_rule=rule_file, out_dir=tmp_path / "p", jobs=2)
+    )
+    text = [s.result_file.read_text() for s in (*threads.shards, *processes.shards)]
+    assert text[0] == text[1]
+    golden_only = [r.ground_truth for r in processes.rows if r.index is None]
+    assert golden_only == ["never_dumped.0"]  # what workers looked up is known to the parent
