@@ -23,9 +23,9 @@ from dumpcmp.host.pipeline import CompareOptions, evaluate, iter_jobs
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.proto.walker import DumpEntry
 
-# Below this much dump data a pool costs more than it saves (measured: threads win at 0.5 GB,
-# processes at 2 GB, on two cores).
-PROCESS_MIN_BYTES = 1 << 30
+# Below this many bytes of dump files a pool costs more than it saves. Measured on two cores with
+# bench/compare.py: threads win with 200 MB of dump files (+300 MB golden), processes with 800 MB.
+PROCESS_MIN_BYTES = 384 << 20
 _BATCHES_PER_WORKER = 4
 _MAX_BATCH_FILES = 32
 
