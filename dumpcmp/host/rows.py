@@ -36,10 +36,6 @@ class ResultRow:
     def cosine(self) -> float:
         return self.metrics.cosine_similarity
 
-    @property
-    def is_compared(self) -> bool:
-        return self.metrics.has_numbers
-
     def below(self, threshold: float) -> bool:
         """True when the cosine is a number under ``threshold``, or NaN where numbers were expected."""
         cos = self.metrics.cosine_similarity

@@ -11,7 +11,7 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,9 +186,6 @@ class DumpFile:
             TensorKind.BUFFER: self.buffers,
             TensorKind.SPACE: self.workspaces,
         }[kind]
-
-    def with_path(self, path: str) -> DumpFile:
-        return replace(self, path=path)
 
 
 def iter_tensors(dump: DumpFile) -> Iterator[DumpTensor]:

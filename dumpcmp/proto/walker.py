@@ -9,7 +9,6 @@ that is not taken is reported with the reason, never dropped silently.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,8 +114,3 @@ def group_key(path: Path, base: Path) -> GroupKey:
 def _is_group(parts: tuple[str, ...]) -> bool:
     """``{device}/{model}/{model_id}/{step}``: three numeric levels around the model name."""
     return len(parts) >= 4 and parts[-4].isdigit() and parts[-2].isdigit() and parts[-1].isdigit()
-
-
-def iter_dump_files(paths: Iterable[str | os.PathLike[str]]) -> list[DumpEntry]:
-    """All dump entries under several roots, in walk order."""
-    return [entry for p in paths for entry in walk_dump_tree(p).entries]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dumpcmp.proto.walker import GroupKey, iter_dump_files, walk_dump_tree
+from dumpcmp.proto.walker import GroupKey, walk_dump_tree
 
 STAMP = 1_700_000_000_000_000
 
@@ -133,9 +133,3 @@ def test_order_within_a_group_is_by_timestamp_then_task(tmp_path: Path) -> None:
         _touch(step / name)
     order = [e.path.name for e in walk_dump_tree(tmp_path).entries]
     assert order == [f"A.a.9.2.{STAMP}", f"C.c.3.2.{STAMP + 1}", f"B.b.5.2.{STAMP + 1}"]
-
-
-def test_iter_dump_files_over_several_roots(tmp_path: Path) -> None:
-    first = _touch(tmp_path / "x" / f"Add.a.1.2.{STAMP}")
-    second = _touch(tmp_path / "y" / f"Add.b.1.2.{STAMP}")
-    assert [e.path for e in iter_dump_files([tmp_path / "x", second])] == [first, second]
