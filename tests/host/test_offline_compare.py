@@ -243,3 +243,37 @@ def test_worker_processes_give_the_same_result_file(
     assert text[0] == text[1]
     golden_only = [r.ground_truth for r in processes.rows if r.index is None]
     assert golden_only == ["never_dumped.0"]  # what workers looked up is known to the parent
+
+
+def test_caffe_golden_dumps_in_the_legacy_layout_are_read(tmp_path: Path) -> None:
+    """Golden directories may hold ``{op}.{output}.{timestamp}.pb`` files (all-in-protobuf dumps)."""
+    from dumpcmp.proto._gen import dump_data_pb2 as pb
+
+    values = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    name = "conv1/Conv2D"
+    device = DumpTensor.from_array(
+        TensorKind.OUTPUT, 0, values.astype(np.float16), original_shape=values.shape
+    )
+    npu = tmp_path / "npu" / "20261122000000" / "0" / "net" / "1" / "0"
+    dump = DumpFile("", Layout.V2, "2.0", STAMP0, name, outputs=(device,))
+    write_dump(npu / dump_file_name("Conv2D", name, 1, 1, STAMP0), dump)
+    legacy = pb.DumpData(version="1.0", op_name=name, dump_time=STAMP0)
+    out = legacy.output.add(data_type=1, format=2, size=values.nbytes)
+    out.shape.dim.extend(values.shape)
+    out.original_shape.dim.extend(values.shape)
+    out.data = values.tobytes()
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / f"conv1_Conv2D.0.{STAMP0}.pb").write_bytes(legacy.SerializeToString())
+    rules = tmp_path / "rules.json"
+    rules.write_text(
+        '{"name": "net", "graph": [{"name": "net", "op": [{"name": "conv1/Conv2D", "type": "Conv2D", "id": 1,'
+        ' "output_desc": [{"dtype": "DT_FLOAT16", "layout": "ND", "shape": {"dim": [2, 3, 4]}}]}]}]}'
+    )
+    outcome = run_compare(
+        CompareRequest(tmp_path / "npu", golden, fusion_rule=rules, out_dir=tmp_path / "out")
+    )
+    (row,) = [r for r in outcome.rows if r.index is not None]
+    assert row.ground_truth == "conv1/Conv2D"
+    assert row.cosine == pytest.approx(1.0, abs=1e-6)
+    assert row.golden_dtype == "DT_FLOAT"
