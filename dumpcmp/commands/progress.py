@@ -35,6 +35,7 @@ class Tracker:
         self._done += n
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, n)  # type: ignore[arg-type]
+            self._progress.refresh()
             return
         now = time.monotonic()
         if now - self._last_print >= _PLAIN_EVERY_SECONDS or self._done == self._total:
@@ -48,5 +49,7 @@ def tracked(description: str) -> Iterator[Tracker]:
         yield Tracker(description)
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=error_console(), transient=True) as progress:
+    # No refresh thread: compare may fork worker processes, and forking a threaded process is
+    # unsafe (Python 3.12+ warns). The bar is redrawn on each advance instead.
+    with Progress(*columns, console=error_console(), transient=True, auto_refresh=False) as progress:
         yield Tracker(description, progress)
