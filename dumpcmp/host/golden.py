@@ -59,7 +59,7 @@ def _load_legacy_output(path: Path) -> np.ndarray:
 class _UsageTracked:
     """Remembers which golden keys were looked up, so the unused ones can be listed at the end.
 
-    Worker processes look tensors up in their own copy; they report ``used()`` and the parent
+    Worker processes look tensors up in their own copy; they report ``drain_used()`` and the parent
     folds it in with ``mark_used``.
     """
 
@@ -68,8 +68,11 @@ class _UsageTracked:
     def _keys(self) -> Iterable[str]:
         raise NotImplementedError
 
-    def used(self) -> frozenset[str]:
-        return frozenset(self._used)
+    def drain_used(self) -> frozenset[str]:
+        """The keys looked up since the last drain; a worker reports each batch's keys once."""
+        keys = frozenset(self._used)
+        self._used.clear()
+        return keys
 
     def mark_used(self, keys: Iterable[str]) -> None:
         self._used.update(keys)

@@ -67,7 +67,7 @@ def _run_batch(entries: tuple[DumpEntry, ...], start: int) -> _BatchResult:
     assert shard is not None, "worker forked before the shard was set"
     jobs = iter_jobs(entries, shard.golden, shard.matcher, shard.options, start=start)
     rows = tuple(evaluate(job, shard.options) for job in jobs)
-    return _BatchResult(rows, shard.golden.used(), len(entries))
+    return _BatchResult(rows, shard.golden.drain_used(), len(entries))
 
 
 def rows_in_processes(
