@@ -84,8 +84,11 @@ def rows_in_processes(
     size = max(1, min(_MAX_BATCH_FILES, len(entries) // (workers * _BATCHES_PER_WORKER)))
     window: deque[Future[_BatchResult]] = deque()
     try:
+        # The first batch runs here: it compiles (or loads) the metric kernels once, before the
+        # fork, instead of once in every worker.
+        yield from _collect_result(_run_batch(tuple(entries[:size]), 0), golden, on_files)
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            for start in range(0, len(entries), size):
+            for start in range(size, len(entries), size):
                 window.append(pool.submit(_run_batch, tuple(entries[start : start + size]), start))
                 if len(window) >= workers * _BATCHES_PER_WORKER:
                     yield from _collect(window.popleft(), golden, on_files)
@@ -98,7 +101,12 @@ def rows_in_processes(
 def _collect(
     future: Future[_BatchResult], golden: GoldenSource, on_files: Callable[[int], None] | None
 ) -> Iterator[ResultRow]:
-    result = future.result()
+    return _collect_result(future.result(), golden, on_files)
+
+
+def _collect_result(
+    result: _BatchResult, golden: GoldenSource, on_files: Callable[[int], None] | None
+) -> Iterator[ResultRow]:
     golden.mark_used(result.used_golden)
     if on_files:
         on_files(result.files)
