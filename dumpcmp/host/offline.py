@@ -136,7 +136,7 @@ def run_compare(
         rows = list(rows_iter)
         if position == len(shards_in) - 1:
             rows += golden_only_rows(golden)
-        name = f"result_{stamp}.csv" if len(shards_in) == 1 else f"{key.label}_result_{stamp}.csv"
+        name = _result_name(key, [k for k, _ in shards_in], stamp)
         shards.append(_write_shard(request, key, rows, name, rules.present))
     detail_files: tuple[Path, ...] = ()
     if request.detail is not None:
@@ -148,6 +148,16 @@ def run_compare(
         skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
         detail_files=detail_files,
     )
+
+
+def _result_name(key: GroupKey, keys: list[GroupKey], stamp: str) -> str:
+    """``result_{ts}.csv`` for a single shard, else ``{device}_{model}_{step}_result_{ts}.csv``,
+    with the session directory in front when two sessions hold the same (device, model, step)."""
+    if len(keys) == 1:
+        return f"result_{stamp}.csv"
+    clash = sum(1 for k in keys if k.label == key.label) > 1
+    label = f"{key.session}_{key.label}" if clash and key.session else key.label
+    return f"{label}_result_{stamp}.csv"
 
 
 def _write_shard(

@@ -9,6 +9,7 @@ that is not taken is reported with the reason, never dropped silently.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +22,17 @@ _QUIET_SUFFIXES = (".txt", ".json", ".npy", ".bin", ".log", ".pbtxt", ".md", ".o
 
 @dataclass(frozen=True, slots=True, order=True)
 class GroupKey:
-    """One result file's worth of dumps: a (device, model, model id, step) shard."""
+    """One result file's worth of dumps: a (device, model, model id, step) shard.
+
+    ``session`` is the ``{time}`` directory above the device (``YYYYMMDDhhmmss``), so that two dump
+    sessions written into one dump path stay two shards instead of doubling each other's rows.
+    """
 
     device: str
     model: str
     model_id: str
     step: str
+    session: str = ""
 
     @property
     def label(self) -> str:
@@ -104,11 +110,17 @@ def group_key(path: Path, base: Path) -> GroupKey:
         parts = path.parent.parts
     # A root inside the tree (the device or step directory, or one file) leaves fewer than four
     # directories below it: the directories above the root then still name the group.
-    for candidate in (parts, path.parent.absolute().parts):
+    absolute = path.parent.absolute().parts
+    for candidate in (parts, absolute):
         if _is_group(candidate):
             device, model, model_id, step = candidate[-4:]
-            return GroupKey(device, model, model_id, step)
+            # The session directory may lie above the root, as the group's own levels may.
+            session = absolute[-5] if len(absolute) >= 5 and _SESSION.match(absolute[-5]) else ""
+            return GroupKey(device, model, model_id, step, session)
     return GroupKey("0", parts[-1] if parts else base.name or "dump", "0", "0")
+
+
+_SESSION = re.compile(r"^[0-9]{14}$")
 
 
 def _is_group(parts: tuple[str, ...]) -> bool:

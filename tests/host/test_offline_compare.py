@@ -277,3 +277,17 @@ def test_caffe_golden_dumps_in_the_legacy_layout_are_read(tmp_path: Path) -> Non
     assert row.ground_truth == "conv1/Conv2D"
     assert row.cosine == pytest.approx(1.0, abs=1e-6)
     assert row.golden_dtype == "DT_FLOAT"
+
+
+def test_two_sessions_in_one_dump_path_get_a_result_file_each(shared_fixtures: Path, tmp_path: Path) -> None:
+    src = shared_fixtures / "dumps" / "20261121093000"
+    tree = tmp_path / "dump"
+    for session in ("20261121093000", "20261121100000"):
+        shutil.copytree(src, tree / session)
+    outcome = run_compare(CompareRequest(tree, src, out_dir=tmp_path / "out"))
+    names = sorted(s.result_file.name for s in outcome.shards)
+    assert [n.split("_result_")[0] for n in names] == [
+        "20261121093000_0_demo_net_0",
+        "20261121100000_0_demo_net_0",
+    ]
+    assert all(len([r for r in s.rows if r.index is not None]) == 12 for s in outcome.shards)

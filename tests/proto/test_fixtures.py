@@ -131,7 +131,7 @@ def test_legacy_fixture_is_read_as_legacy(dump_fixtures: Path, dump_manifest: di
 
 def test_fixture_tree_is_one_group(dump_fixtures: Path, dump_manifest: dict[str, Any]) -> None:
     tree = walk_dump_tree(dump_fixtures)
-    assert list(tree.groups) == [GroupKey("0", "demo_net", "1", "0")]
+    assert list(tree.groups) == [GroupKey("0", "demo_net", "1", "0", session="20261121093000")]
     names = sorted(e.path.name for e in tree.entries)
     assert names == sorted(Path(e["file"]).name for e in dump_manifest["files"])
     assert tree.skipped == []  # README, manifest and expected/*.npy are known non-dumps

@@ -22,7 +22,7 @@ def _dump_tree(root: Path) -> dict[GroupKey, list[str]]:
     expected: dict[GroupKey, list[str]] = {}
     for device in ("0", "1"):
         for step in ("0", "1"):
-            key = GroupKey(device, "ge_default_1_11", "11", step)
+            key = GroupKey(device, "ge_default_1_11", "11", step, session="20260101000000")
             names = [f"Add.add_{i}.{i}.2.{STAMP + 10 - i}" for i in range(3)]
             for name in names:
                 _touch(root / "20260101000000" / device / key.model / key.model_id / step / name)
@@ -61,7 +61,7 @@ def test_single_file_root(tmp_path: Path) -> None:
     _dump_tree(tmp_path)
     path = tmp_path / "20260101000000" / "1" / "ge_default_1_11" / "11" / "0" / f"Add.add_1.1.2.{STAMP + 9}"
     tree = walk_dump_tree(path)
-    assert list(tree.groups) == [GroupKey("1", "ge_default_1_11", "11", "0")]
+    assert list(tree.groups) == [GroupKey("1", "ge_default_1_11", "11", "0", session="20260101000000")]
     assert [e.path for e in tree.entries] == [path]
     assert tree.entries[0].name.op_name == "add_1"
 
@@ -133,3 +133,11 @@ def test_order_within_a_group_is_by_timestamp_then_task(tmp_path: Path) -> None:
         _touch(step / name)
     order = [e.path.name for e in walk_dump_tree(tmp_path).entries]
     assert order == [f"A.a.9.2.{STAMP}", f"C.c.3.2.{STAMP + 1}", f"B.b.5.2.{STAMP + 1}"]
+
+
+def test_two_dump_sessions_in_one_dump_path_stay_apart(tmp_path: Path) -> None:
+    for session in ("20260101000000", "20260101000500"):
+        _touch(tmp_path / session / "0" / "net" / "1" / "0" / f"Add.add.1.2.{STAMP}")
+    tree = walk_dump_tree(tmp_path)
+    assert [k.session for k in tree.groups] == ["20260101000000", "20260101000500"]
+    assert all(len(v) == 1 for v in tree.groups.values())
