@@ -14,6 +14,7 @@ Every package raises from here; this module imports nothing of ours::
     ├── AclError                      an AscendCL call returned a non-zero aclError
     ├── ModelError                    an ONNX model cannot be loaded, compiled or run
     ├── MatchError                    target and golden data cannot be paired
+    ├── OutputError                   a result/output file or directory cannot be written
     ├── TransferError                 streaming dump files between agent and host failed
     └── StoreError                    the session store cannot answer
         └── SessionNotFound
@@ -113,6 +114,10 @@ class ModelError(DumpcmpError):
 
 class MatchError(DumpcmpError):
     """Target and golden data cannot be paired (missing rule files, wrong arguments)."""
+
+
+class OutputError(DumpcmpError):
+    """An output directory or file cannot be made or written (a file in the way, read-only, full)."""
 
 
 class TransferError(DumpcmpError):

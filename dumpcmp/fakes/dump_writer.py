@@ -11,7 +11,6 @@ on exactly the device tensors a tensor dump would hold (padding included).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dumpcmp.errors import InternalError
+from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, OriginalOp, TensorKind, dump_bytes
 from dumpcmp.proto.dtypes import data_type_of
 from dumpcmp.proto.names import dump_file_name
@@ -117,9 +117,8 @@ class DumpWriter:
 
     def _write_bytes(self, target: Path, data: bytes) -> None:
         if self.atomic:
-            temp = target.with_name(f".{target.name}.part")
-            temp.write_bytes(data)
-            os.replace(temp, target)
+            with atomic_path(target) as temp:
+                temp.write_bytes(data)
             return
         with open(target, "wb") as handle:
             for start in range(0, len(data), self.chunk_size):

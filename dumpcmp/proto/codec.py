@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dumpcmp.errors import DumpFormatError, UnsupportedDtypeError
+from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.dtypes import (
     DataType,
     Format,
@@ -464,7 +465,6 @@ def write_dump(path: str | os.PathLike[str], dump: DumpFile, *, atomic: bool = T
     if not atomic:
         target.write_bytes(data)
         return target
-    temp = target.with_name(f".{target.name}.part")
-    temp.write_bytes(data)
-    os.replace(temp, target)
+    with atomic_path(target) as temp:
+        temp.write_bytes(data)
     return target

@@ -1,0 +1,61 @@
+"""Where commands write: output directories checked before work starts, files written whole or not at all.
+
+Every command that writes (compare, convert, sim run, golden, demo) goes through these two
+functions, so a bad ``-o`` is one line before any work, and an interrupted or failed write never
+leaves a half file or a hidden temporary behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from dumpcmp.errors import OutputError
+
+__all__ = ["atomic_path", "prepare_output_dir"]
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def prepare_output_dir(path: Path, option: str = "-o") -> Path:
+    """Make ``path`` (and its parents) and prove a file can be written there; else one clear error.
+
+    ``option`` names the flag the user gave the path with, so the message says what to change.
+    """
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{option} {path}: is a file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot create the directory ({_reason(exc)})") from None
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".dumpcmp-probe-", dir=path)
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: not writable ({_reason(exc)})") from None
+    os.close(handle)
+    os.unlink(probe)
+    return path
+
+
+@contextlib.contextmanager
+def atomic_path(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; on success it becomes ``target``, on any error it is gone.
+
+    ``OSError`` while writing (full disk, read-only filesystem, permissions) becomes an
+    :class:`OutputError` naming ``target``; other exceptions (Ctrl-C included) pass unchanged.
+    """
+    temp = target.with_name(f".{target.name}.part")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        yield temp
+        os.replace(temp, target)
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {_reason(exc)}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink()
