@@ -12,18 +12,25 @@ Rules, in the order they apply:
    OneToMulti, MultiToMulti, L1Fusion) and the NPUDump / GroundTruth strings.
 2. An op alone in its group with a single original name X is a "rename" of X: its outputs
    without an origin name are X's outputs (msaccucmp does the same). Without this, a Conv2D
-   whose output desc carries no ``_datadump_origin_name`` would never be compared.
+   whose output desc carries no ``_datadump_origin_name`` would never be compared. Likewise
+   the last op of a one-to-many split of X computes X's output, unless ATC named it elsewhere.
 3. Output k maps to output_desc[k]'s origin (k clamped to 0 past the end); an empty origin
-   name means GE made the tensor (no counterpart).
+   name means GE made the tensor (no counterpart). Two kinds of GE-made ops carry a label that
+   is not their tensor's: a ``Cast``/``TransData`` GE inserted is labelled with its consumer's
+   origin, so its output is traced back to its producer like an input (msaccucmp does this);
+   a constant GE folded and labelled with an original op of its consumer has no golden.
 4. Input j follows the j-th data input to its producer, steps over ``Cast``/``TransData``
    producers (index assumed 1:1), and uses the producer's output mapping; a ``Data`` producer
    or one missing from the file is a graph input, named by itself.
-5. Skipped with a reason: the inner nodes of multi-op fusions, and the quantised stretch of a
-   quantised model (from a quant op's int8 output down to its dequant, §5.3 step 5).
+5. Skipped with a reason: the inner nodes of multi-op fusions, the quantised stretch of a
+   quantised model (from a quant op's int8 output down to its dequant, §5.3 step 5), and the
+   ops of an L1 fusion group other than its first and last dumped op (their data stays partial
+   in L1 memory).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import uuid
 from collections.abc import Iterable, Mapping
@@ -228,17 +235,28 @@ def l1_ops_to_compare(group: FusionGroup, timestamps: Mapping[str, int]) -> tupl
     return (first, last)
 
 
+def _rename_owner(group: FusionGroup) -> RuleOp | None:
+    """The op of ``group`` whose unnamed outputs are the original op's (rule 2), if any."""
+    if group.relation is Relation.ONE_TO_ONE and not group.ops[0].l1_fusion_no:
+        return group.ops[0] if len(_originals(group.ops[0])) == 1 else None
+    if group.relation is Relation.ONE_TO_MULTI:
+        # A framework op split into several NPU ops (a constant and a gather, a random op and
+        # its scaling): the last one computes the original's output, unless ATC says where it is.
+        named = any(d.origin_name == group.key for op in group.ops for d in op.outputs)
+        return None if named else group.ops[-1]
+    return None
+
+
 def _fill_rename_nodes(rules: FusionRules) -> FusionRules:
-    """Rule 2 of the module docstring: a lone op with one original X owns X's outputs."""
+    """Rule 2 of the module docstring: the owner of a group's original X owns X's outputs."""
     renamed: dict[str, RuleOp] = {}
     for group in fusion_groups(rules):
-        if len(group.ops) != 1 or group.relation is not Relation.ONE_TO_ONE or group.ops[0].l1_fusion_no:
+        op = _rename_owner(group)
+        if op is None or all(d.origin_name for d in op.outputs):
             continue
-        op = group.ops[0]
-        names = _originals(op)
-        if len(names) == 1 and any(not d.origin_name for d in op.outputs):
-            outputs = tuple(d if d.origin_name else replace(d, origin_name=names[0]) for d in op.outputs)
-            renamed[op.name] = replace(op, outputs=outputs)
+        (name,) = _originals(op)
+        outputs = tuple(d if d.origin_name else replace(d, origin_name=name) for d in op.outputs)
+        renamed[op.name] = replace(op, outputs=outputs)
     if not renamed:
         return rules
     return rules.with_ops([renamed.get(op.name, op) for op in rules.ops])
@@ -333,21 +351,77 @@ def _check_io(io: str, index: int) -> None:
         raise ValueError(f"tensor index must be >= 0, not {index}")
 
 
+def _is_inserted_copy(op: RuleOp) -> bool:
+    """A Cast/TransData GE added: its output is its input in another dtype or layout."""
+    return op.is_ge_inserted and op.type in SKIPPED_PRODUCER_TYPES
+
+
+def _consumer_labels(rules: FusionRules) -> frozenset[tuple[str, int]]:
+    """Outputs of GE-made ops whose origin name is an original op of one of their consumers.
+
+    ATC labels a constant it folded (BN scale, a reshaped weight) with the op that reads it, so
+    ``dynamic_const_258:0`` claims to be ``BatchNormalization_60:0``; that golden is another tensor.
+    """
+    labels: set[tuple[str, int]] = set()
+    for consumer in rules.ops:
+        originals = set(consumer.original_op_names)
+        for ref in consumer.data_inputs:
+            producer = rules.op(ref.src_name)
+            if producer is None or not producer.is_ge_inserted or ref.src_index >= len(producer.outputs):
+                continue
+            if producer.outputs[ref.src_index].origin_name in originals:
+                labels.add((producer.name, ref.src_index))
+    return frozenset(labels)
+
+
+def _l1_reasons(groups: Iterable[FusionGroup], times: Mapping[str, int] | None) -> dict[str, str]:
+    """Why each op of an L1 fusion group other than the compared ones gets no golden.
+
+    ``times`` are dump timestamps by op name; without them every op counts as dumped, in op-id
+    order (the order ATC schedules them).
+    """
+    reasons: dict[str, str] = {}
+    for group in groups:
+        if group.relation is not Relation.L1_FUSION:
+            continue
+        stamps = {op.name: op.id for op in group.ops} if times is None else times
+        picked = l1_ops_to_compare(group, {op.name: stamps[op.name] for op in group.ops if op.name in stamps})
+        where = ", ".join(op.name for op in picked) or "none of its ops was dumped"
+        for op in group.ops:
+            if op not in picked:
+                reasons[op.name] = (
+                    f"inside L1 fusion group {group.key}: its tensors stay partial in L1 memory; "
+                    f"the group is compared at {where}"
+                )
+    return reasons
+
+
 class Matcher:
     """Maps the tensors of NPU ops to golden tensors through one (possibly merged) rule file."""
 
     def __init__(
-        self, rules: FusionRules, *, quant: QuantFilter | None = None, rename_lone_ops: bool = True
+        self,
+        rules: FusionRules,
+        *,
+        quant: QuantFilter | None = None,
+        rename_lone_ops: bool = True,
+        paired_ops: Iterable[str] = (),
     ) -> None:
         """Index ``rules`` for lookups.
 
         ``quant`` defaults to :func:`quant_filter` of ``rules``; ``QuantFilter.none()`` disables it.
         ``rename_lone_ops=False`` is for merged rules: the merges apply the rename rule to their
         inputs, and applying it again would re-name outputs a merge deliberately left without origin.
+        ``paired_ops`` are compared with the op of the same name on the golden side (``-cfr``).
         """
         self.rules = _fill_rename_nodes(rules) if rename_lone_ops else rules
         self.groups = fusion_groups(self.rules)
         self.quant = quant_filter(self.rules) if quant is None else quant
+        self._paired = frozenset(paired_ops)
+        self._consumer_labelled = _consumer_labels(self.rules)
+        self._index(_l1_reasons(self.groups, None))
+
+    def _index(self, l1_reasons: Mapping[str, str]) -> None:
         entries: dict[str, OpEntry] = {}
         for group in self.groups:
             several = len(group.ops) > 1
@@ -358,7 +432,9 @@ class Matcher:
                     group=group,
                     npu_dump=npu_names if several else op.name,
                     ground_truth=",".join(group.original_names if several else _originals(op)),
-                    skip_reason=self.quant.skipped.get(op.name) or self._inner_node_reason(op, group),
+                    skip_reason=self.quant.skipped.get(op.name)
+                    or self._inner_node_reason(op, group)
+                    or l1_reasons.get(op.name),
                 )
         self._entries = entries
         self._order = tuple(entries[op.name] for op in _ordered(self.rules))
@@ -370,9 +446,37 @@ class Matcher:
 
     @classmethod
     def with_close_rules(cls, open_rules: FusionRules, close_rules: FusionRules) -> Matcher:
-        """``-fr`` + ``-cfr``: NPU (fusion on) against an NPU dump of the fusion-off build."""
+        """``-fr`` + ``-cfr``: NPU (fusion on) against an NPU dump of the fusion-off build.
+
+        A Cast/TransData GE inserted in both builds, converting the same framework tensor under
+        the same name, is compared with its twin rather than with the producer's tensor.
+        """
         merged = merge_close_fusion(open_rules, close_rules)
-        return cls(merged, quant=quant_filter(open_rules), rename_lone_ops=False)
+        return cls(
+            merged,
+            quant=quant_filter(open_rules),
+            rename_lone_ops=False,
+            paired_ops=_twin_conversions(open_rules, close_rules),
+        )
+
+    def with_dump_times(self, times: Mapping[str, int]) -> Matcher:
+        """This matcher for one dump: L1 fusion groups compared at the ops really dumped first/last.
+
+        ``times`` maps op names (as dump files spell them) to their dump timestamps.
+        """
+        if not any(g.relation is Relation.L1_FUSION for g in self.groups):
+            return self
+        by_op: dict[str, int] = {}
+        for name, stamp in times.items():
+            try:
+                entry = self.entry(name)
+            except MatchError:
+                continue  # an ambiguous name gets its reason row from refs_for
+            if entry is not None:
+                by_op[entry.name] = min(stamp, by_op.get(entry.name, stamp))
+        bound = copy.copy(self)
+        bound._index(_l1_reasons(self.groups, by_op))
+        return bound
 
     @staticmethod
     def _inner_node_reason(op: RuleOp, group: FusionGroup) -> str | None:
@@ -409,12 +513,18 @@ class Matcher:
             return NoGolden(str(exc))
         if entry is None:
             return NoGolden(f"op {op_name!r} is not in the fusion rule file {self.rules.path}")
+        if entry.name in self._paired:
+            return identity_ref(entry.name, io, index)
         if entry.skip_reason:
             return NoGolden(entry.skip_reason)
-        if io == "output":
-            reason = self.quant.output_reason(entry.op.name, index)
-            return NoGolden(reason) if reason else _output_ref(entry.op, index)
-        return self._input_ref(entry.op, index)
+        if io == "input":
+            return self._input_ref(entry.op, index)
+        reason = self.quant.output_reason(entry.op.name, index)
+        if reason:
+            return NoGolden(reason)
+        if _is_inserted_copy(entry.op):
+            return self._copied_output_ref(entry.op, index)
+        return self._output_ref(entry.op, index)
 
     def _input_ref(self, op: RuleOp, j: int) -> GoldenRef | NoGolden:
         data = op.data_inputs
@@ -422,12 +532,25 @@ class Matcher:
             return NoGolden(
                 f"input {j} is not in the fusion rule file: {op.name} has {len(data)} data inputs there"
             )
-        ref = data[j]
+        return self._trace(data[j], f"input {j}")
+
+    def _copied_output_ref(self, op: RuleOp, k: int) -> GoldenRef | NoGolden:
+        # Its output desc names the consumer's origin; the tensor is its producer's (index 1:1).
+        data = op.data_inputs
+        if k >= len(data):
+            return NoGolden(
+                f"output {k} of {op.type} {op.name!r} (made by GE) has no matching input "
+                "in the fusion rule file to trace it to its producer"
+            )
+        return self._trace(data[k], f"output {k} is {op.type} {op.name!r}'s input {k}, which")
+
+    def _trace(self, ref: InputRef, what: str) -> GoldenRef | NoGolden:
+        """The golden tensor of data input ``ref``, stepping over Cast/TransData producers."""
         skipped: list[str] = []
         while True:
             reason = self.quant.input_reason(ref)
             if reason:
-                return NoGolden(f"input {j}: {reason}")
+                return NoGolden(f"{what}: {reason}")
             producer = self.rules.op(ref.src_name)
             if producer is None or producer.type == "Data":
                 # A graph input: the golden run names it like the NPU does.
@@ -449,30 +572,55 @@ class Matcher:
             upstream = producer.data_inputs
             if producer.name in skipped or ref.src_index >= len(upstream):
                 return NoGolden(
-                    f"input {j}: cannot trace through {producer.type} {producer.name!r} "
+                    f"{what}: cannot trace through {producer.type} {producer.name!r} "
                     f"(output {ref.src_index} has no matching input in the fusion rule file)"
                 )
             skipped.append(producer.name)
             ref = upstream[ref.src_index]
-        found = _output_ref(producer, ref.src_index)
+        found = self._output_ref(producer, ref.src_index)
         if isinstance(found, NoGolden):
-            return NoGolden(f"input {j} comes from {producer.name}:output:{ref.src_index}; {found.reason}")
+            return NoGolden(f"{what} comes from {producer.name}:output:{ref.src_index}; {found.reason}")
         return replace(found, skipped=tuple(skipped))
 
+    def _output_ref(self, op: RuleOp, k: int) -> GoldenRef | NoGolden:
+        if not op.outputs:
+            return NoGolden(f"{op.name} has no output_desc in the fusion rule file")
+        k = k if k < len(op.outputs) else 0  # msaccucmp clamps, so do we
+        desc = op.outputs[k]
+        if not desc.origin_name:
+            return NoGolden(f"{op.name}:output:{k} has no framework counterpart (made by GE or fused away)")
+        if (op.name, k) in self._consumer_labelled:
+            return NoGolden(
+                f"{op.name}:output:{k} is a constant GE folded; its label {desc.origin_name!r} "
+                "names the op reading it, not this tensor, so there is no golden tensor"
+            )
+        return GoldenRef(
+            desc.origin_name,
+            desc.origin_output_index,
+            origin_format=desc.origin_format,
+            origin_shape=desc.origin_shape,
+            producer=op.name,
+        )
 
-def _output_ref(op: RuleOp, k: int) -> GoldenRef | NoGolden:
-    if not op.outputs:
-        return NoGolden(f"{op.name} has no output_desc in the fusion rule file")
-    desc = op.outputs[k] if k < len(op.outputs) else op.outputs[0]  # msaccucmp clamps, so do we
-    if not desc.origin_name:
-        return NoGolden(f"{op.name}:output:{k} has no framework counterpart (made by GE or fused away)")
-    return GoldenRef(
-        desc.origin_name,
-        desc.origin_output_index,
-        origin_format=desc.origin_format,
-        origin_shape=desc.origin_shape,
-        producer=op.name,
-    )
+
+def _twin_conversions(open_rules: FusionRules, close_rules: FusionRules) -> frozenset[str]:
+    """GE-inserted Cast/TransData ops of both builds with one name, type and framework source."""
+    opened = Matcher(open_rules, quant=QuantFilter.none())
+    closed = Matcher(close_rules, quant=QuantFilter.none())
+
+    def source(matcher: Matcher, name: str) -> tuple[str, int] | None:
+        ref = matcher.refs_for(name, "output", 0)
+        return (ref.op_name, ref.index) if isinstance(ref, GoldenRef) else None
+
+    twins = set()
+    for op in opened.rules.ops:
+        twin = closed.rules.op(op.name)
+        if not _is_inserted_copy(op) or twin is None or twin.type != op.type:
+            continue
+        found = source(opened, op.name)
+        if found is not None and found == source(closed, op.name):
+            twins.add(op.name)
+    return frozenset(twins)
 
 
 # ---------------------------------------------------------------------------------------------
