@@ -13,7 +13,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, run_jobs
+from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, matcher_for_dump, run_jobs
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import write_csv
 from dumpcmp.host.sinks.table import TableShape
@@ -122,7 +122,8 @@ def run_compare(
     rules = _RuleSet.load(request)
     stamp = time.strftime("%Y%m%d%H%M%S")
     shards_in = [(key, [e for e in group if not e.is_stats]) for key, group in sorted(tree.groups.items())]
-    matchers = [rules.matcher_for(key) for key, _ in shards_in]  # a missing rule file fails up front
+    # A missing rule file fails up front.
+    matchers = [matcher_for_dump(rules.matcher_for(key), entries) for key, entries in shards_in]
     workers = options.jobs or os.cpu_count() or 1
     use_processes = worth_processes([e for _, entries in shards_in for e in entries], workers)
     if on_plan:

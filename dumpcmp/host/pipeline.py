@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dumpcmp.errors import DumpcmpError, DumpFormatError
+from dumpcmp.errors import DumpcmpError, DumpFormatError, MatchError
 from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir
 from dumpcmp.host.matcher import GoldenRef, Matcher, NoGolden, TensorIO, identity_ref
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
@@ -39,6 +39,11 @@ class CompareOptions:
     custom: CustomConverters | None = None
     only_first_output: bool = False  # file vs single npy file: one row
 
+    @property
+    def exact_shapes(self) -> bool:
+        """File against file: the user named both tensors, so their shapes must be equal."""
+        return self.only_first_output
+
 
 @dataclass(frozen=True, slots=True)
 class TensorJob:
@@ -58,6 +63,20 @@ class TensorJob:
     golden: GoldenTensor | None
     origin_format: str = ""
     reason: str = ""
+
+
+def matcher_for_dump(matcher: Matcher | None, entries: Iterable[DumpEntry]) -> Matcher | None:
+    """``matcher`` for one shard: which ops of an L1 fusion group were dumped first and last.
+
+    Call it with the whole shard before cutting it into batches; a batch alone cannot tell.
+    """
+    if matcher is None:
+        return None
+    times: dict[str, int] = {}
+    for entry in entries:
+        name = entry.name.op_name
+        times[name] = min(entry.name.timestamp, times.get(name, entry.name.timestamp))
+    return matcher.with_dump_times(times)
 
 
 def iter_jobs(
@@ -93,12 +112,14 @@ def iter_jobs(
             for tensor in tensors:
                 ref = _reference(matcher, op_name, kind, tensor.index)
                 found, reason = _locate(golden, ref)
+                # By name (no rule file), an op whose namesake is missing has no counterpart.
+                matched = matcher is not None or found is not None
                 yield TensorJob(
                     index=index,
                     op_sequence=sequence,
                     op_type=op_type,
                     npu_name=npu_name,
-                    ground_truth=_truth_column(truth, ref) if found is not None else NO_GOLDEN,
+                    ground_truth=_truth_column(truth, ref) if matched else NO_GOLDEN,
                     tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
                     tensor=tensor,
                     golden=found,
@@ -117,7 +138,8 @@ def _ground_truth(matcher: Matcher | None, op_name: str) -> str:
 
 
 def _truth_column(truth: str, ref: GoldenRef | NoGolden) -> str:
-    """The op's original names; for ops GE inserted (no originals), the golden op compared with."""
+    """The op's original names in every row of it, whether or not this tensor has a golden file;
+    for ops GE inserted (no originals), the golden op looked up; ``*`` only with no counterpart."""
     if truth:
         return truth
     return ref.op_name if isinstance(ref, GoldenRef) else NO_GOLDEN
@@ -156,7 +178,8 @@ def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
     try:
         x = tensor.logical(options.custom)
         y = job.golden.load()
-        x = _slice_to(_to_origin_format(x, job.origin_format, y.shape, options.custom), y.shape)
+        x = _to_origin_format(x, job.origin_format, y.shape, options.custom)
+        x = fit_golden_shape(x, y.shape, exact=options.exact_shapes)
         metrics = compare_arrays(x, y)
         return _row(job, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except DumpcmpError as exc:
@@ -205,11 +228,23 @@ def _to_origin_format(
     return convert(x, Format.NCHW, target, golden_shape, custom=custom)
 
 
-def _slice_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Drop device padding the layout conversion kept, when the golden tensor is smaller."""
-    if x.shape == shape or x.ndim != len(shape) or any(a < b for a, b in zip(x.shape, shape, strict=True)):
+def fit_golden_shape(x: np.ndarray, golden_shape: tuple[int, ...], *, exact: bool) -> np.ndarray:
+    """``x`` shaped like the golden tensor, or MatchError "shape mismatch [a] vs [b]".
+
+    Device padding is gone by now: the layout conversion cut it to the dump header's original
+    shape. Whatever still differs is a real mismatch, never cut away. Only unit dimensions may
+    differ (ATC's (1,512,1,1800) for ONNX's (1,512,1800)), and not when ``exact``: in a
+    file-against-file compare the shapes must be equal.
+    """
+    if x.shape == golden_shape:
         return x
-    return x[tuple(slice(0, d) for d in shape)]
+    if not exact and _without_units(x.shape) == _without_units(golden_shape):
+        return x.reshape(golden_shape)
+    raise MatchError(f"shape mismatch {list(x.shape)} vs {list(golden_shape)}")
+
+
+def _without_units(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
 
 
 def _dtype_label(dtype: np.dtype) -> str:
