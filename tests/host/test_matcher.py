@@ -203,6 +203,117 @@ def test_tdnn_tensors_without_golden(tdnn: Matcher) -> None:
     assert isinstance(unknown, NoGolden) and "not in the fusion rule file" in unknown.reason
 
 
+def test_tdnn_outputs_of_inserted_copies_are_their_producers(tdnn: Matcher) -> None:
+    # ATC labels an inserted TransData with its consumer's origin (Conv_52) or with an op it folded
+    # (Unsqueeze_342); the tensor is the producer's, as for inputs.
+    for name, producer in [
+        ("trans_TransData_4", ("Pad_49", 0)),
+        ("trans_TransData_28", ("Pad_169", 0)),
+        ("trans_TransData_73", ("Concat_341", 0)),
+        ("trans_Cast_95", ("LogSoftmax_385", 0)),
+        ("trans_Cast_0", ("feats", 0)),
+    ]:
+        assert golden(tdnn.refs_for(name, "output", 0)) == producer, name
+    ref = tdnn.refs_for("trans_TransData_28", "output", 0)
+    assert isinstance(ref, GoldenRef) and (ref.origin_shape, ref.producer) == ((1, 512, 1806), "Pad_169")
+
+
+def test_msquickcmp_framework_cast_keeps_its_own_output(msquickcmp: Matcher) -> None:
+    # Only GE's own copies are traced back; a framework Cast's output is its own tensor.
+    assert golden(msquickcmp.refs_for("Cast_1206", "output", 0)) == ("Cast_1206", 0)
+    assert golden(msquickcmp.refs_for("trans_Cast_7", "output", 0)) == ("Gather_1221", 0)
+
+
+def test_one_to_many_split_last_op_computes_the_original(tdnn: Matcher, msquickcmp: Matcher) -> None:
+    assert golden(msquickcmp.refs_for("PartitionedCall_Gather_1221_gatherv2_3", "output", 0)) == (
+        "Gather_1221",
+        0,
+    )
+    split = "PartitionedCall_RandomNormalLike_327_"
+    assert golden(tdnn.refs_for(split + "add_172", "output", 0)) == ("RandomNormalLike_327", 0)
+    first = tdnn.refs_for(split + "random_standard_normal_170", "output", 0)
+    assert isinstance(first, NoGolden) and "no framework counterpart" in first.reason
+    assert golden(tdnn.refs_for("Sub_329", "input", 0)) == ("RandomNormalLike_327", 0)
+
+
+def test_folded_constants_labelled_with_their_consumer_have_no_golden(tdnn: Matcher) -> None:
+    for j in (1, 2):
+        ref = tdnn.refs_for("BatchNormalization_365_BNInferenceD", "input", j)
+        assert isinstance(ref, NoGolden) and "names the op reading it" in ref.reason
+    # dynamic_const_67614_276 is labelled Cast_311, a folded framework op, not its reader Mul_312.
+    assert golden(tdnn.refs_for("Mul_312", "input", 1)) == ("Cast_311", 0)
+
+
+def test_inserted_copy_chain_and_its_inputs() -> None:
+    m = Matcher(
+        rules(
+            op("in", 0, op_type="Data"),
+            op("conv", 1, inputs=("in:0",), originals=("conv",), outputs=(None, None)),
+            op("trans_Cast_1", 2, op_type="Cast", inputs=("conv:1",), originals=(), outputs=("relu",)),
+            op("trans_TransData_2", 3, op_type="TransData", inputs=("trans_Cast_1:0",), originals=()),
+            op("relu", 4, inputs=("trans_TransData_2:0",), originals=("relu",)),
+        )
+    )
+    ref = m.refs_for("trans_TransData_2", "output", 0)
+    assert isinstance(ref, GoldenRef)
+    assert (ref.op_name, ref.index, ref.skipped) == ("conv", 1, ("trans_Cast_1",))
+    assert golden(m.refs_for("trans_Cast_1", "output", 0)) == ("conv", 1)
+    assert golden(m.refs_for("trans_Cast_1", "input", 0)) == ("conv", 1)
+
+
+def test_l1_fusion_group_is_compared_at_its_first_and_last_op() -> None:
+    m = Matcher(
+        rules(
+            op("a", 1, originals=("p",), outputs=("p",), l1="3"),
+            op("b", 2, originals=("q",), outputs=("q",), l1="3"),
+            op("c", 3, originals=("r",), outputs=("r",), l1="3"),
+        )
+    )
+    assert golden(m.refs_for("a", "output", 0)) == ("p", 0)
+    assert golden(m.refs_for("c", "output", 0)) == ("r", 0)
+    inner = m.refs_for("b", "output", 0)
+    assert isinstance(inner, NoGolden) and "L1 fusion group 3" in inner.reason and "a, c" in inner.reason
+    # Dumped in another order, or without c: the dump decides.
+    bound = m.with_dump_times({"a": 10, "b": 20})
+    assert golden(bound.refs_for("b", "output", 0)) == ("q", 0)
+    assert isinstance(bound.refs_for("c", "output", 0), NoGolden)
+    assert isinstance(m.refs_for("b", "output", 0), NoGolden)  # the unbound matcher is unchanged
+    plain = Matcher(rules(op("a", 1)))
+    assert plain.with_dump_times({"a": 1}) is plain
+
+
+def test_close_fusion_pairs_twin_conversions_only() -> None:
+    open_rules = rules(
+        op("x", 0, op_type="Data"),
+        op("conv_bn", 1, inputs=("x:0",), originals=("conv", "bn"), outputs=("bn",)),
+        op(
+            "trans_TransData_1",
+            2,
+            op_type="TransData",
+            inputs=("conv_bn:0",),
+            originals=(),
+            outputs=("relu",),
+        ),
+        op("trans_Cast_2", 3, op_type="Cast", inputs=("x:0",), originals=(), outputs=("x",)),
+        op("relu", 4, inputs=("trans_TransData_1:0", "trans_Cast_2:0"), originals=("relu",)),
+    )
+    close_rules = rules(
+        op("x", 0, op_type="Data"),
+        op("conv", 1, inputs=("x:0",), originals=("conv",)),
+        op("bn", 2, inputs=("conv:0",), originals=("bn",)),
+        op("trans_TransData_1", 3, op_type="TransData", inputs=("bn:0",), originals=(), outputs=("relu",)),
+        op("trans_Cast_2", 4, op_type="Cast", inputs=("conv:0",), originals=(), outputs=("x",)),  # not x
+        op("relu", 5, inputs=("trans_TransData_1:0",), originals=("relu",)),
+    )
+    m = Matcher.with_close_rules(open_rules, close_rules)
+    for io in ("input", "output"):
+        twin = m.refs_for("trans_TransData_1", io, 0)  # type: ignore[arg-type]
+        assert isinstance(twin, GoldenRef) and twin.dump_key == ("trans_TransData_1", io, 0)
+    # Same name, but it converts another tensor there: traced to its producer instead.
+    other = m.refs_for("trans_Cast_2", "output", 0)
+    assert isinstance(other, GoldenRef) and other.dump_key == ("x", "output", 0)
+
+
 # ---- relations (§5.3 steps 2-3) ---------------------------------------------------------------
 
 
