@@ -17,6 +17,7 @@ import pytest
 from dumpcmp.host.fusion_rules import load_rules
 from dumpcmp.host.offline import CompareOutcome, CompareRequest, run_compare, summarize
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
+from tests.atc_ops import document, op
 from tests.e2e.atc_fit import FitCase, make_fit
 
 PASS_THROUGH = ("Cast", "TransData")
@@ -148,16 +149,6 @@ def test_shapes_are_never_cut_to_fit(shared_fixtures: Path, tmp_path: Path) -> N
 # ---- small rule files for what the real ones lack ----------------------------------------------
 
 
-def _desc(label: str | None, shape: tuple[int, ...]) -> dict[str, Any]:
-    attrs: list[dict[str, Any]] = [
-        {"key": "origin_format", "value": {"s": "ND"}},
-        {"key": "origin_shape", "value": {"list": {"i": list(shape), "val_type": "VT_LIST_INT"}}},
-    ]
-    if label is not None:
-        attrs.append({"key": "_datadump_origin_name", "value": {"s": label}})
-    return {"dtype": "DT_FLOAT16", "layout": "ND", "shape": {"dim": list(shape)}, "attr": attrs}
-
-
 def _op(
     name: str,
     op_id: int,
@@ -166,29 +157,15 @@ def _op(
     originals: tuple[str, ...] | None = None,
     label: str | None = None,
     l1: str | None = None,
-    shape: tuple[int, ...] = (2, 8),
 ) -> dict[str, Any]:
-    attrs: list[dict[str, Any]] = []
-    if originals is not None:
-        listing: dict[str, Any] = {"val_type": "VT_LIST_STRING"}
-        if originals:
-            listing["s"] = list(originals)
-        attrs.append({"key": "_datadump_original_op_names", "value": {"list": listing}})
-    if l1 is not None:
-        attrs.append({"key": "_L1_fusion_sub_graph_no", "value": {"s": l1}})
-    return {
-        "name": name,
-        "type": op_type,
-        "id": op_id,
-        "input": list(inputs),
-        "attr": attrs,
-        "input_desc": [_desc(None, shape) for _ in inputs],
-        "output_desc": [_desc(label, shape)],
-    }
+    return op(
+        name, op_id, op_type, inputs, originals, (label,), l1=l1,
+        layout="ND", shape=(2, 8), origin_format="ND", origin_shape=(2, 8),
+    )  # fmt: skip
 
 
 def _rule_file(path: Path, *ops: dict[str, Any]) -> Path:
-    path.write_text(json.dumps({"name": "net", "graph": [{"name": "net", "op": list(ops)}]}))
+    path.write_text(json.dumps(document(*ops)))
     return path
 
 

@@ -23,55 +23,11 @@ from dumpcmp.host.matcher import (
     merge_quant_fusion,
     quant_filter,
 )
-
-Out = tuple[str, int] | str | None  # (origin name, index) | origin name | no origin attrs
-
-
-def op(
-    name: str,
-    op_id: int,
-    op_type: str = "T",
-    inputs: tuple[str, ...] = (),
-    originals: tuple[str, ...] | None = None,
-    outputs: tuple[Out, ...] = (None,),
-    dtype: str = "DT_FLOAT16",
-    multiop: bool = False,
-    l1: str | None = None,
-) -> dict[str, Any]:
-    """One ``graph[].op[]`` object as ATC writes it, only with the keys the matcher reads."""
-    attrs: list[dict[str, Any]] = []
-    if originals is not None:
-        listing: dict[str, Any] = {"val_type": "VT_LIST_STRING"}
-        if originals:
-            listing["s"] = list(originals)
-        attrs.append({"key": "_datadump_original_op_names", "value": {"list": listing}})
-    if multiop:
-        attrs.append({"key": "_datadump_is_multiop", "value": {"b": True}})
-    if l1 is not None:
-        attrs.append({"key": "_L1_fusion_sub_graph_no", "value": {"s": l1}})
-    descs = []
-    for out in outputs:
-        desc_attrs = [{"key": "origin_format", "value": {"s": "NCHW"}}]
-        if isinstance(out, str):
-            desc_attrs.append({"key": "_datadump_origin_name", "value": {"s": out}})
-        elif isinstance(out, tuple):
-            desc_attrs.append({"key": "_datadump_origin_name", "value": {"s": out[0]}})
-            desc_attrs.append({"key": "_datadump_origin_output_index", "value": {"i": out[1]}})
-        descs.append(
-            {"dtype": dtype, "layout": "NC1HWC0", "shape": {"dim": [1, 1, 2, 2, 16]}, "attr": desc_attrs}
-        )
-    return {
-        "name": name,
-        "type": op_type,
-        "id": op_id,
-        "input": list(inputs),
-        "attr": attrs,
-        "output_desc": descs,
-    }
+from tests.atc_ops import document, op
 
 
 def rules(*ops: dict[str, Any], path: str = "rules.json") -> FusionRules:
-    return parse_rules({"name": "net", "graph": [{"name": "net_0", "op": list(ops)}]}, path)
+    return parse_rules(document(*ops), path)
 
 
 def golden(ref: GoldenRef | NoGolden) -> tuple[str, int]:
