@@ -542,7 +542,7 @@ class Matcher:
                 f"output {k} of {op.type} {op.name!r} (made by GE) has no matching input "
                 "in the fusion rule file to trace it to its producer"
             )
-        return self._trace(data[k], f"output {k} is {op.type} {op.name!r}'s input {k}, which")
+        return self._trace(data[k], f"output {k} (input {k} of {op.type} {op.name!r}, made by GE)")
 
     def _trace(self, ref: InputRef, what: str) -> GoldenRef | NoGolden:
         """The golden tensor of data input ``ref``, stepping over Cast/TransData producers."""
@@ -579,12 +579,12 @@ class Matcher:
             ref = upstream[ref.src_index]
         found = self._output_ref(producer, ref.src_index)
         if isinstance(found, NoGolden):
-            return NoGolden(f"{what} comes from {producer.name}:output:{ref.src_index}; {found.reason}")
+            return NoGolden(f"{what}: {found.reason}")  # the reason names the producer's output
         return replace(found, skipped=tuple(skipped))
 
     def _output_ref(self, op: RuleOp, k: int) -> GoldenRef | NoGolden:
         if not op.outputs:
-            return NoGolden(f"{op.name} has no output_desc in the fusion rule file")
+            return NoGolden(f"{op.name}:output:{k}: {op.name} has no output_desc in the fusion rule file")
         k = k if k < len(op.outputs) else 0  # msaccucmp clamps, so do we
         desc = op.outputs[k]
         if not desc.origin_name:
