@@ -1,0 +1,27 @@
+"""NPU fusion on against fusion off (``-cfr``) on simulated builds of one model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dumpcmp.fakes.simulate import simulate
+from dumpcmp.host.offline import CompareRequest, run_compare
+
+
+def test_cast_and_transdata_of_both_builds_are_paired(tmp_path: Path) -> None:
+    on = simulate("zoo:small_cnn", tmp_path / "on", seed=1)
+    off = simulate("zoo:small_cnn", tmp_path / "off", seed=1, no_fusion=True)
+    request = CompareRequest(
+        on.npu_dump_dir,
+        off.npu_dump_dir,
+        fusion_rule=on.fusion_rule,
+        close_fusion_rule=off.fusion_rule,
+        out_dir=tmp_path / "out",
+    )
+    rows = run_compare(request).rows
+    copies = [r for r in rows if r.index is not None and r.op_type in ("Cast", "TransData")]
+    assert len(copies) >= 4
+    for row in copies:
+        assert (row.ground_truth, row.cosine > 0.999) == (row.npu_name, True), row
+    golden_only = {r.ground_truth for r in rows if r.index is None}
+    assert not {r.npu_name for r in copies} & golden_only
