@@ -45,7 +45,7 @@ def _expected_truth_column(case: FitCase, row: ResultRow) -> str:
 
 def _check_every_row(case: FitCase, outcome: CompareOutcome) -> list[ResultRow]:
     """Each row against the truth; returns the output rows below cosine 0.9."""
-    fault_keys = {case.truth[(case.fault, "output", 0)]} if case.fault else set()
+    fault_keys = {key for (op, io, _), key in case.truth.items() if op == case.fault and io == "output"}
     targets = [r for r in outcome.rows if r.index is not None]
     assert {_tensor_id(r) for r in targets} == set(case.truth)
     for row in targets:
