@@ -450,10 +450,7 @@ def format_(
             raise LayoutError(f"unknown format {target!r}") from None
         dump = read_dump(input_)
         chosen = _pick_tensor(dump, tensor, index)
-        try:
-            src = Format(chosen.format)
-        except ValueError:
-            raise LayoutError(f"{input_}: {chosen.label} has unknown format {chosen.format}") from None
+        src = chosen.device_format()
         converters = None
         if custom is not None:
             from dumpcmp.proto.custom_converters import CustomConverters
