@@ -14,22 +14,19 @@ Names follow formats.md §2.4:
   output tensor. Indices must start at 0 without gaps, since a dump's outputs are positional.
 * ``format`` converts one tensor to another layout: ``{dump file}.{kind}.{index}.{d0xd1x…}.npy``.
 
-``np.save`` writes ml_dtypes arrays (bfloat16, float8_*) with a ``|V2``/``|V1`` descriptor that
-loads back as opaque void bytes, so those tensors are saved as their unsigned-integer bit pattern
-(as the shared fixtures store bf16) with a ``{name}.npy.json`` sidecar naming the real dtype;
-``load_npy`` restores it, and plain ``np.load(allow_pickle=False)`` still reads the bits.
+bf16, fp8, fp6 and fp4 tensors are written widened exactly to float32, so that a plain
+``np.load`` gives their values; ``--keep-dtype`` writes their bit pattern with a ``.npy.json``
+sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is always float32.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
-import ml_dtypes
 import numpy as np
 import typer
 from rich.console import Console
@@ -54,11 +51,11 @@ from dumpcmp.proto.names import (
     parse_golden_name,
     sanitize_dump_name,
 )
+from dumpcmp.proto.npy import load_npy, save_npy
 
-__all__ = ["DEFAULT_OP_TYPE", "SIDECAR_SUFFIX", "app", "load_npy", "save_npy"]
+__all__ = ["DEFAULT_OP_TYPE", "app"]
 
 DEFAULT_OP_TYPE = "Golden"
-SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 
@@ -68,40 +65,7 @@ app = typer.Typer(
 )
 
 
-# --------------------------------------------------------------------------- npy files
-
-
-def save_npy(path: Path, array: np.ndarray) -> Path:
-    """``np.save`` that keeps ml_dtypes types recoverable (bit pattern + sidecar, see module doc)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    if np.dtype(array.dtype.str) == array.dtype:
-        np.save(path, array, allow_pickle=False)
-        sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
-        return path
-    bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
-    np.save(path, bits, allow_pickle=False)
-    sidecar.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
-    return path
-
-
-def load_npy(path: Path, *, mmap: bool = False) -> np.ndarray:
-    """Inverse of ``save_npy``: a plain npy, or the bit pattern re-typed from its sidecar."""
-    try:
-        array = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except (OSError, ValueError) as exc:
-        raise DumpFormatError(path, 0, f"not a readable .npy file: {exc}") from exc
-    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    if not sidecar.is_file():
-        return array
-    try:
-        name = json.loads(sidecar.read_text())["dtype"]
-        dtype = np.dtype(getattr(ml_dtypes, name))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise DumpFormatError(sidecar, 0, f"bad dtype sidecar: {exc}") from exc
-    if dtype.itemsize != array.dtype.itemsize:
-        raise DumpFormatError(sidecar, 0, f"sidecar dtype {name} does not fit stored {array.dtype}")
-    return array.view(dtype)
+# --------------------------------------------------------------------------- text files
 
 
 def _save_txt(path: Path, array: np.ndarray) -> None:
@@ -179,6 +143,12 @@ class _Advance:
 
 # --------------------------------------------------------------------------- dump2npy
 
+_KEEP_DTYPE = typer.Option(
+    "--keep-dtype",
+    help="Keep bf16/fp8/fp6/fp4 as their bit pattern plus a .npy.json sidecar naming the type "
+    "(read back by dumpcmp; plain np.load sees unsigned integers). Default: exact float32.",
+)
+
 
 def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     """(dump file, its directory relative to the input) for every file worth trying."""
@@ -200,7 +170,9 @@ def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     return found
 
 
-def _convert_file(path: Path, out_dir: Path, tally: _Tally, *, device_layout: bool, txt: bool) -> None:
+def _convert_file(
+    path: Path, out_dir: Path, tally: _Tally, *, device_layout: bool, txt: bool, keep_dtype: bool
+) -> None:
     try:
         dump = read_dump(path)
     except DumpFormatError as exc:
@@ -211,7 +183,7 @@ def _convert_file(path: Path, out_dir: Path, tally: _Tally, *, device_layout: bo
         try:
             array = tensor.array() if device_layout else tensor.logical()
             target = out_dir / converted_npy_name(path.name, tensor.kind.value, tensor.index)
-            save_npy(target, array)
+            save_npy(target, array, keep_dtype=keep_dtype)
             if txt:
                 _save_txt(target.with_suffix(".txt"), array)
         except (DumpcmpError, OSError) as exc:
@@ -231,14 +203,20 @@ def dump2npy(
         bool, typer.Option("--device-layout", help="Keep the device layout and shape (padding included).")
     ] = False,
     txt: Annotated[bool, typer.Option("--txt", help="Also write each tensor flattened as text.")] = False,
+    keep_dtype: Annotated[bool, _KEEP_DTYPE] = False,
 ) -> None:
-    """Write every input and output tensor of dump files as .npy (logical layout by default)."""
+    """Write every input and output tensor of dump files as .npy (logical layout by default).
+
+    bf16, fp8, fp6 and fp4 tensors are written widened exactly to float32 unless --keep-dtype.
+    """
     console = _console()
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
     with _maybe_progress(console, len(sources), "dump2npy") as advance:
         for path, relative in sources:
-            _convert_file(path, output / relative, tally, device_layout=device_layout, txt=txt)
+            _convert_file(
+                path, output / relative, tally, device_layout=device_layout, txt=txt, keep_dtype=keep_dtype
+            )
             advance()
     extra = f" and {tally.skipped_tensors} tensors" if tally.skipped_tensors else ""
     console.print(
@@ -330,7 +308,7 @@ def _write_golden_run(run: _GoldenRun, out_root: Path, op_type: str, tally: _Tal
                 )
             )
         except DumpcmpError as exc:
-            skip_all(f"{path.name}: {_reason(exc)}")
+            skip_all(_reason(exc))  # the reader's message names the file
             return
     target = out_root / run.relative / name
     dump = DumpFile(
@@ -436,6 +414,7 @@ def format_(
         Path | None,
         typer.Option("-custom", "--custom", help="Directory holding format_convert/convert_X_to_Y.py files."),
     ] = None,
+    keep_dtype: Annotated[bool, _KEEP_DTYPE] = False,
 ) -> None:
     """Convert one tensor of a dump file from its device format to another format."""
     if tensor not in (TensorKind.INPUT.value, TensorKind.OUTPUT.value):
@@ -461,7 +440,7 @@ def format_(
         result = convert(chosen.array(), src, dst, dst_shape, sub_format=chosen.sub_format, custom=converters)
         name = converted_npy_name(input_.name, tensor, index, tuple(int(d) for d in result.shape))
         try:
-            path = save_npy(output / name, result)
+            path = save_npy(output / name, result, keep_dtype=keep_dtype)
         except OSError as exc:
             _fail(f"cannot write {output / name}: {_reason(exc)}")
     _console().print(

@@ -15,6 +15,7 @@ from dumpcmp.commands import convert
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, dump_bytes, read_dump, write_dump
 from dumpcmp.proto.dtypes import DataType, Format
 from dumpcmp.proto.names import parse_dump_name
+from dumpcmp.proto.npy import load_npy, save_npy
 
 STAMP = 1_700_000_000_000_000
 STEP = Path("20260101000000/0/net/1/0")
@@ -111,14 +112,11 @@ def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_pa
     assert act.dtype == np.float16
     assert act.tobytes() == ACT.tobytes()
     assert np.load(f"{conv}.output.1.npy", allow_pickle=False).tolist() is True
-    # bf16: bit pattern + sidecar, so plain np.load works and load_npy gives bfloat16 back
-    bits = np.load(f"{conv}.output.0.npy", allow_pickle=False)
-    assert bits.dtype == np.uint16
-    assert bits.tobytes() == BF16.tobytes()
-    assert json.loads(Path(f"{conv}.output.0.npy.json").read_text())["dtype"] == "bfloat16"
-    restored = convert.load_npy(Path(f"{conv}.output.0.npy"))
-    assert restored.dtype == BF16.dtype
-    assert restored.tobytes() == BF16.tobytes()
+    # bf16: widened exactly to float32, so a plain np.load gives the values, not their bits
+    widened = np.load(f"{conv}.output.0.npy", allow_pickle=False)
+    assert widened.dtype == np.float32
+    assert np.array_equal(widened, BF16.astype(np.float32))
+    assert not Path(f"{conv}.output.0.npy.json").exists()
 
     # one line per skipped file, the reason included; the others still converted
     corrupt = step / f"Mul.net_mul.3.2.{STAMP + 2}"
@@ -137,6 +135,50 @@ def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_pa
     assert len(written) == 5
     for name in written:
         np.load(out / STEP / name, allow_pickle=False)  # every file loads without pickle
+
+
+def test_dump2npy_keep_dtype_writes_bits_and_a_sidecar(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "npy"
+    code, output = _run(
+        "dump2npy", "--keep-dtype", "-i", tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}", "-o", out
+    )
+    assert code == 0, output
+    target = out / f"Conv2D.net_conv.1.2.{STAMP}.output.0.npy"
+    bits = np.load(target, allow_pickle=False)
+    assert bits.dtype == np.uint16
+    assert bits.tobytes() == BF16.tobytes()
+    assert json.loads(Path(f"{target}.json").read_text())["dtype"] == "bfloat16"
+    restored = load_npy(target)  # every reader of the project re-types it: values, never bits
+    assert restored.dtype == BF16.dtype
+    assert restored.tobytes() == BF16.tobytes()
+
+
+def _eight_bit_file(path: Path) -> Path:
+    codes = np.frombuffer(bytes([0x08, 0x18, 0x6E, 0x80]), np.uint8)
+    hif8 = DumpTensor(
+        TensorKind.OUTPUT, 0, int(DataType.DT_HIFLOAT8), int(Format.ND), (2, 2), (2, 2), 4, codes
+    )
+    fp8 = DumpTensor.from_array(
+        TensorKind.OUTPUT,
+        1,
+        np.array([1.5, -448.0, np.nan], dtype=np.float32).astype(ml_dtypes.float8_e4m3fn),
+    )
+    e5m2 = DumpTensor.from_array(
+        TensorKind.OUTPUT, 2, np.array([-np.inf, 0.25], dtype=np.float32).astype(ml_dtypes.float8_e5m2)
+    )
+    return _write(path, [], [hif8, fp8, e5m2])
+
+
+def test_dump2npy_8_bit_floats_become_float32_values(tmp_path: Path) -> None:
+    source = _eight_bit_file(tmp_path / f"Cast.net_cast.1.2.{STAMP}")
+    code, output = _run("dump2npy", "-i", source, "-o", tmp_path / "out")
+    assert code == 0, output
+    assert "Traceback" not in output
+    loaded = [np.load(tmp_path / "out" / f"{source.name}.output.{i}.npy") for i in range(3)]
+    assert all(a.dtype == np.float32 for a in loaded)
+    np.testing.assert_array_equal(loaded[0], [[1.0, 0.5], [32768.0, np.nan]])
+    np.testing.assert_array_equal(loaded[1], [1.5, -448.0, np.nan])
+    np.testing.assert_array_equal(loaded[2], [-np.inf, 0.25])
 
 
 def test_dump2npy_device_layout_and_txt(tree: Path, tmp_path: Path) -> None:
@@ -199,7 +241,7 @@ def test_npy2dump_groups_outputs_of_one_run(tmp_path: Path) -> None:
     np.save(golden / "conv1_Conv2D.0.1700000000000001.npy", a0)
     np.save(golden / "conv1_Conv2D.1.1700000000000001.npy", a1)
     np.save(golden / "sub" / "relu.0.1700000000000002.npy", np.float16(1.5))
-    convert.save_npy(golden / "mm.0.1700000000000003.npy", BF16)  # bf16 via the sidecar
+    save_npy(golden / "mm.0.1700000000000003.npy", BF16, keep_dtype=True)  # bf16 via the sidecar
     np.save(golden / "gap.1.1700000000000004.npy", a1)  # output 0 missing
     np.save(golden / "words.0.1700000000000005.npy", np.array(["a", "b"]))  # no dump dtype
     np.save(golden / "notes.npy", a1)
@@ -301,9 +343,14 @@ def test_format_output_defaults_and_bf16(tree: Path, tmp_path: Path) -> None:
     source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
     code, output = _run("format", "-i", source, "-format", "ND", "-o", tmp_path)  # output 0 by default
     assert code == 0, output
-    result = convert.load_npy(tmp_path / f"{source.name}.output.0.3x4.npy")
-    assert result.dtype == BF16.dtype
-    assert result.tobytes() == BF16.tobytes()
+    result = np.load(tmp_path / f"{source.name}.output.0.3x4.npy", allow_pickle=False)
+    assert result.dtype == np.float32  # bf16 widened exactly
+    assert np.array_equal(result, BF16.astype(np.float32))
+    code, output = _run("format", "--keep-dtype", "-i", source, "-format", "ND", "-o", tmp_path / "kept")
+    assert code == 0, output
+    kept = load_npy(tmp_path / "kept" / f"{source.name}.output.0.3x4.npy")
+    assert kept.dtype == BF16.dtype
+    assert kept.tobytes() == BF16.tobytes()
 
 
 def test_format_with_a_custom_converter(tree: Path, tmp_path: Path) -> None:

@@ -1,0 +1,142 @@
+"""The one reader and writer of ``.npy`` tensors: golden files, converted dumps, ``inspect``.
+
+Writing: numpy cannot name the ml_dtypes types in an npy header (``np.save`` of bfloat16 writes
+the opaque ``<V2``), so a converted bf16/fp8/fp6/fp4 tensor is written widened to float32, which
+holds every value of those types exactly (what msaccucmp's converter writes). Asked to keep the
+dtype, the tensor is written as its unsigned-integer bit pattern with a ``{name}.npy.json``
+sidecar naming the type (``{"dtype": "bfloat16", "stored_as": "uint16"}``).
+
+Reading accepts all three kinds alike: plain numeric npy (float32 included), bit patterns with a
+sidecar (re-typed, never compared as integers), and ``np.save``'s opaque ``<V2`` of a bfloat16
+array. Files are memory-mapped read-only where numpy can map them; pickled object arrays are
+never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from dumpcmp.errors import FormatError
+from dumpcmp.proto.minifloats import HIFLOAT8
+from dumpcmp.proto.sniff import NPY_MAGIC, what_is
+
+__all__ = ["SIDECAR_SUFFIX", "load_npy", "save_npy", "sidecar_path"]
+
+SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
+
+# Float types a dump may decode to that numpy has no npy name for; all are exact in float32.
+_EXTENSION_FLOATS = frozenset(
+    np.dtype(t)
+    for t in (
+        ml_dtypes.bfloat16,
+        ml_dtypes.float8_e5m2,
+        ml_dtypes.float8_e4m3fn,
+        ml_dtypes.float8_e8m0fnu,
+        ml_dtypes.float6_e3m2fn,
+        ml_dtypes.float6_e2m3fn,
+        ml_dtypes.float4_e2m1fn,
+    )
+)
+_NUMERIC_KINDS = "biufc"
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _is_extension(dtype: np.dtype) -> bool:
+    return dtype.isbuiltin == 2  # user-defined: ml_dtypes and the like; 1 = numpy's own types
+
+
+def save_npy(path: Path, array: np.ndarray, *, keep_dtype: bool = False) -> Path:
+    """``np.save`` that never writes a type numpy cannot read back (see module doc)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sidecar = sidecar_path(path)
+    if not _is_extension(array.dtype):
+        np.save(path, array, allow_pickle=False)
+        sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
+        return path
+    if array.dtype in _EXTENSION_FLOATS and not keep_dtype:
+        np.save(path, array.astype(np.float32), allow_pickle=False)
+        sidecar.unlink(missing_ok=True)
+        return path
+    bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
+    np.save(path, bits, allow_pickle=False)
+    sidecar.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
+    return path
+
+
+def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:
+    """A read-only numeric array from an npy file of any of the accepted kinds.
+
+    Raises FormatError naming the file for anything else: a file that is not npy at all (saying
+    what it looks like), pickled objects, records, strings, a truncated payload, a bad sidecar.
+    """
+    dtype, shape = _header(path)
+    try:
+        # numpy cannot map an empty payload; such arrays cost nothing to read.
+        mapped = mmap and int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > 0
+        array = np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise FormatError(f"{path}: damaged or truncated .npy file ({exc})") from None
+    array = _retype(path, array.view(np.ndarray))
+    if array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+def _header(path: Path) -> tuple[np.dtype, tuple[int, ...]]:
+    """The header's dtype and shape, checked before numpy is asked for the data."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(len(NPY_MAGIC)) != NPY_MAGIC:
+                kind = what_is(path)
+                raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
+            handle.seek(0)
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                shape, _fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+            else:
+                shape, _fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise FormatError(f"{path}: damaged .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise FormatError(f"{path}: holds pickled Python objects, not numbers; dumpcmp never unpickles files")
+    if dtype.names is not None:
+        raise FormatError(f"{path}: holds records with fields {list(dtype.names)}, not one tensor")
+    return dtype, tuple(shape)
+
+
+def _retype(path: Path, array: np.ndarray) -> np.ndarray:
+    sidecar = sidecar_path(path)
+    if sidecar.is_file():
+        return _from_sidecar(sidecar, array)
+    if array.dtype.kind == "V" and array.dtype.itemsize == 2:
+        return array.view(ml_dtypes.bfloat16)  # np.save of a bfloat16 array: no other 2-byte type
+    if array.dtype.kind == "V":
+        raise FormatError(
+            f"{path}: holds {array.dtype.itemsize}-byte values of a type numpy cannot name "
+            f'(an fp8 array saved with np.save?); name it in {sidecar.name}: {{"dtype": "float8_e4m3fn"}}'
+        )
+    if array.dtype.kind not in _NUMERIC_KINDS:
+        raise FormatError(f"{path}: holds {array.dtype} values, not numbers")
+    return array
+
+
+def _from_sidecar(sidecar: Path, array: np.ndarray) -> np.ndarray:
+    try:
+        name = json.loads(sidecar.read_text())["dtype"]
+        dtype = np.dtype(np.uint8) if name == HIFLOAT8.name else np.dtype(getattr(ml_dtypes, name))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FormatError(f"{sidecar}: bad dtype sidecar ({exc})") from None
+    if dtype.itemsize != array.dtype.itemsize or array.dtype.kind not in "uiV":
+        raise FormatError(f"{sidecar}: sidecar dtype {name} does not fit the stored {array.dtype}")
+    if name == HIFLOAT8.name:
+        return HIFLOAT8.decode(array.view(np.uint8))  # no numpy type: the values, as float32
+    return array.view(dtype)
