@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -53,16 +54,13 @@ from dumpcmp.proto.names import (
 )
 from dumpcmp.proto.npy import load_npy, save_npy
 
-__all__ = ["DEFAULT_OP_TYPE", "app"]
+__all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
 DEFAULT_OP_TYPE = "Golden"
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 
-app = typer.Typer(
-    no_args_is_help=True,
-    help="Convert dump files to .npy, golden .npy files to dump files, or one tensor to another layout.",
-)
+app = typer.Typer(no_args_is_help=True)
 
 
 # --------------------------------------------------------------------------- text files
@@ -446,3 +444,108 @@ def format_(
     _console().print(
         f"wrote {path} ({src.name} → {dst.name}, {result.dtype}, shape {list(result.shape)})", markup=False
     )
+
+
+# --------------------------------------------------------------------------- CANN script spelling
+
+
+class ScriptType(str, Enum):
+    """``-type`` of CANN's dump conversion script: which side the input files come from."""
+
+    CAFFE = "caffe"
+    TF = "tf"
+    OFFLINE = "offline"
+
+
+class ScriptTarget(str, Enum):
+    DUMP = "dump"
+    NUMPY = "numpy"
+
+
+_SCRIPT_HELP = """CANN conversion-script spelling (-type SIDE -target WHAT -i IN -o OUT):
+
+-type offline -target numpy: NPU dump files to .npy, as dump2npy.
+
+-type caffe|tf -target dump: golden .npy files to dump files, as npy2dump.
+
+-type caffe|tf -target numpy: golden .pb/.quant files (legacy protobuf dumps) to golden .npy.
+
+-type offline -target dump is refused: those files are dump files already.
+"""
+
+
+@app.callback(invoke_without_command=True, epilog=_SCRIPT_HELP)
+def script_spelling(
+    ctx: typer.Context,
+    type_: Annotated[
+        ScriptType | None,
+        typer.Option("-type", "--type", help="CANN script spelling: where the input comes from."),
+    ] = None,
+    target: Annotated[
+        ScriptTarget, typer.Option("-target", "--target", help="CANN script spelling: what to write.")
+    ] = ScriptTarget.NUMPY,
+    input_: Annotated[
+        Path | None, typer.Option("-i", "--input", help="With -type: input file or directory.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="With -type: output directory.")
+    ] = None,
+) -> None:
+    """Convert dump files to .npy, golden .npy files to dump files, or one tensor to another layout."""
+    if type_ is None:
+        if ctx.invoked_subcommand is None:
+            _fail("choose a subcommand (dump2npy, npy2dump, format) or give -type and -target")
+        if input_ is not None or output is not None:
+            _fail("-i/-o before the subcommand need -type; put them after dump2npy, npy2dump or format")
+        return
+    if ctx.invoked_subcommand is not None:
+        _fail(f"-type replaces the subcommand: drop either -type or {ctx.invoked_subcommand}")
+    if input_ is None or output is None:
+        _fail("-type needs -i INPUT and -o OUTPUT")
+    if type_ is ScriptType.OFFLINE and target is ScriptTarget.DUMP:
+        _fail("-type offline files are dump files already; -target numpy converts them to .npy")
+    if type_ is ScriptType.OFFLINE:
+        dump2npy(input_, output)
+    elif target is ScriptTarget.DUMP:
+        npy2dump(input_, output)
+    else:
+        _legacy_goldens_to_npy(input_, output)
+    raise typer.Exit(0)
+
+
+def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
+    """Caffe/TF golden ``{op}.{index}.{timestamp}.pb|.quant`` dumps → ``….npy`` of the same name."""
+    console = _console()
+    tally = _Tally(console)
+    if source.is_file():
+        candidates = [(source, Path())]
+    elif source.is_dir():
+        candidates = [(p, p.parent.relative_to(source)) for p in sorted(source.rglob("*")) if p.is_file()]
+    else:
+        _fail(f"{source}: no such file or directory")
+    for path, relative in candidates:
+        try:
+            golden = parse_golden_name(path.name)
+        except BadFileNameError as exc:
+            tally.skip(path, f"not a golden file name: {exc.reason}")
+            continue
+        if golden.suffix == ".npy":
+            tally.skip(path, "already .npy")
+            continue
+        try:
+            dump = read_dump(path)
+            if not dump.outputs:
+                raise DumpFormatError(path, 0, "holds no output tensor")
+            target = out_root / relative / f"{golden.op_name}.{golden.output_index}.{golden.timestamp}.npy"
+            save_npy(target, dump.outputs[0].logical())
+        except DumpcmpError as exc:
+            tally.skip(path, _reason(exc))
+            continue
+        tally.written += 1
+        tally.files += 1
+    console.print(
+        f"converted {tally.written} golden files into {out_root}; skipped {tally.skipped_files} files",
+        markup=False,
+    )
+    if tally.written == 0:
+        raise typer.Exit(1)

@@ -21,6 +21,7 @@ import ml_dtypes
 import numpy as np
 
 from dumpcmp.errors import FormatError
+from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.minifloats import HIFLOAT8
 from dumpcmp.proto.sniff import NPY_MAGIC, what_is
 
@@ -54,20 +55,23 @@ def _is_extension(dtype: np.dtype) -> bool:
 
 def save_npy(path: Path, array: np.ndarray, *, keep_dtype: bool = False) -> Path:
     """``np.save`` that never writes a type numpy cannot read back (see module doc)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     sidecar = sidecar_path(path)
-    if not _is_extension(array.dtype):
-        np.save(path, array, allow_pickle=False)
+    if not _is_extension(array.dtype) or (array.dtype in _EXTENSION_FLOATS and not keep_dtype):
+        plain = array.astype(np.float32) if _is_extension(array.dtype) else array
+        _write(path, plain)
         sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
         return path
-    if array.dtype in _EXTENSION_FLOATS and not keep_dtype:
-        np.save(path, array.astype(np.float32), allow_pickle=False)
-        sidecar.unlink(missing_ok=True)
-        return path
     bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
-    np.save(path, bits, allow_pickle=False)
-    sidecar.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
+    with atomic_path(sidecar) as temp:
+        temp.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
+    _write(path, bits)
     return path
+
+
+def _write(path: Path, array: np.ndarray) -> None:
+    """Atomically: a reader never sees half an npy file, a failed write leaves none."""
+    with atomic_path(path) as temp, temp.open("wb") as handle:
+        np.save(handle, array, allow_pickle=False)
 
 
 def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:

@@ -418,3 +418,75 @@ def test_default_shape_rules() -> None:
     assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.ND) == (17, 40)
     assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.NCHW) is None
     assert convert.default_shape((), Format.ND, Format.ND) is None
+
+
+# --------------------------------------------------------------------------- CANN script spelling
+
+
+def test_script_spelling_offline_to_numpy_is_dump2npy(tree: Path, tmp_path: Path) -> None:
+    code, script = _run("-type", "offline", "-target", "numpy", "-i", tree, "-o", tmp_path / "a")
+    assert code == 0, script
+    code, native = _run("dump2npy", "-i", tree, "-o", tmp_path / "b")
+    assert code == 0, native
+    written = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.npy"))
+    assert written == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.npy"))
+    assert len(written) == 5
+
+
+def test_script_spelling_golden_to_dump_is_npy2dump(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "conv1_Conv2D.0.1700000000000001.npy", ACT)
+    code, output = _run("-type", "tf", "-target", "dump", "-i", golden, "-o", tmp_path / "out")
+    assert code == 0, output
+    dump = read_dump(tmp_path / "out" / "Golden.conv1_Conv2D.0.0.1700000000000001")
+    assert dump.outputs[0].array().tobytes() == ACT.tobytes()
+
+
+def test_script_spelling_caffe_pb_goldens_to_numpy(tmp_path: Path) -> None:
+    from dumpcmp.proto._gen import dump_data_pb2
+
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    message = dump_data_pb2.DumpData(version="1.0", dump_time=STAMP, op_name="conv1")
+    item = message.output.add(data_type=int(DataType.DT_FLOAT), format=int(Format.NCHW))
+    item.shape.dim.extend(ACT.shape)
+    item.original_shape.dim.extend(ACT.shape)
+    item.data = ACT.astype(np.float32).tobytes()
+    item.size = len(item.data)
+    (golden / "conv1.0.1700000000000001.pb").write_bytes(message.SerializeToString())
+    (golden / "broken.0.1700000000000002.pb").write_bytes(b"\x00junk")
+    code, output = _run("-type", "caffe", "-target", "numpy", "-i", golden, "-o", tmp_path / "out")
+    assert code == 0, output
+    converted = np.load(tmp_path / "out" / "conv1.0.1700000000000001.npy", allow_pickle=False)
+    assert np.array_equal(converted, ACT.astype(np.float32))
+    assert f"skipped {golden / 'broken.0.1700000000000002.pb'}: " in output
+    assert output.splitlines()[-1] == f"converted 1 golden files into {tmp_path / 'out'}; skipped 1 files"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-type", "offline", "-target", "dump", "-i", "IN", "-o", "OUT"],
+            "-type offline files are dump files",
+        ),
+        (["-type", "offline", "dump2npy", "-i", "IN", "-o", "OUT"], "-type replaces the subcommand"),
+        (["-type", "offline"], "-type needs -i INPUT and -o OUTPUT"),
+        (["-i", "IN", "dump2npy", "-o", "OUT"], "-i/-o before the subcommand need -type"),
+    ],
+)
+def test_script_spelling_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    paths = {"IN": str(tmp_path), "OUT": str(tmp_path / "out")}
+    code, output = _run(*(paths.get(a, a) for a in args))
+    assert code == 1
+    assert output.startswith("Error: ") and message in output
+    assert len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_script_spelling_unknown_type_is_a_usage_error(tmp_path: Path) -> None:
+    code, output = _run("-type", "onnx", "-i", tmp_path, "-o", tmp_path / "out")
+    assert code == 2
+    assert "onnx" in output
+    assert "Traceback" not in output
