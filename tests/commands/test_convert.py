@@ -490,3 +490,16 @@ def test_script_spelling_unknown_type_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2
     assert "onnx" in output
     assert "Traceback" not in output
+
+
+def test_dump2npy_takes_names_with_every_character_ge_keeps(tmp_path: Path) -> None:
+    step = tmp_path / "dumps" / STEP
+    one = [DumpTensor.from_array(TensorKind.OUTPUT, 0, np.arange(3, dtype=np.float32))]
+    _write(step / f"Add.ln_add:0.17.2.{STAMP}", [], one, op_name="ln/add:0")
+    _write(step / f"MatMul.层_1(x)+y.3.2.{STAMP + 1}", [], one)
+    _write(step / f"Add.a b.4.2.{STAMP + 2}", [], one)  # a space: no GE name, reported
+    code, output = _run("dump2npy", "-i", tmp_path / "dumps", "-o", tmp_path / "out")
+    assert code == 0, output
+    assert (tmp_path / "out" / STEP / f"Add.ln_add:0.17.2.{STAMP}.output.0.npy").is_file()
+    assert (tmp_path / "out" / STEP / f"MatMul.层_1(x)+y.3.2.{STAMP + 1}.output.0.npy").is_file()
+    assert f"skipped {step / f'Add.a b.4.2.{STAMP + 2}'}: not a dump file name" in output
