@@ -23,6 +23,7 @@ from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.dtypes import (
     DataType,
     Format,
+    bits_per_element,
     data_type_of,
     decode_elements,
     encode_elements,
@@ -384,10 +385,10 @@ def _tensor_from_message(
 
 def _elements_in(size: int, data_type: int) -> int:
     try:
-        per = storage_bytes(DataType(data_type), 1)
+        bits = bits_per_element(DataType(data_type))
     except (ValueError, UnsupportedDtypeError):
         return size
-    return size // per if per else size
+    return size * 8 // bits
 
 
 def _check_payload_size(

@@ -19,6 +19,7 @@ from dumpcmp.proto.minifloats import HIFLOAT8, CodeTable
 __all__ = [
     "DataType",
     "Format",
+    "bits_per_element",
     "data_type_of",
     "decode_elements",
     "dtype_by_name",
@@ -288,6 +289,13 @@ def storage_bytes(data_type: DataType, count: int) -> int:
         bits = _PACKED[data_type][0]
         return (count * bits + 7) // 8
     raise UnsupportedDtypeError(data_type.name)
+
+
+def bits_per_element(data_type: DataType) -> int:
+    """Storage bits of one element (4 for int4/fp4, 8 for HiFloat8, 16 for bf16, …)."""
+    if data_type in _PACKED:
+        return _PACKED[data_type][0]
+    return storage_bytes(data_type, 1) * 8
 
 
 def decode_elements(raw: np.ndarray | memoryview | bytes, data_type: DataType, count: int) -> np.ndarray:

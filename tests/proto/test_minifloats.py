@@ -167,3 +167,19 @@ def test_a_hifloat8_dump_reads_as_float32(tmp_path: Path) -> None:
     logical = read.logical()
     assert logical.dtype == np.float32
     assert np.array_equal(logical, values)
+
+
+@pytest.mark.parametrize(("data_type", "elements"), [(DataType.DT_FLOAT4_E2M1, 8), (DataType.DT_HIFLOAT8, 4)])
+def test_a_tensor_without_shape_holds_all_its_elements(
+    tmp_path: Path, data_type: DataType, elements: int
+) -> None:
+    from dumpcmp.proto._gen import dump_data_pb2
+
+    message = dump_data_pb2.DumpData(version="2.0", op_name="x")
+    message.output.add(data_type=int(data_type), size=4)  # no shape: "all of it" (msaccucmp's rule)
+    header = message.SerializeToString()
+    path = tmp_path / "Cast.x.1.2.3"
+    path.write_bytes(len(header).to_bytes(8, "little") + header + bytes([0x21, 0x43, 0x65, 0x08]))
+    tensor = read_dump(path).outputs[0]
+    assert tensor.shape == (elements,)
+    assert tensor.array().size == elements
