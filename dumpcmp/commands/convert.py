@@ -46,6 +46,7 @@ from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_d
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
     DumpName,
+    GoldenName,
     converted_npy_name,
     format_dump_name,
     parse_dump_name,
@@ -239,27 +240,40 @@ class _GoldenRun:
     files: dict[int, Path] = field(default_factory=dict)
 
 
-def _golden_runs(source: Path, tally: _Tally) -> list[_GoldenRun]:
+def _golden_files(
+    source: Path, tally: _Tally, suffixes: tuple[str, ...]
+) -> list[tuple[Path, Path, GoldenName]]:
+    """(file, its directory relative to the input, its parsed name) of each golden file of the
+    input whose name ends in one of ``suffixes``; a file named explicitly is tried whatever it is."""
     if source.is_file():
         candidates = [(source, Path())]
     elif source.is_dir():
         candidates = [
             (p, p.parent.relative_to(source))
-            for p in sorted(source.rglob("*.npy"))
-            if p.is_file() and not p.name.startswith(".")
+            for p in sorted(source.rglob("*"))
+            if p.name.endswith(suffixes) and p.is_file() and not p.name.startswith(".")
         ]
     else:
         _fail(f"{source}: no such file or directory")
-    runs: dict[tuple[Path, str, int], _GoldenRun] = {}
+    found = []
     for path, relative in candidates:
         try:
             golden = parse_golden_name(path.name)
         except BadFileNameError as exc:
             tally.skip(path, f"not a golden file name: {exc.reason}")
             continue
-        if golden.suffix != ".npy":
-            tally.skip(path, f"only .npy golden files can be converted, not {golden.suffix}")
+        if golden.suffix not in suffixes:
+            tally.skip(
+                path, f"only {'/'.join(suffixes)} golden files are converted here, not {golden.suffix}"
+            )
             continue
+        found.append((path, relative, golden))
+    return found
+
+
+def _golden_runs(source: Path, tally: _Tally) -> list[_GoldenRun]:
+    runs: dict[tuple[Path, str, int], _GoldenRun] = {}
+    for path, relative, golden in _golden_files(source, tally, (".npy",)):
         run = runs.setdefault(
             (relative, golden.op_name, golden.timestamp),
             _GoldenRun(relative, golden.op_name, golden.timestamp),
@@ -517,21 +531,7 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
     """Caffe/TF golden ``{op}.{index}.{timestamp}.pb|.quant`` dumps → ``….npy`` of the same name."""
     console = _console()
     tally = _Tally(console)
-    if source.is_file():
-        candidates = [(source, Path())]
-    elif source.is_dir():
-        candidates = [(p, p.parent.relative_to(source)) for p in sorted(source.rglob("*")) if p.is_file()]
-    else:
-        _fail(f"{source}: no such file or directory")
-    for path, relative in candidates:
-        try:
-            golden = parse_golden_name(path.name)
-        except BadFileNameError as exc:
-            tally.skip(path, f"not a golden file name: {exc.reason}")
-            continue
-        if golden.suffix == ".npy":
-            tally.skip(path, "already .npy")
-            continue
+    for path, relative, golden in _golden_files(source, tally, (".pb", ".quant")):
         try:
             dump = read_dump(path)
             if not dump.outputs:
