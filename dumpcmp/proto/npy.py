@@ -15,6 +15,7 @@ never loaded.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import ml_dtypes
@@ -80,21 +81,42 @@ def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:
     Raises FormatError naming the file for anything else: a file that is not npy at all (saying
     what it looks like), pickled objects, records, strings, a truncated payload, a bad sidecar.
     """
-    dtype, shape = _header(path)
+    header = _header(path)
     try:
-        # numpy cannot map an empty payload; such arrays cost nothing to read.
-        mapped = mmap and int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > 0
-        array = np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+        stored: np.ndarray
+        if mmap and header.nbytes > 0:  # numpy cannot map an empty payload
+            stored = np.memmap(
+                path,
+                dtype=header.dtype,
+                mode="r",
+                offset=header.offset,
+                shape=header.shape,
+                order="F" if header.fortran else "C",
+            )
+        else:
+            stored = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise FormatError(f"{path}: damaged or truncated .npy file ({exc})") from None
-    array = _retype(path, array.view(np.ndarray))
+    array = _retype(path, stored.view(np.ndarray))
     if array.flags.writeable:
         array.flags.writeable = False
     return array
 
 
-def _header(path: Path) -> tuple[np.dtype, tuple[int, ...]]:
-    """The header's dtype and shape, checked before numpy is asked for the data."""
+@dataclass(frozen=True, slots=True)
+class _Header:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    fortran: bool
+    offset: int  # where the payload starts
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def _header(path: Path) -> _Header:
+    """The header, checked before the payload is touched; parsed once, also for the map."""
     try:
         with path.open("rb") as handle:
             if handle.read(len(NPY_MAGIC)) != NPY_MAGIC:
@@ -103,9 +125,10 @@ def _header(path: Path) -> tuple[np.dtype, tuple[int, ...]]:
             handle.seek(0)
             version = np.lib.format.read_magic(handle)
             if version == (1, 0):
-                shape, _fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
             else:
-                shape, _fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+            offset = handle.tell()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (ValueError, SyntaxError, TypeError) as exc:
@@ -114,7 +137,7 @@ def _header(path: Path) -> tuple[np.dtype, tuple[int, ...]]:
         raise FormatError(f"{path}: holds pickled Python objects, not numbers; dumpcmp never unpickles files")
     if dtype.names is not None:
         raise FormatError(f"{path}: holds records with fields {list(dtype.names)}, not one tensor")
-    return dtype, tuple(shape)
+    return _Header(dtype, tuple(shape), bool(fortran), offset)
 
 
 def _retype(path: Path, array: np.ndarray) -> np.ndarray:
