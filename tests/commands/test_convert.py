@@ -225,6 +225,7 @@ def test_progress_bar_only_on_a_terminal(tree: Path, tmp_path: Path, monkeypatch
     _, plain = _run("dump2npy", "-i", tree, "-o", tmp_path / "a")
     assert "\x1b[" not in plain
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setenv("TERM", "xterm-256color")  # TERM=dumb (as in CI) turns the live bar off
     code, fancy = _run("dump2npy", "-i", tree, "-o", tmp_path / "b")
     assert code == 0
     assert "\x1b[" in fancy  # the live bar's control sequences

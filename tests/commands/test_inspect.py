@@ -218,6 +218,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_error_line_is_red_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TERM", "xterm-256color")  # TERM=dumb (as in CI) means no colour
     code, output = _run(tmp_path / "nope")
     assert code == 1
     assert "\x1b[31m" in output  # red
