@@ -144,7 +144,7 @@ def _read_everything(path: Path) -> str:
 
 def test_every_mutant_reads_cleanly_or_fails_cleanly(fixture_dumps: list[Path], tmp_path: Path) -> None:
     outcomes: dict[str, set[str]] = {}
-    for label, _name, data in _mutants(fixture_dumps, 700):
+    for label, _name, data in _mutants(fixture_dumps, 3000):
         path = tmp_path / "mutant"
         path.write_bytes(data)
         try:
@@ -178,7 +178,7 @@ def test_convert_of_a_mutant_tree_accounts_for_every_file(fixture_dumps: list[Pa
     step = tmp_path / "dumps" / "20261121093000" / "0" / "net" / "1" / "0"
     step.mkdir(parents=True)
     names = []
-    for number, (_label, name, data) in enumerate(_mutants(fixture_dumps, 120)):
+    for number, (_label, name, data) in enumerate(_mutants(fixture_dumps, 300)):
         op_type, op_name, *_ = name.split(".")
         file_name = f"{op_type}.{op_name}.{number}.2.{1_763_700_000_000_000 + number}"
         (step / file_name).write_bytes(data)
