@@ -14,22 +14,20 @@ Names follow formats.md §2.4:
   output tensor. Indices must start at 0 without gaps, since a dump's outputs are positional.
 * ``format`` converts one tensor to another layout: ``{dump file}.{kind}.{index}.{d0xd1x…}.npy``.
 
-``np.save`` writes ml_dtypes arrays (bfloat16, float8_*) with a ``|V2``/``|V1`` descriptor that
-loads back as opaque void bytes, so those tensors are saved as their unsigned-integer bit pattern
-(as the shared fixtures store bf16) with a ``{name}.npy.json`` sidecar naming the real dtype;
-``load_npy`` restores it, and plain ``np.load(allow_pickle=False)`` still reads the bits.
+bf16, fp8, fp6 and fp4 tensors are written widened exactly to float32, so that a plain
+``np.load`` gives their values; ``--keep-dtype`` writes their bit pattern with a ``.npy.json``
+sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is always float32.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import ml_dtypes
 import numpy as np
 import typer
 from rich.console import Console
@@ -48,60 +46,25 @@ from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_d
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
     DumpName,
+    GoldenName,
     converted_npy_name,
     format_dump_name,
     parse_dump_name,
     parse_golden_name,
     sanitize_dump_name,
 )
+from dumpcmp.proto.npy import load_npy, save_npy
 
-__all__ = ["DEFAULT_OP_TYPE", "SIDECAR_SUFFIX", "app", "load_npy", "save_npy"]
+__all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
 DEFAULT_OP_TYPE = "Golden"
-SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 
-app = typer.Typer(
-    no_args_is_help=True,
-    help="Convert dump files to .npy, golden .npy files to dump files, or one tensor to another layout.",
-)
+app = typer.Typer(no_args_is_help=True)
 
 
-# --------------------------------------------------------------------------- npy files
-
-
-def save_npy(path: Path, array: np.ndarray) -> Path:
-    """``np.save`` that keeps ml_dtypes types recoverable (bit pattern + sidecar, see module doc)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    if np.dtype(array.dtype.str) == array.dtype:
-        np.save(path, array, allow_pickle=False)
-        sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
-        return path
-    bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
-    np.save(path, bits, allow_pickle=False)
-    sidecar.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
-    return path
-
-
-def load_npy(path: Path, *, mmap: bool = False) -> np.ndarray:
-    """Inverse of ``save_npy``: a plain npy, or the bit pattern re-typed from its sidecar."""
-    try:
-        array = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except (OSError, ValueError) as exc:
-        raise DumpFormatError(path, 0, f"not a readable .npy file: {exc}") from exc
-    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    if not sidecar.is_file():
-        return array
-    try:
-        name = json.loads(sidecar.read_text())["dtype"]
-        dtype = np.dtype(getattr(ml_dtypes, name))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise DumpFormatError(sidecar, 0, f"bad dtype sidecar: {exc}") from exc
-    if dtype.itemsize != array.dtype.itemsize:
-        raise DumpFormatError(sidecar, 0, f"sidecar dtype {name} does not fit stored {array.dtype}")
-    return array.view(dtype)
+# --------------------------------------------------------------------------- text files
 
 
 def _save_txt(path: Path, array: np.ndarray) -> None:
@@ -179,6 +142,12 @@ class _Advance:
 
 # --------------------------------------------------------------------------- dump2npy
 
+_KEEP_DTYPE = typer.Option(
+    "--keep-dtype",
+    help="Keep bf16/fp8/fp6/fp4 as their bit pattern plus a .npy.json sidecar naming the type "
+    "(read back by dumpcmp; plain np.load sees unsigned integers). Default: exact float32.",
+)
+
 
 def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     """(dump file, its directory relative to the input) for every file worth trying."""
@@ -200,7 +169,9 @@ def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     return found
 
 
-def _convert_file(path: Path, out_dir: Path, tally: _Tally, *, device_layout: bool, txt: bool) -> None:
+def _convert_file(
+    path: Path, out_dir: Path, tally: _Tally, *, device_layout: bool, txt: bool, keep_dtype: bool
+) -> None:
     try:
         dump = read_dump(path)
     except DumpFormatError as exc:
@@ -211,7 +182,7 @@ def _convert_file(path: Path, out_dir: Path, tally: _Tally, *, device_layout: bo
         try:
             array = tensor.array() if device_layout else tensor.logical()
             target = out_dir / converted_npy_name(path.name, tensor.kind.value, tensor.index)
-            save_npy(target, array)
+            save_npy(target, array, keep_dtype=keep_dtype)
             if txt:
                 _save_txt(target.with_suffix(".txt"), array)
         except (DumpcmpError, OSError) as exc:
@@ -231,14 +202,20 @@ def dump2npy(
         bool, typer.Option("--device-layout", help="Keep the device layout and shape (padding included).")
     ] = False,
     txt: Annotated[bool, typer.Option("--txt", help="Also write each tensor flattened as text.")] = False,
+    keep_dtype: Annotated[bool, _KEEP_DTYPE] = False,
 ) -> None:
-    """Write every input and output tensor of dump files as .npy (logical layout by default)."""
+    """Write every input and output tensor of dump files as .npy (logical layout by default).
+
+    bf16, fp8, fp6 and fp4 tensors are written widened exactly to float32 unless --keep-dtype.
+    """
     console = _console()
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
     with _maybe_progress(console, len(sources), "dump2npy") as advance:
         for path, relative in sources:
-            _convert_file(path, output / relative, tally, device_layout=device_layout, txt=txt)
+            _convert_file(
+                path, output / relative, tally, device_layout=device_layout, txt=txt, keep_dtype=keep_dtype
+            )
             advance()
     extra = f" and {tally.skipped_tensors} tensors" if tally.skipped_tensors else ""
     console.print(
@@ -263,27 +240,40 @@ class _GoldenRun:
     files: dict[int, Path] = field(default_factory=dict)
 
 
-def _golden_runs(source: Path, tally: _Tally) -> list[_GoldenRun]:
+def _golden_files(
+    source: Path, tally: _Tally, suffixes: tuple[str, ...]
+) -> list[tuple[Path, Path, GoldenName]]:
+    """(file, its directory relative to the input, its parsed name) of each golden file of the
+    input whose name ends in one of ``suffixes``; a file named explicitly is tried whatever it is."""
     if source.is_file():
         candidates = [(source, Path())]
     elif source.is_dir():
         candidates = [
             (p, p.parent.relative_to(source))
-            for p in sorted(source.rglob("*.npy"))
-            if p.is_file() and not p.name.startswith(".")
+            for p in sorted(source.rglob("*"))
+            if p.name.endswith(suffixes) and p.is_file() and not p.name.startswith(".")
         ]
     else:
         _fail(f"{source}: no such file or directory")
-    runs: dict[tuple[Path, str, int], _GoldenRun] = {}
+    found = []
     for path, relative in candidates:
         try:
             golden = parse_golden_name(path.name)
         except BadFileNameError as exc:
             tally.skip(path, f"not a golden file name: {exc.reason}")
             continue
-        if golden.suffix != ".npy":
-            tally.skip(path, f"only .npy golden files can be converted, not {golden.suffix}")
+        if golden.suffix not in suffixes:
+            tally.skip(
+                path, f"only {'/'.join(suffixes)} golden files are converted here, not {golden.suffix}"
+            )
             continue
+        found.append((path, relative, golden))
+    return found
+
+
+def _golden_runs(source: Path, tally: _Tally) -> list[_GoldenRun]:
+    runs: dict[tuple[Path, str, int], _GoldenRun] = {}
+    for path, relative, golden in _golden_files(source, tally, (".npy",)):
         run = runs.setdefault(
             (relative, golden.op_name, golden.timestamp),
             _GoldenRun(relative, golden.op_name, golden.timestamp),
@@ -330,7 +320,7 @@ def _write_golden_run(run: _GoldenRun, out_root: Path, op_type: str, tally: _Tal
                 )
             )
         except DumpcmpError as exc:
-            skip_all(f"{path.name}: {_reason(exc)}")
+            skip_all(_reason(exc))  # the reader's message names the file
             return
     target = out_root / run.relative / name
     dump = DumpFile(
@@ -436,6 +426,7 @@ def format_(
         Path | None,
         typer.Option("-custom", "--custom", help="Directory holding format_convert/convert_X_to_Y.py files."),
     ] = None,
+    keep_dtype: Annotated[bool, _KEEP_DTYPE] = False,
 ) -> None:
     """Convert one tensor of a dump file from its device format to another format."""
     if tensor not in (TensorKind.INPUT.value, TensorKind.OUTPUT.value):
@@ -450,10 +441,7 @@ def format_(
             raise LayoutError(f"unknown format {target!r}") from None
         dump = read_dump(input_)
         chosen = _pick_tensor(dump, tensor, index)
-        try:
-            src = Format(chosen.format)
-        except ValueError:
-            raise LayoutError(f"{input_}: {chosen.label} has unknown format {chosen.format}") from None
+        src = chosen.device_format()
         converters = None
         if custom is not None:
             from dumpcmp.proto.custom_converters import CustomConverters
@@ -464,9 +452,100 @@ def format_(
         result = convert(chosen.array(), src, dst, dst_shape, sub_format=chosen.sub_format, custom=converters)
         name = converted_npy_name(input_.name, tensor, index, tuple(int(d) for d in result.shape))
         try:
-            path = save_npy(output / name, result)
+            path = save_npy(output / name, result, keep_dtype=keep_dtype)
         except OSError as exc:
             _fail(f"cannot write {output / name}: {_reason(exc)}")
     _console().print(
         f"wrote {path} ({src.name} → {dst.name}, {result.dtype}, shape {list(result.shape)})", markup=False
     )
+
+
+# --------------------------------------------------------------------------- CANN script spelling
+
+
+class ScriptType(str, Enum):
+    """``-type`` of CANN's dump conversion script: which side the input files come from."""
+
+    CAFFE = "caffe"
+    TF = "tf"
+    OFFLINE = "offline"
+
+
+class ScriptTarget(str, Enum):
+    DUMP = "dump"
+    NUMPY = "numpy"
+
+
+_SCRIPT_HELP = """CANN conversion-script spelling (-type SIDE -target WHAT -i IN -o OUT):
+
+-type offline -target numpy: NPU dump files to .npy, as dump2npy.
+
+-type caffe|tf -target dump: golden .npy files to dump files, as npy2dump.
+
+-type caffe|tf -target numpy: golden .pb/.quant files (legacy protobuf dumps) to golden .npy.
+
+-type offline -target dump is refused: those files are dump files already.
+"""
+
+
+@app.callback(invoke_without_command=True, epilog=_SCRIPT_HELP)
+def script_spelling(
+    ctx: typer.Context,
+    type_: Annotated[
+        ScriptType | None,
+        typer.Option("-type", "--type", help="CANN script spelling: where the input comes from."),
+    ] = None,
+    target: Annotated[
+        ScriptTarget, typer.Option("-target", "--target", help="CANN script spelling: what to write.")
+    ] = ScriptTarget.NUMPY,
+    input_: Annotated[
+        Path | None, typer.Option("-i", "--input", help="With -type: input file or directory.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="With -type: output directory.")
+    ] = None,
+) -> None:
+    """Convert dump files to .npy, golden .npy files to dump files, or one tensor to another layout."""
+    if type_ is None:
+        if ctx.invoked_subcommand is None:
+            _fail("choose a subcommand (dump2npy, npy2dump, format) or give -type and -target")
+        if input_ is not None or output is not None:
+            _fail("-i/-o before the subcommand need -type; put them after dump2npy, npy2dump or format")
+        return
+    if ctx.invoked_subcommand is not None:
+        _fail(f"-type replaces the subcommand: drop either -type or {ctx.invoked_subcommand}")
+    if input_ is None or output is None:
+        _fail("-type needs -i INPUT and -o OUTPUT")
+    if type_ is ScriptType.OFFLINE and target is ScriptTarget.DUMP:
+        _fail("-type offline files are dump files already; -target numpy converts them to .npy")
+    if type_ is ScriptType.OFFLINE:
+        dump2npy(input_, output)
+    elif target is ScriptTarget.DUMP:
+        npy2dump(input_, output)
+    else:
+        _legacy_goldens_to_npy(input_, output)
+    raise typer.Exit(0)
+
+
+def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
+    """Caffe/TF golden ``{op}.{index}.{timestamp}.pb|.quant`` dumps → ``….npy`` of the same name."""
+    console = _console()
+    tally = _Tally(console)
+    for path, relative, golden in _golden_files(source, tally, (".pb", ".quant")):
+        try:
+            dump = read_dump(path)
+            if not dump.outputs:
+                raise DumpFormatError(path, 0, "holds no output tensor")
+            target = out_root / relative / f"{golden.op_name}.{golden.output_index}.{golden.timestamp}.npy"
+            save_npy(target, dump.outputs[0].logical())
+        except DumpcmpError as exc:
+            tally.skip(path, _reason(exc))
+            continue
+        tally.written += 1
+        tally.files += 1
+    console.print(
+        f"converted {tally.written} golden files into {out_root}; skipped {tally.skipped_files} files",
+        markup=False,
+    )
+    if tally.written == 0:
+        raise typer.Exit(1)

@@ -5,6 +5,10 @@ can be converted, else over the device layout, and say which. They are accumulat
 chunk in float64 scalars, so a GB tensor never gets a float64 copy: the largest temporary is
 one chunk (``CHUNK_ELEMENTS``) widened to float32/float64. Min, max and mean cover the finite
 values; NaN and ±inf are counted apart. Complex tensors are summarised by their magnitude.
+
+A numpy ``.npy`` file (a golden, or a converted tensor) is shown the same way, as one array and
+said to be no dump file; any other file that is no dump is named for what it looks like
+("x.json is a JSON file, not a CANN dump file") rather than by the header length it implies.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.commands._output import fail
-from dumpcmp.errors import DumpcmpError, UnsupportedDtypeError
+from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, UnsupportedDtypeError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, iter_tensors, read_dump
+from dumpcmp.proto.npy import load_npy
+from dumpcmp.proto.sniff import NPY_MAGIC, what_is
 
-__all__ = ["CHUNK_ELEMENTS", "TensorStats", "describe", "inspect", "register", "tensor_stats"]
+__all__ = ["CHUNK_ELEMENTS", "TensorStats", "describe", "describe_npy", "inspect", "register", "tensor_stats"]
 
 CHUNK_ELEMENTS = 1 << 20  # 4 MB of float32 per temporary: small next to any tensor worth a chunk
 _PIPE_WIDTH = 160
@@ -161,6 +167,56 @@ def describe(dump: DumpFile) -> dict[str, Any]:
     }
 
 
+NPY_LAYOUT = "npy"
+
+
+def describe_npy(path: Path) -> dict[str, Any]:
+    """The same description for a numpy .npy file: one array, no dump header fields."""
+    array = load_npy(path)
+    shape = [int(d) for d in array.shape]
+    row = {
+        "kind": "array",
+        "index": 0,
+        "dtype": str(array.dtype),
+        "format": "-",
+        "sub_format": 0,
+        "device_shape": shape,
+        "logical_shape": shape,
+        "size": int(array.nbytes),
+        "stats_layout": "logical",
+        "stats": asdict(tensor_stats(array)),
+        "note": None,
+    }
+    return {
+        "path": str(path),
+        "layout": NPY_LAYOUT,
+        "version": None,
+        "op_name": None,
+        "dump_time": None,
+        "dump_time_utc": None,
+        "attrs": [],
+        "tensors": [row],
+    }
+
+
+def _describe_file(path: Path) -> dict[str, Any]:
+    """describe() of a dump file, describe_npy() of an npy file; DumpcmpError for anything else."""
+    try:
+        with path.open("rb") as handle:
+            is_npy = handle.read(len(NPY_MAGIC)) == NPY_MAGIC
+    except OSError:
+        is_npy = False  # read_dump reports the OSError in its own words
+    if is_npy:
+        return describe_npy(path)
+    try:
+        return describe(read_dump(path))
+    except DumpFormatError:
+        kind = what_is(path)
+        if kind is None:
+            raise
+        raise FormatError(f"{path} is {kind}, not a CANN dump file") from None
+
+
 # --------------------------------------------------------------------------- rendering
 
 
@@ -189,9 +245,12 @@ def _render(console: Console, doc: dict[str, Any]) -> None:
 
     when = doc["dump_time_utc"] or "?"
     console.print(f"[bold]{escape(doc['path'])}[/bold]")
-    console.print(f"layout {doc['layout']}, version {escape(doc['version'] or '-')}")
-    console.print(f"op name   {escape(doc['op_name'] or '-')}")
-    console.print(f"dump time {doc['dump_time']} ({when})")
+    if doc["layout"] == NPY_LAYOUT:
+        console.print("a numpy .npy file, not a CANN dump file")
+    else:
+        console.print(f"layout {doc['layout']}, version {escape(doc['version'] or '-')}")
+        console.print(f"op name   {escape(doc['op_name'] or '-')}")
+        console.print(f"dump time {doc['dump_time']} ({when})")
     for attr in doc["attrs"]:
         console.print(f"attr      {escape(attr['name'])} = {escape(attr['value'])}")
     table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD)
@@ -230,12 +289,12 @@ def _render(console: Console, doc: dict[str, Any]) -> None:
 
 
 def inspect(
-    file: Annotated[Path, typer.Argument(help="The dump file to show.")],
+    file: Annotated[Path, typer.Argument(help="The dump file (or numpy .npy file) to show.")],
     json_: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead.")] = False,
 ) -> None:
     """Show a dump file: header fields and, per tensor, dtype, format, shapes and statistics."""
     try:
-        doc = describe(read_dump(file))
+        doc = _describe_file(file)
     except DumpcmpError as exc:
         fail(str(exc))  # one line, no traceback, exit 1
     if json_:

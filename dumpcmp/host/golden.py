@@ -6,6 +6,10 @@
 * a second NPU dump tree (NPU vs NPU), keyed by the sanitised op name in the dump file names,
   the latest timestamp winning;
 * a single ``.npy`` file (file vs file).
+
+Every golden tensor is read-only: npy files are memory-mapped (``dumpcmp.proto.npy``, which also
+re-types bf16/fp8 bit patterns saved with a dtype sidecar), so no golden is copied into fresh
+memory before the metrics read it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dumpcmp.proto.names import (
     sanitize_dump_name,
     sanitize_golden_name,
 )
+from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
 from dumpcmp.proto.walker import DumpEntry, walk_dump_tree
 
 
@@ -38,15 +43,12 @@ class GoldenTensor:
     loader: Callable[[], np.ndarray] = field(repr=False, compare=False)
 
     def load(self) -> np.ndarray:
-        return self.loader()
-
-
-def load_npy(path: Path) -> np.ndarray:
-    """Memory-map an npy file; unreadable files become a FormatError naming the file."""
-    try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
-        raise FormatError(f"{path}: cannot read golden npy file ({exc})") from exc
+        """The tensor, read-only (a memory map for npy files)."""
+        array = self.loader()
+        if array.flags.writeable:
+            array = array.view()  # the loader's own array keeps its flags
+            array.flags.writeable = False
+        return array
 
 
 def _load_legacy_output(path: Path) -> np.ndarray:
@@ -107,8 +109,8 @@ class NpyGoldenDir(_UsageTracked):
         return source
 
     def _add(self, path: Path, name: str) -> None:
-        if name == "mapping.csv":
-            return
+        if name == "mapping.csv" or name.endswith(".npy" + SIDECAR_SUFFIX):
+            return  # a sidecar is read with its npy file
         try:
             parsed = parse_golden_name(name)
         except BadFileNameError as exc:

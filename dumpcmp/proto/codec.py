@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dumpcmp.errors import DumpFormatError, UnsupportedDtypeError
+from dumpcmp.errors import DumpFormatError, LayoutError, UnsupportedDtypeError
 from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.dtypes import (
     DataType,
     Format,
+    bits_per_element,
     data_type_of,
     decode_elements,
     encode_elements,
@@ -125,8 +126,15 @@ class DumpTensor:
         from dumpcmp.proto.layouts import to_logical  # layouts pull in the converter registry
 
         return to_logical(
-            self.array(), Format(self.format), self.original_shape, sub_format=self.sub_format, custom=custom
+            self.array(), self.device_format(), self.original_shape, sub_format=self.sub_format, custom=custom
         )
+
+    def device_format(self) -> Format:
+        """The header's format field as a Format; a value outside the enum is this tensor's error."""
+        try:
+            return Format(self.format)
+        except ValueError:
+            raise LayoutError(f"{self.label}: unknown format {self.format} in the dump header") from None
 
     @property
     def label(self) -> str:
@@ -377,10 +385,10 @@ def _tensor_from_message(
 
 def _elements_in(size: int, data_type: int) -> int:
     try:
-        per = storage_bytes(DataType(data_type), 1)
+        bits = bits_per_element(DataType(data_type))
     except (ValueError, UnsupportedDtypeError):
         return size
-    return size // per if per else size
+    return size * 8 // bits
 
 
 def _check_payload_size(

@@ -14,10 +14,12 @@ import ml_dtypes
 import numpy as np
 
 from dumpcmp.errors import UnsupportedDtypeError
+from dumpcmp.proto.minifloats import HIFLOAT8, CodeTable
 
 __all__ = [
     "DataType",
     "Format",
+    "bits_per_element",
     "data_type_of",
     "decode_elements",
     "dtype_by_name",
@@ -175,6 +177,17 @@ _PACKED: dict[DataType, tuple[int, bool]] = {
     DataType.DT_UINT1: (1, False),
     DataType.DT_INT2: (2, True),
     DataType.DT_UINT2: (2, False),
+    DataType.DT_FLOAT4_E2M1: (4, False),  # codes, packed like int4, then typed by _PACKED_FLOATS
+}
+
+# Packed float types: their unpacked codes (one per byte, low bits) are the ml_dtypes type's bytes.
+_PACKED_FLOATS: dict[DataType, np.dtype] = {
+    DataType.DT_FLOAT4_E2M1: np.dtype(ml_dtypes.float4_e2m1fn),
+}
+
+# Types numpy has no dtype for: one byte per element, decoded to float32 through a code table.
+_TABLES: dict[DataType, CodeTable] = {
+    DataType.DT_HIFLOAT8: HIFLOAT8,
 }
 
 _REVERSE: dict[np.dtype, DataType] = {
@@ -196,6 +209,9 @@ _REVERSE: dict[np.dtype, DataType] = {
     np.dtype(ml_dtypes.float8_e5m2): DataType.DT_FLOAT8_E5M2,
     np.dtype(ml_dtypes.float8_e4m3fn): DataType.DT_FLOAT8_E4M3FN,
     np.dtype(ml_dtypes.float8_e8m0fnu): DataType.DT_FLOAT8_E8M0,
+    np.dtype(ml_dtypes.float6_e3m2fn): DataType.DT_FLOAT6_E3M2,
+    np.dtype(ml_dtypes.float6_e2m3fn): DataType.DT_FLOAT6_E2M3,
+    np.dtype(ml_dtypes.float4_e2m1fn): DataType.DT_FLOAT4_E2M1,
 }
 
 _FLOATS = frozenset(
@@ -210,6 +226,7 @@ _FLOATS = frozenset(
         DataType.DT_FLOAT6_E3M2,
         DataType.DT_FLOAT6_E2M3,
         DataType.DT_HIFLOAT8,
+        DataType.DT_FLOAT4_E2M1,
     }
 )
 
@@ -237,9 +254,14 @@ def format_by_name(name: str) -> Format:
 
 
 def numpy_dtype(data_type: DataType) -> np.dtype:
-    """The numpy dtype a decoded tensor of ``data_type`` has (packed ints decode to int8/uint8)."""
+    """The numpy dtype a decoded tensor of ``data_type`` has (packed ints decode to int8/uint8,
+    table types to float32)."""
     if data_type in _NUMPY:
         return _NUMPY[data_type]
+    if data_type in _TABLES:
+        return np.dtype(np.float32)
+    if data_type in _PACKED_FLOATS:
+        return _PACKED_FLOATS[data_type]
     if data_type in _PACKED:
         return np.dtype(np.int8 if _PACKED[data_type][1] else np.uint8)
     raise UnsupportedDtypeError(data_type.name)
@@ -261,25 +283,38 @@ def storage_bytes(data_type: DataType, count: int) -> int:
     """Bytes that ``count`` elements of ``data_type`` occupy in a dump payload."""
     if data_type in _NUMPY:
         return _NUMPY[data_type].itemsize * count
+    if data_type in _TABLES:
+        return count
     if data_type in _PACKED:
         bits = _PACKED[data_type][0]
         return (count * bits + 7) // 8
     raise UnsupportedDtypeError(data_type.name)
 
 
+def bits_per_element(data_type: DataType) -> int:
+    """Storage bits of one element (4 for int4/fp4, 8 for HiFloat8, 16 for bf16, …)."""
+    if data_type in _PACKED:
+        return _PACKED[data_type][0]
+    return storage_bytes(data_type, 1) * 8
+
+
 def decode_elements(raw: np.ndarray | memoryview | bytes, data_type: DataType, count: int) -> np.ndarray:
     """Decode the first ``count`` elements of a payload; a zero-copy view where the type allows.
 
     ``raw`` is the payload's bytes (uint8 array, memoryview or bytes). Packed sub-byte types are
-    unpacked into a new int8/uint8 array (the only case that copies).
+    unpacked into a new array, table types (HiFloat8) gathered into a new float32 array: the only
+    cases that copy.
     """
     buf = np.frombuffer(raw, dtype=np.uint8) if not isinstance(raw, np.ndarray) else raw.view(np.uint8)
     if data_type in _NUMPY:
         dtype = _NUMPY[data_type]
         return buf[: dtype.itemsize * count].view(dtype)
+    if data_type in _TABLES:
+        return _TABLES[data_type].decode(buf[:count])
     if data_type in _PACKED:
         bits, signed = _PACKED[data_type]
-        return _unpack(buf, bits, signed, count)
+        values = _unpack(buf, bits, signed, count)
+        return values.view(_PACKED_FLOATS[data_type]) if data_type in _PACKED_FLOATS else values
     raise UnsupportedDtypeError(data_type.name)
 
 
@@ -302,6 +337,10 @@ def encode_elements(values: np.ndarray, data_type: DataType) -> bytes:
     flat = np.ascontiguousarray(values).reshape(-1)
     if data_type in _NUMPY:
         return flat.astype(_NUMPY[data_type], copy=False).tobytes()
+    if data_type in _TABLES:
+        return _TABLES[data_type].encode(flat).tobytes()
+    if data_type in _PACKED_FLOATS:
+        flat = flat.astype(_PACKED_FLOATS[data_type]).view(np.uint8)
     if data_type in _PACKED:
         bits, _signed = _PACKED[data_type]
         if bits == 1:

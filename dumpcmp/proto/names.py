@@ -25,8 +25,11 @@ def sanitize_golden_name(name: str) -> str:
 
 # --------------------------------------------------------------------------- dump file names
 
-# \Z, not $: '$' also matches before a trailing newline, which would let "1\n" pass as a number.
-_NAME_FIELD = re.compile(r"^[A-Za-z0-9_-]+\Z")
+# GE replaces only space, '.', '/' and '\\' in names (§2.3), so ':', '+', '(', non-ASCII letters
+# and the like do occur in real file names. Control characters never come from an op name; a
+# name holding one is a damaged or foreign file. \Z, not $: '$' also matches before a trailing
+# newline, which would let "1\n" pass as a number.
+_NAME_FIELD = re.compile(r"^[^ ./\\\x00-\x1f\x7f]+\Z")
 _DIGITS = re.compile(r"^[0-9]+\Z")
 _LXSLICE = re.compile(r"_lxslice[0-9]+\Z")
 STATS_SUFFIX = ".csv"
@@ -73,7 +76,7 @@ def parse_dump_name(name: str) -> DumpName:
     for label, value in (("op type", op_type), ("op name", op_name)):
         if not _NAME_FIELD.match(value):
             raise BadFileNameError(
-                name, f"{label} {value!r} has characters other than letters, digits, '_', '-'"
+                name, f"{label} {value!r} is empty or holds a space, '/', '\\' or a control character"
             )
     if not all(_DIGITS.match(n) for n in numbers):
         raise BadFileNameError(name, "the fields after the op name must be numbers")

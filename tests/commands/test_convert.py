@@ -15,6 +15,7 @@ from dumpcmp.commands import convert
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, dump_bytes, read_dump, write_dump
 from dumpcmp.proto.dtypes import DataType, Format
 from dumpcmp.proto.names import parse_dump_name
+from dumpcmp.proto.npy import load_npy, save_npy
 
 STAMP = 1_700_000_000_000_000
 STEP = Path("20260101000000/0/net/1/0")
@@ -111,14 +112,11 @@ def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_pa
     assert act.dtype == np.float16
     assert act.tobytes() == ACT.tobytes()
     assert np.load(f"{conv}.output.1.npy", allow_pickle=False).tolist() is True
-    # bf16: bit pattern + sidecar, so plain np.load works and load_npy gives bfloat16 back
-    bits = np.load(f"{conv}.output.0.npy", allow_pickle=False)
-    assert bits.dtype == np.uint16
-    assert bits.tobytes() == BF16.tobytes()
-    assert json.loads(Path(f"{conv}.output.0.npy.json").read_text())["dtype"] == "bfloat16"
-    restored = convert.load_npy(Path(f"{conv}.output.0.npy"))
-    assert restored.dtype == BF16.dtype
-    assert restored.tobytes() == BF16.tobytes()
+    # bf16: widened exactly to float32, so a plain np.load gives the values, not their bits
+    widened = np.load(f"{conv}.output.0.npy", allow_pickle=False)
+    assert widened.dtype == np.float32
+    assert np.array_equal(widened, BF16.astype(np.float32))
+    assert not Path(f"{conv}.output.0.npy.json").exists()
 
     # one line per skipped file, the reason included; the others still converted
     corrupt = step / f"Mul.net_mul.3.2.{STAMP + 2}"
@@ -137,6 +135,50 @@ def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_pa
     assert len(written) == 5
     for name in written:
         np.load(out / STEP / name, allow_pickle=False)  # every file loads without pickle
+
+
+def test_dump2npy_keep_dtype_writes_bits_and_a_sidecar(tree: Path, tmp_path: Path) -> None:
+    out = tmp_path / "npy"
+    code, output = _run(
+        "dump2npy", "--keep-dtype", "-i", tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}", "-o", out
+    )
+    assert code == 0, output
+    target = out / f"Conv2D.net_conv.1.2.{STAMP}.output.0.npy"
+    bits = np.load(target, allow_pickle=False)
+    assert bits.dtype == np.uint16
+    assert bits.tobytes() == BF16.tobytes()
+    assert json.loads(Path(f"{target}.json").read_text())["dtype"] == "bfloat16"
+    restored = load_npy(target)  # every reader of the project re-types it: values, never bits
+    assert restored.dtype == BF16.dtype
+    assert restored.tobytes() == BF16.tobytes()
+
+
+def _eight_bit_file(path: Path) -> Path:
+    codes = np.frombuffer(bytes([0x08, 0x18, 0x6E, 0x80]), np.uint8)
+    hif8 = DumpTensor(
+        TensorKind.OUTPUT, 0, int(DataType.DT_HIFLOAT8), int(Format.ND), (2, 2), (2, 2), 4, codes
+    )
+    fp8 = DumpTensor.from_array(
+        TensorKind.OUTPUT,
+        1,
+        np.array([1.5, -448.0, np.nan], dtype=np.float32).astype(ml_dtypes.float8_e4m3fn),
+    )
+    e5m2 = DumpTensor.from_array(
+        TensorKind.OUTPUT, 2, np.array([-np.inf, 0.25], dtype=np.float32).astype(ml_dtypes.float8_e5m2)
+    )
+    return _write(path, [], [hif8, fp8, e5m2])
+
+
+def test_dump2npy_8_bit_floats_become_float32_values(tmp_path: Path) -> None:
+    source = _eight_bit_file(tmp_path / f"Cast.net_cast.1.2.{STAMP}")
+    code, output = _run("dump2npy", "-i", source, "-o", tmp_path / "out")
+    assert code == 0, output
+    assert "Traceback" not in output
+    loaded = [np.load(tmp_path / "out" / f"{source.name}.output.{i}.npy") for i in range(3)]
+    assert all(a.dtype == np.float32 for a in loaded)
+    np.testing.assert_array_equal(loaded[0], [[1.0, 0.5], [32768.0, np.nan]])
+    np.testing.assert_array_equal(loaded[1], [1.5, -448.0, np.nan])
+    np.testing.assert_array_equal(loaded[2], [-np.inf, 0.25])
 
 
 def test_dump2npy_device_layout_and_txt(tree: Path, tmp_path: Path) -> None:
@@ -183,6 +225,7 @@ def test_progress_bar_only_on_a_terminal(tree: Path, tmp_path: Path, monkeypatch
     _, plain = _run("dump2npy", "-i", tree, "-o", tmp_path / "a")
     assert "\x1b[" not in plain
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setenv("TERM", "xterm-256color")  # TERM=dumb (as in CI) turns the live bar off
     code, fancy = _run("dump2npy", "-i", tree, "-o", tmp_path / "b")
     assert code == 0
     assert "\x1b[" in fancy  # the live bar's control sequences
@@ -199,7 +242,7 @@ def test_npy2dump_groups_outputs_of_one_run(tmp_path: Path) -> None:
     np.save(golden / "conv1_Conv2D.0.1700000000000001.npy", a0)
     np.save(golden / "conv1_Conv2D.1.1700000000000001.npy", a1)
     np.save(golden / "sub" / "relu.0.1700000000000002.npy", np.float16(1.5))
-    convert.save_npy(golden / "mm.0.1700000000000003.npy", BF16)  # bf16 via the sidecar
+    save_npy(golden / "mm.0.1700000000000003.npy", BF16, keep_dtype=True)  # bf16 via the sidecar
     np.save(golden / "gap.1.1700000000000004.npy", a1)  # output 0 missing
     np.save(golden / "words.0.1700000000000005.npy", np.array(["a", "b"]))  # no dump dtype
     np.save(golden / "notes.npy", a1)
@@ -301,9 +344,14 @@ def test_format_output_defaults_and_bf16(tree: Path, tmp_path: Path) -> None:
     source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
     code, output = _run("format", "-i", source, "-format", "ND", "-o", tmp_path)  # output 0 by default
     assert code == 0, output
-    result = convert.load_npy(tmp_path / f"{source.name}.output.0.3x4.npy")
-    assert result.dtype == BF16.dtype
-    assert result.tobytes() == BF16.tobytes()
+    result = np.load(tmp_path / f"{source.name}.output.0.3x4.npy", allow_pickle=False)
+    assert result.dtype == np.float32  # bf16 widened exactly
+    assert np.array_equal(result, BF16.astype(np.float32))
+    code, output = _run("format", "--keep-dtype", "-i", source, "-format", "ND", "-o", tmp_path / "kept")
+    assert code == 0, output
+    kept = load_npy(tmp_path / "kept" / f"{source.name}.output.0.3x4.npy")
+    assert kept.dtype == BF16.dtype
+    assert kept.tobytes() == BF16.tobytes()
 
 
 def test_format_with_a_custom_converter(tree: Path, tmp_path: Path) -> None:
@@ -371,3 +419,88 @@ def test_default_shape_rules() -> None:
     assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.ND) == (17, 40)
     assert convert.default_shape((17, 40), Format.FRACTAL_NZ, Format.NCHW) is None
     assert convert.default_shape((), Format.ND, Format.ND) is None
+
+
+# --------------------------------------------------------------------------- CANN script spelling
+
+
+def test_script_spelling_offline_to_numpy_is_dump2npy(tree: Path, tmp_path: Path) -> None:
+    code, script = _run("-type", "offline", "-target", "numpy", "-i", tree, "-o", tmp_path / "a")
+    assert code == 0, script
+    code, native = _run("dump2npy", "-i", tree, "-o", tmp_path / "b")
+    assert code == 0, native
+    written = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.npy"))
+    assert written == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*.npy"))
+    assert len(written) == 5
+
+
+def test_script_spelling_golden_to_dump_is_npy2dump(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "conv1_Conv2D.0.1700000000000001.npy", ACT)
+    code, output = _run("-type", "tf", "-target", "dump", "-i", golden, "-o", tmp_path / "out")
+    assert code == 0, output
+    dump = read_dump(tmp_path / "out" / "Golden.conv1_Conv2D.0.0.1700000000000001")
+    assert dump.outputs[0].array().tobytes() == ACT.tobytes()
+
+
+def test_script_spelling_caffe_pb_goldens_to_numpy(tmp_path: Path) -> None:
+    from dumpcmp.proto._gen import dump_data_pb2
+
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    message = dump_data_pb2.DumpData(version="1.0", dump_time=STAMP, op_name="conv1")
+    item = message.output.add(data_type=int(DataType.DT_FLOAT), format=int(Format.NCHW))
+    item.shape.dim.extend(ACT.shape)
+    item.original_shape.dim.extend(ACT.shape)
+    item.data = ACT.astype(np.float32).tobytes()
+    item.size = len(item.data)
+    (golden / "conv1.0.1700000000000001.pb").write_bytes(message.SerializeToString())
+    (golden / "broken.0.1700000000000002.pb").write_bytes(b"\x00junk")
+    code, output = _run("-type", "caffe", "-target", "numpy", "-i", golden, "-o", tmp_path / "out")
+    assert code == 0, output
+    converted = np.load(tmp_path / "out" / "conv1.0.1700000000000001.npy", allow_pickle=False)
+    assert np.array_equal(converted, ACT.astype(np.float32))
+    assert f"skipped {golden / 'broken.0.1700000000000002.pb'}: " in output
+    assert output.splitlines()[-1] == f"converted 1 golden files into {tmp_path / 'out'}; skipped 1 files"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-type", "offline", "-target", "dump", "-i", "IN", "-o", "OUT"],
+            "-type offline files are dump files",
+        ),
+        (["-type", "offline", "dump2npy", "-i", "IN", "-o", "OUT"], "-type replaces the subcommand"),
+        (["-type", "offline"], "-type needs -i INPUT and -o OUTPUT"),
+        (["-i", "IN", "dump2npy", "-o", "OUT"], "-i/-o before the subcommand need -type"),
+    ],
+)
+def test_script_spelling_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    paths = {"IN": str(tmp_path), "OUT": str(tmp_path / "out")}
+    code, output = _run(*(paths.get(a, a) for a in args))
+    assert code == 1
+    assert output.startswith("Error: ") and message in output
+    assert len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_script_spelling_unknown_type_is_a_usage_error(tmp_path: Path) -> None:
+    code, output = _run("-type", "onnx", "-i", tmp_path, "-o", tmp_path / "out")
+    assert code == 2
+    assert "onnx" in output
+    assert "Traceback" not in output
+
+
+def test_dump2npy_takes_names_with_every_character_ge_keeps(tmp_path: Path) -> None:
+    step = tmp_path / "dumps" / STEP
+    one = [DumpTensor.from_array(TensorKind.OUTPUT, 0, np.arange(3, dtype=np.float32))]
+    _write(step / f"Add.ln_add:0.17.2.{STAMP}", [], one, op_name="ln/add:0")
+    _write(step / f"MatMul.层_1(x)+y.3.2.{STAMP + 1}", [], one)
+    _write(step / f"Add.a b.4.2.{STAMP + 2}", [], one)  # a space: no GE name, reported
+    code, output = _run("dump2npy", "-i", tmp_path / "dumps", "-o", tmp_path / "out")
+    assert code == 0, output
+    assert (tmp_path / "out" / STEP / f"Add.ln_add:0.17.2.{STAMP}.output.0.npy").is_file()
+    assert (tmp_path / "out" / STEP / f"MatMul.层_1(x)+y.3.2.{STAMP + 1}.output.0.npy").is_file()
+    assert f"skipped {step / f'Add.a b.4.2.{STAMP + 2}'}: not a dump file name" in output

@@ -17,6 +17,7 @@ from dumpcmp.commands import inspect as inspect_command
 from dumpcmp.commands.inspect import tensor_stats
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
 from dumpcmp.proto.dtypes import DataType, Format
+from dumpcmp.proto.npy import save_npy
 
 STAMP = 1_763_700_000_001_111
 
@@ -149,6 +150,65 @@ def test_corrupt_file_is_one_red_line(tmp_path: Path, content: bytes, fragment: 
     assert "Traceback" not in output
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "kind"),
+    [
+        ("x.json", b'{"dump": {"dump_list": []}}', "a JSON file"),
+        (
+            "x.csv",
+            b"Op Type,Op Name,Task ID,Input/Output\nAdd,add,1,input\n",
+            "a CSV file (a statistics dump",
+        ),
+        ("notes", "ünïcode notes\n".encode(), "a text file"),
+        ("x.npz", b"PK\x03\x04" + b"\x00" * 40, "a zip archive"),
+    ],
+)
+def test_a_file_that_is_no_dump_is_named_for_what_it_is(
+    tmp_path: Path, name: str, content: bytes, kind: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, output = _run(path)
+    assert code == 1
+    assert output.startswith(f"Error: {path} is {kind}")
+    assert output.rstrip().endswith("not a CANN dump file")
+    assert "header length" not in output
+    assert len(output.strip().splitlines()) == 1
+
+
+def test_an_npy_file_is_shown_as_one_array(tmp_path: Path) -> None:
+    path = tmp_path / "x.npy"
+    np.save(path, np.array([[1.0, np.nan], [-2.0, 4.0]], dtype=np.float32))
+    code, output = _run(path)
+    assert code == 0, output
+    assert "a numpy .npy file, not a CANN dump file" in output
+    row = next(line for line in output.splitlines() if line.strip().startswith("array 0"))
+    assert all(cell in row for cell in ("float32", "2×2", "-2", "4", "1"))
+    code, output = _run(path, "--json")
+    doc = json.loads(output)
+    assert doc["layout"] == "npy"
+    [tensor] = doc["tensors"]
+    assert (tensor["dtype"], tensor["logical_shape"], tensor["stats"]["nan"]) == ("float32", [2, 2], 1)
+
+
+def test_bf16_npy_with_a_sidecar_is_shown_as_values(tmp_path: Path) -> None:
+    path = save_npy(tmp_path / "b.npy", np.array([1.5, -0.5], dtype=ml_dtypes.bfloat16), keep_dtype=True)
+    code, output = _run(path, "--json")
+    assert code == 0, output
+    [tensor] = json.loads(output)["tensors"]
+    assert tensor["dtype"] == "bfloat16"
+    assert (tensor["stats"]["min"], tensor["stats"]["max"]) == (-0.5, 1.5)
+
+
+def test_a_junk_npy_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'")
+    code, output = _run(path)
+    assert code == 1
+    assert output.startswith(f"Error: {path}: damaged .npy header")
+    assert len(output.strip().splitlines()) == 1
+
+
 def test_missing_file(tmp_path: Path) -> None:
     code, output = _run(tmp_path / "nope", "--json")
     assert code == 1
@@ -158,6 +218,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_error_line_is_red_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("TERM", "xterm-256color")  # TERM=dumb (as in CI) means no colour
     code, output = _run(tmp_path / "nope")
     assert code == 1
     assert "\x1b[31m" in output  # red

@@ -24,7 +24,10 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 
-_FIELD = st.from_regex(r"[A-Za-z0-9_-]{1,12}", fullmatch=True)
+# Every character GE leaves in a name (it replaces only space, '.', '/', '\\'; §2.3).
+_FIELD = st.text(
+    st.characters(blacklist_characters=" ./\\", blacklist_categories=("Cc", "Cs")), min_size=1, max_size=12
+)
 _NUMBER = st.integers(0, 10**20)
 _FFTS = st.builds(FftsFields, st.integers(0, 4), _NUMBER, _NUMBER, st.integers(0, 15))
 _NAMES = st.builds(
@@ -101,6 +104,21 @@ def test_lxslice_suffix_is_dropped_for_matching(op_name: str, match_name: str) -
 
 
 @pytest.mark.parametrize(
+    ("text", "op_type", "op_name"),
+    [
+        ("Add.ln_add:0.17.2.1700000000000123", "Add", "ln_add:0"),  # op ln/add:0
+        ("Conv2D.convé.1.2.1700000000123456", "Conv2D", "convé"),
+        ("MatMul.层_1(x)+y[0],z=2.3.2.1700000000000001", "MatMul", "层_1(x)+y[0],z=2"),
+        ("Add:V2.a#b%c@d.1.2.1700000000000001", "Add:V2", "a#b%c@d"),
+    ],
+)
+def test_every_character_ge_keeps_is_accepted(text: str, op_type: str, op_name: str) -> None:
+    name = parse_dump_name(text)
+    assert (name.op_type, name.op_name) == (op_type, op_name)
+    assert format_dump_name(name) == text
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "",
@@ -108,9 +126,9 @@ def test_lxslice_suffix_is_dropped_for_matching(op_name: str, match_name: str) -
         "Conv2D.conv1.1",  # 3 fields
         "Conv2D.conv1.x.1700000000123456",
         "Conv2D.conv1.1.-2.1700000000123456",
-        "Conv2D.conv:1.1.2.1700000000123456",  # ':' is outside the grammar
-        "Conv2D.conv 1.1.2.1700000000123456",
-        "Conv2D.convé.1.2.1700000000123456",
+        "Conv2D.conv 1.1.2.1700000000123456",  # GE replaces spaces, so this is no GE name
+        "Conv2D.conv\\1.1.2.1700000000123456",
+        "Conv2D.conv\x01.1.2.1700000000123456",  # control characters come from no op name
         ".conv1.1.2.1700000000123456",  # empty op type
         "Conv2D..1.2.1700000000123456",  # empty op name
         "Conv2D.conv1..2.1700000000123456",

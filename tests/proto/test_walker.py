@@ -141,3 +141,18 @@ def test_two_dump_sessions_in_one_dump_path_stay_apart(tmp_path: Path) -> None:
     tree = walk_dump_tree(tmp_path)
     assert [k.session for k in tree.groups] == ["20260101000000", "20260101000500"]
     assert all(len(v) == 1 for v in tree.groups.values())
+
+
+def test_names_with_every_character_ge_keeps_are_dump_files(tmp_path: Path) -> None:
+    step = tmp_path / "0" / "net" / "1" / "0"
+    kept = [f"Add.ln_add:0.17.2.{STAMP}", f"MatMul.层_1(x)+y.3.2.{STAMP + 1}"]
+    for name in kept:
+        _touch(step / name)
+    _touch(step / f"Add.a b.4.2.{STAMP + 2}")  # a space: GE would have replaced it
+    tree = walk_dump_tree(tmp_path)
+    assert [e.path.name for e in tree.entries] == kept
+    assert [e.name.op_name for e in tree.entries] == ["ln_add:0", "层_1(x)+y"]
+    # The one name that still does not parse is reported by name, not dropped.
+    [skipped] = tree.skipped
+    assert skipped.path.name == f"Add.a b.4.2.{STAMP + 2}"
+    assert "space" in skipped.reason

@@ -1,0 +1,169 @@
+"""The one reader and writer of ``.npy`` tensors: golden files, converted dumps, ``inspect``.
+
+Writing: numpy cannot name the ml_dtypes types in an npy header (``np.save`` of bfloat16 writes
+the opaque ``<V2``), so a converted bf16/fp8/fp6/fp4 tensor is written widened to float32, which
+holds every value of those types exactly (what msaccucmp's converter writes). Asked to keep the
+dtype, the tensor is written as its unsigned-integer bit pattern with a ``{name}.npy.json``
+sidecar naming the type (``{"dtype": "bfloat16", "stored_as": "uint16"}``).
+
+Reading accepts all three kinds alike: plain numeric npy (float32 included), bit patterns with a
+sidecar (re-typed, never compared as integers), and ``np.save``'s opaque ``<V2`` of a bfloat16
+array. Files are memory-mapped read-only where numpy can map them; pickled object arrays are
+never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from dumpcmp.errors import FormatError
+from dumpcmp.outputs import atomic_path
+from dumpcmp.proto.minifloats import HIFLOAT8
+from dumpcmp.proto.sniff import NPY_MAGIC, what_is
+
+__all__ = ["SIDECAR_SUFFIX", "load_npy", "save_npy", "sidecar_path"]
+
+SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
+
+# Float types a dump may decode to that numpy has no npy name for; all are exact in float32.
+_EXTENSION_FLOATS = frozenset(
+    np.dtype(t)
+    for t in (
+        ml_dtypes.bfloat16,
+        ml_dtypes.float8_e5m2,
+        ml_dtypes.float8_e4m3fn,
+        ml_dtypes.float8_e8m0fnu,
+        ml_dtypes.float6_e3m2fn,
+        ml_dtypes.float6_e2m3fn,
+        ml_dtypes.float4_e2m1fn,
+    )
+)
+_NUMERIC_KINDS = "biufc"
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _is_extension(dtype: np.dtype) -> bool:
+    return dtype.isbuiltin == 2  # user-defined: ml_dtypes and the like; 1 = numpy's own types
+
+
+def save_npy(path: Path, array: np.ndarray, *, keep_dtype: bool = False) -> Path:
+    """``np.save`` that never writes a type numpy cannot read back (see module doc)."""
+    sidecar = sidecar_path(path)
+    if not _is_extension(array.dtype) or (array.dtype in _EXTENSION_FLOATS and not keep_dtype):
+        plain = array.astype(np.float32) if _is_extension(array.dtype) else array
+        _write(path, plain)
+        sidecar.unlink(missing_ok=True)  # a stale sidecar would re-type plain data on load
+        return path
+    bits = array.view(np.dtype(f"<u{array.dtype.itemsize}"))
+    with atomic_path(sidecar) as temp:
+        temp.write_text(json.dumps({"dtype": array.dtype.name, "stored_as": bits.dtype.name}) + "\n")
+    _write(path, bits)
+    return path
+
+
+def _write(path: Path, array: np.ndarray) -> None:
+    """Atomically: a reader never sees half an npy file, a failed write leaves none."""
+    with atomic_path(path) as temp, temp.open("wb") as handle:
+        np.save(handle, array, allow_pickle=False)
+
+
+def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:
+    """A read-only numeric array from an npy file of any of the accepted kinds.
+
+    Raises FormatError naming the file for anything else: a file that is not npy at all (saying
+    what it looks like), pickled objects, records, strings, a truncated payload, a bad sidecar.
+    """
+    header = _header(path)
+    try:
+        stored: np.ndarray
+        if mmap and header.nbytes > 0:  # numpy cannot map an empty payload
+            stored = np.memmap(
+                path,
+                dtype=header.dtype,
+                mode="r",
+                offset=header.offset,
+                shape=header.shape,
+                order="F" if header.fortran else "C",
+            )
+        else:
+            stored = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise FormatError(f"{path}: damaged or truncated .npy file ({exc})") from None
+    array = _retype(path, stored.view(np.ndarray))
+    if array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    fortran: bool
+    offset: int  # where the payload starts
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def _header(path: Path) -> _Header:
+    """The header, checked before the payload is touched; parsed once, also for the map."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(len(NPY_MAGIC)) != NPY_MAGIC:
+                kind = what_is(path)
+                raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
+            handle.seek(0)
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+            offset = handle.tell()
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise FormatError(f"{path}: damaged .npy header ({exc})") from None
+    if dtype.hasobject:
+        raise FormatError(f"{path}: holds pickled Python objects, not numbers; dumpcmp never unpickles files")
+    if dtype.names is not None:
+        raise FormatError(f"{path}: holds records with fields {list(dtype.names)}, not one tensor")
+    return _Header(dtype, tuple(shape), bool(fortran), offset)
+
+
+def _retype(path: Path, array: np.ndarray) -> np.ndarray:
+    sidecar = sidecar_path(path)
+    if sidecar.is_file():
+        return _from_sidecar(sidecar, array)
+    if array.dtype.kind == "V" and array.dtype.itemsize == 2:
+        return array.view(ml_dtypes.bfloat16)  # np.save of a bfloat16 array: no other 2-byte type
+    if array.dtype.kind == "V":
+        raise FormatError(
+            f"{path}: holds {array.dtype.itemsize}-byte values of a type numpy cannot name "
+            f'(an fp8 array saved with np.save?); name it in {sidecar.name}: {{"dtype": "float8_e4m3fn"}}'
+        )
+    if array.dtype.kind not in _NUMERIC_KINDS:
+        raise FormatError(f"{path}: holds {array.dtype} values, not numbers")
+    return array
+
+
+def _from_sidecar(sidecar: Path, array: np.ndarray) -> np.ndarray:
+    try:
+        name = json.loads(sidecar.read_text())["dtype"]
+        dtype = np.dtype(np.uint8) if name == HIFLOAT8.name else np.dtype(getattr(ml_dtypes, name))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FormatError(f"{sidecar}: bad dtype sidecar ({exc})") from None
+    if dtype.itemsize != array.dtype.itemsize or array.dtype.kind not in "uiV":
+        raise FormatError(f"{sidecar}: sidecar dtype {name} does not fit the stored {array.dtype}")
+    if name == HIFLOAT8.name:
+        return HIFLOAT8.decode(array.view(np.uint8))  # no numpy type: the values, as float32
+    return array.view(dtype)

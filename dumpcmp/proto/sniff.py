@@ -1,0 +1,61 @@
+"""What a file that is not the expected format looks like, for one useful error line.
+
+A user who hands ``inspect`` an npy, json or csv file should read "x.npy is a numpy .npy file",
+not a header length of 8453027202830724681 bytes. Only the first bytes are read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["NPY_MAGIC", "what_is"]
+
+NPY_MAGIC = b"\x93NUMPY"
+_HEAD = 4096
+
+_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (NPY_MAGIC, "a numpy .npy file"),
+    (b"PK\x03\x04", "a zip archive (a numpy .npz file?)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x7fELF", "an executable (ELF)"),
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 file"),
+    (b"\x80\x02", "a Python pickle"),
+    (b"\x80\x03", "a Python pickle"),
+    (b"\x80\x04", "a Python pickle"),
+    (b"\x80\x05", "a Python pickle"),
+)
+
+
+def what_is(path: Path) -> str | None:
+    """ "a numpy .npy file", "a JSON file", "a CSV file", … or None when nothing is recognised."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD)
+    except OSError:
+        return None
+    for magic, kind in _MAGICS:
+        if head.startswith(magic):
+            return kind
+    return _text_kind(head)
+
+
+def _text_kind(head: bytes) -> str | None:
+    if not head or b"\0" in head:
+        return None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # a multi-byte character cut at the end is still text
+            return None
+        text = head[: exc.start].decode("utf-8")
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped.startswith(("{", "[")):
+        return "a JSON file"
+    first = stripped.splitlines()[0] if stripped else ""
+    if "Op Type" in first or "Input/Output" in first:
+        return "a CSV file (a statistics dump, dump_data: stats?)"
+    if first.count(",") >= 1:
+        return "a CSV file"
+    if stripped.startswith("<"):
+        return "an XML or HTML file"
+    return "a text file"

@@ -1,0 +1,68 @@
+"""Golden sources: npy directories read through the shared npy reader, read-only and mapped."""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from dumpcmp.errors import FormatError
+from dumpcmp.host.golden import NpuDumpGolden, NpyGoldenDir, open_golden
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+from dumpcmp.proto.npy import save_npy
+
+STAMP = 1_700_000_000_000_000
+VALUES = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+BF16 = VALUES.astype(ml_dtypes.bfloat16)
+
+
+def test_bf16_goldens_of_every_kind_give_values_not_bits(tmp_path: Path) -> None:
+    save_npy(tmp_path / f"mm.0.{STAMP}.npy", BF16, keep_dtype=True)  # bits + sidecar
+    np.save(tmp_path / f"add.0.{STAMP}.npy", BF16)  # np.save of bfloat16: opaque '<V2'
+    save_npy(tmp_path / f"mul.0.{STAMP}.npy", BF16)  # widened to float32
+    source = open_golden(tmp_path)
+    assert isinstance(source, NpyGoldenDir)
+    assert source.skipped == []  # the sidecar belongs to its npy file, it is not a stray file
+    for op in ("mm", "add", "mul"):
+        found = source.output(op, 0)
+        assert found is not None, op
+        loaded = found.load()
+        assert loaded.dtype.kind != "u", op  # raw bits are never compared as numbers
+        assert np.array_equal(loaded.astype(np.float32), BF16.astype(np.float32)), op
+
+
+def test_loaded_goldens_are_read_only_memory_maps(tmp_path: Path) -> None:
+    np.save(tmp_path / f"conv.0.{STAMP}.npy", VALUES)
+    found = open_golden(tmp_path).output("conv", 0)  # type: ignore[union-attr]
+    assert found is not None
+    loaded = found.load()
+    assert not loaded.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        loaded[0, 0] = 1.0
+    base: object = loaded
+    while isinstance(base, np.ndarray):
+        base = base.base
+    assert isinstance(base, mmap.mmap)  # backed by the file's map, not read into fresh memory
+
+
+def test_dump_goldens_are_read_only_too(tmp_path: Path) -> None:
+    tensor = DumpTensor.from_array(TensorKind.OUTPUT, 0, VALUES)
+    dump = DumpFile("", Layout.V2, "2.0", STAMP, "net/conv", outputs=(tensor,))
+    write_dump(tmp_path / f"Conv2D.net_conv.1.2.{STAMP}", dump)
+    source = open_golden(tmp_path)
+    assert isinstance(source, NpuDumpGolden)
+    found = source.tensor("net/conv", TensorKind.OUTPUT, 0)
+    assert found is not None
+    assert not found.load().flags.writeable
+
+
+def test_a_junk_npy_golden_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / f"conv.0.{STAMP}.npy").write_text("definitely not numpy\n")
+    found = open_golden(tmp_path).output("conv", 0)  # type: ignore[union-attr]
+    assert found is not None
+    with pytest.raises(FormatError) as info:
+        found.load()
+    assert str(info.value) == f"{tmp_path / f'conv.0.{STAMP}.npy'}: not a numpy .npy file (a text file)"

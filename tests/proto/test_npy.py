@@ -1,0 +1,125 @@
+"""The npy reader and writer every command shares: values, never raw bits; one line for junk."""
+
+from __future__ import annotations
+
+import json
+import mmap
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from dumpcmp.errors import FormatError
+from dumpcmp.proto.npy import load_npy, save_npy
+
+VALUES = np.array([[-3.0, -0.5, 0.0], [0.25, 1.5, 448.0]], dtype=np.float32)
+
+
+def _is_mapped(array: np.ndarray) -> bool:
+    base = array
+    while base is not None:
+        if isinstance(base, mmap.mmap):
+            return True
+        base = base.base  # type: ignore[assignment]
+    return False
+
+
+@pytest.mark.parametrize(
+    "dtype", [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float4_e2m1fn]
+)
+def test_extension_floats_are_written_as_exact_float32(tmp_path: Path, dtype: type) -> None:
+    typed = VALUES.astype(dtype)
+    path = save_npy(tmp_path / "x.npy", typed)
+    plain = np.load(path, allow_pickle=False)
+    assert plain.dtype == np.float32
+    assert np.array_equal(plain, typed.astype(np.float32))
+    assert not (tmp_path / "x.npy.json").exists()
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e8m0fnu])
+def test_keep_dtype_round_trips_through_bits_and_sidecar(tmp_path: Path, dtype: type) -> None:
+    typed = np.abs(VALUES).astype(dtype) if dtype is ml_dtypes.float8_e8m0fnu else VALUES.astype(dtype)
+    path = save_npy(tmp_path / "x.npy", typed, keep_dtype=True)
+    assert np.load(path).dtype.kind == "u"  # plain numpy sees the bits
+    loaded = load_npy(path)
+    assert loaded.dtype == np.dtype(dtype)
+    assert loaded.tobytes() == typed.tobytes()
+
+
+def test_every_kind_of_file_reads_as_the_same_values(tmp_path: Path) -> None:
+    bf16 = VALUES.astype(ml_dtypes.bfloat16)
+    np.save(tmp_path / "float32.npy", bf16.astype(np.float32))
+    save_npy(tmp_path / "sidecar.npy", bf16, keep_dtype=True)
+    np.save(tmp_path / "opaque.npy", bf16)  # np.save of a bfloat16 array writes '<V2'
+    for name in ("float32", "sidecar", "opaque"):
+        loaded = load_npy(tmp_path / f"{name}.npy")
+        assert loaded.dtype.kind != "u", name
+        assert np.array_equal(
+            loaded.astype(np.float32), VALUES.astype(ml_dtypes.bfloat16).astype(np.float32)
+        ), name
+
+
+def test_hifloat8_codes_with_a_sidecar_read_as_values(tmp_path: Path) -> None:
+    np.save(tmp_path / "h.npy", np.array([0x08, 0x18, 0x6F], dtype=np.uint8))
+    (tmp_path / "h.npy.json").write_text(json.dumps({"dtype": "hifloat8", "stored_as": "uint8"}))
+    assert load_npy(tmp_path / "h.npy").tolist() == [1.0, 0.5, float("inf")]
+
+
+def test_arrays_are_memory_mapped_and_read_only(tmp_path: Path) -> None:
+    np.save(tmp_path / "big.npy", np.arange(1000, dtype=np.float32))
+    loaded = load_npy(tmp_path / "big.npy")
+    assert _is_mapped(loaded)
+    assert type(loaded) is np.ndarray  # not np.memmap: arithmetic results are plain arrays
+    assert not loaded.flags.writeable
+    np.save(tmp_path / "empty.npy", np.zeros((0, 3), dtype=np.float32))  # numpy cannot map these
+    empty = load_npy(tmp_path / "empty.npy")
+    assert empty.shape == (0, 3)
+    assert not empty.flags.writeable
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"this is not numpy at all\n", "not a numpy .npy file (a text file)"),
+        (b'{"a": 1}', "not a numpy .npy file (a JSON file)"),
+        (bytes(range(256)) * 4, "not a numpy .npy file"),
+        (b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'", "damaged .npy header"),
+    ],
+)
+def test_junk_gets_one_clear_line(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "junk.0.1.npy"
+    path.write_bytes(content)
+    with pytest.raises(FormatError) as info:
+        load_npy(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: {message}")
+    assert "pickle" not in text
+    assert "\n" not in text
+
+
+def test_pickled_objects_are_refused_without_unpickling(tmp_path: Path) -> None:
+    np.save(tmp_path / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(FormatError, match="holds pickled Python objects"):
+        load_npy(tmp_path / "o.npy")
+
+
+def test_truncated_payload_and_odd_contents(tmp_path: Path) -> None:
+    np.save(tmp_path / "t.npy", np.arange(100, dtype=np.float64))
+    data = (tmp_path / "t.npy").read_bytes()
+    (tmp_path / "t.npy").write_bytes(data[:-8])
+    with pytest.raises(FormatError, match="damaged or truncated"):
+        load_npy(tmp_path / "t.npy")
+    np.save(tmp_path / "s.npy", np.array(["a", "b"]))
+    with pytest.raises(FormatError, match="not numbers"):
+        load_npy(tmp_path / "s.npy")
+    np.save(tmp_path / "r.npy", np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
+    with pytest.raises(FormatError, match="records"):
+        load_npy(tmp_path / "r.npy")
+    np.save(tmp_path / "v1.npy", VALUES.astype(ml_dtypes.float8_e4m3fn))  # '<V1': which 8-bit type?
+    with pytest.raises(FormatError, match=r"v1\.npy\.json"):
+        load_npy(tmp_path / "v1.npy")
+    np.save(tmp_path / "b.npy", np.zeros(3, dtype=np.uint16))
+    (tmp_path / "b.npy.json").write_text('{"dtype": "no_such_type"}')
+    with pytest.raises(FormatError, match="bad dtype sidecar"):
+        load_npy(tmp_path / "b.npy")
