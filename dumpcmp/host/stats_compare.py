@@ -211,7 +211,8 @@ def _compare_row(
     padding = row.count - array.size
     if padding < 0 or (padding and row.format.upper() in _PLAIN_FORMATS):
         reason = (
-            f"element count mismatch: the stats file counts {row.count}, the golden tensor holds {array.size}"
+            f"element count mismatch: the stats file counts {row.count} elements, "
+            f"the golden tensor holds {array.size}"
         )
         return _with(base, ground_truth=truth, reason=reason)
     return _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding))
