@@ -118,6 +118,11 @@ def run_compare(
     """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
+    if is_npy_target(request.target) and request.golden.is_dir():
+        raise DumpcmpError(
+            f"an .npy target is compared with one golden file (.npy or dump file), "
+            f"but {request.golden} is a directory"
+        )
     golden = open_golden(request.golden)
     stamp = time.strftime("%Y%m%d%H%M%S")
     if is_npy_target(request.target):
@@ -190,11 +195,6 @@ def _split(key: GroupKey, group: list[DumpEntry]) -> _ShardInput:
 
 def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str) -> CompareOutcome:
     """``-tp a.npy``: one row against the one golden file."""
-    if not request.golden.is_file():
-        raise DumpcmpError(
-            f"an .npy target is compared with one golden file (.npy or dump file), "
-            f"but {request.golden} is a directory"
-        )
     key = GroupKey("0", request.target.stem, "0", "0")
     row = compare_npy_target(request.target, golden)
     written = _write_shard(request, key, [row], _result_name(key, [key], stamp), False)
