@@ -164,8 +164,8 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     if tally.not_compared:
         lines.append("not compared, by reason:")
         for group in tally.not_compared[:MAX_REASONS_SHOWN]:
-            alike = f" (and {group.count - 1} alike)" if group.count > 1 else ""
-            lines.append(f"  {group.count} × {group.example}{alike}")
+            example = f"e.g. {group.example}" if group.count > 1 else group.example
+            lines.append(f"  {group.count} × {example}")
         if len(tally.not_compared) > MAX_REASONS_SHOWN:
             lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
     for path, reason in tally.unreadable[:MAX_UNREADABLE_SHOWN]:

@@ -239,3 +239,19 @@ def test_every_dump_file_unreadable_says_so(golden_tree: Path, tmp_path: Path) -
 def test_a_compared_run_is_no_error(golden_tree: Path, tmp_path: Path) -> None:
     outcome = run_compare(CompareRequest(write_tree(tmp_path / "npu"), golden_tree, out_dir=tmp_path / "out"))
     assert nothing_compared(outcome, Thresholds()) is None
+
+
+def test_xlsx_marks_the_rows_the_thresholds_judge(golden_tree: Path, tmp_path: Path) -> None:
+    import openpyxl
+
+    def noisy_block2(i: int, values: np.ndarray) -> np.ndarray:
+        return noisy(0.06)(i, values) if i == 2 else values
+
+    target = write_tree(tmp_path / "npu", noisy_block2)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out", xlsx=True))
+    (shard,) = outcome.shards
+    assert shard.xlsx_file is not None
+    sheet = openpyxl.load_workbook(shard.xlsx_file).active
+    assert sheet is not None
+    marked = [row[0].fill.fgColor.rgb.endswith("FFC7CE") for row in sheet.iter_rows(min_row=2)]
+    assert marked == [False, False, True, False]  # block2's cosine is 0.998, its RED 0.06
