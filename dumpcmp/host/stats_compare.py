@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -146,9 +146,7 @@ class StatsResult:
         return tuple(
             name
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
-            if t is not None
-            and g is not None
-            and abs(t - g) / (max(abs(t), abs(g)) + _VERDICT_EPS) > threshold
+            if t is not None and g is not None and _verdict_ratio(t, g) > threshold
         )
 
 
@@ -227,12 +225,12 @@ def _special_values(row: StatsRow) -> tuple[str, ...]:
 def _with(
     base: StatsResult, *, reason: str = "", ground_truth: str | None = None, golden: Statistics | None = None
 ) -> StatsResult:
-    return StatsResult(
-        base.index, base.op_type, base.npu_name,
-        base.ground_truth if ground_truth is None else ground_truth,
-        base.tensor_index, base.dump_file, base.data_type, base.format, base.shape, base.count,
-        base.target, golden, (*base.reasons, reason) if reason else base.reasons,
-    )  # fmt: skip
+    return replace(
+        base,
+        ground_truth=base.ground_truth if ground_truth is None else ground_truth,
+        golden=golden,
+        reasons=(*base.reasons, reason) if reason else base.reasons,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
