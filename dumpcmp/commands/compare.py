@@ -10,8 +10,10 @@ import typer
 
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands.progress import tracked
+from dumpcmp.host.verdict import Thresholds
 
 MAX_SKIPPED_SHOWN = 10
+_LIMITS = Thresholds()  # msit analyser's defaults
 
 
 class Mode(str, Enum):
@@ -88,9 +90,37 @@ def compare(
     print_request: Annotated[
         bool, typer.Option("--print-request", help="Print the resolved request and stop.")
     ] = False,
+    cosine_threshold: Annotated[
+        float, typer.Option("--cosine-threshold", help="A tensor diverges when CosineSimilarity < this.")
+    ] = _LIMITS.cosine,
+    red_threshold: Annotated[
+        float,
+        typer.Option(
+            "--red-threshold",
+            "--euclidean-threshold",
+            help="… or RelativeEuclideanDistance is above this.",
+        ),
+    ] = _LIMITS.relative_euclidean,
+    kl_threshold: Annotated[
+        float, typer.Option("--kl-threshold", help="… or KullbackLeiblerDivergence is above this.")
+    ] = _LIMITS.kl,
+    rmse_threshold: Annotated[
+        float, typer.Option("--rmse-threshold", help="… or RootMeanSquareError is above this.")
+    ] = _LIMITS.rmse,
+    mre_threshold: Annotated[
+        float, typer.Option("--mre-threshold", help="… or MeanRelativeError is above this.")
+    ] = _LIMITS.mean_relative,
+    stats_threshold: Annotated[
+        float,
+        typer.Option(
+            "--stats-threshold",
+            help="Statistics dumps: a statistic fails when |diff| / max(|NPU|, |golden|) is above this.",
+        ),
+    ] = _LIMITS.statistics,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
-    from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare, summarize
+    from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
+    from dumpcmp.host.summary import nothing_compared, summarize
 
     if mode is not Mode.offline_data:
         fail(f"mode {mode.value} is not supported")
@@ -109,6 +139,14 @@ def compare(
         xlsx=xlsx,
         jobs=jobs,
         custom=custom,
+        thresholds=Thresholds(
+            cosine=cosine_threshold,
+            relative_euclidean=red_threshold,
+            kl=kl_threshold,
+            rmse=rmse_threshold,
+            mean_relative=mre_threshold,
+            statistics=stats_threshold,
+        ),
     )
     if print_request:
         console().print(request)
@@ -120,8 +158,11 @@ def compare(
         out.print(f"skipped {path}: {reason}", markup=False)
     if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
-    for line in summarize(outcome, request.cosine_threshold):
+    for line in summarize(outcome, request.thresholds):
         out.print(line, markup=False)
+    problem = nothing_compared(outcome, request.thresholds)
+    if problem is not None:
+        fail(problem)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,7 @@
   the latest timestamp winning (formats.md §2.4);
 * a second NPU dump tree (NPU vs NPU), keyed by the sanitised op name in the dump file names,
   the latest timestamp winning;
-* a single ``.npy`` file (file vs file).
+* a single ``.npy`` or dump file (file vs file).
 
 Every golden tensor is read-only: npy files are memory-mapped (``dumpcmp.proto.npy``, which also
 re-types bf16/fp8 bit patterns saved with a dtype sidecar), so no golden is copied into fresh
@@ -151,9 +151,17 @@ class NpuDumpGolden(_UsageTracked):
                 self._by_op[entry.name.op_name] = entry
         self._used: set[str] = set()
 
+    @classmethod
+    def single(cls, path: Path) -> NpuDumpGolden:
+        """One dump file (file vs file): every lookup gets its tensors, whatever the op name."""
+        source = cls(path)
+        # walking one file finds at most that file
+        source._by_op = {"*": entry} if (entry := next(iter(source._by_op.values()), None)) else {}
+        return source
+
     def tensor(self, op_name: str, kind: TensorKind, index: int) -> GoldenTensor | None:
         """Tensor ``kind:index`` of the op whose (raw or sanitised) name is ``op_name``."""
-        key = sanitize_dump_name(op_name)
+        key = "*" if "*" in self._by_op else sanitize_dump_name(op_name)
         entry = self._by_op.get(key)
         if entry is None:
             return None
@@ -179,9 +187,13 @@ def open_golden(path: Path) -> GoldenSource:
     if not path.exists():
         raise DumpcmpError(f"golden path {path} does not exist")
     if path.is_file():
-        if path.suffix != ".npy":
-            raise DumpcmpError(f"golden file {path} is not an .npy file")
-        return NpyGoldenDir.single(path)
+        if path.suffix == ".npy":
+            return NpyGoldenDir.single(path)
+        dump = NpuDumpGolden.single(path)
+        if not dump._by_op:
+            why = f" ({dump.skipped[0][1]})" if dump.skipped else ""
+            raise DumpcmpError(f"golden file {path} is neither an .npy file nor a dump file{why}")
+        return dump
     npy = NpyGoldenDir(path)
     if npy._by_key:
         return npy

@@ -5,24 +5,27 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from dumpcmp.errors import DumpcmpError, MatchError
+from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
-from dumpcmp.host.golden import NpuDumpGolden, open_golden
+from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, matcher_for_dump, run_jobs
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import write_csv
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.stats_compare import StatsResult, compare_stats, write_stats_csv
+from dumpcmp.host.verdict import Thresholds
 from dumpcmp.host.workers import rows_in_processes, worth_processes
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
-from dumpcmp.proto.walker import DumpTree, GroupKey, walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey, walk_dump_tree
 
-COSINE_THRESHOLD = 0.99
+COSINE_THRESHOLD = Thresholds().cosine
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +50,23 @@ class CompareRequest:
     xlsx: bool = False
     jobs: int = 0
     custom: Path | None = None
-    cosine_threshold: float = COSINE_THRESHOLD
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
 
 @dataclass(frozen=True, slots=True)
 class ShardOutcome:
+    """One (device, model, step) shard: its result file(s) and rows.
+
+    ``dump_files[i]`` is the dump file of the rows with Index ``i``; statistics rows name theirs.
+    """
+
     key: GroupKey
-    result_file: Path
+    result_file: Path | None  # None when the shard held statistics dumps only
     rows: tuple[ResultRow, ...]
     xlsx_file: Path | None = None
+    dump_files: tuple[Path, ...] = ()
+    stats_file: Path | None = None
+    stats_rows: tuple[StatsResult, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +74,14 @@ class CompareOutcome:
     shards: tuple[ShardOutcome, ...]
     skipped: tuple[tuple[Path, str], ...] = ()
     detail_files: tuple[Path, ...] = ()
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def rows(self) -> list[ResultRow]:
         return [r for s in self.shards for r in s.rows]
 
-    def compared_ops(self) -> int:
-        return len({(s.key, r.index) for s in self.shards for r in s.rows if r.index is not None})
-
-    def below_threshold(self, threshold: float) -> list[ResultRow]:
-        return [r for r in self.rows if r.index is not None and r.below(threshold)]
+    @property
+    def stats_rows(self) -> list[StatsResult]:
+        return [r for s in self.shards for r in s.stats_rows]
 
 
 def check_arguments(request: CompareRequest, golden_is_npu: bool) -> None:
@@ -104,10 +112,21 @@ def run_compare(
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> CompareOutcome:
-    """Compare, write one result file per (device, model, step) shard, return what was written."""
+    """Compare, write one result file per (device, model, step) shard, return what was written.
+
+    Tensor dumps give ``result`` files; statistics dumps give ``stats_result`` files beside them.
+    """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
+    if is_npy_target(request.target) and request.golden.is_dir():
+        raise DumpcmpError(
+            f"an .npy target is compared with one golden file (.npy or dump file), "
+            f"but {request.golden} is a directory"
+        )
     golden = open_golden(request.golden)
+    stamp = time.strftime("%Y%m%d%H%M%S")
+    if is_npy_target(request.target):
+        return _compare_npy_file(request, golden, stamp)
     check_arguments(request, isinstance(golden, NpuDumpGolden))
     tree = walk_dump_tree(request.target)
     if not tree.groups:
@@ -120,25 +139,38 @@ def run_compare(
         only_first_output=request.target.is_file() and request.golden.is_file(),
     )
     rules = _RuleSet.load(request)
-    stamp = time.strftime("%Y%m%d%H%M%S")
-    shards_in = [(key, [e for e in group if not e.is_stats]) for key, group in sorted(tree.groups.items())]
+    shards_in = [_split(key, group) for key, group in sorted(tree.groups.items())]
     # A missing rule file fails up front.
-    matchers = [matcher_for_dump(rules.matcher_for(key), entries) for key, entries in shards_in]
+    matchers = [matcher_for_dump(rules.matcher_for(s.key), s.tensors) for s in shards_in]
     workers = options.jobs or os.cpu_count() or 1
-    use_processes = worth_processes([e for _, entries in shards_in for e in entries], workers)
+    use_processes = worth_processes([e for s in shards_in for e in s.tensors], workers)
     if on_plan:
-        on_plan(sum(len(entries) for _, entries in shards_in))
+        on_plan(sum(len(s.tensors) + len(s.stats) for s in shards_in))
+    names = [s.key for s in shards_in]
     shards = []
-    for position, ((key, entries), matcher) in enumerate(zip(shards_in, matchers, strict=True)):
-        if use_processes:
-            rows_iter = rows_in_processes(entries, golden, matcher, options, workers, on_progress)
-        else:
-            rows_iter = run_jobs(iter_jobs(entries, golden, matcher, options), options, on_progress)
-        rows = list(rows_iter)
+    for position, (shard, matcher) in enumerate(zip(shards_in, matchers, strict=True)):
+        rows: list[ResultRow] = []
+        if shard.tensors:
+            if use_processes:
+                rows_iter = rows_in_processes(shard.tensors, golden, matcher, options, workers, on_progress)
+            else:
+                rows_iter = run_jobs(iter_jobs(shard.tensors, golden, matcher, options), options, on_progress)
+            rows = list(rows_iter)
+        stats = tuple(compare_stats(shard.stats, golden, matcher))
+        if on_progress and shard.stats:
+            on_progress(len(shard.stats))
         if position == len(shards_in) - 1:
             rows += golden_only_rows(golden)
-        name = _result_name(key, [k for k, _ in shards_in], stamp)
-        shards.append(_write_shard(request, key, rows, name, rules.present))
+        written = ShardOutcome(shard.key, None, ())
+        if shard.tensors or rows:
+            name = _result_name(shard.key, names, stamp)
+            written = _write_shard(request, shard.key, rows, name, rules.present)
+        stats_file = None
+        if shard.stats:
+            stats_name = _result_name(shard.key, names, stamp, "stats_result")
+            stats_file = write_stats_csv(request.out_dir / stats_name, stats, request.thresholds.statistics)
+        dump_files = tuple(e.path for e in shard.tensors)
+        shards.append(replace(written, dump_files=dump_files, stats_file=stats_file, stats_rows=stats))
     detail_files: tuple[Path, ...] = ()
     if request.detail is not None:
         from dumpcmp.host.detail_request import write_op_detail
@@ -151,14 +183,34 @@ def run_compare(
     )
 
 
-def _result_name(key: GroupKey, keys: list[GroupKey], stamp: str) -> str:
+@dataclass(frozen=True, slots=True)
+class _ShardInput:
+    key: GroupKey
+    tensors: list[DumpEntry]
+    stats: list[DumpEntry]
+
+
+def _split(key: GroupKey, group: list[DumpEntry]) -> _ShardInput:
+    return _ShardInput(key, [e for e in group if not e.is_stats], [e for e in group if e.is_stats])
+
+
+def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str) -> CompareOutcome:
+    """``-tp a.npy``: one row against the one golden file."""
+    key = GroupKey("0", request.target.stem, "0", "0")
+    row = compare_npy_target(request.target, golden)
+    written = _write_shard(request, key, [row], _result_name(key, [key], stamp), False)
+    return CompareOutcome((replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped))
+
+
+def _result_name(key: GroupKey, keys: list[GroupKey], stamp: str, kind: str = "result") -> str:
     """``result_{ts}.csv`` for a single shard, else ``{device}_{model}_{step}_result_{ts}.csv``,
-    with the session directory in front when two sessions hold the same (device, model, step)."""
+    with the session directory in front when two sessions hold the same (device, model, step).
+    Statistics results are named the same with ``stats_result`` for ``result``."""
     if len(keys) == 1:
-        return f"result_{stamp}.csv"
+        return f"{kind}_{stamp}.csv"
     clash = sum(1 for k in keys if k.label == key.label) > 1
     label = f"{key.session}_{key.label}" if clash and key.session else key.label
-    return f"{label}_result_{stamp}.csv"
+    return f"{label}_{kind}_{stamp}.csv"
 
 
 def _write_shard(
@@ -170,7 +222,7 @@ def _write_shard(
     if request.xlsx:
         from dumpcmp.host.sinks.xlsx_file import write_xlsx
 
-        xlsx = write_xlsx(result.with_suffix(".xlsx"), rows, shape, cosine_threshold=request.cosine_threshold)
+        xlsx = write_xlsx(result.with_suffix(".xlsx"), rows, shape, thresholds=request.thresholds)
     return ShardOutcome(key, result, tuple(rows), xlsx)
 
 
@@ -230,21 +282,3 @@ def _matcher(rules: FusionRules, close: FusionRules | None, quant: FusionRules |
     if quant is not None:
         return Matcher.with_quant_rules(rules, quant)
     return Matcher(rules)
-
-
-def summarize(outcome: CompareOutcome, threshold: float) -> list[str]:
-    """Short lines for the terminal: where results are, how many ops, the first bad one."""
-    lines = [f"result: {s.result_file}" for s in outcome.shards]
-    lines += [f"result: {s.xlsx_file}" for s in outcome.shards if s.xlsx_file]
-    bad = outcome.below_threshold(threshold)
-    lines.append(
-        f"ops compared: {outcome.compared_ops()}, tensors below CosineSimilarity {threshold}: {len(bad)}"
-    )
-    if bad:
-        first = bad[0]
-        lines.append(
-            f"first: index {first.index} {first.op_type} {first.npu_name} ({first.tensor_index}), "
-            f"cosine {first.cosine:.6f}, ground truth {first.ground_truth}"
-        )
-    lines += [f"detail: {p}" for p in outcome.detail_files]
-    return lines

@@ -20,10 +20,10 @@ from dumpcmp.errors import DumpcmpError, DumpFormatError, MatchError
 from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir
 from dumpcmp.host.matcher import GoldenRef, Matcher, NoGolden, TensorIO, identity_ref
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
-from dumpcmp.host.rows import NO_GOLDEN, ResultRow
+from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
 from dumpcmp.proto.custom_converters import CustomConverters
-from dumpcmp.proto.dtypes import DataType, Format, data_type_of, format_by_name
+from dumpcmp.proto.dtypes import DataType, Format, format_by_name
 from dumpcmp.proto.layouts import convert
 from dumpcmp.proto.walker import DumpEntry
 
@@ -181,7 +181,7 @@ def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
         x = _to_origin_format(x, job.origin_format, y.shape, options.custom)
         x = fit_golden_shape(x, y.shape, exact=options.exact_shapes)
         metrics = compare_arrays(x, y)
-        return _row(job, options, golden_dtype=_dtype_label(y.dtype), shape=y.shape, metrics=metrics)
+        return _row(job, options, golden_dtype=dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except DumpcmpError as exc:
         unreadable = MetricValues.unavailable(str(exc))
         return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable)
@@ -210,6 +210,7 @@ def _row(
         shape=tuple(shape) if shape is not None else None,
         overflow=_fp16_overflow(tensor) if options.overflow_detection and tensor is not None else None,
         metrics=metrics,
+        dump_readable=tensor is not None,
     )
 
 
@@ -245,13 +246,6 @@ def fit_golden_shape(x: np.ndarray, golden_shape: tuple[int, ...], *, exact: boo
 
 def _without_units(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in shape if d != 1)
-
-
-def _dtype_label(dtype: np.dtype) -> str:
-    try:
-        return data_type_of(dtype).name
-    except DumpcmpError:
-        return str(dtype)
 
 
 def _fp16_overflow(tensor: DumpTensor) -> bool | None:
@@ -322,3 +316,15 @@ def golden_only_rows(golden: GoldenSource) -> list[ResultRow]:
         )
         for key in golden.unused()
     ]
+
+
+def locate_golden(
+    golden: GoldenSource, matcher: Matcher | None, op_name: str, kind: TensorKind, index: int
+) -> tuple[GoldenRef | NoGolden, GoldenTensor | None, str]:
+    """The golden tensor of one target tensor, found as dump files find theirs, or why there is none.
+
+    Statistics dumps (``host.stats_compare``) look their golden tensors up through this.
+    """
+    ref = _reference(matcher, op_name, kind, index)
+    found, reason = _locate(golden, ref)
+    return ref, found, reason

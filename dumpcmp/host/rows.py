@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.metrics.offline_data import MetricValues
+from dumpcmp.proto.dtypes import data_type_of
 
 NO_GOLDEN = "*"
 
@@ -27,6 +30,7 @@ class ResultRow:
     shape: tuple[int, ...] | None
     overflow: bool | None
     metrics: MetricValues
+    dump_readable: bool = True  # False: the dump file itself could not be read (named in the summary)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -36,9 +40,10 @@ class ResultRow:
     def cosine(self) -> float:
         return self.metrics.cosine_similarity
 
-    def below(self, threshold: float) -> bool:
-        """True when the cosine is a number under ``threshold``, or NaN where numbers were expected."""
-        cos = self.metrics.cosine_similarity
-        if math.isnan(cos):
-            return self.ground_truth != NO_GOLDEN and any(not math.isnan(v) for v in self.metrics.numbers())
-        return cos < threshold
+
+def dtype_label(dtype: np.dtype) -> str:
+    """The DataType column of a numpy dtype: the CANN name where there is one."""
+    try:
+        return data_type_of(dtype).name
+    except DumpcmpError:
+        return str(dtype)

@@ -201,3 +201,49 @@ def test_bad_golden_files_give_reason_rows(tmp_path: Path) -> None:
     assert any(r.startswith("shape mismatch") and "[7]" in r for r in reasons)
     good = [r for r in rows if r["Index"] and r["CosineSimilarity"] not in ("NaN",)]
     assert len(good) > 10  # every other tensor is still compared
+
+
+def _stats_simulation(tmp_path: Path, faults: tuple[str, ...] = ()) -> tuple[Path, Path, Path]:
+    """small_cnn run under the acl.json `config acl --data stats` writes: stats CSVs, no tensors."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    config = tmp_path / "acl.json"
+    made = runner.invoke(app, ["config", "acl", "--dump-path", str(dump), "--model", "small_cnn",
+                               "--data", "stats", "--mode", "all", "-o", str(config)])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", acl_config=config, faults=faults, seed=2)
+    assert all(p.suffix == ".csv" for p in dump.rglob("*") if p.is_file())
+    return dump, sim.golden_dir, sim.fusion_rule
+
+
+def _stats_compare(tmp_path: Path, dump: Path, golden: Path, rule: Path) -> tuple[str, list[dict[str, str]]]:
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["compare", "-tp", str(dump), "-gp", str(golden), "-fr", str(rule), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    (path,) = out.glob("stats_result_*.csv")
+    with path.open(newline="") as handle:
+        return result.output, list(csv.DictReader(handle))
+
+
+def test_statistics_dump_of_a_clean_run_passes(tmp_path: Path) -> None:
+    output, rows = _stats_compare(tmp_path, *_stats_simulation(tmp_path))
+    compared = [r for r in rows if r["Result"] != "N/A"]
+    assert len(compared) >= 20
+    assert all(r["Result"] == "PASS" for r in compared), [
+        r["TensorIndex"] for r in compared if r["Result"] != "PASS"
+    ]
+    assert "statistics beyond threshold (|diff| / max(|NPU|, |golden|) > 0.5): 0" in output
+    assert "ops compared" not in output and "nothing compared" not in output
+
+
+def test_statistics_dump_finds_the_faulty_op(tmp_path: Path) -> None:
+    fault = "/block1.pw/conv/Conv"
+    output, rows = _stats_compare(tmp_path, *_stats_simulation(tmp_path, (f"{fault}=bias:1",)))
+    first = next(r for r in rows if r["Result"] == "FAIL")
+    assert ":output:" in first["TensorIndex"]
+    assert first["NPUDump"] == "_block1_pw_conv_Conv_block1_pw_act_Relu"
+    line = next(x for x in output.splitlines() if x.startswith("first statistics divergence: "))
+    assert f"index {first['Index']} Conv2D {first['NPUDump']}" in line
+    assert line.endswith(".csv") and "dump file " in line

@@ -13,7 +13,9 @@ import pytest
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.fusion_rules import RuleOp, TensorDesc, load_rules
 from dumpcmp.host.matcher import GoldenRef, Matcher
-from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare, summarize
+from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
+from dumpcmp.host.summary import summarize
+from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, dtype_by_name, format_by_name, numpy_dtype
 from dumpcmp.proto.layouts import to_device
@@ -204,7 +206,9 @@ def test_npu_vs_npu_by_name_detects_a_changed_op(shared_fixtures: Path, tmp_path
     src = shared_fixtures / "dumps" / "20261121093000"
     outcome = run_compare(CompareRequest(src, src, out_dir=tmp_path / "same"))
     assert all(r.cosine == pytest.approx(1.0) for r in outcome.rows if r.index is not None)
-    assert "tensors below CosineSimilarity 0.99: 0" in "\n".join(summarize(outcome, 0.99))
+    lines = summarize(outcome, Thresholds())
+    assert any(line.startswith("tensors beyond thresholds (CosineSimilarity < 0.99") for line in lines)
+    assert lines[-1].endswith("): 0")
 
 
 def test_detail_writes_summary_and_csv(shared_fixtures: Path, tmp_path: Path) -> None:

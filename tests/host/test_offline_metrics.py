@@ -562,3 +562,37 @@ def test_kernels_compile_and_cache_without_warnings(tmp_path: Path, cache: str) 
         assert done.stderr == ""
     cached = list(tmp_path.rglob("*.nbi"))
     assert bool(cached) == (cache == "fresh")
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "text"),
+    [
+        ([1.0, np.nan, 3.0], [1.0, 2.0, 3.0], "(nan;nan),(2.000;0.816)"),
+        ([1.0, np.inf, 3.0], [1.0, 2.0, 3.0], "(inf;nan),(2.000;0.816)"),
+        ([np.inf, -np.inf, 3.0], [1.0, np.nan, 3.0], "(nan;nan),(nan;nan)"),
+    ],
+)
+def test_standard_deviation_shows_each_part_as_the_formula_gives_it(
+    x: list[float], y: list[float], text: str
+) -> None:
+    from dumpcmp.host.sinks.table import standard_deviation
+
+    v = compare_arrays(np.array(x, np.float32), np.array(y, np.float32))
+    assert standard_deviation(v) == text
+    with np.errstate(invalid="ignore"):
+        oracle = (np.mean(x), np.std(x), np.mean(y), np.std(y))
+    assert text == "({:.3f};{:.3f}),({:.3f};{:.3f})".format(*oracle)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        MetricValues.unavailable("empty tensor"),
+        compare_arrays(np.array([True, False]), np.array([True, True])),
+    ],
+)
+def test_standard_deviation_is_a_bare_nan_only_when_never_computed(values: MetricValues) -> None:
+    from dumpcmp.host.sinks.table import standard_deviation
+
+    assert not values.spread_computed
+    assert standard_deviation(values) == "NaN"

@@ -124,12 +124,17 @@ class Partial:
         return self.nan_x + self.inf_x + self.nan_y + self.inf_y > 0
 
 
+_NOT_NUMBERS = frozenset({"reasons", "spread_computed"})
+
+
 @dataclass(frozen=True, slots=True)
 class MetricValues:
     """The ten offline-data metrics of one pair as floats, plus why any of them is odd.
 
     StandardDeviation is four floats (``mean_x``, ``std_x``, ``mean_y``, ``std_y``); rendering
-    them as ``(m;s),(m;s)`` belongs to the sinks, like every other number format.
+    them as ``(m;s),(m;s)`` belongs to the sinks, like every other number format. The four are
+    NaN both when the data made them NaN and when they were never computed; ``spread_computed``
+    tells the two apart, because a sink writes the first as ``(nan;nan)`` and the second as ``NaN``.
     """
 
     cosine_similarity: float
@@ -146,12 +151,16 @@ class MetricValues:
     max_relative_error: float
     mean_relative_error: float
     reasons: tuple[str, ...] = ()
+    spread_computed: bool = True
 
     @classmethod
     def unavailable(cls, reason: str) -> MetricValues:
         """A pair that cannot be compared: every metric NaN, with the reason."""
         nan = math.nan
-        return cls(nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, reasons=(reason,))
+        return cls(
+            nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
+            reasons=(reason,), spread_computed=False,
+        )  # fmt: skip
 
     @property
     def standard_deviation(self) -> tuple[float, float, float, float]:
@@ -159,7 +168,7 @@ class MetricValues:
 
     def numbers(self) -> tuple[float, ...]:
         """Every float in column order (StandardDeviation contributing four)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "reasons")
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_NUMBERS)
 
     @property
     def has_numbers(self) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dumpcmp.host.metrics.offline_data import OFFLINE_DATA_COLUMNS as METRIC_COLUMNS
+from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
 
 
@@ -55,7 +56,7 @@ class TableShape:
             number(m.accumulated_relative_error),
             number(m.relative_euclidean_distance),
             number(m.kullback_leibler_divergence),
-            standard_deviation(m.mean_x, m.std_x, m.mean_y, m.std_y),
+            standard_deviation(m),
             number(m.mean_absolute_error),
             number(m.root_mean_square_error),
             number(m.max_relative_error),
@@ -74,10 +75,12 @@ def number(value: float) -> str:
     return f"{value:.6f}"
 
 
-def standard_deviation(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
-    if any(math.isnan(v) for v in (mean_x, std_x, mean_y, std_y)):
+def standard_deviation(m: MetricValues) -> str:
+    """``(mean_x;std_x),(mean_y;std_y)``, each part as the formula gave it (``nan``, ``inf`` too,
+    as the CANN comparator prints them); a bare ``NaN`` only when they were never computed."""
+    if not m.spread_computed:
         return "NaN"
-    return f"({mean_x:.3f};{std_x:.3f}),({mean_y:.3f};{std_y:.3f})"
+    return f"({m.mean_x:.3f};{m.std_x:.3f}),({m.mean_y:.3f};{m.std_y:.3f})"
 
 
 def _shape(shape: tuple[int, ...] | None) -> str:

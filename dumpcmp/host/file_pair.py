@@ -1,0 +1,80 @@
+"""One .npy file as the target side: ``compare -tp a.npy -gp b.npy`` (or ``-gp`` one dump file).
+
+This is how users compare two tensors with the CANN comparator, and the result is one row.
+A dump file as the target goes through the dump pipeline instead (its header gives the layout
+to undo); only the npy target, which has no op name or layout, is compared here. In a
+file-against-file compare the shapes must be equal: (2, 3) against (3, 2) is a mismatch row,
+not numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.host.golden import GoldenSource, NpyGoldenDir, load_npy
+from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
+from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
+from dumpcmp.proto.codec import TensorKind
+
+NPY_SUFFIX = ".npy"
+ANY_OP = "*"  # a single-file golden source answers every name with its one tensor
+
+
+def is_npy_target(target: Path) -> bool:
+    return target.is_file() and target.suffix == NPY_SUFFIX
+
+
+def compare_npy_target(target: Path, golden: GoldenSource) -> ResultRow:
+    """The one row of an npy target against a single golden file (its output 0 for a dump file)."""
+    if isinstance(golden, NpyGoldenDir):
+        found = golden.output(ANY_OP, 0)
+    else:
+        found = golden.tensor(ANY_OP, TensorKind.OUTPUT, 0)
+    try:
+        x = load_npy(target)
+    except DumpcmpError as exc:
+        return _row(target, None, None, NO_GOLDEN, str(exc), readable=False)
+    if found is None:
+        return _row(target, x, None, NO_GOLDEN, f"golden {golden.root} holds no output tensor")
+    try:
+        y = found.load()
+    except DumpcmpError as exc:
+        return _row(target, x, None, found.label, str(exc))
+    if x.shape != y.shape:
+        return _row(target, x, y, found.label, f"shape mismatch {_shape(x.shape)} vs {_shape(y.shape)}")
+    return _row(target, x, y, found.label, compare_arrays(x, y))
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def _row(
+    target: Path,
+    x: np.ndarray | None,
+    y: np.ndarray | None,
+    golden_label: str,
+    result: MetricValues | str,
+    *,
+    readable: bool = True,
+) -> ResultRow:
+    metrics = MetricValues.unavailable(result) if isinstance(result, str) else result
+    return ResultRow(
+        index=0,
+        op_sequence=None,
+        op_type="",
+        npu_name=target.name,
+        npu_dtype=dtype_label(x.dtype) if x is not None else "NaN",
+        npu_address=None,
+        ground_truth=golden_label,
+        golden_dtype=dtype_label(y.dtype) if y is not None else "NaN",
+        golden_address=None,
+        tensor_index=f"{target.name}:output:0",
+        shape=tuple(x.shape) if x is not None else None,
+        overflow=None,
+        metrics=metrics,
+        dump_readable=readable,
+    )

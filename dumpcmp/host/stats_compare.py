@@ -1,0 +1,271 @@
+"""Statistics dumps (``dump_data: stats``) compared as statistics, not skipped.
+
+A stats dump holds no tensor data, only each tensor's max, min, mean (and L2 norm when asked
+for) as the device computed them (formats.md §3.4). Each such row is paired with its golden
+tensor through the same matcher lookup as a dump file's tensor, the same statistics are taken of
+the golden tensor, and the row gets the statistics columns of metrics.md §2: each statistic of
+both sides, target minus golden, the relative differences and a PASS/FAIL verdict.
+
+The device takes its statistics over the device layout. In a blocked layout (NC1HWC0, FRACTAL_Z…)
+that includes the zero padding of the last block, so the golden statistics are taken as if the
+golden tensor were padded with as many zeros: otherwise a correct tensor of 3 channels stored as
+16 would show a Mean diff. Plain layouts are never padded: there a count difference is a mismatch.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from dumpcmp.errors import DumpcmpError, DumpFormatError
+from dumpcmp.host.golden import GoldenSource
+from dumpcmp.host.matcher import GoldenRef, Matcher
+from dumpcmp.host.metrics.offline_data import flat_chunks
+from dumpcmp.host.pipeline import locate_golden
+from dumpcmp.host.rows import NO_GOLDEN
+from dumpcmp.host.sinks.table import number
+from dumpcmp.outputs import atomic_path
+from dumpcmp.proto.codec import TensorKind
+from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
+from dumpcmp.proto.walker import DumpEntry
+
+_VERDICT_EPS = 1e-10
+_CHUNK = 1 << 20
+# Layouts stored element for element: the device count must equal the golden one.
+_PLAIN_FORMATS = frozenset(
+    {"ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "NC", "CN", "NCL"}
+)
+
+STATISTICS = ("Max", "Min", "Mean", "L2norm")
+_CSV_COLUMN = {"Max": STAT_COLUMNS["Max"], "Min": STAT_COLUMNS["Min"], "Mean": STAT_COLUMNS["Avg"],
+               "L2norm": STAT_COLUMNS["L2norm"]}  # fmt: skip
+STATS_RESULT_COLUMNS: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "DataType", "Format", "Shape", "Count",
+    "NPU max", "NPU min", "NPU mean", "NPU l2norm",
+    "Bench max", "Bench min", "Bench mean", "Bench l2norm",
+    "Max diff", "Min diff", "Mean diff", "L2norm diff",
+    "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr",
+    "Result", "CompareFailReason",
+)  # fmt: skip
+
+
+Stat = float | None  # None: the dump does not carry this statistic ("N/A" in the table)
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """Max, min, mean, L2 norm of one tensor; NaN where the data made them NaN or the device
+    wrote NA, None where the dump does not carry the statistic at all."""
+
+    max: Stat
+    min: Stat
+    mean: Stat
+    l2norm: Stat
+
+    def values(self) -> tuple[Stat, Stat, Stat, Stat]:
+        return (self.max, self.min, self.mean, self.l2norm)
+
+    @classmethod
+    def of_stats_row(cls, row: StatsRow) -> Statistics:
+        return cls(*(row.stats.get(_CSV_COLUMN[name]) for name in STATISTICS))
+
+    @classmethod
+    def of_array(cls, array: np.ndarray, padding: int = 0) -> Statistics:
+        """Statistics of the finite values of ``array`` (NaN/inf are counted apart, as the device
+        does), with ``padding`` extra zeros as a blocked device layout stores them."""
+        count, total, squares = 0, 0.0, 0.0
+        high, low = -math.inf, math.inf
+        for chunk in flat_chunks(array, _CHUNK):
+            values = chunk.astype(np.float64)
+            values = values[np.isfinite(values)]
+            if values.size:
+                count += values.size
+                total += float(values.sum())
+                squares += float(np.dot(values, values))
+                high, low = max(high, float(values.max())), min(low, float(values.min()))
+        if padding:
+            count += padding
+            high, low = max(high, 0.0), min(low, 0.0)
+        if count == 0:
+            return cls(math.nan, math.nan, math.nan, math.nan)
+        return cls(high, low, total / count, math.sqrt(squares))
+
+
+_NONE: tuple[Stat, ...] = (None,) * len(STATISTICS)
+
+
+@dataclass(frozen=True, slots=True)
+class StatsResult:
+    """One row of a statistics result: a target tensor's statistics against its golden tensor's."""
+
+    index: int
+    op_type: str
+    npu_name: str
+    ground_truth: str
+    tensor_index: str
+    dump_file: Path
+    data_type: str = ""
+    format: str = ""
+    shape: tuple[int, ...] | None = None
+    count: int | None = None
+    target: Statistics | None = None
+    golden: Statistics | None = None
+    reasons: tuple[str, ...] = ()
+    dump_readable: bool = True
+
+    def pairs(self) -> tuple[tuple[Stat, Stat], ...]:
+        target = self.target.values() if self.target is not None else _NONE
+        golden = self.golden.values() if self.golden is not None else _NONE
+        return tuple(zip(target, golden, strict=True))
+
+    @property
+    def compared(self) -> bool:
+        """At least one statistic is a number on both sides."""
+        return any(
+            t is not None and g is not None and not (math.isnan(t) or math.isnan(g)) for t, g in self.pairs()
+        )
+
+    def diffs(self) -> tuple[Stat, ...]:
+        """Target minus golden of each statistic, None where either side lacks it."""
+        return tuple(None if t is None or g is None else t - g for t, g in self.pairs())
+
+    def relative(self) -> tuple[Stat, ...]:
+        """|diff / golden| of each statistic; inf where the golden statistic is 0."""
+        return tuple(
+            None if d is None or g is None else _ratio(d, g)
+            for d, (_, g) in zip(self.diffs(), self.pairs(), strict=True)
+        )
+
+    def failing(self, threshold: float) -> tuple[str, ...]:
+        """The statistics whose |diff| / (max(|target|, |golden|) + 1e-10) exceeds ``threshold``."""
+        return tuple(
+            name
+            for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
+            if t is not None and g is not None and _verdict_ratio(t, g) > threshold
+        )
+
+
+def _verdict_ratio(target: float, golden: float) -> float:
+    return abs(target - golden) / (max(abs(target), abs(golden)) + _VERDICT_EPS)
+
+
+def _ratio(diff: float, golden: float) -> float:
+    if math.isnan(diff) or math.isnan(golden):
+        return math.nan
+    return math.inf if golden == 0 else abs(diff / golden)
+
+
+def compare_stats(
+    entries: Sequence[DumpEntry], golden: GoldenSource, matcher: Matcher | None
+) -> Iterator[StatsResult]:
+    """One result per tensor of every stats file, in execution order; an unreadable file gets one."""
+    for index, entry in enumerate(entries):
+        op_name, op_type = entry.name.op_name, entry.name.op_type
+        try:
+            rows = read_stats_csv(entry.path)
+        except DumpFormatError as exc:
+            yield StatsResult(index, op_type, op_name, NO_GOLDEN, f"{op_name}:*", entry.path,
+                              reasons=(f"unreadable stats file: {exc}",), dump_readable=False)  # fmt: skip
+            continue
+        for row in rows:
+            yield _compare_row(index, entry, row, golden, matcher)
+
+
+def _compare_row(
+    index: int, entry: DumpEntry, row: StatsRow, golden: GoldenSource, matcher: Matcher | None
+) -> StatsResult:
+    op_name = entry.name.op_name
+    base = StatsResult(
+        index=index,
+        op_type=entry.name.op_type,
+        npu_name=op_name,
+        ground_truth=NO_GOLDEN,
+        tensor_index=f"{op_name}:{row.kind}:{row.index}",
+        dump_file=entry.path,
+        data_type=row.data_type,
+        format=row.format,
+        shape=row.shape,
+        count=row.count,
+        target=Statistics.of_stats_row(row),
+        reasons=_special_values(row),
+    )
+    try:
+        kind = TensorKind(row.kind)
+    except ValueError:
+        return _with(base, reason=f"stats row of unknown kind {row.kind!r} (not Input/Output)")
+    ref, found, reason = locate_golden(golden, matcher, op_name, kind, row.index)
+    if found is None:
+        return _with(base, reason=reason)
+    truth = ref.op_name if isinstance(ref, GoldenRef) else NO_GOLDEN
+    try:
+        array = found.load()
+    except DumpcmpError as exc:
+        return _with(base, ground_truth=truth, reason=str(exc))
+    padding = row.count - array.size
+    if padding < 0 or (padding and row.format.upper() in _PLAIN_FORMATS):
+        reason = (
+            f"element count mismatch: the stats file counts {row.count} elements, "
+            f"the golden tensor holds {array.size}"
+        )
+        return _with(base, ground_truth=truth, reason=reason)
+    return _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding))
+
+
+def _special_values(row: StatsRow) -> tuple[str, ...]:
+    counts = [(row.stats.get(STAT_COLUMNS[k], 0.0), k) for k in ("Nan", "Negative Inf", "Positive Inf")]
+    found = [f"{int(n)} {name}" for n, name in counts if n and not math.isnan(n)]
+    return (f"target holds {', '.join(found)}",) if found else ()
+
+
+def _with(
+    base: StatsResult, *, reason: str = "", ground_truth: str | None = None, golden: Statistics | None = None
+) -> StatsResult:
+    return replace(
+        base,
+        ground_truth=base.ground_truth if ground_truth is None else ground_truth,
+        golden=golden,
+        reasons=(*base.reasons, reason) if reason else base.reasons,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The result file
+
+
+def cells(result: StatsResult, threshold: float) -> list[str]:
+    """One CSV line; statistics the dump does not carry are ``N/A`` (metrics.md §2)."""
+    shape = "NaN" if result.shape is None else "[" + ",".join(str(d) for d in result.shape) + "]"
+    verdict = ("FAIL" if result.failing(threshold) else "PASS") if result.compared else "N/A"
+    return [
+        str(result.index), result.op_type, result.npu_name, result.ground_truth, result.tensor_index,
+        result.data_type, result.format, shape, "" if result.count is None else str(result.count),
+        *(_number(t) for t, _ in result.pairs()),
+        *(_number(g) for _, g in result.pairs()),
+        *(_number(d) for d in result.diffs()),
+        *(_percent(r) for r in result.relative()),
+        verdict, " ".join(result.reasons),
+    ]  # fmt: skip
+
+
+def _number(value: Stat) -> str:
+    return "N/A" if value is None else number(value)
+
+
+def _percent(value: Stat) -> str:
+    if value is None or not math.isfinite(value):
+        return _number(value)
+    return f"{value * 100:.6f}%"
+
+
+def write_stats_csv(path: Path, results: Iterable[StatsResult], threshold: float) -> Path:
+    """Write the statistics table atomically, like the offline-data result file."""
+    with atomic_path(path) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(STATS_RESULT_COLUMNS)
+        writer.writerows(cells(r, threshold) for r in results)
+    return path

@@ -1,0 +1,207 @@
+"""What a compare run amounts to, in a few terminal lines: never an all-clear nothing earned.
+
+The summary counts what happened to every target tensor (compared with numbers, compared by
+statistics, not compared and why, dump file unreadable) and the golden tensors nothing used.
+Unreadable dump files come before the first-divergence line: a corrupt file of the culprit op
+would otherwise move "first divergence" downstream without a word. A run that compared nothing
+is an error (``nothing_compared``); a run that compared under half its tensors gets a warning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.host.offline import CompareOutcome, ShardOutcome
+from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.stats_compare import StatsResult
+from dumpcmp.host.verdict import Thresholds
+
+MAX_REASONS_SHOWN = 5
+MAX_UNREADABLE_SHOWN = 10
+# A word holding one of these is a name (op, file, path, shape, number), blanked when grouping.
+_NAME_CHARS = re.compile(r"[0-9/\\'\"\[\]{}:._*]")
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonGroup:
+    """Target tensors not compared for the same reason, with the first one's words."""
+
+    count: int
+    example: str
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first diverging tensor of a run: where it is and which limits it broke."""
+
+    step: str
+    index: int
+    op_type: str
+    npu_name: str
+    tensor_index: str
+    ground_truth: str
+    dump_file: Path | None
+    breaches: tuple[str, ...]
+
+    def line(self, label: str) -> str:
+        where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
+        return (
+            f"{label}: step {self.step}, index {self.index} {self.op_type} {self.npu_name} "
+            f"({self.tensor_index}): {', '.join(self.breaches)}; ground truth {self.ground_truth}{where}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The counts a summary prints, from a finished outcome."""
+
+    targets: int  # target tensors: rows with an Index, value and statistics rows alike
+    compared: int  # with numbers, by value
+    compared_stats: int  # with numbers, by statistics
+    not_compared: tuple[ReasonGroup, ...]  # most common reason first
+    unreadable: tuple[tuple[Path, str], ...]  # dump files that could not be read, with why
+    golden_only: int
+    diverging: int
+    diverging_stats: int
+    first: Divergence | None
+    first_stats: Divergence | None
+
+    @property
+    def compared_any(self) -> int:
+        return self.compared + self.compared_stats
+
+    @property
+    def mostly_unmatched(self) -> bool:
+        return self.targets > 0 and self.compared_any * 2 < self.targets
+
+    @classmethod
+    def of(cls, outcome: CompareOutcome, thresholds: Thresholds) -> Tally:
+        values = [(s, r) for s in outcome.shards for r in s.rows if r.index is not None]
+        stats = [(s, r) for s in outcome.shards for r in s.stats_rows]
+        compared = [(s, r) for s, r in values if r.metrics.has_numbers]
+        compared_stats = [(s, r) for s, r in stats if r.compared]
+        missing = [_reason(r) for _, r in values if r.dump_readable and not r.metrics.has_numbers]
+        missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
+        bad = [(s, r, b) for s, r in compared if (b := thresholds.breaches(r.metrics))]
+        bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
+        return cls(
+            targets=len(values) + len(stats),
+            compared=len(compared),
+            compared_stats=len(compared_stats),
+            not_compared=_grouped(missing),
+            unreadable=tuple(dict.fromkeys(_unreadable(outcome))),
+            golden_only=sum(1 for s in outcome.shards for r in s.rows if r.index is None),
+            diverging=len(bad),
+            diverging_stats=len(bad_stats),
+            first=_value_divergence(*bad[0]) if bad else None,
+            first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
+        )
+
+
+def _reason(row: ResultRow | StatsResult) -> str:
+    return " ".join(row.reasons) or "no reason given"
+
+
+def _kind(reason: str) -> str:
+    """The reason with its names blanked, so one missing golden file per op is one group."""
+    words = ["…" if _NAME_CHARS.search(w) else w for w in reason.split()]
+    return " ".join(w for i, w in enumerate(words) if not (w == "…" and i and words[i - 1] == "…"))
+
+
+def _grouped(reasons: list[str]) -> tuple[ReasonGroup, ...]:
+    counts = Counter(_kind(r) for r in reasons)
+    first: dict[str, str] = {}
+    for reason in reasons:
+        first.setdefault(_kind(reason), reason)
+    # Counter.most_common keeps first-seen order among equal counts.
+    return tuple(ReasonGroup(n, first[kind]) for kind, n in counts.most_common())
+
+
+def _unreadable(outcome: CompareOutcome) -> Iterator[tuple[Path, str]]:
+    for shard in outcome.shards:
+        for row in shard.rows:
+            if not row.dump_readable and row.index is not None:
+                yield _dump_file(shard, row.index) or Path(row.npu_name), _reason(row)
+        for stat in shard.stats_rows:
+            if not stat.dump_readable:
+                yield stat.dump_file, _reason(stat)
+
+
+def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
+    return shard.dump_files[index] if 0 <= index < len(shard.dump_files) else None
+
+
+def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
+    assert row.index is not None  # only target rows are judged
+    return Divergence(shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
+                      row.ground_truth, _dump_file(shard, row.index), breaches)  # fmt: skip
+
+
+def _stats_divergence(
+    shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
+) -> Divergence:
+    breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
+    return Divergence(shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
+                      row.ground_truth, row.dump_file, breaches)  # fmt: skip
+
+
+def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
+    """Short lines for the terminal: where results are, what was compared, the first divergence."""
+    tally = Tally.of(outcome, thresholds)
+    lines = [f"result: {s.result_file}" for s in outcome.shards if s.result_file]
+    lines += [f"result: {s.xlsx_file}" for s in outcome.shards if s.xlsx_file]
+    lines += [f"statistics result: {s.stats_file}" for s in outcome.shards if s.stats_file]
+    by_stats = f" ({tally.compared_stats} by statistics)" if tally.compared_stats else ""
+    lines.append(
+        f"target tensors: {tally.targets}, compared: {tally.compared_any}{by_stats}, "
+        f"not compared: {sum(g.count for g in tally.not_compared)}, "
+        f"unreadable dump files: {len(tally.unreadable)}, golden-only tensors: {tally.golden_only}"
+    )
+    if tally.not_compared:
+        lines.append("not compared, by reason:")
+        for group in tally.not_compared[:MAX_REASONS_SHOWN]:
+            example = f"e.g. {group.example}" if group.count > 1 else group.example
+            lines.append(f"  {group.count} × {example}")
+        if len(tally.not_compared) > MAX_REASONS_SHOWN:
+            lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
+    for path, reason in tally.unreadable[:MAX_UNREADABLE_SHOWN]:
+        lines.append(f"unreadable dump file {path}: {reason}")
+    if len(tally.unreadable) > MAX_UNREADABLE_SHOWN:
+        lines.append(f"… and {len(tally.unreadable) - MAX_UNREADABLE_SHOWN} more unreadable dump files")
+    if tally.mostly_unmatched and tally.compared_any:
+        lines.append(
+            f"warning: only {tally.compared_any} of {tally.targets} target tensors were compared; "
+            "the verdict below covers those only"
+        )
+    if tally.compared:
+        lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
+    if tally.first is not None:
+        lines.append(tally.first.line("first divergence"))
+    if tally.compared_stats:
+        lines.append(
+            f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "
+            f"{tally.diverging_stats}"
+        )
+    if tally.first_stats is not None:
+        lines.append(tally.first_stats.line("first statistics divergence"))
+    lines += [f"detail: {p}" for p in outcome.detail_files]
+    return lines
+
+
+def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | None:
+    """The one-line error for a run that compared nothing, saying what to check; else None."""
+    tally = Tally.of(outcome, thresholds)
+    if tally.compared_any:
+        return None
+    if tally.targets and len(tally.unreadable) == tally.targets:
+        return f"nothing compared: all {tally.targets} dump files are unreadable; check -tp"
+    top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
+    golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
+    return (
+        f"nothing compared: none of the {tally.targets} target tensors has numbers{top}{golden}; "
+        "check that -gp holds the golden data of this very model and -fr is its ATC json (atc --mode=1)"
+    )

@@ -1,0 +1,96 @@
+"""File against file: ``compare -tp a.npy -gp b.npy``, and npy against a dump file either way."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+
+runner = CliRunner()
+DUMP_NAME = "Conv2D.stem_conv1_Conv2D_fused_relu.11.2.1763700000001111"
+
+
+def compare_files(
+    target: Path, golden: Path, out: Path, *extra: str
+) -> tuple[int, str, list[dict[str, str]]]:
+    result = runner.invoke(app, ["compare", "-m", "offline_data", "-tp", str(target), "-gp", str(golden),
+                                 "-o", str(out), *extra])  # fmt: skip
+    assert "Traceback" not in result.output
+    rows: list[dict[str, str]] = []
+    for path in out.glob("result_*.csv"):
+        with path.open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    return result.exit_code, result.output, rows
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(1)
+    golden = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    np.save(tmp_path / "a.npy", golden + 0.001 * rng.standard_normal(golden.shape).astype(np.float32))
+    np.save(tmp_path / "b.npy", golden)
+    return tmp_path / "a.npy", tmp_path / "b.npy"
+
+
+def test_npy_against_npy_is_one_row(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    code, output, rows = compare_files(*pair, tmp_path / "out")
+    assert code == 0, output
+    (row,) = rows
+    assert (row["NPUDump"], row["GroundTruth"], row["Shape"]) == ("a.npy", "b.npy", "[2,3,8]")
+    assert float(row["CosineSimilarity"]) > 0.9999
+    x, y = (np.load(p).astype(np.float64) for p in pair)
+    assert float(row["MaxAbsoluteError"]) == pytest.approx(np.abs(x - y).max(), abs=1e-6)
+    assert "target tensors: 1, compared: 1," in output
+
+
+def test_npy_shapes_must_be_equal(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    np.save(tmp_path / "b.npy", np.ones((3, 2), np.float32))
+    code, output, rows = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "out")
+    (row,) = rows
+    assert row["CosineSimilarity"] == "NaN"
+    assert row["CompareFailReason"] == "shape mismatch [2, 3] vs [3, 2]"
+    assert code == 1  # nothing was compared: said in one line
+    assert "Error: nothing compared: none of the 1 target tensors has numbers" in output
+
+
+def test_npy_target_against_a_golden_directory_is_one_line(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    code, output, _ = compare_files(pair[0], tmp_path, tmp_path / "out")
+    assert code == 1
+    assert "an .npy target is compared with one golden file" in output
+
+
+def test_npy_against_a_dump_file(shared_fixtures: Path, tmp_path: Path) -> None:
+    dumps = shared_fixtures / "dumps"
+    (dump,) = dumps.rglob(DUMP_NAME)
+    expected = dumps / "expected" / f"{DUMP_NAME}.output.0.npy"
+    code, output, rows = compare_files(expected, dump, tmp_path / "out")
+    assert code == 0, output
+    (row,) = rows
+    assert row["GroundTruth"] == dump.name
+    assert row["CosineSimilarity"] == "1.000000" and row["MaxAbsoluteError"] == "0.000000"
+
+
+def test_dump_file_against_a_dump_file_of_another_name(shared_fixtures: Path, tmp_path: Path) -> None:
+    (dump,) = (shared_fixtures / "dumps").rglob(DUMP_NAME)
+    renamed = tmp_path / DUMP_NAME.replace("stem_conv1", "other")
+    renamed.write_bytes(dump.read_bytes())
+    code, output, rows = compare_files(dump, renamed, tmp_path / "out")
+    assert code == 0, output
+    (row,) = rows
+    assert row["CosineSimilarity"] == "1.000000"
+
+
+def test_golden_file_that_is_neither_npy_nor_dump_is_one_line(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    junk = tmp_path / "golden.txt"
+    junk.write_text("hello")
+    code, output, _ = compare_files(pair[0], junk, tmp_path / "out")
+    assert code == 1
+    assert f"golden file {junk} is neither an .npy file nor a dump file" in output

@@ -1,0 +1,257 @@
+"""The compare summary and verdict: never an all-clear that nothing earned (issue 7)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+from dumpcmp.host.metrics import MetricValues, compare_arrays
+from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.summary import Tally, nothing_compared, summarize
+from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+from dumpcmp.proto.names import dump_file_name
+
+runner = CliRunner()
+STAMP0 = 1763700000000000
+SESSION = "20261122000000"
+OPS = ("stem/conv", "block1/conv", "block2/conv", "head/fc")
+
+Mutate = Callable[[int, np.ndarray], np.ndarray]
+
+
+def _golden_values(i: int) -> np.ndarray:
+    return np.random.default_rng(i).standard_normal((4, 64)).astype(np.float32)
+
+
+def write_tree(root: Path, mutate: Mutate | None = None, ops: tuple[str, ...] = OPS) -> Path:
+    """A dump tree of one step: op ``i`` outputs ``mutate(i, golden values of i)``."""
+    step = root / SESSION / "0" / "model" / "1" / "0"
+    for i, name in enumerate(ops):
+        values = _golden_values(i)
+        values = mutate(i, values) if mutate is not None else values
+        tensor = DumpTensor.from_array(TensorKind.OUTPUT, 0, values)
+        dump = DumpFile("", Layout.V2, "2.0", STAMP0 + i, name, outputs=(tensor,))
+        write_dump(step / dump_file_name("Conv2D", name, i + 1, 1, STAMP0 + i), dump)
+    return root
+
+
+def dump_file_of(root: Path, op: str) -> Path:
+    stem = op.replace("/", "_")
+    (path,) = (p for p in root.rglob("*") if p.is_file() and f".{stem}." in p.name)
+    return path
+
+
+def noisy(fraction: float, seed: int = 7) -> Mutate:
+    """Gaussian noise of ``fraction`` × each element's magnitude."""
+
+    def mutate(i: int, values: np.ndarray) -> np.ndarray:
+        rng = np.random.default_rng(seed + i)
+        return (values * (1 + fraction * rng.standard_normal(values.shape))).astype(np.float32)
+
+    return mutate
+
+
+@pytest.fixture(scope="module")
+def golden_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("golden"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Thresholds
+
+
+def _metrics(**changes: float) -> MetricValues:
+    x = np.linspace(1, 2, 50, dtype=np.float32)
+    return replace(compare_arrays(x, x), **changes)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "name"),
+    [
+        ("cosine_similarity", 0.98, "CosineSimilarity"),
+        ("cosine_similarity", math.nan, "CosineSimilarity"),
+        ("relative_euclidean_distance", 0.051, "RelativeEuclideanDistance"),
+        ("kullback_leibler_divergence", 0.0051, "KullbackLeiblerDivergence"),
+        ("root_mean_square_error", 1.01, "RootMeanSquareError"),
+        ("mean_relative_error", 1.01, "MeanRelativeError"),
+    ],
+)
+def test_each_msit_threshold_judges_its_metric(field: str, value: float, name: str) -> None:
+    limits = Thresholds()
+    assert limits.breaches(_metrics()) == ()
+    (breach,) = limits.breaches(_metrics(**{field: value}))
+    assert breach.startswith(name)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("cosine_similarity", 0.99),
+        ("relative_euclidean_distance", 0.05),
+        ("kullback_leibler_divergence", 0.005),
+        ("root_mean_square_error", 1.0),
+        ("mean_relative_error", 1.0),
+    ],
+)
+def test_a_metric_at_its_threshold_does_not_diverge(field: str, value: float) -> None:
+    assert not Thresholds().diverges(_metrics(**{field: value}))
+
+
+def test_rows_without_numbers_and_bool_rows_are_not_judged() -> None:
+    assert not Thresholds().diverges(MetricValues.unavailable("golden file missing"))
+    flags = np.array([True, False, True])
+    assert not Thresholds().diverges(compare_arrays(flags, flags))
+
+
+# ---------------------------------------------------------------------------------------------
+# Verdict and summary on real runs
+
+
+def _run(target: Path, golden: Path, out: Path, thresholds: Thresholds | None = None) -> list[str]:
+    limits = thresholds or Thresholds()
+    outcome = run_compare(CompareRequest(target, golden, out_dir=out, thresholds=limits))
+    return summarize(outcome, limits)
+
+
+def test_six_percent_noise_everywhere_is_not_all_clear(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu", noisy(0.06))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    rows = [r for r in outcome.rows if r.index is not None]
+    # Cosine alone calls this run clean: that was the old verdict.
+    assert all(r.cosine > 0.99 for r in rows)
+    lines = summarize(outcome, Thresholds())
+    assert "beyond thresholds (CosineSimilarity < 0.99, RelativeEuclideanDistance > 0.05, " in "\n".join(
+        lines
+    )
+    assert lines[-2].endswith(f"): {len(OPS)}")
+    assert lines[-1].startswith("first divergence: step 0, index 0 Conv2D stem/conv (stem/conv:output:0): ")
+    assert "): RelativeEuclideanDistance 0.05" in lines[-1] and "> 0.05; ground truth stem/conv" in lines[-1]
+
+
+def test_threshold_options_move_the_verdict(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu", noisy(0.06))
+    lenient = _run(target, golden_tree, tmp_path / "a", Thresholds(relative_euclidean=0.1))
+    assert lenient[-1].endswith("): 0")
+    strict = _run(write_tree(tmp_path / "clean"), golden_tree, tmp_path / "b", Thresholds(cosine=1.5))
+    assert strict[-2].endswith(f"): {len(OPS)}")
+
+
+def test_corrupt_file_of_the_culprit_is_named_before_the_first_divergence(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    def fault_from_block1(i: int, values: np.ndarray) -> np.ndarray:
+        return values + 1.0 if i >= 1 else values
+
+    target = write_tree(tmp_path / "npu", fault_from_block1)
+    culprit = dump_file_of(target, "block1/conv")
+    culprit.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00" + b"\xff" * 40)
+    lines = _run(target, golden_tree, tmp_path / "out")
+    text = "\n".join(lines)
+    unreadable = next(i for i, line in enumerate(lines) if line.startswith("unreadable dump file "))
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence: "))
+    assert unreadable < first
+    assert str(culprit) in lines[unreadable]
+    assert "unreadable dump files: 1" in text
+    assert lines[first].startswith("first divergence: step 0, index 2 Conv2D block2/conv")
+    assert lines[first].endswith(f"dump file {dump_file_of(target, 'block2/conv')}")
+
+
+def test_reasons_are_grouped_most_common_first(golden_tree: Path, tmp_path: Path) -> None:
+    extra = ("other/a", "other/b", "other/c")
+    target = write_tree(tmp_path / "npu", ops=(*OPS[:2], *extra))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    tally = Tally.of(outcome, Thresholds())
+    assert (tally.targets, tally.compared, tally.golden_only) == (5, 2, 2)
+    (group,) = tally.not_compared
+    assert group.count == 3
+    assert "other_a" in group.example and "not found" in group.example
+    lines = summarize(outcome, Thresholds())
+    assert (
+        "target tensors: 5, compared: 2, not compared: 3, unreadable dump files: 0, golden-only tensors: 2"
+        in lines
+    )
+    assert any(
+        line.startswith("  3 × e.g. golden dump of other_a (output 0) not found in ") for line in lines
+    )
+    assert any(line.startswith("warning: only 2 of 5 target tensors were compared") for line in lines)
+
+
+def test_a_half_matched_run_gets_no_warning(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu", ops=(*OPS[:2], "other/a", "other/b"))
+    lines = _run(target, golden_tree, tmp_path / "out")
+    assert not any(line.startswith("warning") for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nothing compared
+
+
+def test_golden_of_another_model_is_an_error_naming_what_to_check(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu", ops=("x/a", "x/b"))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    message = nothing_compared(outcome, Thresholds())
+    assert message is not None
+    assert message.startswith("nothing compared: none of the 2 target tensors has numbers")
+    assert "-gp" in message and "-fr" in message
+    assert "4 golden tensors went unused" in message
+    result = runner.invoke(
+        app, ["compare", "-tp", str(target), "-gp", str(golden_tree), "-o", str(tmp_path / "cli")]
+    )
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert errors == [f"Error: {message}"]
+    assert "tensors beyond thresholds" not in result.output  # no verdict over nothing
+
+
+def test_wrong_rule_file_is_an_error(shared_fixtures: Path, tmp_path: Path) -> None:
+    dumps = shared_fixtures / "dumps" / "20261121093000"
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "conv1.0.1763700000000000.npy", np.zeros(4, np.float32))
+    rules = shared_fixtures / "atc" / "tdnn.om.json"
+    result = runner.invoke(app, ["compare", "-tp", str(dumps), "-gp", str(golden), "-fr", str(rules),
+                                 "-o", str(tmp_path / "out")])  # fmt: skip
+    assert result.exit_code == 1
+    assert "Error: nothing compared: none of the" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_every_dump_file_unreadable_says_so(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu", ops=OPS[:2])
+    for op in OPS[:2]:
+        dump_file_of(target, op).write_bytes(b"junk")
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert (
+        nothing_compared(outcome, Thresholds())
+        == "nothing compared: all 2 dump files are unreadable; check -tp"
+    )
+
+
+def test_a_compared_run_is_no_error(golden_tree: Path, tmp_path: Path) -> None:
+    outcome = run_compare(CompareRequest(write_tree(tmp_path / "npu"), golden_tree, out_dir=tmp_path / "out"))
+    assert nothing_compared(outcome, Thresholds()) is None
+
+
+def test_xlsx_marks_the_rows_the_thresholds_judge(golden_tree: Path, tmp_path: Path) -> None:
+    import openpyxl
+
+    def noisy_block2(i: int, values: np.ndarray) -> np.ndarray:
+        return noisy(0.06)(i, values) if i == 2 else values
+
+    target = write_tree(tmp_path / "npu", noisy_block2)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out", xlsx=True))
+    (shard,) = outcome.shards
+    assert shard.xlsx_file is not None
+    sheet = openpyxl.load_workbook(shard.xlsx_file).active
+    assert sheet is not None
+    marked = [row[0].fill.fgColor.rgb.endswith("FFC7CE") for row in sheet.iter_rows(min_row=2)]
+    assert marked == [False, False, True, False]  # block2's cosine is 0.998, its RED 0.06

@@ -1,0 +1,138 @@
+"""Statistics dumps (``dump_data: stats``) compared as statistics against golden tensors."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS, Statistics
+from dumpcmp.host.summary import Tally, nothing_compared, summarize
+from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto.dtypes import Format
+from dumpcmp.proto.layouts import to_device
+from dumpcmp.proto.names import STATS_SUFFIX, dump_file_name
+from dumpcmp.proto.stats_csv import DEFAULT_STATS, StatsRow, format_stats_csv
+
+from .test_compare_summary import OPS, SESSION, STAMP0, _golden_values, write_tree
+
+ALL_STATS = (*DEFAULT_STATS, "L2norm")
+
+
+def _stats_row(values: np.ndarray, fmt: str = "ND") -> StatsRow:
+    v = values.astype(np.float64)
+    stats = {"Max Value": v.max(), "Min Value": v.min(), "Avg Value": v.mean(), "Nan Count": 0.0,
+             "Negative Inf Count": 0.0, "Positive Inf Count": 0.0,
+             "l2norm": float(np.sqrt((v * v).sum()))}  # fmt: skip
+    return StatsRow("output", 0, v.size * 4, "DT_FLOAT", fmt, values.shape, values.size, stats)
+
+
+def write_stats_tree(root: Path, rows: dict[str, StatsRow], stats: tuple[str, ...] = ALL_STATS) -> Path:
+    step = root / SESSION / "0" / "model" / "1" / "0"
+    step.mkdir(parents=True)
+    for i, (op, row) in enumerate(rows.items()):
+        name = dump_file_name("Conv2D", op, i + 1, 1, STAMP0 + i) + STATS_SUFFIX
+        (step / name).write_text(format_stats_csv([row], stats))
+    return root
+
+
+def read_stats_result(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def golden_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("golden"))
+
+
+def test_statistics_dump_is_compared_not_ignored(golden_tree: Path, tmp_path: Path) -> None:
+    rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    rows[OPS[2]] = _stats_row(_golden_values(2) + 3.0)  # a biased op
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    (shard,) = outcome.shards
+    assert shard.result_file is None  # no tensor dumps, no golden-only tensors
+    assert shard.stats_file is not None and shard.stats_file.name.startswith("stats_result_")
+    table = read_stats_result(shard.stats_file)
+    assert tuple(table[0]) == STATS_RESULT_COLUMNS
+    assert [r["Result"] for r in table] == ["PASS", "PASS", "FAIL", "PASS"]
+    good = table[0]
+    assert good["GroundTruth"] == "stem_conv"
+    assert all(float(good[c]) == pytest.approx(0, abs=1e-5) for c in ("Max diff", "Min diff", "Mean diff"))
+    assert float(good["L2norm diff"]) == pytest.approx(0, abs=1e-4)
+    assert float(table[2]["Mean diff"]) == pytest.approx(3.0, abs=1e-5)
+    assert table[2]["MeanRelativeErr"].endswith("%")
+    lines = summarize(outcome, Thresholds())
+    text = "\n".join(lines)
+    assert "target tensors: 4, compared: 4 (4 by statistics)" in text
+    assert "statistics beyond threshold (|diff| / max(|NPU|, |golden|) > 0.5): 1" in text
+    first = "first statistics divergence: step 0, index 2 Conv2D block2_conv (block2_conv:output:0)"
+    assert lines[-1].startswith(first)
+    assert lines[-1].endswith(".csv") and "Max, Min, Mean, L2norm differ" in lines[-1]
+    assert nothing_compared(outcome, Thresholds()) is None
+
+
+def test_stats_threshold_is_an_option(golden_tree: Path, tmp_path: Path) -> None:
+    rows = {OPS[0]: _stats_row(_golden_values(0) * 1.3)}
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert Tally.of(outcome, Thresholds()).diverging_stats == 0
+    assert Tally.of(outcome, Thresholds(statistics=0.1)).diverging_stats == 1
+
+
+def test_statistics_the_dump_lacks_are_not_applicable(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, DEFAULT_STATS)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    (row,) = read_stats_result(outcome.shards[0].stats_file)
+    assert (row["NPU l2norm"], row["L2norm diff"], row["NormRelativeErr"]) == ("N/A", "N/A", "N/A")
+    assert row["Bench l2norm"] != "N/A" and row["Result"] == "PASS"
+
+
+def test_blocked_layout_counts_its_padding_zeros() -> None:
+    logical = np.random.default_rng(0).uniform(1, 2, (1, 3, 4, 4)).astype(np.float32)
+    device = to_device(logical, Format.NC1HWC0, Format.NCHW)
+    assert device.size > logical.size
+    padded = Statistics.of_array(logical, padding=device.size - logical.size)
+    d = device.astype(np.float64)
+    assert padded.max == pytest.approx(d.max()) and padded.min == 0.0
+    assert padded.mean == pytest.approx(d.mean())
+    assert padded.l2norm == pytest.approx(math.sqrt((d * d).sum()))
+
+
+def test_padding_is_only_taken_for_blocked_layouts(golden_tree: Path, tmp_path: Path) -> None:
+    values = _golden_values(0)
+    longer = np.concatenate([values.reshape(-1), np.zeros(16, np.float32)])
+    padded = np.concatenate([_golden_values(1).reshape(-1), np.zeros(16, np.float32)])
+    rows = {OPS[0]: _stats_row(longer, "ND"), OPS[1]: _stats_row(padded, "NC1HWC0")}
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    plain, blocked = read_stats_result(outcome.shards[0].stats_file)
+    assert plain["Result"] == "N/A"
+    assert plain["CompareFailReason"] == (
+        "element count mismatch: the stats file counts 272 elements, the golden tensor holds 256"
+    )
+    assert blocked["Result"] == "PASS" and float(blocked["Mean diff"]) == pytest.approx(0, abs=1e-6)
+
+
+def test_unreadable_stats_file_is_named(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_stats_tree(
+        tmp_path / "npu", {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    )
+    (broken,) = [p for p in target.rglob("*.csv") if ".block1_conv." in p.name]
+    broken.write_text("not,a,stats,file\n")
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    assert any(line.startswith(f"unreadable dump file {broken}: unreadable stats file") for line in lines)
+    assert any(
+        line.startswith(
+            "target tensors: 4, compared: 3 (3 by statistics), not compared: 0, unreadable dump files: 1"
+        )
+        for line in lines
+    )
