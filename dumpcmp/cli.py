@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-import typer
+from typing import Annotated, Any
 
+import typer
+from typer.core import TyperGroup
+
+from dumpcmp import __version__
 from dumpcmp.commands import compare, config, convert, demo, golden, inspect, sim
+from dumpcmp.commands._output import console, interrupted
+
+
+class _Group(TyperGroup):
+    """Ctrl-C anywhere in a command is one line and exit 130, not a silent exit or a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
+
 
 app = typer.Typer(
     name="dumpcmp",
     help="Find the operator where an Ascend NPU run stops agreeing with its golden run.",
+    cls=_Group,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -22,5 +39,25 @@ compare.register(app)
 demo.register(app)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        console().print(f"dumpcmp {__version__}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Find the operator where an Ascend NPU run stops agreeing with its golden run."""
+
+
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()
