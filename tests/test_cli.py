@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +99,49 @@ def test_file_against_file_writes_a_one_row_result(tmp_path: Path, shared_fixtur
     lines = path.read_text().splitlines()
     assert len(lines) == 2
     assert ",1.000000,0.000000," in lines[1]  # the expected tensor is the dump's own output
+
+
+def test_transformer_demo_has_a_fault_of_its_own(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--model", "zoo:transformer_block", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "first diverging operator: /mlp.fc1/MatMul" in result.output
+
+
+def test_second_demo_into_one_out_is_one_line(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"]).exit_code == 0
+    again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert again.exit_code == 1
+    assert again.output.startswith(f"Error: {tmp_path} already holds a simulation")
+    assert len(again.output.splitlines()) == 1
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_commands() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_readme_starts_with_the_two_set_up_commands() -> None:
+    assert _readme_commands()[:2] == [
+        "python3 -m pip install . && dumpcmp demo",
+        'python3 -m pip install -e ".[test]" && python3 -m pytest -q',
+    ]
+
+
+def test_readme_config_example_works_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (line,) = [c for c in _readme_commands() if "dumpcmp config acl" in c]
+    monkeypatch.chdir(tmp_path)
+    for step in line.split(" && "):
+        words = shlex.split(step)
+        if words[0] == "mkdir":
+            for name in words[1:]:
+                if not name.startswith("-"):
+                    Path(name).mkdir(parents=True, exist_ok=True)
+            continue
+        assert words[0] == "dumpcmp"
+        result = runner.invoke(app, words[1:])
+        assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "acl.json").read_text())["dump"]["dump_path"] == str(tmp_path / "dump")
