@@ -63,8 +63,8 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
     if len(inputs) != len(real_inputs):
         raise ModelError(f"the model takes {len(real_inputs)} input(s), {len(inputs)} given")
     shapes = {v.name: tuple(np.shape(a)) for v, a in zip(real_inputs, inputs, strict=True)}
-    for value in real_inputs:
-        _check_shape(value, shapes[value.name])
+    for declared in real_inputs:
+        _check_shape(declared, shapes[declared.name])
     graph = analyse(proto, shapes)
     exposed = _expose_all(proto, graph)
     feeds = {
