@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from dumpcmp.host.metrics.offline_data import OFFLINE_DATA_COLUMNS
 from dumpcmp.host.rows import ResultRow
@@ -44,8 +45,19 @@ def write_xlsx(path: Path, rows: Sequence[ResultRow], shape: TableShape, *, cosi
             sheet.freeze_panes(1, 0)
             sheet.autofilter(0, 0, len(rows), len(header) - 1)
         finally:
-            book.close()
+            _close(book)
     return path
+
+
+def _close(book: Any) -> None:
+    """Close (write) the workbook; XlsxWriter wraps a failed write, atomic_path wants the OSError."""
+    from xlsxwriter.exceptions import FileCreateError
+
+    try:
+        book.close()
+    except FileCreateError as exc:
+        cause = exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else OSError(str(exc))
+        raise cause from None
 
 
 def _number(cell: str) -> float | None:
