@@ -7,8 +7,8 @@ current directory. ``StrictCommand`` looks at the arguments before click does:
 * ``-long_name`` is read as ``--long_name`` when the command has that long option (the
   spelling of the CANN scripts, whose options all take one dash);
 * any other single-dash word of more than one letter that is not an option of the command is an
-  error naming the closest option, so a short option's value must follow it after a space
-  (``-o DIR``, ``-j 4``), never glued on;
+  error naming the long option it most likely misspells, or else saying that a short option's
+  value goes after a space (``-o DIR``, ``-j 4``): a glued value is never read;
 * ``-x=VALUE`` is ``-x VALUE`` (click would keep the ``=`` in the value);
 * an empty value of a path option is an error, not the current directory.
 
