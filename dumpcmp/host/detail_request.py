@@ -11,6 +11,7 @@ from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
 from dumpcmp.host.pipeline import CompareOptions, TensorJob, iter_jobs
+from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
 
@@ -19,9 +20,18 @@ if TYPE_CHECKING:
 
 
 def check_detail_op(detail: DetailRequest, tree: DumpTree) -> None:
-    """A ``-d`` op that is not in the target dump is an error before the compare, not after it."""
-    if not any(_entries_of(detail.op, entries) for entries in tree.groups.values()):
+    """A ``-d`` op (or tensor index) that is not in the target dump is an error before the
+    compare, not after it."""
+    found = [e for entries in tree.groups.values() for e in _entries_of(detail.op, entries)]
+    if not found:
         raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+    try:
+        dump = read_dump(found[-1].path)
+    except DumpcmpError:
+        return  # the compare reports the unreadable file in its own row
+    count = len(dump.inputs if detail.io == "input" else dump.outputs)
+    if detail.index >= count:
+        raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} (-i): its dump has {count}")
 
 
 def _entries_of(op: str, entries: list[DumpEntry]) -> list[DumpEntry]:

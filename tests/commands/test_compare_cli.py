@@ -217,6 +217,24 @@ def test_unknown_detail_op_is_refused_before_the_compare(
     assert every_file(tmp_path) == []
 
 
+def test_missing_detail_index_is_refused_before_the_compare(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offline, "run_jobs", _never)
+    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    result = compare(
+        "-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "stem_conv1_Conv2D_fused_relu", "-i", "7"
+    )
+    one_error_line(result, 1, "op 'stem_conv1_Conv2D_fused_relu' has no output 7 (-i): its dump has 1")
+    assert every_file(tmp_path) == []
+
+
+def test_detail_of_an_existing_tensor_is_written(dumps: Path, tmp_path: Path) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "stem_conv1_Conv2D_fused_relu")
+    assert result.exit_code == 0, result.output
+    assert any(name.endswith("_summary.txt") for name in every_file(tmp_path))
+
+
 def test_version() -> None:
     from dumpcmp import __version__
 
