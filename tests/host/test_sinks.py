@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from dumpcmp.errors import OutputError
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.sinks.csv_file import claim_new_path
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.sinks.xlsx_file import write_xlsx
 
@@ -54,3 +56,19 @@ def test_xlsx_on_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(OutputError, match=r"cannot write .*r\.xlsx: No space left on device"):
         write_xlsx(tmp_path / "r.xlsx", [_row(0, 1.0)], TableShape(), cosine_threshold=0.99)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_claimed_result_names_never_repeat(tmp_path: Path) -> None:
+    first = tmp_path / "result_1.csv"
+    first.write_text("kept")
+    with ThreadPoolExecutor(4) as pool:
+        claimed = list(pool.map(lambda _: claim_new_path(first), range(8)))
+    assert sorted(p.name for p in claimed) == sorted(f"result_1_{n}.csv" for n in range(1, 9))
+    assert first.read_text() == "kept"
+
+
+@pytest.mark.parametrize("under", ["file", "file/sub"])
+def test_claim_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
+        claim_new_path(tmp_path / under / "r.csv")
