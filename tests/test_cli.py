@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -145,3 +148,29 @@ def test_readme_config_example_works_as_printed(tmp_path: Path, monkeypatch: pyt
         result = runner.invoke(app, words[1:])
         assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "acl.json").read_text())["dump"]["dump_path"] == str(tmp_path / "dump")
+
+
+def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path) -> None:
+    """A real SIGINT into ``dumpcmp sim run`` once it has started writing dump files."""
+    out = tmp_path / "sim"
+    command = [sys.executable, "-m", "dumpcmp.cli", "sim", "run", "zoo:small_cnn", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with subprocess.Popen(
+        [*command, "--steps", "100000", "--atomic"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    ) as process:
+        deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion
+        while not any((out / "npu").rglob("*.*.*.*")) and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert stderr.splitlines() == [
+        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+    ]
+    assert not [p for p in out.rglob("*") if p.name.endswith(".part")]
