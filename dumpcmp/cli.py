@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -55,7 +58,26 @@ def _root(
     """Find the operator where an Ascend NPU run stops agreeing with its golden run."""
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM ends a run as Ctrl-C does: temporaries removed, the one "interrupted" line.
+
+    Forked workers inherit the handler; in them it falls back to the default action (they end
+    with the parent anyway), so only the process that owns the output cleans up and reports.
+    """
+    owner = os.getpid()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main() -> None:
+    _stop_on_sigterm()
     app()
 
 

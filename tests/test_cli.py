@@ -150,8 +150,9 @@ def test_readme_config_example_works_as_printed(tmp_path: Path, monkeypatch: pyt
     assert json.loads((tmp_path / "acl.json").read_text())["dump"]["dump_path"] == str(tmp_path / "dump")
 
 
-def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path) -> None:
-    """A real SIGINT into ``dumpcmp sim run`` once it has started writing dump files."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path, signum: int) -> None:
+    """A real SIGINT or SIGTERM into ``dumpcmp sim run`` once it has started writing dump files."""
     out = tmp_path / "sim"
     command = [sys.executable, "-m", "dumpcmp.cli", "sim", "run", "zoo:small_cnn", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -166,7 +167,7 @@ def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path)
         while not any((out / "npu").rglob("*.*.*.*")) and time.monotonic() < deadline:
             assert process.poll() is None, process.communicate()
             time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stdout + stderr
     assert "Traceback" not in stderr
