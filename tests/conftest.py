@@ -20,6 +20,34 @@ def shared_fixtures() -> Path:
     return FIXTURES
 
 
+# What the user's shell may export that changes how rich and click draw: colour switches, terminal
+# kind and width, CI markers. Every test starts without them; a test that needs one sets it.
+_TERMINAL_VARIABLES = (
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "TERM",
+    "COLORTERM",
+    "COLUMNS",
+    "LINES",
+    "CI",
+    "GITHUB_ACTIONS",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+)
+
+
+@pytest.fixture(autouse=True)
+def neutral_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite passes whatever the user's shell exports (NO_COLOR=1 TERM=dumb COLUMNS=1000 CI=true)."""
+    for name in _TERMINAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+
 @pytest.fixture(autouse=True)
 def no_leaked_threads() -> Iterator[None]:
     """A test that leaves a thread running (server, watcher, pool) fails: loops must be bounded."""

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -96,3 +102,76 @@ def test_file_against_file_writes_a_one_row_result(tmp_path: Path, shared_fixtur
     lines = path.read_text().splitlines()
     assert len(lines) == 2
     assert ",1.000000,0.000000," in lines[1]  # the expected tensor is the dump's own output
+
+
+def test_transformer_demo_has_a_fault_of_its_own(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--model", "zoo:transformer_block", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "first diverging operator: /mlp.fc1/MatMul" in result.output
+
+
+def test_second_demo_into_one_out_is_one_line(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"]).exit_code == 0
+    again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
+    assert again.exit_code == 1
+    assert again.output.startswith(f"Error: {tmp_path} already holds a simulation")
+    assert len(again.output.splitlines()) == 1
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_commands() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [line.split("#")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_readme_starts_with_the_two_set_up_commands() -> None:
+    assert _readme_commands()[:2] == [
+        "python3 -m pip install . && dumpcmp demo",
+        'python3 -m pip install -e ".[test]" && python3 -m pytest -q',
+    ]
+
+
+def test_readme_config_example_works_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (line,) = [c for c in _readme_commands() if "dumpcmp config acl" in c]
+    monkeypatch.chdir(tmp_path)
+    for step in line.split(" && "):
+        words = shlex.split(step)
+        if words[0] == "mkdir":
+            for name in words[1:]:
+                if not name.startswith("-"):
+                    Path(name).mkdir(parents=True, exist_ok=True)
+            continue
+        assert words[0] == "dumpcmp"
+        result = runner.invoke(app, words[1:])
+        assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "acl.json").read_text())["dump"]["dump_path"] == str(tmp_path / "dump")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path, signum: int) -> None:
+    """A real SIGINT or SIGTERM into ``dumpcmp sim run`` once it has started writing dump files."""
+    out = tmp_path / "sim"
+    command = [sys.executable, "-m", "dumpcmp.cli", "sim", "run", "zoo:small_cnn", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with subprocess.Popen(
+        [*command, "--steps", "100000", "--atomic"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    ) as process:
+        deadline = time.monotonic() + 120  # a bound on waiting, not a timing assertion
+        while not any((out / "npu").rglob("*.*.*.*")) and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert stderr.splitlines() == [
+        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+    ]
+    assert not [p for p in out.rglob("*") if p.name.endswith(".part")]

@@ -18,6 +18,9 @@ from .issues import ConfigIssue
 __all__ = ["ROOT", "RawReader", "child", "item", "json_type", "parse_json_text"]
 
 ROOT = "$"
+# An acl.json nests four levels (dump, dump_list, entry, layer list); deeper JSON is not one, and
+# the recursive code that copies and checks it would hit Python's recursion limit.
+MAX_DEPTH = 32
 
 
 def child(path: str, key: str) -> str:
@@ -47,8 +50,9 @@ def json_type(value: object) -> str:
 
 def parse_json_text(text: str | bytes, source: str) -> Any:
     """Decode JSON text; a syntax error becomes a ConfigError naming source, line and column."""
+    too_deep = False
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         issue = ConfigIssue(ROOT, "1", f"not valid JSON: {exc.msg}")
         where = f"{source}: line {exc.lineno}, column {exc.colno}"
@@ -56,6 +60,26 @@ def parse_json_text(text: str | bytes, source: str) -> Any:
     except UnicodeDecodeError as exc:
         issue = ConfigIssue(ROOT, "1", "not UTF-8 text")
         raise ConfigError(f"{source}: not UTF-8 text", [issue]) from exc
+    except RecursionError:
+        too_deep = True  # nested beyond what json's recursive decoder can read
+    if too_deep or _too_deep(value):
+        issue = ConfigIssue(ROOT, "1", f"nested more than {MAX_DEPTH} levels deep")
+        raise ConfigError(f"{source}: JSON nested more than {MAX_DEPTH} levels deep", [issue]) from None
+    return value
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether containers nest beyond MAX_DEPTH; iterative, so any depth is safe to ask about."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for element in children:
+            if isinstance(element, (dict, list)):
+                if depth >= MAX_DEPTH:
+                    return True
+                stack.append((element, depth + 1))
+    return False
 
 
 class RawReader:

@@ -1,4 +1,5 @@
-"""What every command shares: its consoles and the rule that user errors are one line, exit 1."""
+"""What every command shares: its consoles, and the rules that user errors are one line (exit 1)
+and an interrupted run says so in one line (exit 130, as a shell reports SIGINT)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,28 @@ def error_console() -> Console:
     return Console(stderr=True, soft_wrap=True, highlight=False)
 
 
+INTERRUPTED_EXIT_CODE = 130
+
+
 def fail(message: str) -> NoReturn:
     error_console().print(f"[red]Error[/red]: {escape(message)}")
     raise typer.Exit(1) from None
 
 
+def interrupted() -> NoReturn:
+    # Every writer publishes whole files only (dumpcmp.outputs.atomic_path), so what is on disk
+    # is complete; the line says that the set of files is not.
+    error_console().print(
+        "[red]interrupted[/red]: the run did not finish; files already written are complete, "
+        "the rest were not written"
+    )
+    raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """A DumpcmpError is the user's to fix: print it without a traceback and exit 1.
+    """A DumpcmpError is the user's to fix: print it without a traceback and exit 1; Ctrl-C is
+    one line and exit 130.
 
     InternalError is deliberately not caught: a bug in dumpcmp keeps its traceback.
     """
@@ -37,3 +52,5 @@ def user_errors() -> Iterator[None]:
         yield
     except DumpcmpError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        interrupted()

@@ -8,6 +8,7 @@ from typing import Annotated, Literal, cast
 
 import typer
 
+from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
@@ -27,12 +28,14 @@ class TensorSide(str, Enum):
 
 def compare(
     target: Annotated[
-        Path, typer.Option("-tp", "--target-path", "--target_path", help="NPU dump tree, or one dump file.")
+        Path,
+        typer.Option("-tp", "-l", "--target-path", "--target_path", help="NPU dump tree, or one dump file."),
     ],
     golden: Annotated[
         Path,
         typer.Option(
             "-gp",
+            "-r",
             "--golden-path",
             "--golden_path",
             help="Golden npy directory, a second NPU dump tree, or one .npy file.",
@@ -43,6 +46,7 @@ def compare(
         Path | None,
         typer.Option(
             "-fr",
+            "-f",
             "--fusion-rule-file",
             "--fusion_rule_file",
             help="ATC json of the model (atc --mode=1), or a directory of them for several models.",
@@ -61,6 +65,7 @@ def compare(
         Path | None,
         typer.Option(
             "-qfr",
+            "-q",
             "--quant-fusion-rule-file",
             "--quant_fusion_rule_file",
             help="AMCT quant fusion json (quantised NPU model vs float golden).",
@@ -121,6 +126,7 @@ def compare(
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
+    from dumpcmp.outputs import prepare_output_dir
 
     if mode is not Mode.offline_data:
         fail(f"mode {mode.value} is not supported")
@@ -152,6 +158,7 @@ def compare(
         console().print(request)
         return
     with user_errors(), tracked("comparing dump files") as tracker:
+        prepare_output_dir(output, "-o")
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
     out = console()
     for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
@@ -166,4 +173,4 @@ def compare(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("compare")(compare)
+    app.command("compare", cls=StrictCommand)(compare)

@@ -16,6 +16,7 @@ from dumpcmp.acl_config import (
     load,
     validate,
 )
+from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
 
 app = typer.Typer(
@@ -31,7 +32,7 @@ def _absolute_local(dump_path: str | None) -> str | None:
     return os.path.abspath(dump_path)
 
 
-@app.command("acl")
+@app.command("acl", cls=StrictCommand)
 def acl_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the config.")] = Path(
         "acl.json"
@@ -107,7 +108,7 @@ def acl_command(
     console().print(f"Wrote {escape(str(written))}: {escape(describe(config))}")
 
 
-@app.command("check")
+@app.command("check", cls=StrictCommand)
 def check_command(
     path: Annotated[Path, typer.Argument(help="The acl.json (or aclInit config) to check.")],
 ) -> None:

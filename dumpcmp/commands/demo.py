@@ -14,10 +14,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
 
 DEFAULT_MODEL = "zoo:small_cnn"
-DEFAULT_FAULT = "/block2.gconv/conv/Conv=bias:0.5"
+# A fault needs an op of the model it is injected into: one per zoo model.
+DEFAULT_FAULTS = {
+    "zoo:small_cnn": "/block2.gconv/conv/Conv=bias:0.5",
+    "zoo:transformer_block": "/mlp.fc1/MatMul=bias:0.5",
+}
 WORST_ROWS = 8
 
 
@@ -26,21 +31,29 @@ def demo(
         str, typer.Option("--model", help="zoo:small_cnn, zoo:transformer_block or an .onnx file.")
     ] = (DEFAULT_MODEL),
     fault: Annotated[
-        str,
-        typer.Option("--fault", help="OP=KIND[:AMOUNT] on an original (ONNX) op; 'none' for a clean run."),
-    ] = DEFAULT_FAULT,
-    out: Annotated[Path, typer.Option("--out", help="Where the simulation and results go.")] = Path(
-        "dumpcmp-demo"
-    ),
+        str | None,
+        typer.Option(
+            "--fault",
+            help="OP=KIND[:AMOUNT] on an original (ONNX) op; 'none' for a clean run. "
+            "Default: a bias in one op of a zoo model, none for an .onnx file.",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where the simulation and results go (new or empty).")
+    ] = Path("dumpcmp-demo"),
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Simulate a model with one fault, compare with its golden run, name the first bad op."""
     from dumpcmp.fakes.simulate import simulate
     from dumpcmp.host.offline import COSINE_THRESHOLD, CompareRequest, run_compare
+    from dumpcmp.outputs import prepare_output_dir
 
+    fault = fault or DEFAULT_FAULTS.get(model, "none")
     faults = () if fault.lower() == "none" else (fault,)
     out_console = console()
     with user_errors():
+        prepare_output_dir(out, "--out")
         sim = simulate(model, out, seed=seed, faults=faults)
         files = f"{len(sim.dump_files)} dump files, {len(sim.golden_files)} golden files"
         out_console.print(f"simulated {sim.model_name}: {files}")
@@ -88,4 +101,4 @@ def demo(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    app.command("demo", cls=StrictCommand)(demo)

@@ -14,8 +14,8 @@ import numpy as np
 import typer
 from rich.markup import escape
 
-from dumpcmp.commands._output import console, fail
-from dumpcmp.errors import DumpcmpError
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, user_errors
 
 __all__ = ["app", "golden_command", "register"]
 
@@ -50,11 +50,12 @@ def golden_command(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random inputs.")] = 0,
 ) -> None:
-    """Run MODEL in float32 on onnxruntime and save every intermediate tensor as golden npy."""
-    try:
+    """Run MODEL in float32 on onnxruntime and save every intermediate tensor as golden npy.
+
+    OUT must not hold npy files of an earlier run: they would be paired with either run's dump.
+    """
+    with user_errors():
         written, arrays, names = _golden(model, out, inputs or [], input_shape or [], input_dtype or [], seed)
-    except DumpcmpError as exc:
-        fail(str(exc))
     printer = console()
     for name, array in zip(names, arrays, strict=True):
         printer.print(f"input {escape(name)}: {array.dtype} {list(array.shape)}")
@@ -64,10 +65,13 @@ def golden_command(
 def _golden(
     model: Path, out: Path, inputs: list[Path], shapes: list[str], dtypes: list[str], seed: int
 ) -> tuple[list[Path], list[np.ndarray], list[str]]:
-    from dumpcmp.fakes.golden import run_golden, write_golden
+    from dumpcmp.fakes.golden import refuse_previous_golden, run_golden, write_golden
     from dumpcmp.fakes.inputs import parse_dtype, parse_named, parse_shape, resolve_inputs
     from dumpcmp.fakes.onnx_model import analyse, load_model
+    from dumpcmp.outputs import prepare_output_dir
 
+    refuse_previous_golden(out)
+    prepare_output_dir(out, "--out")
     proto = load_model(model)
     declared = analyse(proto).inputs
     shape_map = parse_named([parse_shape(s) for s in shapes], declared, "--input-shape")
@@ -80,9 +84,9 @@ def _golden(
 
 def register(parent: typer.Typer) -> None:
     """Mount ``golden`` as a command of ``parent`` (the dumpcmp CLI)."""
-    parent.command("golden", help="Write golden npy files from an ONNX model run on onnxruntime.")(
-        golden_command
-    )
+    parent.command(
+        "golden", cls=StrictCommand, help="Write golden npy files from an ONNX model run on onnxruntime."
+    )(golden_command)
 
 
-app.command("golden")(golden_command)
+app.command("golden", cls=StrictCommand)(golden_command)

@@ -11,15 +11,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from dumpcmp.commands._output import console, fail
-from dumpcmp.errors import DumpcmpError
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, user_errors
 
 __all__ = ["app"]
 
 app = typer.Typer(help="Run models on the simulated NPU.", no_args_is_help=True)
 
 
-@app.command("run")
+@app.command("run", cls=StrictCommand)
 def run_command(
     model: Annotated[
         str,
@@ -61,10 +61,15 @@ def run_command(
         ),
     ] = False,
 ) -> None:
-    """Simulate MODEL: dump tree in OUT/npu, golden npy in OUT/golden, OUT/fusion_rule.json."""
-    from dumpcmp.fakes.simulate import simulate
+    """Simulate MODEL: dump tree in OUT/npu, golden npy in OUT/golden, OUT/fusion_rule.json.
 
-    try:
+    OUT must not hold an earlier simulation: its golden files would be mixed with this run's.
+    """
+    from dumpcmp.fakes.simulate import simulate
+    from dumpcmp.outputs import prepare_output_dir
+
+    with user_errors():
+        prepare_output_dir(out, "--out")
         result = simulate(
             model,
             out,
@@ -77,8 +82,6 @@ def run_command(
             inputs=inputs or (),
             atomic=atomic,
         )
-    except DumpcmpError as exc:
-        fail(str(exc))
     printer = console()
     tasks = len(result.compiled.tasks)
     printer.print(

@@ -19,13 +19,14 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from dumpcmp.errors import ModelError
+from dumpcmp.errors import ModelError, OutputError
+from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.names import golden_file_name
 
 from .clock import MicroClock
 from .onnx_model import OnnxGraph, analyse, load_model, node_names
 
-__all__ = ["GoldenRun", "GoldenTensor", "run_golden", "write_golden"]
+__all__ = ["GoldenRun", "GoldenTensor", "refuse_previous_golden", "run_golden", "write_golden"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,8 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
     if len(inputs) != len(real_inputs):
         raise ModelError(f"the model takes {len(real_inputs)} input(s), {len(inputs)} given")
     shapes = {v.name: tuple(np.shape(a)) for v, a in zip(real_inputs, inputs, strict=True)}
+    for declared in real_inputs:
+        _check_shape(declared, shapes[declared.name])
     graph = analyse(proto, shapes)
     exposed = _expose_all(proto, graph)
     feeds = {
@@ -81,6 +84,21 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
             if value and value in results:
                 tensors.append(GoldenTensor(node.name, index, value, np.asarray(results[value])))
     return GoldenRun(graph, tuple(tensors))
+
+
+def _check_shape(value: onnx.ValueInfoProto, given: tuple[int, ...]) -> None:
+    """A wrong input shape is one line naming the input, not onnx's shape inference of every node."""
+    dims = value.type.tensor_type.shape.dim
+    if not value.type.tensor_type.HasField("shape"):
+        return  # the model declares no shape: anything goes
+    fits = len(dims) == len(given) and all(
+        not d.HasField("dim_value") or d.dim_value == g for d, g in zip(dims, given, strict=True)
+    )
+    if not fits:
+        expected = ", ".join(
+            str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?" for d in dims
+        )
+        raise ModelError(f"input {value.name!r}: the model expects shape [{expected}], given {list(given)}")
 
 
 def _session(ort: Any, model: onnx.ModelProto) -> Any:
@@ -124,16 +142,30 @@ def _expose_all(proto: onnx.ModelProto, graph: OnnxGraph) -> onnx.ModelProto:
 def write_golden(
     run: GoldenRun, out_dir: str | Path, *, clock: Callable[[], int] | None = None
 ) -> list[Path]:
-    """Write every tensor of ``run`` as a golden npy file; the paths in write order."""
+    """Write every tensor of ``run`` as a golden npy file; the paths in write order.
+
+    Each file appears whole or not at all, so an interrupted run leaves no torn npy behind.
+    """
     target = Path(out_dir)
     target.mkdir(parents=True, exist_ok=True)
     stamp = clock or MicroClock()
     written = []
     for tensor in run.tensors:
         path = target / golden_file_name(tensor.op_name, tensor.index, stamp())
-        np.save(path, tensor.array, allow_pickle=False)
+        with atomic_path(path) as temp, temp.open("wb") as handle:
+            np.save(handle, tensor.array, allow_pickle=False)
         written.append(path)
     return written
+
+
+def refuse_previous_golden(out_dir: Path) -> None:
+    """Golden files of two runs in one directory get paired with either run's dump: refuse."""
+    earlier = sum(1 for _ in out_dir.glob("*.npy")) if out_dir.is_dir() else 0
+    if earlier:
+        raise OutputError(
+            f"{out_dir} already holds {earlier} npy file(s) of an earlier run; "
+            "give a new or empty directory, or remove them first"
+        )
 
 
 def golden_by_value(run: GoldenRun) -> Mapping[str, np.ndarray]:

@@ -11,6 +11,9 @@ aclFinalize), then writes the ATC json of the compiled model and the golden run:
     OUT/golden/                  {op}.{output}.{timestamp}.npy from onnxruntime in float32
     OUT/fusion_rule.json         the ATC network-wide json of the compiled model
     OUT/quant_fusion_rule.json   with quantised layers: the quant fusion rule (-q)
+
+An OUT that already holds a simulation is refused before anything runs: a second run's golden
+files beside the first run's would be paired with either run's dump, and blame the wrong op.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import numpy as np
 import onnx
 
 from dumpcmp.acl_config import AclConfig
-from dumpcmp.errors import AclError
+from dumpcmp.errors import AclError, OutputError
+from dumpcmp.outputs import atomic_path
 
 from .atc_json import write_atc_json
 from .compiled import CompiledModel
@@ -84,6 +88,7 @@ def simulate(
     (or ``Fault``s) naming original ONNX ops. Raises a DumpcmpError subclass on user errors.
     """
     out = Path(out_dir)
+    _refuse_previous_run(out)
     out.mkdir(parents=True, exist_ok=True)
     model_path = _model_file(model, out)
     name = model_path.stem
@@ -127,6 +132,16 @@ def simulate(
     )
 
 
+def _refuse_previous_run(out: Path) -> None:
+    found = [p.name for p in (out / "npu", out / "golden") if p.is_dir() and any(p.iterdir())]
+    found += [p.name for p in (out / "fusion_rule.json", out / "quant_fusion_rule.json") if p.exists()]
+    if found:
+        raise OutputError(
+            f"{out} already holds a simulation ({', '.join(found)}); "
+            "give a new or empty directory, or remove the old run first"
+        )
+
+
 def _model_file(model: str | Path, out: Path) -> Path:
     """The .onnx to simulate; a zoo model is saved into ``out`` so the golden run reads the same bytes."""
     text = str(model)
@@ -134,7 +149,8 @@ def _model_file(model: str | Path, out: Path) -> Path:
         return Path(model)
     proto = build_zoo(text)
     target = out / f"{text.split(':', 1)[1]}.onnx"
-    onnx.save(proto, str(target))
+    with atomic_path(target) as temp:
+        onnx.save(proto, str(temp))
     return target
 
 

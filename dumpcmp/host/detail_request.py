@@ -11,11 +11,32 @@ from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
 from dumpcmp.host.pipeline import CompareOptions, TensorJob, iter_jobs
+from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import sanitize_dump_name
-from dumpcmp.proto.walker import DumpTree, GroupKey
+from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
 
 if TYPE_CHECKING:
-    from dumpcmp.host.offline import CompareRequest
+    from dumpcmp.host.offline import CompareRequest, DetailRequest
+
+
+def check_detail_op(detail: DetailRequest, tree: DumpTree) -> None:
+    """A ``-d`` op (or tensor index) that is not in the target dump is an error before the
+    compare, not after it."""
+    found = [e for entries in tree.groups.values() for e in _entries_of(detail.op, entries)]
+    if not found:
+        raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+    try:
+        dump = read_dump(found[-1].path)
+    except DumpcmpError:
+        return  # the compare reports the unreadable file in its own row
+    count = len(dump.inputs if detail.io == "input" else dump.outputs)
+    if detail.index >= count:
+        raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} (-i): its dump has {count}")
+
+
+def _entries_of(op: str, entries: list[DumpEntry]) -> list[DumpEntry]:
+    wanted = sanitize_dump_name(op)
+    return [e for e in entries if e.name.op_name == wanted or e.name.match_name == wanted]
 
 
 def write_op_detail(
@@ -27,9 +48,8 @@ def write_op_detail(
 ) -> tuple[Path, ...]:
     detail = request.detail
     assert detail is not None
-    wanted = sanitize_dump_name(detail.op)
     for key, entries in sorted(tree.groups.items()):
-        chosen = [e for e in entries if e.name.op_name == wanted or e.name.match_name == wanted]
+        chosen = _entries_of(detail.op, entries)
         if not chosen:
             continue
         suffix = f":{detail.io}:{detail.index}"

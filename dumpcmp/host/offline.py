@@ -131,6 +131,10 @@ def run_compare(
     tree = walk_dump_tree(request.target)
     if not tree.groups:
         raise DumpcmpError(f"no dump files found under {request.target}" + _skipped_hint(tree))
+    if request.detail is not None:
+        from dumpcmp.host.detail_request import check_detail_op
+
+        check_detail_op(request.detail, tree)
     custom = CustomConverters.load(request.custom) if request.custom else None
     options = CompareOptions(
         overflow_detection=request.overflow_detection,

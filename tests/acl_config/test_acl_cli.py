@@ -203,3 +203,12 @@ def test_check_missing_file(tmp_path: Path) -> None:
 def test_config_without_a_command_shows_help() -> None:
     result = runner.invoke(root, ["config"])
     assert "acl" in result.output and "check" in result.output
+
+
+@pytest.mark.parametrize("depth", [40, 800, 100_000])
+def test_deeply_nested_json_is_one_line(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"dump": ' + "[" * depth + "]" * depth + "}")
+    code, output = run("check", str(path))
+    assert code == 1
+    assert output == f"Error: {path}: JSON nested more than 32 levels deep\n"

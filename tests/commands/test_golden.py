@@ -97,3 +97,35 @@ def test_user_errors(tmp_path: Path, model_path: Path, extra: list[str], message
     result = CliRunner().invoke(_cli(), ["golden", str(model_path), "--out", str(tmp_path / "g"), *extra])
     assert result.exit_code == 1
     assert message in result.output
+
+
+def test_wrongly_shaped_input_is_one_line(tmp_path: Path, model_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((3, 5), np.float32))
+    np.save(tmp_path / "b.npy", np.ones((1, 4), np.float32))
+    result = CliRunner().invoke(
+        _cli(),
+        ["golden", str(model_path), "-i", str(tmp_path / "a.npy"), "-i", str(tmp_path / "b.npy"),
+         "--out", str(tmp_path / "g")],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.output == "Error: input 'a': the model expects shape [N, 4], given [3, 5]\n"
+    assert not (tmp_path / "g").exists() or list((tmp_path / "g").iterdir()) == []
+
+
+def test_second_run_into_one_out_is_refused(tmp_path: Path, model_path: Path) -> None:
+    args = ["golden", str(model_path), "--input-shape", "a:2,4", "--out", str(tmp_path / "g")]
+    assert CliRunner().invoke(_cli(), args).exit_code == 0
+    before = sorted((tmp_path / "g").iterdir())
+    result = CliRunner().invoke(_cli(), [*args, "--seed", "1"])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {tmp_path / 'g'} already holds 4 npy file(s) of an earlier run; " \
+        "give a new or empty directory, or remove them first\n"  # fmt: skip
+    assert sorted((tmp_path / "g").iterdir()) == before
+
+
+def test_out_that_is_a_file_is_one_line(tmp_path: Path, model_path: Path) -> None:
+    blocker = tmp_path / "g"
+    blocker.write_text("mine")
+    result = CliRunner().invoke(_cli(), ["golden", str(model_path), "--out", str(blocker)])
+    assert result.exit_code == 1
+    assert result.output == f"Error: --out {blocker}: is a file, not a directory\n"

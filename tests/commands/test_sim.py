@@ -76,3 +76,50 @@ def test_user_errors_are_one_red_line(tmp_path: Path, args: list[str], message: 
     assert result.exit_code == 1
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def test_second_run_into_one_out_is_refused(tmp_path: Path) -> None:
+    first = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path)])
+    assert first.exit_code == 0, first.output
+    before = {p: p.stat().st_mtime_ns for p in _files(tmp_path)}
+    second = CliRunner().invoke(
+        _cli(), ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path), "--seed", "1"]
+    )
+    assert second.exit_code == 1
+    assert second.output.startswith(
+        f"Error: {tmp_path} already holds a simulation (npu, golden, fusion_rule.json)"
+    )
+    assert len(second.output.splitlines()) == 1
+    assert {p: p.stat().st_mtime_ns for p in _files(tmp_path)} == before  # nothing touched
+
+
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_out_that_is_a_file_is_one_line(tmp_path: Path, under: str) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("mine")
+    result = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "--out", str(blocker / under)])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
+    assert "is a file, not a directory" in result.output or "cannot create the directory" in result.output
+    assert _files(tmp_path) == [blocker]
+
+
+def test_full_disk_while_writing_golden_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import dumpcmp.fakes.golden as golden
+
+    def full_disk(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(golden.np, "save", full_disk)
+    result = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: cannot write ") and "No space left on device" in result.output
+    assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
+    assert not [p for p in _files(tmp_path) if p.name.endswith(".part")]
+    assert list((tmp_path / "golden").iterdir()) == []

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from dumpcmp.cli import app
 from dumpcmp.fakes.simulate import simulate
+from dumpcmp.host.sinks.xlsx_file import NUMERIC_COLUMNS
 
 runner = CliRunner()
 
@@ -135,12 +136,22 @@ def test_xlsx_holds_the_same_table(tmp_path: Path) -> None:
     (book_path,) = out.glob("result_*.xlsx")
     sheet = openpyxl.load_workbook(book_path).active
     assert sheet is not None
-    values = [[("" if c is None else str(c)) for c in row] for row in sheet.iter_rows(values_only=True)]
+    values = [list(row) for row in sheet.iter_rows(values_only=True)]
     (csv_path,) = out.glob("result_*.csv")
     with csv_path.open(newline="") as handle:
         table = list(csv.reader(handle))
     assert len(table) == len(rows) + 1
-    assert values == table
+    # Numbers are numbers (Excel sorts and filters them), equal to the CSV's text; the rest is text.
+    as_text = [["" if c is None else c if isinstance(c, str) else float(c) for c in row] for row in values]
+    expected = [[_cell(name, text) for name, text in zip(table[0], row, strict=True)] for row in table[1:]]
+    assert as_text == [table[0], *expected]
+    cosine = table[0].index("CosineSimilarity")
+    assert all(isinstance(row[cosine], (int, float)) for row in values[1:] if row[cosine] != "NaN")
+
+
+def _cell(column: str, text: str) -> str | float:
+    return float(text) if column in NUMERIC_COLUMNS and text not in ("", "NaN", "inf", "-inf") else text
+    return text
 
 
 def test_rule_directory_picks_each_models_rule_file(tmp_path: Path) -> None:

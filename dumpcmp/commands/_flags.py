@@ -1,0 +1,146 @@
+"""Command lines read as the user meant them, or refused: never silently reinterpreted.
+
+click reads an unknown single-dash word such as ``-overflow_detection`` (msprobe's spelling) as
+the short option ``-o`` with the value ``verflow_detection`` glued on, and ``-tp ""`` as the
+current directory. ``StrictCommand`` looks at the arguments before click does:
+
+* ``-long_name`` is read as ``--long_name`` when the command has that long option (the
+  spelling of the CANN scripts, whose options all take one dash);
+* any other single-dash word of more than one letter that is not an option of the command is an
+  error naming the long option it most likely misspells, or else saying that a short option's
+  value goes after a space (``-o DIR``, ``-j 4``): a glued value is never read;
+* ``-x=VALUE`` is ``-x VALUE`` (click would keep the ``=`` in the value);
+* an empty value of a path option is an error, not the current directory.
+
+Errors are one line and exit code 2, click's code for a bad command line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import typer
+from rich.markup import escape
+from typer.core import TyperCommand
+
+from dumpcmp.commands._output import error_console
+
+__all__ = ["StrictCommand", "checked_args"]
+
+USAGE_EXIT_CODE = 2
+
+
+class _Option(Protocol):
+    """What is read of a click option (typer may vendor its own click, so no isinstance)."""
+
+    name: str | None
+    opts: list[str]
+    secondary_opts: list[str]
+    is_flag: bool
+    count: bool
+
+
+class FlagError(Exception):
+    """A command-line argument that would be read otherwise than the user meant."""
+
+
+class StrictCommand(TyperCommand):
+    """A typer command whose arguments pass ``checked_args`` before click parses them."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            checked = checked_args(self.params, args, path_parameters(self.callback))
+        except FlagError as exc:
+            error_console().print(f"[red]Error[/red]: {escape(str(exc))}")
+            raise typer.Exit(USAGE_EXIT_CODE) from None
+        return super().parse_args(ctx, checked)
+
+
+def path_parameters(callback: Callable[..., Any] | None) -> frozenset[str]:
+    """The parameters of a command function annotated as a path (alone, optional or in a list)."""
+    if callback is None:
+        return frozenset()
+    hints = typing.get_type_hints(callback)
+
+    def is_path(hint: object) -> bool:
+        return hint is Path or any(is_path(arg) for arg in typing.get_args(hint))
+
+    return frozenset(name for name, hint in hints.items() if is_path(hint))
+
+
+def checked_args(
+    params: Sequence[Any], args: Sequence[str], paths: frozenset[str] = frozenset()
+) -> list[str]:
+    """``args`` with CANN-style spellings made click's; raises FlagError for a misread one.
+
+    ``paths`` names the parameters whose value is a path, which must not be empty.
+    """
+    options: dict[str, _Option] = {
+        name: p
+        for p in params
+        if getattr(p, "param_type_name", "") == "option"
+        for name in (*p.opts, *p.secondary_opts)
+    }
+    out: list[str] = []
+    value_of: _Option | None = None  # the option whose value the next argument is
+    for position, arg in enumerate(args):
+        if value_of is not None:
+            _check_value(value_of, arg, paths)
+            out.append(arg)
+            value_of = None
+            continue
+        if arg == "--":
+            out.extend(args[position:])
+            break
+        if not arg.startswith("-") or len(arg) < 2:
+            out.append(arg)
+            continue
+        name, equals, value = arg.partition("=")
+        spelled = _spelling(name, options)
+        if spelled is None:
+            out.append(arg)  # a "--" word click does not know: click says so itself
+            continue
+        option = options[spelled]
+        takes_value = not option.is_flag and not option.count
+        if equals and takes_value:
+            _check_value(option, value, paths)
+            out += [spelled, value]
+        else:
+            out.append(spelled + equals + value)
+            value_of = option if takes_value else None
+    return out
+
+
+def _spelling(name: str, options: dict[str, _Option]) -> str | None:
+    """The option ``name`` means; None for an unknown ``--`` word; FlagError for a misread one."""
+    if name in options:
+        return name
+    if name.startswith("--"):
+        return None
+    if f"-{name}" in options:
+        return f"-{name}"
+    if len(name) == 2:
+        return None  # an unknown short option: click's own error names it
+    hint = _closest(name, options)
+    if hint is not None:
+        raise FlagError(f"no such option: {name}; did you mean {hint}?")
+    short = options.get(name[:2])
+    if short is not None and not short.is_flag and not short.count:
+        raise FlagError(f"{name}: write the value of {name[:2]} after a space: {name[:2]} {name[2:]}")
+    raise FlagError(f"no such option: {name}")
+
+
+def _closest(name: str, options: dict[str, _Option]) -> str | None:
+    """The long option ``name`` most likely misspells (short ones are too short to tell)."""
+    bare = {opt.lstrip("-").replace("-", "_"): opt for opt in options if len(opt.lstrip("-")) > 1}
+    found = difflib.get_close_matches(name.lstrip("-").replace("-", "_"), bare, n=1, cutoff=0.6)
+    return bare[found[0]] if found else None
+
+
+def _check_value(option: _Option, value: str, paths: frozenset[str]) -> None:
+    if value == "" and option.name in paths:
+        raise FlagError(f"{option.opts[0]}: empty path (give a file or directory; '.' for this one)")

@@ -1,0 +1,243 @@
+"""``dumpcmp compare`` as users of the CANN scripts type it, and its bad inputs: one line, no leftovers."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+import dumpcmp.host.offline as offline
+import dumpcmp.host.sinks.csv_file as csv_file
+from dumpcmp.cli import app
+from dumpcmp.commands._flags import FlagError, checked_args
+
+runner = CliRunner()
+PROGRESS = re.compile(r"^comparing dump files: \d+/\d+$")
+
+
+@pytest.fixture
+def dumps(shared_fixtures: Path) -> Path:
+    return shared_fixtures / "dumps" / "20261121093000"
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run from an empty directory, so a misread flag's stray output would show up in it."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    yield work
+
+
+def compare(*args: object) -> Result:
+    return runner.invoke(app, ["compare", *(str(a) for a in args)])
+
+
+def one_error_line(result: Result, code: int, text: str) -> None:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    # Progress lines ("comparing dump files: 3/5") go to stderr as the run goes; the rest is the story.
+    lines = [line for line in result.output.splitlines() if line.strip() and not PROGRESS.match(line)]
+    assert len(lines) == 1, result.output
+    assert text in lines[0], result.output
+
+
+def every_file(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+# ---------------------------------------------------------------------------- spellings
+
+
+def test_msprobe_overflow_spelling_adds_the_column(dumps: Path, in_tmp: Path) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, "-overflow_detection", "-o", in_tmp / "out")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["out"]  # no "verflow_detection" directory
+    (table,) = (in_tmp / "out").glob("result_*.csv")
+    assert "OverFlow" in next(csv.reader(table.read_text().splitlines()))
+
+
+def test_compare_vector_spellings_are_the_same_run(dumps: Path, tmp_path: Path) -> None:
+    ours = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path / "a")
+    theirs = compare("-l", dumps, "-r", dumps, "-o", tmp_path / "b")
+    assert ours.exit_code == theirs.exit_code == 0, ours.output + theirs.output
+    (a,) = (tmp_path / "a").glob("result_*.csv")
+    (b,) = (tmp_path / "b").glob("result_*.csv")
+    assert a.read_text() == b.read_text()
+
+
+def test_single_dash_long_names_are_read_as_long_options(dumps: Path, tmp_path: Path) -> None:
+    result = compare("-target_path", dumps, "-golden_path", dumps, "-output_path", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "out").glob("result_*.csv"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-tp", ""], "Error: -tp: empty path"),
+        (["-tp=", ""], "Error: -tp: empty path"),
+        (
+            ["-overflow_detectoin"],
+            "Error: no such option: -overflow_detectoin; did you mean --overflow_detection?",
+        ),
+        (["-ofoo"], "Error: -ofoo: write the value of -o after a space: -o foo"),
+        (["-j4"], "Error: -j4: write the value of -j after a space: -j 4"),
+        (["-xyz"], "Error: no such option: -xyz"),
+    ],
+)
+def test_misread_flags_are_one_line_and_no_run(
+    dumps: Path, in_tmp: Path, args: list[str], message: str
+) -> None:
+    target = ["-tp", str(dumps)] if args[0] not in ("-tp", "-tp=") else []
+    result = compare(*target, "-gp", dumps, *args)
+    one_error_line(result, 2, message)
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_glued_equals_value_of_a_short_option_is_the_value(dumps: Path, tmp_path: Path) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, f"-o={tmp_path / 'out'}")
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "out").glob("result_*.csv"))) == 1
+
+
+def test_checked_args_leaves_values_alone() -> None:
+    from typer.main import get_command
+
+    params = get_command(app).commands["compare"].params  # type: ignore[attr-defined]
+    args = ["-d", "-weird_op_name", "-tp", "x", "--", "-overflow"]
+    assert checked_args(params, args) == args  # values and anything after "--" are not flags
+    with pytest.raises(FlagError):
+        checked_args(params, ["-tpx"])
+
+
+# ---------------------------------------------------------------------------- output directory
+
+
+def test_output_path_that_is_a_file_is_refused_before_work(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("mine")
+    monkeypatch.setattr(offline, "walk_dump_tree", _never)
+    one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", blocker), 1, "is a file, not a directory")
+    assert blocker.read_text() == "mine"
+    one_error_line(
+        compare("-tp", dumps, "-gp", dumps, "-o", blocker / "sub"), 1, "cannot create the directory"
+    )
+    assert every_file(tmp_path) == ["taken"]
+
+
+def _never(*_: object) -> None:
+    raise AssertionError("the comparison started although -o cannot be written")
+
+
+def test_full_disk_is_one_line_and_leaves_nothing(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(handle: object, **_: object) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(csv_file.csv, "writer", full_disk)
+    out = tmp_path / "out"
+    one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", out), 1, "No space left on device")
+    assert every_file(out) == []  # no result, no hidden .part
+
+
+def test_two_compares_in_one_second_keep_both_results(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offline.time, "strftime", lambda *_: "20260101000000")
+    first = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "--xlsx")
+    assert first.exit_code == 0, first.output
+    kept = (tmp_path / "result_20260101000000.csv").read_bytes()
+    second = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "--xlsx")
+    assert second.exit_code == 0, second.output
+    assert every_file(tmp_path) == [
+        "result_20260101000000.csv",
+        "result_20260101000000.xlsx",
+        "result_20260101000000_1.csv",
+        "result_20260101000000_1.xlsx",
+    ]
+    assert (tmp_path / "result_20260101000000.csv").read_bytes() == kept
+    assert "result_20260101000000_1.csv" in second.output
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+
+
+def test_ctrl_c_while_writing_says_so_and_leaves_no_partial_file(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Interrupted:
+        def __init__(self, handle: object, **_: object) -> None:
+            self.handle = handle
+
+        def writerow(self, row: list[str]) -> None:
+            pass
+
+        def writerows(self, rows: object) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(csv_file.csv, "writer", Interrupted)
+    out = tmp_path / "out"
+    one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", out), 130, "interrupted: the run did not finish")
+    assert every_file(out) == []
+
+
+def test_ctrl_c_outside_the_work_is_one_line_too(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupt(*_: object) -> list[str]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(offline, "summarize", interrupt)
+    result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path)
+    assert result.exit_code == 130
+    assert "Traceback" not in result.output
+    assert result.output.splitlines()[-1].startswith("interrupted: ")
+
+
+# ---------------------------------------------------------------------------- -d
+
+
+def test_unknown_detail_op_is_refused_before_the_compare(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offline, "run_jobs", _never)
+    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "nosuchop")
+    one_error_line(result, 1, "op 'nosuchop' (-d) is not in the target dump")
+    assert every_file(tmp_path) == []
+
+
+def test_missing_detail_index_is_refused_before_the_compare(
+    dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(offline, "run_jobs", _never)
+    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    result = compare(
+        "-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "stem_conv1_Conv2D_fused_relu", "-i", "7"
+    )
+    one_error_line(result, 1, "op 'stem_conv1_Conv2D_fused_relu' has no output 7 (-i): its dump has 1")
+    assert every_file(tmp_path) == []
+
+
+def test_detail_of_an_existing_tensor_is_written(dumps: Path, tmp_path: Path) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "stem_conv1_Conv2D_fused_relu")
+    assert result.exit_code == 0, result.output
+    assert any(name.endswith("_summary.txt") for name in every_file(tmp_path))
+
+
+def test_version() -> None:
+    from dumpcmp import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"dumpcmp {__version__}\n"

@@ -1,0 +1,75 @@
+"""Result writers: xlsx cells typed as Excel needs them, and files whole or absent."""
+
+from __future__ import annotations
+
+import errno
+import math
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.errors import OutputError
+from dumpcmp.host.metrics.offline_data import MetricValues
+from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.sinks.csv_file import claim_new_path
+from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.sinks.xlsx_file import write_xlsx
+from dumpcmp.host.verdict import Thresholds
+
+openpyxl = pytest.importorskip("openpyxl")
+
+
+def _row(index: int, cosine: float) -> ResultRow:
+    values = [cosine, 0.5, 1e-7, math.inf, 0.25, 0.0, 1.0, 0.0, 1.0, 0.125, 2.0, 3.0, 4.0]
+    return ResultRow(
+        index=index, op_sequence=index + 10, op_type="Add", npu_name="123", npu_dtype="DT_FLOAT",
+        npu_address=None, ground_truth="add", golden_dtype="DT_FLOAT", golden_address=None,
+        tensor_index=f"add:output:{index}", shape=(2, 3), overflow=None, metrics=MetricValues(*values),
+    )  # fmt: skip
+
+
+def test_xlsx_numbers_are_numbers(tmp_path: Path) -> None:
+    rows = [_row(0, 0.999999), _row(1, math.nan)]
+    shape = TableShape(op_sequence=True)
+    path = write_xlsx(tmp_path / "r.xlsx", rows, shape, thresholds=Thresholds())
+    sheet = openpyxl.load_workbook(path).active
+    header = [c.value for c in sheet[1]]
+    first = dict(zip(header, sheet[2], strict=True))
+    assert first["Index"].data_type == "n" and first["Index"].value == 0
+    assert first["OpSequence"].value == 10
+    assert first["CosineSimilarity"].data_type == "n" and first["CosineSimilarity"].value == 0.999999
+    assert first["MaxAbsoluteError"].value == 0.5
+    assert first["AccumulatedRelativeError"].value == 0  # the CSV's 6 decimals, as a number
+    assert first["RelativeEuclideanDistance"].value == "inf"  # no number in a cell can say inf
+    assert first["NPUDump"].value == "123" and first["NPUDump"].data_type == "s"  # names stay text
+    assert first["StandardDeviation"].data_type == "s"
+    assert dict(zip(header, sheet[3], strict=True))["CosineSimilarity"].value == "NaN"
+
+
+def test_xlsx_on_a_full_disk_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsxwriter
+
+    def full_disk(self: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(xlsxwriter.Workbook, "_store_workbook", full_disk)
+    with pytest.raises(OutputError, match=r"cannot write .*r\.xlsx: No space left on device"):
+        write_xlsx(tmp_path / "r.xlsx", [_row(0, 1.0)], TableShape(), thresholds=Thresholds())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_claimed_result_names_never_repeat(tmp_path: Path) -> None:
+    first = tmp_path / "result_1.csv"
+    first.write_text("kept")
+    with ThreadPoolExecutor(4) as pool:
+        claimed = list(pool.map(lambda _: claim_new_path(first), range(8)))
+    assert sorted(p.name for p in claimed) == sorted(f"result_1_{n}.csv" for n in range(1, 9))
+    assert first.read_text() == "kept"
+
+
+@pytest.mark.parametrize("under", ["file", "file/sub"])
+def test_claim_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
+        claim_new_path(tmp_path / under / "r.csv")
