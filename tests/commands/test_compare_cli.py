@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import dumpcmp.host.offline as offline
 import dumpcmp.host.sinks.csv_file as csv_file
+import dumpcmp.host.summary as summary
 from dumpcmp.cli import app
 from dumpcmp.commands._flags import FlagError, checked_args
 
@@ -197,7 +198,7 @@ def test_ctrl_c_outside_the_work_is_one_line_too(
     def interrupt(*_: object) -> list[str]:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(offline, "summarize", interrupt)
+    monkeypatch.setattr(summary, "summarize", interrupt)
     result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path)
     assert result.exit_code == 130
     assert "Traceback" not in result.output

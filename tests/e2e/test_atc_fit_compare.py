@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 from dumpcmp.host.fusion_rules import load_rules
-from dumpcmp.host.offline import CompareOutcome, CompareRequest, run_compare, summarize
+from dumpcmp.host.offline import CompareOutcome, CompareRequest, run_compare
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
+from dumpcmp.host.summary import summarize
+from dumpcmp.host.verdict import Thresholds
 from tests.atc_ops import document, op
 from tests.e2e.atc_fit import FitCase, make_fit
 
@@ -76,7 +78,7 @@ def test_tdnn_the_injected_fault_is_the_only_bad_output(tdnn: tuple[FitCase, Com
     case, outcome = tdnn
     bad = _check_every_row(case, outcome)
     assert [r.tensor_index for r in bad] == ["LeakyRelu_174:output:0"]
-    first = [line for line in summarize(outcome, 0.99) if line.startswith("first:")]
+    first = [line for line in summarize(outcome, Thresholds()) if line.startswith("first divergence")]
     assert first and "LeakyRelu_174" in first[0]
 
 
