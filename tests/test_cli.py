@@ -110,6 +110,17 @@ def test_transformer_demo_has_a_fault_of_its_own(tmp_path: Path) -> None:
     assert "first diverging operator: /mlp.fc1/MatMul" in result.output
 
 
+def test_demo_twice_without_out_runs_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's first command is run again after the test install: it must work the second time.
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        result = runner.invoke(app, ["demo", "--fault", "none"])
+        assert result.exit_code == 0, result.output
+    runs = sorted((tmp_path / "dumpcmp-demo").iterdir())
+    assert len(runs) == 2
+    assert all(len(list(run.glob("result/result_*.csv"))) == 1 for run in runs)
+
+
 def test_second_demo_into_one_out_is_one_line(tmp_path: Path) -> None:
     assert runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"]).exit_code == 0
     again = runner.invoke(app, ["demo", "--out", str(tmp_path)])

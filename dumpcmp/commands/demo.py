@@ -8,6 +8,7 @@ are printed, naming the fused NPU op and the original ops inside it.
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +19,7 @@ from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
 
 DEFAULT_MODEL = "zoo:small_cnn"
+DEFAULT_OUT = Path("dumpcmp-demo")
 # A fault needs an op of the model it is injected into: one per zoo model.
 DEFAULT_FAULTS = {
     "zoo:small_cnn": "/block2.gconv/conv/Conv=bias:0.5",
@@ -40,20 +42,28 @@ def demo(
         ),
     ] = None,
     out: Annotated[
-        Path, typer.Option("--out", help="Where the simulation and results go (new or empty).")
-    ] = Path("dumpcmp-demo"),
+        Path | None,
+        typer.Option(
+            "--out",
+            help=f"Where the simulation and results go (new or empty). "
+            f"Default: a new {DEFAULT_OUT}/run-TIMESTAMP for every run.",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Simulate a model with one fault, compare with its golden run, name the first bad op."""
     from dumpcmp.fakes.simulate import simulate
-    from dumpcmp.host.offline import COSINE_THRESHOLD, CompareRequest, run_compare
+    from dumpcmp.host.offline import CompareRequest, run_compare
+    from dumpcmp.host.verdict import Thresholds
     from dumpcmp.outputs import prepare_output_dir
 
     fault = fault or DEFAULT_FAULTS.get(model, "none")
     faults = () if fault.lower() == "none" else (fault,)
     out_console = console()
+    limits = Thresholds()
     with user_errors():
-        prepare_output_dir(out, "--out")
+        out = prepare_output_dir(out or _fresh_run_dir(), "--out")
         sim = simulate(model, out, seed=seed, faults=faults)
         files = f"{len(sim.dump_files)} dump files, {len(sim.golden_files)} golden files"
         out_console.print(f"simulated {sim.model_name}: {files}")
@@ -75,8 +85,7 @@ def demo(
     table.add_column("cosine", no_wrap=True)
     table.add_column("max abs err", no_wrap=True)
     for row in sorted(rows, key=lambda r: r.cosine)[:WORST_ROWS]:
-        bad = row.cosine < COSINE_THRESHOLD
-        style = "red" if bad else None
+        style = "red" if limits.diverges(row.metrics) else None
         table.add_row(
             str(row.index),
             row.npu_name,
@@ -86,9 +95,9 @@ def demo(
             style=style,
         )
     out_console.print(table)
-    first = next((r for r in rows if ":output:" in r.tensor_index and r.cosine < COSINE_THRESHOLD), None)
+    first = next((r for r in rows if ":output:" in r.tensor_index and limits.diverges(r.metrics)), None)
     if first is None:
-        out_console.print(f"every output agrees with the golden run (CosineSimilarity ≥ {COSINE_THRESHOLD})")
+        out_console.print(f"every output agrees with the golden run (none has {limits.describe()})")
     else:
         out_console.print(
             f"first diverging operator: [bold]{first.npu_name}[/bold] "
@@ -98,6 +107,17 @@ def demo(
     for shard in outcome.shards:
         out_console.print(f"result file: {shard.result_file}", markup=False)
     out_console.print(f"simulation: {sim.out_dir} (npu/, golden/, fusion_rule.json)", markup=False)
+
+
+def _fresh_run_dir() -> Path:
+    """A directory of its own for this run, so running the demo again never meets the last run's files."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = DEFAULT_OUT / f"run-{stamp}"
+    suffix = 1
+    while candidate.exists():
+        candidate = DEFAULT_OUT / f"run-{stamp}-{suffix}"
+        suffix += 1
+    return candidate
 
 
 def register(app: typer.Typer) -> None:
