@@ -164,7 +164,7 @@ def _with_high_word_intrinsic(typingctx: object, v: types.Type, high: types.Type
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         i64 = ir.IntType(64)
         low = builder.and_(builder.bitcast(args[0], i64), ir.Constant(i64, 0xFFFFFFFF))
-        word = builder.trunc(args[1], ir.IntType(32)) if high.bitwidth > 32 else args[1]
+        word = builder.trunc(args[1], ir.IntType(32)) if args[1].type.width > 32 else args[1]
         top = builder.shl(builder.zext(word, i64), ir.Constant(i64, 32))
         return builder.bitcast(builder.or_(top, low), ir.DoubleType())
 
@@ -177,7 +177,7 @@ def _exponent_to_float_intrinsic(typingctx: object, k: types.Type) -> Any:
         return None
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        word = builder.trunc(args[0], ir.IntType(32)) if k.bitwidth > 32 else args[0]
+        word = builder.trunc(args[0], ir.IntType(32)) if args[0].type.width > 32 else args[0]
         return builder.sitofp(word, ir.DoubleType())
 
     return types.float64(k), codegen
