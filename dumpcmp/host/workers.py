@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, evaluate, iter_jobs
+from dumpcmp.host.pipeline import CompareOptions, evaluate, freeze_long_lived, iter_jobs
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.proto.walker import DumpEntry
 
@@ -100,6 +100,7 @@ def rows_in_processes(
         # The first file runs here: it loads the metric kernels once, before the fork, instead
         # of once in every worker; one file only, so the workers start once the kernels are in.
         yield from _collect_result(_run_batch(tuple(entries[:1]), 0), golden, on_files)
+        freeze_long_lived()
         pool = ProcessPoolExecutor(
             workers, multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
         )
