@@ -15,8 +15,10 @@ size measures, each in its own subprocess so peak RSS belongs to that measuremen
   float64 arrays (no chunking, no threads), timed inside its process (no start-up counted).
 
 Prints one table; "x numpy" is the numpy time of that size over the row's time, all measured in
-the same run (absolute speed swings with the machine's load, ratios within one run much less).
-Peak RSS is the largest single process (the CLI's own or one of its workers'). Not a test.
+the same run (absolute speed swings with the machine's load, ratios within one run much less),
+for wall time and for CPU time (all processes; on a machine others load too, it says what the
+work costs while wall time says what was waited). ``--repeat N`` keeps each measurement's
+fastest run. Peak RSS is the largest single process (the CLI's or one of its workers'). Not a test.
 """
 
 from __future__ import annotations
@@ -145,9 +147,10 @@ def measure_cli(root: Path) -> dict[str, float]:
     seconds = time.perf_counter() - start
     shutil.rmtree(out)
     # The largest process of the tree: the CLI or one of its workers (Linux folds the peaks of
-    # reaped grandchildren into their parent's).
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_rss_mb": peak}
+    # reaped grandchildren into their parent's, and their CPU time too).
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime
+    return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": children.ru_maxrss / 1024}
 
 
 def measure_dumpcmp(root: Path) -> dict[str, float]:
@@ -157,13 +160,23 @@ def measure_dumpcmp(root: Path) -> dict[str, float]:
 
     _warm_up()
     out = Path(tempfile.mkdtemp())
+    cpu = _cpu_seconds()
     start = time.perf_counter()
     run_compare(CompareRequest(root / "npu", root / "golden", fusion_rule=root / "rules.json", out_dir=out))
     seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
     shutil.rmtree(out)
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"seconds": seconds, "peak_rss_mb": max(own, workers)}
+    return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": max(own, workers)}
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its reaped workers: less swayed by other load than wall time."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _warm_up() -> None:
@@ -180,6 +193,7 @@ def measure_numpy(root: Path) -> dict[str, float]:
 
     from dumpcmp.proto.codec import read_dump
 
+    cpu = _cpu_seconds()
     start = time.perf_counter()
     for path in sorted((root / "npu").rglob("Conv2D.*")):
         name = read_dump(path).op_name.replace("/", "_")
@@ -207,7 +221,12 @@ def measure_numpy(root: Path) -> dict[str, float]:
                 np.mean(rel),
             )
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    cpu = _cpu_seconds() - cpu
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 # In-process first: it loads the kernels (compiling them into the user cache on a first run), so
@@ -228,6 +247,7 @@ def main() -> None:
     )
     parser.add_argument("--gb", type=float, nargs="+", default=[1.0, 0.25], help="tensor data, both sides")
     parser.add_argument("--dir", type=Path, default=None, help="build (or reuse) the tree here and keep it")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the fastest counts")
     parser.add_argument("--child", choices=sorted(MEASURES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -241,17 +261,20 @@ def main() -> None:
             if path.is_file() and "subset-" not in str(path):
                 path.read_bytes()
         print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}, {os.cpu_count()} cores")
-        print(f"{'tensor data':>12} {'ops':>5} {'run':>10} {'seconds':>8} {'MB/s':>6} {'x numpy':>8} {'peak RSS':>9}")  # fmt: skip  # noqa: E501
+        print(f"{'tensor data':>12} {'ops':>5} {'run':>10} {'seconds':>8} {'MB/s':>6} {'x numpy':>8} "
+              f"{'CPU s':>7} {'x numpy':>8} {'peak RSS':>9}")  # fmt: skip
         for gigabytes in sorted(args.gb, reverse=True):
             count = min(info["count"], max(4, round(gigabytes * (1 << 30) / per_op)))
             tree = root if count == info["count"] else subset(root, count)
-            results = {kind: _run_child(kind, tree) for kind in MEASURES}
+            runs = {kind: [_run_child(kind, tree) for _ in range(args.repeat)] for kind in MEASURES}
+            results = {kind: min(done, key=lambda r: r["seconds"]) for kind, done in runs.items()}
             mb = count * per_op / MB
             for kind, result in results.items():
                 seconds = result["seconds"]
                 ratio = results["numpy"]["seconds"] / seconds
-                print(f"{mb:9.0f} MB {count:5d} {kind:>10} {seconds:8.2f} {mb / seconds:6.0f} "
-                      f"{ratio:7.1f}x {result['peak_rss_mb']:6.0f} MB")  # fmt: skip
+                cpu_ratio = results["numpy"]["cpu"] / result["cpu"]
+                print(f"{mb:9.0f} MB {count:5d} {kind:>10} {seconds:8.2f} {mb / seconds:6.0f} {ratio:7.1f}x "
+                      f"{result['cpu']:7.2f} {cpu_ratio:7.1f}x {result['peak_rss_mb']:6.0f} MB")  # fmt: skip
         print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
         if args.dir is None:
