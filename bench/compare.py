@@ -237,6 +237,8 @@ MEASURES = {"in-process": measure_dumpcmp, "cli": measure_cli, "numpy": measure_
 def _run_child(kind: str, root: Path) -> dict[str, float]:
     args = [sys.executable, __file__, "--child", kind, "--dir", str(root)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if kind == "numpy":  # no threads, as it says: a BLAS pool spinning for np.dot made it swing 2x
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     done = subprocess.run(args, capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
