@@ -9,7 +9,7 @@ execution order through a bounded window of batches, so memory does not grow wit
 
 Workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a crash), they
 leave Ctrl-C to the parent, and a parent that stops early (an exception, Ctrl-C, a consumer that
-stops iterating) cancels the batches not started yet.
+stops iterating) drops the batches not started and kills the workers running the others.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ Maxima and minima ignore NaN here (``v if v > m else m``, one instruction); the 
 numpy's NaN propagation from the NaN/inf counts of ``special_counts``, which it only needs when a
 chunk's sums are not finite.
 
-The logarithm of the KL terms is ``_log``, written out (the classic reduction to [√2/2, √2) and
+The logarithm of the KL terms is ``log``, written out (the classic reduction to [√2/2, √2) and
 a degree-7 polynomial in s², error below 1 ulp) rather than a call: LLVM cannot vectorise a call to
 ``log``, and numpy's float64 ``np.log`` took half the time of both passes here. It may differ
 from the C library's ``log`` in the last bit of a term, which moves KL by ~1e-16 relative.
