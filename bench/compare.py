@@ -1,24 +1,31 @@
-"""End-to-end ``compare -m offline_data`` throughput and memory, against straightforward numpy.
+"""End-to-end ``compare -m offline_data`` speed and memory, against straightforward numpy.
 
-    python bench/compare.py                       # 2 GB of tensor data (both sides), ~2000 ops
-    python bench/compare.py --gb 4 --dir /data/b  # bigger tree, kept for another run
+    python bench/compare.py                         # 1 GB and 0.25 GB of tensor data (both sides)
+    python bench/compare.py --gb 2 1 --dir /data/b  # other sizes, tree kept for another run
 
-Builds a dump tree of fp16 NC1HWC0 outputs (some fp32 NCHW), an ATC-style rule file mapping
-each NPU op to its golden op, and a golden directory of float32 npy files; warms the page cache;
-then, each in its own subprocess so peak RSS (VmHWM) belongs to that measurement alone:
+Builds one dump tree of fp16 NC1HWC0 outputs (a quarter fp32 NCHW), an ATC-style rule file mapping
+each NPU op to its golden op and a golden directory of float32 npy files, at the largest size
+asked; smaller sizes are the first ops of it (hard links). Warms the page cache, then for every
+size measures, each in its own subprocess so peak RSS belongs to that measurement alone:
 
-* dumpcmp: ``run_compare`` end to end (walk, match, convert layouts, ten metrics, CSV);
+* cli: the real command line (``dumpcmp compare -m offline_data ...``) from process start to
+  exit: imports, kernel loading, walk, match, layouts, metrics, CSV; what a user waits for;
+* in-process: ``run_compare`` with the kernels already loaded (the steady-state pipeline);
 * numpy: the straightforward version over the same pairs, one numpy call per metric on whole
-  float64 arrays (no chunking, no threads);
-* dumpcmp again on a quarter of the tree, to show peak RSS does not grow with the tree.
+  float64 arrays (no chunking, no threads), timed inside its process (no start-up counted).
 
-Figures count tensor bytes of both sides. Not a test: it prints figures.
+Prints one table; "x numpy" is the numpy time of that size over the row's time, all measured in
+the same run (absolute speed swings with the machine's load, ratios within one run much less),
+for wall time and for CPU time (all processes; on a machine others load too, it says what the
+work costs while wall time says what was waited). ``--repeat N`` keeps each measurement's
+fastest run. Peak RSS is the largest single process (the CLI's or one of its workers'). Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -31,6 +38,8 @@ import numpy as np
 MB = 1 << 20
 SHAPE = (1, 64, 40, 64)  # 163,840 elements: 320 KB fp16 on the NPU side, 640 KB fp32 golden
 STAMP = 1763700000000000
+REPO = Path(__file__).resolve().parent.parent
+CLI = "import sys; from dumpcmp.cli import main; sys.argv[0] = 'dumpcmp'; main()"
 
 
 def build(root: Path, gigabytes: float) -> dict[str, object]:
@@ -96,35 +105,82 @@ def _rule_op(i: int, name: str, fmt: object, device_shape: tuple[int, ...]) -> d
     return {"name": name, "type": "Conv2D", "id": i, "input": [], "output_desc": [desc]}
 
 
+# --------------------------------------------------------------------------- trees
+
+
+def subset(root: Path, count: int) -> Path:
+    """A tree of the first ``count`` ops of ``root`` (dumps and their goldens), hard-linked."""
+    target = root / f"subset-{count}"
+    if (target / "rules.json").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    dumps = sorted((root / "npu").rglob("Conv2D.*"), key=_dump_order)[:count]
+    dump_dir = target / "npu" / "20261122000000" / "0" / "bench" / "1" / "0"
+    dump_dir.mkdir(parents=True)
+    (target / "golden").mkdir()
+    for path in dumps:
+        (dump_dir / path.name).hardlink_to(path)
+        op = path.name.split(".")[1]
+        for golden in (root / "golden").glob(f"{op}.0.*.npy"):
+            (target / "golden" / golden.name).hardlink_to(golden)
+    (target / "rules.json").hardlink_to(root / "rules.json")
+    return target
+
+
+def _dump_order(path: Path) -> int:
+    return int(path.name.split(".")[2])  # the task id: execution order
+
+
 # --------------------------------------------------------------------------- measurements
 
 
-def measure_dumpcmp(root: Path, limit: int | None) -> dict[str, float]:
+def measure_cli(root: Path) -> dict[str, float]:
+    """``dumpcmp compare`` as a user runs it: a fresh interpreter, wall time to exit."""
+    import resource
+
+    out = Path(tempfile.mkdtemp())
+    args = [sys.executable, "-c", CLI, "compare", "-m", "offline_data", "-tp", str(root / "npu"),
+            "-gp", str(root / "golden"), "-fr", str(root / "rules.json"), "-o", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    start = time.perf_counter()
+    subprocess.run(args, env=env, cwd=out, check=True, capture_output=True)
+    seconds = time.perf_counter() - start
+    shutil.rmtree(out)
+    # The largest process of the tree: the CLI or one of its workers (Linux folds the peaks of
+    # reaped grandchildren into their parent's, and their CPU time too).
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children.ru_utime + children.ru_stime
+    return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": children.ru_maxrss / 1024}
+
+
+def measure_dumpcmp(root: Path) -> dict[str, float]:
+    import resource
+
     from dumpcmp.host.offline import CompareRequest, run_compare
 
-    target = root / "npu"
-    if limit is not None:  # a smaller tree: the first `limit` files, hard-linked
-        target = root / f"subset-{limit}"
-        if not target.exists():
-            src = sorted((root / "npu").rglob("Conv2D.*"))[:limit]
-            dst = target / "20261122000000" / "0" / "bench" / "1" / "0"
-            dst.mkdir(parents=True)
-            for path in src:
-                (dst / path.name).hardlink_to(path)
     _warm_up()
     out = Path(tempfile.mkdtemp())
+    cpu = _cpu_seconds()
     start = time.perf_counter()
-    outcome = run_compare(
-        CompareRequest(target, root / "golden", fusion_rule=root / "rules.json", out_dir=out)
-    )
+    run_compare(CompareRequest(root / "npu", root / "golden", fusion_rule=root / "rules.json", out_dir=out))
     seconds = time.perf_counter() - start
-    rows = sum(1 for r in outcome.rows if r.index is not None)
+    cpu = _cpu_seconds() - cpu
     shutil.rmtree(out)
-    return {"seconds": seconds, "rows": rows}
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": max(own, workers)}
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its reaped workers: less swayed by other load than wall time."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _warm_up() -> None:
-    """Compile the metric kernels for the dtypes of the tree, once, outside the timed run."""
+    """Load the metric kernels for the dtypes of the tree, once, outside the timed run."""
     from dumpcmp.host.metrics import compare_arrays
 
     for dtype in (np.float16, np.float32):
@@ -133,10 +189,12 @@ def _warm_up() -> None:
 
 def measure_numpy(root: Path) -> dict[str, float]:
     """The straightforward version: whole arrays in float64, one numpy call per metric."""
+    import resource
+
     from dumpcmp.proto.codec import read_dump
 
+    cpu = _cpu_seconds()
     start = time.perf_counter()
-    rows = 0
     for path in sorted((root / "npu").rglob("Conv2D.*")):
         name = read_dump(path).op_name.replace("/", "_")
         x = read_dump(path).outputs[0].logical().astype(np.float64).ravel()
@@ -162,33 +220,26 @@ def measure_numpy(root: Path) -> dict[str, float]:
                 np.max(rel),
                 np.mean(rel),
             )
-        rows += 1
-    return {"seconds": time.perf_counter() - start, "rows": rows}
+    seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu
+    return {
+        "seconds": seconds,
+        "cpu": cpu,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak plus its largest worker process's (compare may run workers)."""
-    import resource
-
-    own = float("nan")
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            own = int(line.split()[1]) / 1024
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return own + children
+# In-process first: it loads the kernels (compiling them into the user cache on a first run), so
+# the CLI is timed as every run after a user's first one.
+MEASURES = {"in-process": measure_dumpcmp, "cli": measure_cli, "numpy": measure_numpy}
 
 
-def _child(kind: str, root: Path, limit: int | None) -> None:
-    result = measure_numpy(root) if kind == "numpy" else measure_dumpcmp(root, limit)
-    result["peak_rss_mb"] = _peak_rss_mb()
-    print(json.dumps(result))
-
-
-def _run_child(kind: str, root: Path, limit: int | None = None) -> dict[str, float]:
+def _run_child(kind: str, root: Path) -> dict[str, float]:
     args = [sys.executable, __file__, "--child", kind, "--dir", str(root)]
-    if limit is not None:
-        args += ["--limit", str(limit)]
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if kind == "numpy":  # no threads, as it says: a BLAS pool spinning for np.dot made it swing 2x
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    done = subprocess.run(args, capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -196,40 +247,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--gb", type=float, default=2.0, help="tensor data, both sides counted")
-    parser.add_argument("--dir", type=Path, default=None)
-    parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--child", choices=["dumpcmp", "numpy"], help=argparse.SUPPRESS)
-    parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--gb", type=float, nargs="+", default=[1.0, 0.25], help="tensor data, both sides")
+    parser.add_argument("--dir", type=Path, default=None, help="build (or reuse) the tree here and keep it")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement; the fastest counts")
+    parser.add_argument("--child", choices=sorted(MEASURES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(args.child, args.dir, args.limit)
+        print(json.dumps(MEASURES[args.child](args.dir)))
         return
     root = args.dir or Path(tempfile.mkdtemp(prefix="dumpcmp-bench-"))
     try:
-        info = build(root, args.gb)
-        total_mb = info["bytes"] / MB
-        for path in root.rglob("*"):  # warm the page cache so both sides read the same way
-            if path.is_file():
+        info = build(root, max(args.gb))
+        per_op = info["bytes"] / info["count"]
+        for path in root.rglob("*"):  # warm the page cache so every measurement reads the same way
+            if path.is_file() and "subset-" not in str(path):
                 path.read_bytes()
-        quarter = max(1, info["count"] // 4)
-        full = _run_child("dumpcmp", root)
-        part = _run_child("dumpcmp", root, quarter)
-        naive = _run_child("numpy", root)
-        print(f"{info['count']} ops, {total_mb:.0f} MB of tensor data (NPU fp16/fp32 + golden fp32)")
-        for label, result, share in (
-            ("dumpcmp compare", full, 1),
-            ("dumpcmp (1/4)", part, 4),
-            ("straight numpy", naive, 1),
-        ):
-            rate = total_mb / share / result["seconds"]
-            rss = result["peak_rss_mb"]
-            print(f"{label:16s} {result['seconds']:7.2f} s  {rate:8.0f} MB/s  peak RSS {rss:6.0f} MB")
-        print(
-            f"speed-up over straightforward numpy: {naive['seconds'] / full['seconds']:.1f}x (target >= 5x)"
-        )
+        print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}, {os.cpu_count()} cores")
+        print(f"{'tensor data':>12} {'ops':>5} {'run':>10} {'seconds':>8} {'MB/s':>6} {'x numpy':>8} "
+              f"{'CPU s':>7} {'x numpy':>8} {'peak RSS':>9}")  # fmt: skip
+        for gigabytes in sorted(args.gb, reverse=True):
+            count = min(info["count"], max(4, round(gigabytes * (1 << 30) / per_op)))
+            tree = root if count == info["count"] else subset(root, count)
+            runs = {kind: [_run_child(kind, tree) for _ in range(args.repeat)] for kind in MEASURES}
+            results = {kind: min(done, key=lambda r: r["seconds"]) for kind, done in runs.items()}
+            mb = count * per_op / MB
+            for kind, result in results.items():
+                seconds = result["seconds"]
+                ratio = results["numpy"]["seconds"] / seconds
+                cpu_ratio = results["numpy"]["cpu"] / result["cpu"]
+                print(f"{mb:9.0f} MB {count:5d} {kind:>10} {seconds:8.2f} {mb / seconds:6.0f} {ratio:7.1f}x "
+                      f"{result['cpu']:7.2f} {cpu_ratio:7.1f}x {result['peak_rss_mb']:6.0f} MB")  # fmt: skip
+        print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
-        if not args.keep and args.dir is None:
+        if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
 
 

@@ -239,7 +239,7 @@ def test_worker_processes_give_the_same_result_file(
     threads = run_compare(
         CompareRequest(npu, golden_dir, fusion_rule=rule_file, out_dir=tmp_path / "t", jobs=2)
     )
-    monkeypatch.setattr(workers, "PROCESS_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "PROCESS_MIN_FILES", 0)
     processes = run_compare(
         CompareRequest(npu, golden_dir, fusion_rule=rule_file, out_dir=tmp_path / "p", jobs=2)
     )

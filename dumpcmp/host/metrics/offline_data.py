@@ -11,8 +11,7 @@ float32 accumulator would make ``1 - cosine`` meaningless on large tensors.
 
 Speed: each pass is one compiled loop over the chunk (``_kernels``, numba, GIL released), reading
 float32, float64 and float16 chunks as they are and converting every other dtype to float32
-first; pass 2 adds one ``np.log`` of the chunk's p/q ratios and a short loop summing p·log(p/q).
-Chunks are sized for L2 (``DEFAULT_CHUNK``) and per-thread scratch buffers are reused, so a chunk
+first. Chunks are sized for L2 (``DEFAULT_CHUNK``) and per-thread scratch buffers are reused, so a chunk
 allocates nothing of its size. Σx² and Σy² for the cosine come from pass 2's centred sums rather
 than sums of their own:
 
@@ -202,7 +201,6 @@ class _Scratch:
         self.capacity = capacity
         self.x32 = np.empty(capacity, dtype=np.float32)  # sides the kernels cannot read as they are
         self.y32 = np.empty(capacity, dtype=np.float32)
-        self.ratio = np.empty(capacity)  # pass 2: p/q, then log(p/q)
 
 
 _local = threading.local()
@@ -322,20 +320,19 @@ class _Centres:
         )
 
 
-def _second_pass(x: _Chunk, y: _Chunk, c: _Centres, ratio: F64, k: ModuleType) -> Partial:
+def _second_pass(x: _Chunk, y: _Chunk, c: _Centres, k: ModuleType) -> Partial:
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q = k.kl_terms(
-        x, y, c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y, ratio
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = k.kl_terms(
+        x, y, c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
     )
-    np.log(ratio, out=ratio)
     return Partial(
         centred_xx=centred_xx,
         centred_yy=centred_yy,
         kl_sum_p=kl_sum_p,
         kl_sum_q=kl_sum_q,
-        kl_sum_plogr=k.kl_sum(x, c.mean_x, c.shift_x, c.scale_x, ratio),
+        kl_sum_plogr=kl_sum_plogr,
     )
 
 
@@ -477,7 +474,7 @@ class OfflineDataFamily:
             ys = _kernel_input(y, s.y32[:m], k)
             if prior is None:
                 return _first_pass(xs, ys, k)
-            return _second_pass(xs, ys, _Centres.of(prior), s.ratio[:m], k)
+            return _second_pass(xs, ys, _Centres.of(prior), k)
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)

@@ -1,0 +1,96 @@
+"""The compiled metric kernels: where their cache goes, and the logarithm they use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+import dumpcmp
+from dumpcmp.host.metrics._kernels import log
+
+PACKAGE = Path(dumpcmp.__file__).resolve().parent
+
+_COMPARE = """
+import numpy as np
+from dumpcmp.host.metrics import compare_arrays
+
+v = compare_arrays(np.arange(300, dtype=np.float32), np.arange(300, dtype=np.float32))
+assert v.cosine_similarity == 1.0, v
+"""
+
+
+def _compare_with_package_copy(tmp_path: Path, cache_home: Path) -> Path:
+    """Run a compare from a copy of the package (as an install would be), return the copy."""
+    copy = tmp_path / "site"
+    shutil.copytree(PACKAGE, copy / "dumpcmp", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(PYTHONPATH=str(copy), XDG_CACHE_HOME=str(cache_home), HOME=str(tmp_path / "home"))
+    done = subprocess.run([sys.executable, "-c", _COMPARE], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return copy
+
+
+def _cache_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+def test_kernel_cache_goes_to_the_user_cache_dir_not_the_package(tmp_path: Path) -> None:
+    # A cache written next to an installed package outlives its uninstall and shadows the next
+    # install (formerly: ModuleNotFoundError after `pip install .` then `pip install -e .`).
+    copy = _compare_with_package_copy(tmp_path, tmp_path / "cache")
+    assert _cache_files(copy) == []
+    assert _cache_files(tmp_path / "cache" / "dumpcmp" / "numba")
+
+
+def test_unwritable_cache_dir_compiles_in_memory(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory would go")
+    copy = _compare_with_package_copy(tmp_path, blocker / "cache")
+    assert _cache_files(tmp_path) == []
+    assert copy.is_dir()
+
+
+@numba.njit(error_model="numpy")
+def _logs(values: np.ndarray, out: np.ndarray) -> None:
+    for i in range(values.shape[0]):
+        out[i] = log(values[i])
+
+
+def test_log_is_within_one_ulp_of_the_c_library() -> None:
+    rng = np.random.default_rng(7)
+    values = np.concatenate(
+        [
+            rng.random(20000) * 4,
+            1 + rng.uniform(-1e-6, 1e-6, 20000),  # near 1, where cancellation would show
+            np.exp(rng.uniform(-745, 709, 20000)),  # every exponent, subnormals included
+            [5e-324, 1e-310, 2.2250738585072014e-308, 1.0, 2.0, 0.5, np.sqrt(2), 1.7976931348623157e308],
+        ]
+    )
+    got = np.empty_like(values)
+    _logs(values, got)
+    want = np.log(values)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want))
+    assert ulps.max() <= 1.0
+    assert got[-5] == 0.0  # log(1) exactly
+
+
+@pytest.mark.parametrize(("value", "want"), [(0.0, -np.inf), (-0.0, -np.inf), (np.inf, np.inf)])
+def test_log_of_ieee_specials(value: float, want: float) -> None:
+    got = np.empty(1)
+    _logs(np.array([value]), got)
+    assert got[0] == want
+
+
+@pytest.mark.parametrize("value", [-1.0, -np.inf, np.nan, -5e-324])
+def test_log_of_negatives_and_nan_is_nan(value: float) -> None:
+    got = np.empty(1)
+    _logs(np.array([value]), got)
+    assert np.isnan(got[0])

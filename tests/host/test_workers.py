@@ -1,0 +1,116 @@
+"""Forked compare workers: they end with the parent, however the parent ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dumpcmp
+from dumpcmp.host.workers import PROCESS_MIN_FILES, worth_processes
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+from dumpcmp.proto.names import dump_file_name
+from dumpcmp.proto.walker import walk_dump_tree
+
+STAMP = 1763700000000000
+REPO = Path(dumpcmp.__file__).resolve().parents[1]
+
+# A real forked compare whose batches take a minute each, so the workers are busy when the parent
+# is signalled. ``_run_batch`` is looked up at submit time and the workers are forked, so they
+# run this slow version.
+DRIVER = """
+import sys, time
+from pathlib import Path
+from dumpcmp.host import workers
+from dumpcmp.host.offline import CompareRequest, run_compare
+
+run_batch = workers._run_batch
+
+def slow_batch(entries, start):
+    if start > 0:  # the parent's own first file stays quick
+        time.sleep(60)
+    return run_batch(entries, start)
+
+workers._run_batch = slow_batch
+workers.PROCESS_MIN_FILES = 0
+tree = Path(sys.argv[1])
+run_compare(CompareRequest(tree, tree, out_dir=Path(sys.argv[2]), jobs=2))
+"""
+
+
+def _tree(root: Path, files: int) -> Path:
+    dump_dir = root / "npu" / "20261122000000" / "0" / "net" / "1" / "0"
+    for i in range(files):
+        name = f"layer{i}/Add"
+        tensor = DumpTensor.from_array(TensorKind.OUTPUT, 0, np.full(8, i, dtype=np.float32))
+        write_dump(
+            dump_dir / dump_file_name("Add", name, i, 1, STAMP + i),
+            DumpFile("", Layout.V2, "2.0", STAMP + i, name, outputs=(tensor,)),
+        )
+    return root / "npu"
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie (dead, waiting for a reaper) counts as ended."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_workers_end_with_the_parent(tmp_path: Path, signum: signal.Signals) -> None:
+    tree = _tree(tmp_path, 40)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(tree), str(tmp_path / "out")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
+            workers |= _children(parent.pid)
+            time.sleep(0.05)
+        assert len(workers) >= 2, "the compare never forked its workers"
+        time.sleep(0.5)  # let them pick up their (minute-long) batches
+        os.kill(parent.pid, signum)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], f"workers outlived the parent ({signum.name})"
+    finally:
+        for pid in [parent.pid, *workers]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait(timeout=30)
+
+
+def test_processes_are_chosen_by_file_count_not_bytes(tmp_path: Path) -> None:
+    few = walk_dump_tree(_tree(tmp_path / "few", 4)).entries
+    many = walk_dump_tree(_tree(tmp_path / "many", PROCESS_MIN_FILES)).entries
+    on_linux = sys.platform.startswith("linux")
+    assert worth_processes(many, 2) is on_linux
+    assert not worth_processes(few, 2)
+    assert not worth_processes(many, 1)
