@@ -126,7 +126,6 @@ def compare(
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
-    from dumpcmp.outputs import prepare_output_dir
 
     if mode is not Mode.offline_data:
         fail(f"mode {mode.value} is not supported")
@@ -158,7 +157,6 @@ def compare(
         console().print(request)
         return
     with user_errors(), tracked("comparing dump files") as tracker:
-        prepare_output_dir(output, "-o")
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
     out = console()
     for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:

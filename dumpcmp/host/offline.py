@@ -21,11 +21,10 @@ from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.stats_compare import StatsResult, compare_stats, write_stats_csv
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.host.workers import rows_in_processes, worth_processes
+from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey, walk_dump_tree
-
-COSINE_THRESHOLD = Thresholds().cosine
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +123,7 @@ def run_compare(
             f"but {request.golden} is a directory"
         )
     golden = open_golden(request.golden)
+    prepare_output_dir(request.out_dir, "-o")  # after the inputs are known good, before any work
     stamp = time.strftime("%Y%m%d%H%M%S")
     if is_npy_target(request.target):
         return _compare_npy_file(request, golden, stamp)

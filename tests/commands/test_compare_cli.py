@@ -135,6 +135,12 @@ def test_output_path_that_is_a_file_is_refused_before_work(
     assert every_file(tmp_path) == ["taken"]
 
 
+def test_wrong_target_path_makes_no_output_directory(dumps: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    one_error_line(compare("-tp", tmp_path / "nosuch", "-gp", dumps, "-o", out), 1, "does not exist")
+    assert not out.exists()
+
+
 def _never(*_: object) -> None:
     raise AssertionError("the comparison started although -o cannot be written")
 
