@@ -32,6 +32,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
+from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console as _console
 from dumpcmp.commands._output import fail as _fail
 from dumpcmp.commands._output import user_errors as _user_errors
@@ -42,6 +43,7 @@ from dumpcmp.errors import (
     LayoutError,
     UnsupportedDtypeError,
 )
+from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
@@ -149,6 +151,12 @@ _KEEP_DTYPE = typer.Option(
 )
 
 
+def _output_dir(path: Path) -> None:
+    """``-o`` checked once the input is known good and before anything is converted."""
+    with _user_errors():
+        prepare_output_dir(path, "-o")
+
+
 def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     """(dump file, its directory relative to the input) for every file worth trying."""
     if source.is_file():
@@ -194,7 +202,7 @@ def _convert_file(
         tally.files += 1
 
 
-@app.command("dump2npy")
+@app.command("dump2npy", cls=StrictCommand)
 def dump2npy(
     input_: Annotated[Path, typer.Option("-i", "--input", help="A dump file, or a directory of them.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the .npy files.")],
@@ -211,6 +219,7 @@ def dump2npy(
     console = _console()
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
+    _output_dir(output)
     with _maybe_progress(console, len(sources), "dump2npy") as advance:
         for path, relative in sources:
             _convert_file(
@@ -340,7 +349,7 @@ def _write_golden_run(run: _GoldenRun, out_root: Path, op_type: str, tally: _Tal
     tally.files += len(paths)
 
 
-@app.command("npy2dump")
+@app.command("npy2dump", cls=StrictCommand)
 def npy2dump(
     input_: Annotated[
         Path,
@@ -357,6 +366,7 @@ def npy2dump(
     console = _console()
     tally = _Tally(console)
     runs = _golden_runs(input_, tally)
+    _output_dir(output)
     with _maybe_progress(console, len(runs), "npy2dump") as advance:
         for run in runs:
             _write_golden_run(run, output, op_type, tally)
@@ -411,7 +421,7 @@ def _pick_tensor(dump: DumpFile, kind: str, index: int) -> DumpTensor:
     return tensors[index]
 
 
-@app.command("format")
+@app.command("format", cls=StrictCommand)
 def format_(
     input_: Annotated[Path, typer.Option("-i", "--input", help="The dump file.")],
     target: Annotated[str, typer.Option("-format", "--format", help="Target format, e.g. NCHW, NHWC, ND.")],
@@ -441,6 +451,7 @@ def format_(
             raise LayoutError(f"unknown format {target!r}") from None
         dump = read_dump(input_)
         chosen = _pick_tensor(dump, tensor, index)
+        prepare_output_dir(output, "-o")
         src = chosen.device_format()
         converters = None
         if custom is not None:
@@ -531,7 +542,9 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
     """Caffe/TF golden ``{op}.{index}.{timestamp}.pb|.quant`` dumps → ``….npy`` of the same name."""
     console = _console()
     tally = _Tally(console)
-    for path, relative, golden in _golden_files(source, tally, (".pb", ".quant")):
+    goldens = _golden_files(source, tally, (".pb", ".quant"))
+    _output_dir(out_root)
+    for path, relative, golden in goldens:
         try:
             dump = read_dump(path)
             if not dump.outputs:

@@ -220,6 +220,28 @@ def test_dump2npy_missing_input(tmp_path: Path) -> None:
     assert "no such file or directory" in output
 
 
+@pytest.mark.parametrize("command", ["dump2npy", "format"])
+def test_output_that_is_a_file_is_one_line_before_any_work(tree: Path, tmp_path: Path, command: str) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("mine")
+    source = tree if command == "dump2npy" else _conv_file(tmp_path / f"Conv2D.net_conv.1.2.{STAMP}")
+    extra = ["-format", "NCHW", "-tensor", "input"] if command == "format" else []
+    code, output = _run(command, "-i", source, *extra, "-o", blocker)
+    assert code == 1
+    # The walk's skipped files are reported as they are found; then the one error, and no work.
+    assert output.splitlines()[-1] == f"Error: -o {blocker}: is a file, not a directory"
+    assert "converted" not in output
+    assert blocker.read_text() == "mine"
+
+
+def test_glued_short_option_value_is_refused(tree: Path, tmp_path: Path) -> None:
+    code, output = _run("dump2npy", "-i", tree, f"-o{tmp_path / 'out'}")
+    assert code == 2
+    assert len(output.splitlines()) == 1
+    assert "after a space" in output
+    assert not (tmp_path / "out").exists()
+
+
 def test_progress_bar_only_on_a_terminal(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(convert, "_PROGRESS_MIN_FILES", 1)
     _, plain = _run("dump2npy", "-i", tree, "-o", tmp_path / "a")
