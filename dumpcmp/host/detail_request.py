@@ -10,7 +10,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
-from dumpcmp.host.pipeline import CompareOptions, TensorJob, iter_jobs
+from dumpcmp.host.pipeline import CompareOptions, TensorJob, aligned_pair, iter_jobs
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
@@ -55,23 +55,25 @@ def write_op_detail(
         suffix = f":{detail.io}:{detail.index}"
         for job in iter_jobs(chosen[-1:], golden, matcher_for(key), options):
             if job.tensor_index.endswith(suffix):
-                return _write(job, request.out_dir, detail.io, detail.index)
+                return _write(job, request.out_dir, detail.io, detail.index, options)
         raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")
     raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
 
 
-def _write(job: TensorJob, out_dir: Path, io: TensorIO, index: int) -> tuple[Path, ...]:
+def _write(
+    job: TensorJob, out_dir: Path, io: TensorIO, index: int, options: CompareOptions
+) -> tuple[Path, ...]:
     if job.tensor is None or job.golden is None:
         raise MatchError(
             f"{job.tensor_index} cannot be compared in detail: {job.reason or 'no golden tensor'}"
         )
     tensor = job.tensor
-    x = tensor.logical()
-    y = job.golden.load()
-    if x.size != y.size:
-        raise DumpcmpError(f"{job.tensor_index}: shape mismatch {list(x.shape)} vs {list(y.shape)}")
+    try:
+        x, y = aligned_pair(tensor, job.golden, job.origin_format, options)
+    except DumpcmpError as exc:
+        raise MatchError(f"{job.tensor_index} cannot be compared in detail: {exc}") from None
     files = write_detail(
-        x.reshape(y.shape),
+        x,
         y,
         out_dir,
         job.npu_name,

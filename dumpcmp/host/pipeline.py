@@ -178,15 +178,25 @@ def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
         unavailable = MetricValues.unavailable(job.reason or "no golden tensor")
         return _row(job, options, golden_dtype="NaN", shape=shape, metrics=unavailable)
     try:
-        x = tensor.logical(options.custom)
-        y = job.golden.load()
-        x = _to_origin_format(x, job.origin_format, y.shape, options.custom)
-        x = fit_golden_shape(x, y.shape, exact=options.exact_shapes)
+        x, y = aligned_pair(tensor, job.golden, job.origin_format, options)
         metrics = compare_arrays(x, y)
         return _row(job, options, golden_dtype=dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except DumpcmpError as exc:
         unreadable = MetricValues.unavailable(str(exc))
         return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable)
+
+
+def aligned_pair(
+    tensor: DumpTensor, golden: GoldenTensor, origin_format: str, options: CompareOptions
+) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides of a pair as compared: the NPU tensor in the golden's layout and shape, the golden.
+
+    Raises a DumpcmpError (unreadable side, "shape mismatch [a] vs [b]") when they cannot be paired.
+    """
+    x = tensor.logical(options.custom)
+    y = golden.load()
+    x = _to_origin_format(x, origin_format, y.shape, options.custom)
+    return fit_golden_shape(x, y.shape, exact=options.exact_shapes), y
 
 
 def _row(

@@ -242,6 +242,32 @@ def test_detail_of_an_existing_tensor_is_written(dumps: Path, tmp_path: Path) ->
     assert any(name.endswith("_summary.txt") for name in every_file(tmp_path))
 
 
+def test_detail_never_reshapes_a_mismatched_golden(tmp_path: Path) -> None:
+    import numpy as np
+
+    from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+
+    out = np.arange(6, dtype=np.float32).reshape(2, 3)
+    dump = write_dump(
+        tmp_path / "Add.net_add.1.2.1700000000000000",
+        DumpFile(
+            "",
+            Layout.V2,
+            "2.0",
+            1700000000000000,
+            "net/add",
+            outputs=(DumpTensor.from_array(TensorKind.OUTPUT, 0, out),),
+        ),
+    )
+    golden = tmp_path / "net_add.0.1700000000000000.npy"
+    np.save(golden, out.reshape(3, 2))  # same six values, another shape
+    result = compare("-tp", dump, "-gp", golden, "-o", tmp_path / "out", "-d", "net/add")
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert "shape mismatch [2, 3] vs [3, 2]" in result.output.splitlines()[-1]
+    assert not list((tmp_path / "out").glob("*_summary.txt"))
+
+
 def test_version() -> None:
     from dumpcmp import __version__
 
