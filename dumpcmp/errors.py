@@ -7,6 +7,7 @@ Every package raises from here; this module imports nothing of ours::
     │   ├── DumpFormatError           a CANN dump file is corrupt or truncated (path, offset)
     │   ├── BadFileNameError          a file name does not follow the dump/npy grammar
     │   ├── UnsupportedDtypeError     a tensor's data type has no numeric decoding
+    │   ├── UnreadableTensorError     one tensor of a dump file cannot be decoded (the target side)
     │   ├── LayoutError               a device layout cannot be converted to the asked one
     │   └── RuleFileError             an ATC / fusion rule json is malformed
     ├── ConverterPluginError          a user format converter (-custom DIR) is broken
@@ -64,6 +65,15 @@ class UnsupportedDtypeError(FormatError):
         self.where = where
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}unsupported dtype {dtype_name}")
+
+
+class UnreadableTensorError(FormatError):
+    """A target tensor cannot be decoded (unknown dtype or format value, bad layout): it is counted
+    with the unreadable dump files, because it may be the op that went wrong."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"unreadable tensor: {reason}")
 
 
 class LayoutError(FormatError):

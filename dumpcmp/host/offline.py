@@ -73,6 +73,7 @@ class CompareOutcome:
     shards: tuple[ShardOutcome, ...]
     skipped: tuple[tuple[Path, str], ...] = ()
     detail_files: tuple[Path, ...] = ()
+    file_pair: bool = False  # one target file against one golden file
 
     @property
     def rows(self) -> list[ResultRow]:
@@ -122,10 +123,15 @@ def run_compare(
             f"an .npy target is compared with one golden file (.npy or dump file), "
             f"but {request.golden} is a directory"
         )
+    if request.target.is_dir() and request.golden.is_file():
+        raise DumpcmpError(
+            f"-tp {request.target} is a dump tree and -gp {request.golden} one file: give a golden "
+            "directory (npy files or a second dump tree), or one dump file with -tp"
+        )
     golden = open_golden(request.golden)
-    prepare_output_dir(request.out_dir, "-o")  # after the inputs are known good, before any work
     stamp = time.strftime("%Y%m%d%H%M%S")
     if is_npy_target(request.target):
+        prepare_output_dir(request.out_dir, "-o")
         return _compare_npy_file(request, golden, stamp)
     check_arguments(request, isinstance(golden, NpuDumpGolden))
     tree = walk_dump_tree(request.target)
@@ -143,9 +149,10 @@ def run_compare(
         only_first_output=request.target.is_file() and request.golden.is_file(),
     )
     rules = _RuleSet.load(request)
-    shards_in = [_split(key, group) for key, group in sorted(tree.groups.items())]
+    shards_in = [_split(key, group) for key, group in sorted(tree.groups.items(), key=_shard_order)]
     # A missing rule file fails up front.
     matchers = [matcher_for_dump(rules.matcher_for(s.key), s.tensors) for s in shards_in]
+    prepare_output_dir(request.out_dir, "-o")  # every input checked; nothing compared yet
     workers = options.jobs or os.cpu_count() or 1
     use_processes = worth_processes([e for s in shards_in for e in s.tensors], workers)
     if on_plan:
@@ -184,7 +191,15 @@ def run_compare(
         tuple(shards),
         skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
         detail_files=detail_files,
+        file_pair=options.only_first_output,
     )
+
+
+def _shard_order(item: tuple[GroupKey, list[DumpEntry]]) -> tuple[object, ...]:
+    """Shards by session, device, model and step, numbers as numbers (step 2 before step 10)."""
+    key = item[0]
+    fields = (key.session, key.device, key.model, key.model_id, key.step)
+    return tuple((0, int(f), "") if f.isdigit() else (1, 0, f) for f in fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +218,9 @@ def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str)
     key = GroupKey("0", request.target.stem, "0", "0")
     row = compare_npy_target(request.target, golden)
     written = _write_shard(request, key, [row], _result_name(key, [key], stamp), False)
-    return CompareOutcome((replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped))
+    return CompareOutcome(
+        (replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped), file_pair=True
+    )
 
 
 def _result_name(key: GroupKey, keys: list[GroupKey], stamp: str, kind: str = "result") -> str:

@@ -18,7 +18,7 @@ from itertools import islice
 
 import numpy as np
 
-from dumpcmp.errors import DumpcmpError, DumpFormatError, MatchError
+from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, MatchError, UnreadableTensorError
 from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir
 from dumpcmp.host.matcher import GoldenRef, Matcher, NoGolden, TensorIO, identity_ref
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
@@ -181,9 +181,13 @@ def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
         x, y = aligned_pair(tensor, job.golden, job.origin_format, options)
         metrics = compare_arrays(x, y)
         return _row(job, options, golden_dtype=dtype_label(y.dtype), shape=y.shape, metrics=metrics)
-    except DumpcmpError as exc:
+    except UnreadableTensorError as exc:
         unreadable = MetricValues.unavailable(str(exc))
-        return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable)
+        return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unreadable,
+                    readable=False)  # fmt: skip
+    except DumpcmpError as exc:
+        unpaired = MetricValues.unavailable(str(exc))
+        return _row(job, options, golden_dtype="NaN", shape=tensor.original_shape, metrics=unpaired)
 
 
 def aligned_pair(
@@ -193,7 +197,10 @@ def aligned_pair(
 
     Raises a DumpcmpError (unreadable side, "shape mismatch [a] vs [b]") when they cannot be paired.
     """
-    x = tensor.logical(options.custom)
+    try:
+        x = tensor.logical(options.custom)
+    except FormatError as exc:
+        raise UnreadableTensorError(str(exc)) from None
     y = golden.load()
     x = _to_origin_format(x, origin_format, y.shape, options.custom)
     return fit_golden_shape(x, y.shape, exact=options.exact_shapes), y
@@ -206,6 +213,7 @@ def _row(
     golden_dtype: str,
     shape: tuple[int, ...] | None,
     metrics: MetricValues,
+    readable: bool = True,
 ) -> ResultRow:
     tensor = job.tensor
     return ResultRow(
@@ -222,7 +230,7 @@ def _row(
         shape=tuple(shape) if shape is not None else None,
         overflow=_fp16_overflow(tensor) if options.overflow_detection and tensor is not None else None,
         metrics=metrics,
-        dump_readable=tensor is not None,
+        dump_readable=tensor is not None and readable,
     )
 
 

@@ -22,6 +22,8 @@ from dumpcmp.host.verdict import Thresholds
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
+MAX_FILES_SHOWN = 10  # result files listed one per line up to this many
+FILES_SHOWN_OF_MANY = 3
 # A word holding one of these is a name (op, file, path, shape, number), blanked when grouping.
 _NAME_CHARS = re.compile(r"[0-9/\\'\"\[\]{}:._*]")
 
@@ -125,7 +127,9 @@ def _unreadable(outcome: CompareOutcome) -> Iterator[tuple[Path, str]]:
     for shard in outcome.shards:
         for row in shard.rows:
             if not row.dump_readable and row.index is not None:
-                yield _dump_file(shard, row.index) or Path(row.npu_name), _reason(row)
+                path = _dump_file(shard, row.index) or Path(row.npu_name)
+                # The reason of a whole-file failure names the file again: say it once.
+                yield path, _reason(row).replace(f"{path}: ", "")
         for stat in shard.stats_rows:
             if not stat.dump_readable:
                 yield stat.dump_file, _reason(stat)
@@ -152,14 +156,15 @@ def _stats_divergence(
 def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     """Short lines for the terminal: where results are, what was compared, the first divergence."""
     tally = Tally.of(outcome, thresholds)
-    lines = [f"result: {s.result_file}" for s in outcome.shards if s.result_file]
-    lines += [f"result: {s.xlsx_file}" for s in outcome.shards if s.xlsx_file]
-    lines += [f"statistics result: {s.stats_file}" for s in outcome.shards if s.stats_file]
+    lines = _files("result", [s.result_file for s in outcome.shards])
+    lines += _files("result", [s.xlsx_file for s in outcome.shards])
+    lines += _files("statistics result", [s.stats_file for s in outcome.shards])
     by_stats = f" ({tally.compared_stats} by statistics)" if tally.compared_stats else ""
     lines.append(
         f"target tensors: {tally.targets}, compared: {tally.compared_any}{by_stats}, "
         f"not compared: {sum(g.count for g in tally.not_compared)}, "
-        f"unreadable dump files: {len(tally.unreadable)}, golden-only tensors: {tally.golden_only}"
+        f"unreadable dump files: {len({path for path, _ in tally.unreadable})}, "
+        f"golden-only tensors: {tally.golden_only}"
     )
     if tally.not_compared:
         lines.append("not compared, by reason:")
@@ -192,6 +197,16 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     return lines
 
 
+def _files(label: str, paths: list[Path | None]) -> list[str]:
+    """One line per file; a tree of many steps gets its first few and where the rest are."""
+    written = [p for p in paths if p is not None]
+    if len(written) <= MAX_FILES_SHOWN:
+        return [f"{label}: {p}" for p in written]
+    shown = [f"{label}: {p}" for p in written[:FILES_SHOWN_OF_MANY]]
+    where = ", ".join(sorted({str(p.parent) for p in written}))
+    return [*shown, f"… and {len(written) - FILES_SHOWN_OF_MANY} more {label} files in {where}"]
+
+
 def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | None:
     """The one-line error for a run that compared nothing, saying what to check; else None."""
     tally = Tally.of(outcome, thresholds)
@@ -201,7 +216,9 @@ def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | N
         return f"nothing compared: all {tally.targets} dump files are unreadable; check -tp"
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
-    return (
-        f"nothing compared: none of the {tally.targets} target tensors has numbers{top}{golden}; "
-        "check that -gp holds the golden data of this very model and -fr is its ATC json (atc --mode=1)"
+    check = (
+        "check that -tp and -gp are the same tensor"
+        if outcome.file_pair
+        else "check that -gp holds the golden data of this very model and -fr is its ATC json (atc --mode=1)"
     )
+    return f"nothing compared: none of the {tally.targets} target tensors has numbers{top}{golden}; {check}"

@@ -44,7 +44,9 @@ class Thresholds:
         if not m.has_numbers:
             return ()
         found = []
-        if math.isnan(m.cosine_similarity) or m.cosine_similarity < self.cosine:
+        if math.isnan(m.cosine_similarity):
+            found.append("CosineSimilarity NaN")
+        elif m.cosine_similarity < self.cosine:
             found.append(f"CosineSimilarity {m.cosine_similarity:.6f} < {self.cosine:g}")
         above = (
             ("RelativeEuclideanDistance", m.relative_euclidean_distance, self.relative_euclidean),

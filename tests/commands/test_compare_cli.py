@@ -126,7 +126,8 @@ def test_output_path_that_is_a_file_is_refused_before_work(
 ) -> None:
     blocker = tmp_path / "taken"
     blocker.write_text("mine")
-    monkeypatch.setattr(offline, "walk_dump_tree", _never)
+    monkeypatch.setattr(offline, "run_jobs", _never)
+    monkeypatch.setattr(offline, "rows_in_processes", _never)
     one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", blocker), 1, "is a file, not a directory")
     assert blocker.read_text() == "mine"
     one_error_line(
@@ -139,6 +140,16 @@ def test_wrong_target_path_makes_no_output_directory(dumps: Path, tmp_path: Path
     out = tmp_path / "out"
     one_error_line(compare("-tp", tmp_path / "nosuch", "-gp", dumps, "-o", out), 1, "does not exist")
     assert not out.exists()
+    one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", out, "-d", "nosuchop"), 1, "nosuchop")
+    assert not out.exists()
+
+
+def test_a_dump_tree_against_one_golden_file_is_refused(dumps: Path, tmp_path: Path) -> None:
+    golden = tmp_path / "one.npy"
+    golden.write_bytes(b"")
+    result = compare("-tp", dumps, "-gp", golden, "-o", tmp_path / "out")
+    one_error_line(result, 1, "is a dump tree and -gp")
+    assert not (tmp_path / "out").exists()
 
 
 def _never(*_: object) -> None:

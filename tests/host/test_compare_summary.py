@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +17,7 @@ from dumpcmp.host.metrics import MetricValues, compare_arrays
 from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
-from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.names import dump_file_name
 
 runner = CliRunner()
@@ -164,6 +165,68 @@ def test_corrupt_file_of_the_culprit_is_named_before_the_first_divergence(
     assert lines[first].endswith(f"dump file {dump_file_of(target, 'block2/conv')}")
 
 
+def test_an_undecodable_tensor_of_the_culprit_is_named_before_the_first_divergence(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    def fault_from_block1(i: int, values: np.ndarray) -> np.ndarray:
+        return values + 1.0 if i >= 1 else values
+
+    target = write_tree(tmp_path / "npu", fault_from_block1)
+    culprit = dump_file_of(target, "block1/conv")
+    dump = read_dump(culprit)
+    bad = replace(dump.outputs[0], format=67)  # a format value no CANN version has
+    write_dump(culprit, replace(dump, path="", outputs=(bad,)))
+    lines = _run(target, golden_tree, tmp_path / "out")
+    unreadable = next(i for i, line in enumerate(lines) if line.startswith("unreadable dump file "))
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence: "))
+    assert unreadable < first
+    assert lines[unreadable] == (
+        f"unreadable dump file {culprit}: unreadable tensor: output:0: unknown format 67 in the dump header"
+    )
+    assert "unreadable dump files: 1," in "\n".join(lines)
+    assert "index 2 Conv2D block2/conv" in lines[first]
+
+
+def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_tree(tmp_path / "npu")
+    culprit = dump_file_of(target, "block1/conv")
+    culprit.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00" + b"\xff" * 40)
+    (line,) = (x for x in _run(target, golden_tree, tmp_path / "out") if x.startswith("unreadable dump file"))
+    assert line.count(str(culprit)) == 1
+
+
+def test_a_nan_cosine_reads_as_nan() -> None:
+    assert Thresholds().breaches(_metrics(cosine_similarity=math.nan)) == ("CosineSimilarity NaN",)
+
+
+def test_many_steps_are_ordered_as_numbers_and_listed_briefly(golden_tree: Path, tmp_path: Path) -> None:
+    source = write_tree(tmp_path / "one") / SESSION / "0" / "model" / "1" / "0"
+    target = tmp_path / "npu"
+    for step in (0, 1, 2, 10, 11, 12, 100, 3, 4, 5, 6, 7):
+        shutil.copytree(source, target / SESSION / "0" / "model" / "1" / str(step))
+    golden = tmp_path / "golden"
+    shutil.copytree(source, golden / SESSION / "0" / "model" / "1" / "0")
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    assert [s.key.step for s in outcome.shards] == [
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "10",
+        "11",
+        "12",
+        "100",
+    ]
+    lines = summarize(outcome, Thresholds())
+    results = [line for line in lines if line.startswith("result: ")]
+    assert len(results) == 3
+    assert lines[3] == f"… and 9 more result files in {tmp_path / 'out'}"
+
+
 def test_reasons_are_grouped_most_common_first(golden_tree: Path, tmp_path: Path) -> None:
     extra = ("other/a", "other/b", "other/c")
     target = write_tree(tmp_path / "npu", ops=(*OPS[:2], *extra))
@@ -255,3 +318,14 @@ def test_xlsx_marks_the_rows_the_thresholds_judge(golden_tree: Path, tmp_path: P
     assert sheet is not None
     marked = [row[0].fill.fgColor.rgb.endswith("FFC7CE") for row in sheet.iter_rows(min_row=2)]
     assert marked == [False, False, True, False]  # block2's cosine is 0.998, its RED 0.06
+
+
+def test_nothing_compared_in_a_file_pair_names_the_two_files(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    np.save(tmp_path / "b.npy", np.ones((3, 2), np.float32))
+    args = ["compare", "-tp", tmp_path / "a.npy", "-gp", tmp_path / "b.npy", "-o", tmp_path / "out"]
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 1
+    last = result.output.splitlines()[-1]
+    assert last.endswith("check that -tp and -gp are the same tensor")
+    assert "-fr" not in last
