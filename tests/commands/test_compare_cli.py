@@ -109,9 +109,9 @@ def test_glued_equals_value_of_a_short_option_is_the_value(dumps: Path, tmp_path
 
 
 def test_checked_args_leaves_values_alone() -> None:
-    from typer.main import get_command
+    from dumpcmp.cli import load_command
 
-    params = get_command(app).commands["compare"].params  # type: ignore[attr-defined]
+    params = load_command("compare").params
     args = ["-d", "-weird_op_name", "-tp", "x", "--", "-overflow"]
     assert checked_args(params, args) == args  # values and anything after "--" are not flags
     with pytest.raises(FlagError):

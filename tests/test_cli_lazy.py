@@ -1,0 +1,47 @@
+"""The CLI imports a command's module only when that command runs or shows its own help."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dumpcmp import cli
+
+COMMANDS = sorted(cli._COMMANDS)
+
+_OTHERS_LOADED = f"""
+import sys
+from dumpcmp.cli import main
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+commands = {COMMANDS!r}
+print(sorted(name for name in commands if "dumpcmp.commands." + name in sys.modules))
+"""
+
+
+def _command_modules_after(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-c", _OTHERS_LOADED, *args], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_top_level_help_imports_no_command_module() -> None:
+    # Formerly every command module was imported for every run: ~0.3 s before any work started.
+    assert _command_modules_after("--help") == "[]"
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    assert _command_modules_after("compare", "--help") == "['compare']"
+
+
+@pytest.mark.parametrize("name", list(cli._COMMANDS))
+def test_listed_help_line_is_the_commands_own(name: str) -> None:
+    command = cli.load_command(name)
+    assert command.name == name
+    assert command.get_short_help_str(limit=1000) == cli._COMMANDS[name]
