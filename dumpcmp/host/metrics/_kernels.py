@@ -364,20 +364,29 @@ def _distribution(centred: float, shift: float, scale: float) -> float:
 
 
 @_inline
-def _kl_terms(
-    acc: npt.NDArray[np.float64], i: int,
-    a: float, b: float, mx: float, my: float, sx: float, sy: float, kx: float, ky: float,
+def _kl_block(
+    acc: npt.NDArray[np.float64], scratch: npt.NDArray[np.float64], x: Chunk, y: Chunk, base: int,
+    count: int, mx: float, my: float, sx: float, sy: float, kx: float, ky: float,
 ) -> None:  # fmt: skip
+    """Elements ``base`` to ``base + count`` (``count`` ≤ ``LANES``) into lane ``i``'s sums.
+
+    Two loops: the first leaves p and p/q in ``scratch``, the second adds p·log(p/q). As one
+    loop it kept more constants live than AVX2 has registers; reloading them made it ~40% slower.
+    """
     lanes = LANES
-    a -= mx
-    b -= my
-    acc[i] += a * a
-    acc[lanes + i] += b * b
-    p = _distribution(a, sx, kx)
-    q = _distribution(b, sy, ky)
-    acc[2 * lanes + i] += p
-    acc[3 * lanes + i] += q
-    acc[4 * lanes + i] += p * log(p / q)
+    for i in range(count):
+        a = _value(x[base + i]) - mx
+        b = _value(y[base + i]) - my
+        acc[i] += a * a
+        acc[lanes + i] += b * b
+        p = _distribution(a, sx, kx)
+        q = _distribution(b, sy, ky)
+        acc[2 * lanes + i] += p
+        acc[3 * lanes + i] += q
+        scratch[i] = p
+        scratch[lanes + i] = p / q
+    for i in range(count):
+        acc[4 * lanes + i] += scratch[i] * log(scratch[lanes + i])
 
 
 @_kernel
@@ -390,12 +399,11 @@ def kl_terms(
     """
     lanes = LANES
     acc = np.zeros(5 * lanes)
+    scratch = np.empty(2 * lanes)
     n = x.shape[0]
     full = n - n % lanes
     for base in range(0, full, lanes):
-        for i in range(lanes):
-            _kl_terms(acc, i, _value(x[base + i]), _value(y[base + i]), mx, my, sx, sy, kx, ky)
-    for i in range(n - full):
-        _kl_terms(acc, i, _value(x[full + i]), _value(y[full + i]), mx, my, sx, sy, kx, ky)
+        _kl_block(acc, scratch, x, y, base, lanes, mx, my, sx, sy, kx, ky)
+    _kl_block(acc, scratch, x, y, full, n - full, mx, my, sx, sy, kx, ky)
     return (acc[:lanes].sum(), acc[lanes : 2 * lanes].sum(), acc[2 * lanes : 3 * lanes].sum(),
             acc[3 * lanes : 4 * lanes].sum(), acc[4 * lanes :].sum())  # fmt: skip
