@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dumpcmp
-from dumpcmp.host.metrics._kernels import log
+from dumpcmp.host.metrics._kernels import _log_of_ratio, log
 
 PACKAGE = Path(dumpcmp.__file__).resolve().parent
 
@@ -120,3 +120,28 @@ def test_pass1_maxima_are_packed_max_not_masked_stores(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "vmaskmovpd" not in done.stdout
     assert "vmaxpd" in done.stdout
+
+
+@numba.njit(error_model="numpy")
+def _ratio_logs(values: np.ndarray, out: np.ndarray) -> None:
+    for i in range(values.shape[0]):
+        out[i] = _log_of_ratio(values[i])
+
+
+def test_log_of_a_kl_ratio_is_log_over_every_ratio_finite_data_gives() -> None:
+    eps32 = float(np.finfo(np.float32).eps)
+    rng = np.random.default_rng(3)
+    p = np.concatenate([np.exp(rng.uniform(np.log(eps32), 0.0, 30000)), [eps32, 1.0, 1.0 + 2e-16]])
+    q = np.concatenate([np.exp(rng.uniform(np.log(eps32), 0.0, 30000)), [1.0, eps32, 1.0]])
+    ratios = p / q
+    want, got = np.empty_like(ratios), np.empty_like(ratios)
+    _logs(ratios, want)
+    _ratio_logs(ratios, got)
+    assert np.array_equal(got, want)
+
+
+def test_log_of_a_kl_ratio_propagates_nan_and_inf() -> None:
+    got = np.empty(2)
+    _ratio_logs(np.array([np.nan, np.inf]), got)
+    assert np.isnan(got[0])
+    assert got[1] == np.inf
