@@ -154,7 +154,6 @@ def run_compare(
     matchers = [matcher_for_dump(rules.matcher_for(s.key), s.tensors) for s in shards_in]
     prepare_output_dir(request.out_dir, "-o")  # every input checked; nothing compared yet
     workers = options.jobs or os.cpu_count() or 1
-    use_processes = worth_processes([e for s in shards_in for e in s.tensors], workers)
     if on_plan:
         on_plan(sum(len(s.tensors) + len(s.stats) for s in shards_in))
     names = [s.key for s in shards_in]
@@ -162,7 +161,9 @@ def run_compare(
     for position, (shard, matcher) in enumerate(zip(shards_in, matchers, strict=True)):
         rows: list[ResultRow] = []
         if shard.tensors:
-            if use_processes:
+            # A pool is forked per shard (it inherits that shard's golden index and matcher), so
+            # only a shard with enough files pays for one; a tree of many small steps uses threads.
+            if worth_processes(shard.tensors, workers):
                 rows_iter = rows_in_processes(shard.tensors, golden, matcher, options, workers, on_progress)
             else:
                 rows_iter = run_jobs(iter_jobs(shard.tensors, golden, matcher, options), options, on_progress)

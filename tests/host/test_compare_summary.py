@@ -329,3 +329,24 @@ def test_nothing_compared_in_a_file_pair_names_the_two_files(tmp_path: Path) -> 
     last = result.output.splitlines()[-1]
     assert last.endswith("check that -tp and -gp are the same tensor")
     assert "-fr" not in last
+
+
+def test_a_tree_of_many_small_steps_forks_no_pool_per_step(
+    golden_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dumpcmp.host.offline as offline
+    import dumpcmp.host.workers as workers
+
+    source = write_tree(tmp_path / "one") / SESSION / "0" / "model" / "1" / "0"
+    target = tmp_path / "npu"
+    for step in range(3):
+        shutil.copytree(source, target / SESSION / "0" / "model" / "1" / str(step))
+    # 12 files in all, 4 a step: forking a pool for each step costs more than it brings.
+    monkeypatch.setattr(workers, "PROCESS_MIN_FILES", 2 * len(OPS))
+
+    def no_pool(*_: object, **__: object) -> None:
+        raise AssertionError("a worker pool was forked for a small step")
+
+    monkeypatch.setattr(offline, "rows_in_processes", no_pool)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out", jobs=2))
+    assert len(outcome.shards) == 3

@@ -167,7 +167,7 @@ class MetricValues:
 
     def numbers(self) -> tuple[float, ...]:
         """Every float in column order (StandardDeviation contributing four)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_NUMBERS)
+        return tuple(getattr(self, name) for name in _NUMBER_FIELDS)
 
     @property
     def has_numbers(self) -> bool:
@@ -188,6 +188,10 @@ class MetricValues:
             "MaxRelativeError": self.max_relative_error,
             "MeanRelativeError": self.mean_relative_error,
         }
+
+
+# Read once: dataclasses.fields() per call made summarising 60k rows take a second.
+_NUMBER_FIELDS = tuple(f.name for f in fields(MetricValues) if f.name not in _NOT_NUMBERS)
 
 
 # ---------------------------------------------------------------------------------------------
