@@ -10,7 +10,9 @@ current directory. ``StrictCommand`` looks at the arguments before click does:
   error naming the long option it most likely misspells, or else saying that a short option's
   value goes after a space (``-o DIR``, ``-j 4``): a glued value is never read;
 * ``-x=VALUE`` is ``-x VALUE`` (click would keep the ``=`` in the value);
-* an empty value of a path option is an error, not the current directory.
+* an empty value of a path option is an error, not the current directory;
+* a single-valued option given twice, under one spelling or two (``-tp A -l B``), is an error:
+  click would silently keep the last. Options that take a list, and counters, may repeat.
 
 Errors are one line and exit code 2, click's code for a bad command line.
 """
@@ -42,6 +44,7 @@ class _Option(Protocol):
     secondary_opts: list[str]
     is_flag: bool
     count: bool
+    multiple: bool
 
 
 class FlagError(Exception):
@@ -87,6 +90,7 @@ def checked_args(
     }
     out: list[str] = []
     value_of: _Option | None = None  # the option whose value the next argument is
+    given: dict[str | None, str] = {}  # option name -> the spelling it was first given as
     for position, arg in enumerate(args):
         if value_of is not None:
             _check_value(value_of, arg, paths)
@@ -105,7 +109,8 @@ def checked_args(
             out.append(arg)  # a "--" word click does not know: click says so itself
             continue
         option = options[spelled]
-        takes_value = not option.is_flag and not option.count
+        _check_once(option, spelled, given)
+        takes_value = _takes_value(option)
         if equals and takes_value:
             _check_value(option, value, paths)
             out += [spelled, value]
@@ -125,13 +130,56 @@ def _spelling(name: str, options: dict[str, _Option]) -> str | None:
         return f"-{name}"
     if len(name) == 2:
         return None  # an unknown short option: click's own error names it
+    glued = _glued_to(name, options)
+    if glued is not None and len(glued) > 2:
+        raise _glued_error(name, glued)
     hint = _closest(name, options)
     if hint is not None:
         raise FlagError(f"no such option: {name}; did you mean {hint}?")
-    short = options.get(name[:2])
-    if short is not None and not short.is_flag and not short.count:
-        raise FlagError(f"{name}: write the value of {name[:2]} after a space: {name[:2]} {name[2:]}")
+    if glued is not None:
+        raise _glued_error(name, glued)
     raise FlagError(f"no such option: {name}")
+
+
+def _glued_to(name: str, options: dict[str, _Option]) -> str | None:
+    """The longest value-taking option ``name`` starts with, in one-dash spelling (``-tp``)."""
+    spellings = {opt if opt.startswith("-") and not opt.startswith("--") else opt[1:]: option
+                 for opt, option in options.items()}  # fmt: skip
+    starts = [
+        spelling
+        for spelling, option in spellings.items()
+        if name.startswith(spelling) and len(spelling) < len(name) and _takes_value(option)
+    ]
+    return max(starts, key=len, default=None)
+
+
+def _glued_error(name: str, option: str) -> FlagError:
+    value = name[len(option) :]
+    return FlagError(f"{name}: write the value of {option} after a space: {option} {value}")
+
+
+def _takes_value(option: _Option) -> bool:
+    return not option.is_flag and not option.count
+
+
+def _check_once(option: _Option, spelled: str, given: dict[str | None, str]) -> None:
+    """FlagError when a single-valued option comes again: click would silently keep the last."""
+    if option.multiple or option.count:
+        return
+    first = given.get(option.name)
+    if first is None:
+        given[option.name] = spelled
+        return
+    if first == spelled:
+        raise FlagError(f"{spelled} is given twice; give it once")
+    raise FlagError(f"{first} and {spelled} both give {_described(option)}; give it once")
+
+
+def _described(option: _Option) -> str:
+    """``the target path`` for ``--target-path``: the option's long name in words."""
+    long_names = [opt for opt in (*option.opts, *option.secondary_opts) if opt.startswith("--")]
+    words = (long_names[0] if long_names else option.opts[0]).lstrip("-").replace("-", " ").replace("_", " ")
+    return f"the {words}"
 
 
 def _closest(name: str, options: dict[str, _Option]) -> str | None:

@@ -1,0 +1,86 @@
+"""``StrictCommand``: a repeated option or a glued value is refused by every command, in one line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+
+runner = CliRunner()
+DUMPS = ("dumps", "20261121093000")
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run from an empty directory, so that a run that should not happen shows up in it."""
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+def one_usage_error(args: list[str], text: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [f"Error: {text}"], result.output
+
+
+@pytest.mark.parametrize(
+    ("repeat", "message"),
+    [
+        (["-l", "B"], "-tp and -l both give the target path; give it once"),
+        (["-tp", "B"], "-tp is given twice; give it once"),
+        (["--target_path=B"], "-tp and --target_path both give the target path; give it once"),
+        (["-output_path", "o2"], "-o and --output_path both give the output path; give it once"),
+        (["--xlsx", "--xlsx"], "--xlsx is given twice; give it once"),
+    ],
+)
+def test_a_repeated_compare_option_is_refused(
+    shared_fixtures: Path, in_tmp: Path, repeat: list[str], message: str
+) -> None:
+    dumps = str(shared_fixtures.joinpath(*DUMPS))
+    one_usage_error(["compare", "-tp", dumps, "-gp", dumps, "-o", "o1", *repeat], message)
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_every_command_refuses_a_repeated_option(in_tmp: Path) -> None:
+    one_usage_error(
+        ["config", "acl", "-o", "a.json", "--output", "b.json", "--model", "m"],
+        "-o and --output both give the output; give it once",
+    )
+    one_usage_error(
+        ["sim", "run", "zoo:small_cnn", "--seed", "1", "--seed", "2"], "--seed is given twice; give it once"
+    )
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_options_that_take_a_list_may_repeat(in_tmp: Path) -> None:
+    (in_tmp / "dumps").mkdir()
+    result = runner.invoke(
+        app,
+        ["config", "acl", "-o", "acl.json", "--dump-path", "dumps", "--model", "a", "--model", "b"],
+    )
+    assert result.exit_code == 0, result.output
+    assert '"model_name": "b"' in (in_tmp / "acl.json").read_text()
+
+
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ("-tpsim/npu", "-tpsim/npu: write the value of -tp after a space: -tp sim/npu"),
+        ("-frrule.json", "-frrule.json: write the value of -fr after a space: -fr rule.json"),
+        ("-custom/x", "-custom/x: write the value of -custom after a space: -custom /x"),
+        ("-ofoo", "-ofoo: write the value of -o after a space: -o foo"),
+    ],
+)
+def test_a_glued_value_names_the_longest_option_it_starts_with(
+    shared_fixtures: Path, in_tmp: Path, word: str, message: str
+) -> None:
+    dumps = str(shared_fixtures.joinpath(*DUMPS))
+    target = [] if word.startswith("-tp") else ["-tp", dumps]
+    one_usage_error(["compare", *target, "-gp", dumps, word], message)
+    assert list(in_tmp.iterdir()) == []
