@@ -25,6 +25,8 @@ class ConfigIssue:
 
 
 def format_issues(source: str, issues: Sequence[ConfigIssue]) -> str:
-    """A header naming ``source``, then one line per issue (the ConfigError message)."""
+    """One line for one issue; else a header naming ``source``, then one line per issue."""
+    if len(issues) == 1:
+        return f"{source}: {issues[0]}"
     count = f"{len(issues)} problem" + ("" if len(issues) == 1 else "s")
     return "\n".join([f"{source}: {count}", *(f"  {issue}" for issue in issues)])

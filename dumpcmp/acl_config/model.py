@@ -344,6 +344,23 @@ def _write_atomically(target: Path, text: str) -> None:
         raise
 
 
+# Top-level keys of an aclInit config besides "dump"; a document with none of them (an ATC json,
+# a fusion rule) is some other file, and calling it "nothing to dump" would hide the mistake.
+_INIT_KEYS = frozenset({"dump", "profiler", "err_msg_mode"})
+
+
+def _not_an_acl_json(raw: Mapping[str, Any], reader: RawReader) -> None:
+    keys = list(raw)
+    if not keys or _INIT_KEYS.intersection(keys):
+        return  # {} is rule 1's "nothing to do"
+    misplaced = [key for key in keys if key in _SECTION_KEYS]
+    shown = ", ".join(repr(key) for key in keys[:5]) + (", ..." if len(keys) > 5 else "")
+    if misplaced:
+        reader.report(ROOT, "1", f'{shown} must sit inside a "dump" object: {{"dump": {{...}}}}')
+    else:
+        reader.report(ROOT, "1", f'not an acl.json: no "dump" object, top-level keys {shown}')
+
+
 def read_config(raw: Any) -> tuple[AclConfig | None, list[ConfigIssue]]:
     """Leniently read decoded JSON: the model of every well-typed value, plus rule 1–3 issues.
 
@@ -356,6 +373,7 @@ def read_config(raw: Any) -> tuple[AclConfig | None, list[ConfigIssue]]:
     extra = {k: v for k, v in raw.items() if k != "dump"}
     section = raw.get("dump")
     if "dump" not in raw:
+        _not_an_acl_json(raw, reader)
         return AclConfig(extra=extra), reader.issues
     if not isinstance(section, Mapping):
         reader.report("dump", "1", f"must be an object, got {json_type(section)}")

@@ -104,6 +104,14 @@ def acl_command(
         fail(format_issues(f"not writing {output}", issues))
     with user_errors():
         config = AclConfig.from_json(raw)
+    if not config.enables_dump:
+        # CANN accepts such a config and dumps nothing (rule 10); older ACL rejects its empty
+        # dump_list. Either way it is not what someone asking for a dump config wants.
+        fail(
+            f"not writing {output}: it would dump nothing; give --model NAME (model dump), "
+            "--layer OP (any model), --op-switch on, --debug on or --scene"
+        )
+    with user_errors():
         written = config.write(output)
     console().print(f"Wrote {escape(str(written))}: {escape(describe(config))}")
 

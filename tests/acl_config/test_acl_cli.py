@@ -82,12 +82,23 @@ def test_acl_keeps_remote_paths(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["dump"]["dump_path"] == "10.0.0.7:/data/dump"
 
 
-def test_acl_with_nothing_to_dump_still_writes_and_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra", [[], ["--data", "stats", "--mode", "all"]])
+def test_acl_with_nothing_to_dump_is_refused(tmp_path: Path, extra: list[str]) -> None:
+    out = tmp_path / "stats.json"
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), *extra)
+    assert code == 1
+    assert output.splitlines() == [
+        f"Error: not writing {out}: it would dump nothing; give --model NAME (model dump), "
+        "--layer OP (any model), --op-switch on, --debug on or --scene"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_acl_layers_without_a_model_dump_them_from_any_model(tmp_path: Path) -> None:
     out = tmp_path / "acl.json"
-    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path))
-    assert code == 0
-    assert "nothing will be dumped" in output
-    assert json.loads(out.read_text()) == {"dump": {"dump_path": str(tmp_path), "dump_list": []}}
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), "--layer", "conv1")
+    assert code == 0, output
+    assert json.loads(out.read_text())["dump"]["dump_list"] == [{"layer": ["conv1"]}]
 
 
 @pytest.mark.parametrize(
@@ -164,6 +175,26 @@ def test_check_ok_prints_a_summary(tmp_path: Path) -> None:
 def test_check_nothing_to_dump_is_ok(tmp_path: Path) -> None:
     code, output = run("check", str(write(tmp_path, {"err_msg_mode": "1"})))
     assert (code, output.strip()) == (0, 'OK: nothing will be dumped: there is no "dump" section')
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (
+            {"graph": [], "name": "small_cnn", "version": 2},
+            "not an acl.json: no \"dump\" object, top-level keys 'graph', 'name', 'version' (rule 1)",
+        ),
+        (
+            {"dump_path": "/d", "dump_list": []},
+            "'dump_path', 'dump_list' must sit inside a \"dump\" object: {\"dump\": {...}} (rule 1)",
+        ),
+    ],
+)
+def test_check_refuses_a_json_that_is_not_an_acl_json(tmp_path: Path, document: object, message: str) -> None:
+    path = write(tmp_path, document)
+    code, output = run("check", str(path))
+    assert code == 1
+    assert output.splitlines() == [f"Error: {path}: $: {message}"]
 
 
 def test_check_notes_unknown_keys(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import json
 import stat
 from pathlib import Path
@@ -162,7 +163,7 @@ def test_the_model_does_not_share_the_callers_objects() -> None:
     ],
 )
 def test_from_json_refuses_what_the_model_cannot_hold(document: Any, path: str, rule: str) -> None:
-    with pytest.raises(ConfigError, match="<json>: 1 problem") as caught:
+    with pytest.raises(ConfigError, match=rf"^<json>: {re.escape(path)}: ") as caught:
         AclConfig.from_json(document)
     assert issue_pairs(caught.value) == [(path, rule)]
 
@@ -223,7 +224,13 @@ _sections = st.builds(
 )
 
 
-@given(st.builds(AclConfig, dump=st.none() | _sections, extra=_extra))
+# Without "dump", only keys of an aclInit config make a document an acl.json (read_config).
+_configs = st.builds(AclConfig, dump=st.none() | _sections, extra=_extra).filter(
+    lambda c: c.dump is not None or not c.extra or "err_msg_mode" in c.extra
+)
+
+
+@given(_configs)
 def test_any_config_round_trips(config: AclConfig) -> None:
     assert AclConfig.from_json(config.to_json()) == config
     assert AclConfig.from_json(config.to_dict()).to_dict() == config.to_dict()
