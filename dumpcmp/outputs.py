@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from dumpcmp.errors import OutputError
 
-__all__ = ["atomic_path", "prepare_output_dir"]
+__all__ = ["atomic_path", "new_output_dir", "prepare_output_dir"]
 
 
 def _reason(exc: OSError) -> str:
@@ -40,6 +41,25 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     os.close(handle)
     os.unlink(probe)
     return path
+
+
+@contextlib.contextmanager
+def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
+    """``prepare_output_dir`` for a block that may fail: what it created goes again on failure.
+
+    A command refused for a bad input found only once work started (an unknown fault target, an
+    input of the wrong shape) must not leave a directory of half a run behind. Only directories
+    this call created are removed, with what the block wrote into them; a directory that existed
+    before is never removed.
+    """
+    made = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
+    prepare_output_dir(path, option)
+    try:
+        yield path
+    except BaseException:
+        if made:
+            shutil.rmtree(made[-1], ignore_errors=True)
+        raise
 
 
 @contextlib.contextmanager

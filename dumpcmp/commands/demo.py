@@ -56,15 +56,15 @@ def demo(
     from dumpcmp.fakes.simulate import simulate
     from dumpcmp.host.offline import CompareRequest, run_compare
     from dumpcmp.host.verdict import Thresholds
-    from dumpcmp.outputs import prepare_output_dir
+    from dumpcmp.outputs import new_output_dir
 
     fault = fault or DEFAULT_FAULTS.get(model, "none")
     faults = () if fault.lower() == "none" else (fault,)
     out_console = console()
     limits = Thresholds()
     with user_errors():
-        out = prepare_output_dir(out or _fresh_run_dir(), "--out")
-        sim = simulate(model, out, seed=seed, faults=faults)
+        with new_output_dir(out or _fresh_run_dir(), "--out") as run_dir:
+            sim = simulate(model, run_dir, seed=seed, faults=faults)
         files = f"{len(sim.dump_files)} dump files, {len(sim.golden_files)} golden files"
         out_console.print(f"simulated {sim.model_name}: {files}")
         for original, npu_op in sim.fault_npu_ops.items():
@@ -74,7 +74,7 @@ def demo(
                 sim.run_dir or sim.npu_dump_dir,
                 sim.golden_dir,
                 fusion_rule=sim.fusion_rule,
-                out_dir=out / "result",
+                out_dir=run_dir / "result",
             )
         )
     rows = [r for r in outcome.rows if r.index is not None and not math.isnan(r.cosine)]

@@ -68,18 +68,18 @@ def _golden(
     from dumpcmp.fakes.golden import refuse_previous_golden, run_golden, write_golden
     from dumpcmp.fakes.inputs import parse_dtype, parse_named, parse_shape, resolve_inputs
     from dumpcmp.fakes.onnx_model import analyse, load_model
-    from dumpcmp.outputs import prepare_output_dir
+    from dumpcmp.outputs import new_output_dir
 
     refuse_previous_golden(out)
-    prepare_output_dir(out, "--out")
-    proto = load_model(model)
-    declared = analyse(proto).inputs
-    shape_map = parse_named([parse_shape(s) for s in shapes], declared, "--input-shape")
-    dtype_map = parse_named([parse_dtype(d) for d in dtypes], declared, "--input-dtype")
-    specs = analyse(proto, shape_map).inputs
-    arrays = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
-    run = run_golden(proto, arrays)
-    return write_golden(run, out), arrays, [s.name for s in specs]
+    with new_output_dir(out, "--out"):
+        proto = load_model(model)
+        declared = analyse(proto).inputs
+        shape_map = parse_named([parse_shape(s) for s in shapes], declared, "--input-shape")
+        dtype_map = parse_named([parse_dtype(d) for d in dtypes], declared, "--input-dtype")
+        specs = analyse(proto, shape_map).inputs
+        arrays = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
+        run = run_golden(proto, arrays)
+        return write_golden(run, out), arrays, [s.name for s in specs]
 
 
 def register(parent: typer.Typer) -> None:

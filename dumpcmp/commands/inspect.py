@@ -293,6 +293,11 @@ def inspect(
     json_: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead.")] = False,
 ) -> None:
     """Show a dump file: header fields and, per tensor, dtype, format, shapes and statistics."""
+    # Said before reading: the reader's "at byte 0: cannot read" points inside a file there is not.
+    if file.is_dir():
+        fail(f"{file}: is a directory, give one dump file")
+    if not file.exists():
+        fail(f"{file}: no such file")
     try:
         doc = _describe_file(file)
     except DumpcmpError as exc:

@@ -66,10 +66,9 @@ def run_command(
     OUT must not hold an earlier simulation: its golden files would be mixed with this run's.
     """
     from dumpcmp.fakes.simulate import simulate
-    from dumpcmp.outputs import prepare_output_dir
+    from dumpcmp.outputs import new_output_dir
 
-    with user_errors():
-        prepare_output_dir(out, "--out")
+    with user_errors(), new_output_dir(out, "--out"):
         result = simulate(
             model,
             out,

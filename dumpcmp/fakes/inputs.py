@@ -13,6 +13,7 @@ from typing import TypeVar
 import numpy as np
 
 from dumpcmp.errors import ConfigError, ModelError
+from dumpcmp.proto.npy import load_npy
 
 from .onnx_model import ValueSpec
 
@@ -71,10 +72,7 @@ def load_input(
     if not source.is_file():
         raise ConfigError(f"input file {source} does not exist")
     if source.suffix.lower() == ".npy":
-        try:
-            data = np.load(source, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{source}: not a readable .npy file ({exc})") from exc
+        data = load_npy(source, mmap=False)  # FormatError saying what a non-numeric or junk file is
         if shape is not None and tuple(data.shape) != tuple(shape):
             data = _reshaped(data, shape, source)
         return data.astype(dtype, copy=False) if dtype is not None else data

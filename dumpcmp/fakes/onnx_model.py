@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from dumpcmp.errors import ModelError
+from dumpcmp.proto.sniff import what_is
 
 __all__ = [
     "MAX_OPSET",
@@ -113,12 +114,17 @@ def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
         raise ModelError(
             f"{path}: the simulated NPU cannot load an offline model (.om); give the .onnx it was built from"
         )
+    if path.is_file():
+        kind = what_is(path)
+        if kind is not None:  # onnx would read a .json as a ModelProto in JSON, or say why not in lines
+            raise ModelError(f"{path}: {kind}, not an ONNX model (.onnx)")
     try:
-        return onnx.load(str(path))
+        return onnx.load(str(path), format="protobuf")
     except FileNotFoundError:
         raise ModelError(f"{path}: no such model file") from None
     except Exception as exc:  # onnx raises DecodeError, OSError, ValueError...
-        raise ModelError(f"{path}: not a readable ONNX model ({exc})") from exc
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"{path}: not a readable ONNX model ({reason})") from exc
 
 
 def node_names(graph: onnx.GraphProto) -> list[str]:

@@ -26,7 +26,8 @@ import numpy as np
 import onnx
 
 from dumpcmp.acl_config import AclConfig
-from dumpcmp.errors import AclError, OutputError
+from dumpcmp.acl_config import load as load_config
+from dumpcmp.errors import AclError, ModelError, OutputError
 from dumpcmp.outputs import atomic_path
 
 from .atc_json import write_atc_json
@@ -89,13 +90,15 @@ def simulate(
     """
     out = Path(out_dir)
     _refuse_previous_run(out)
-    out.mkdir(parents=True, exist_ok=True)
-    model_path = _model_file(model, out)
-    name = model_path.stem
-    proto = load_model(model_path)
-    arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
-    config_path, dump_dir = _dump_config(acl_config, out, name)
+    # Every input the user gave is checked before the first file is written into ``out``.
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
+    proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
+    _check_fault_targets(plan, proto)
+    arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
+    given_config = None if acl_config is None else load_config(acl_config)  # names every broken rule
+    out.mkdir(parents=True, exist_ok=True)
+    model_path = _model_file(model, proto, out)
+    config_path, dump_dir = _dump_config(acl_config, given_config, out, model_path.stem)
     npu = SimulatedAcl(
         fusion=not no_fusion,
         quantize=tuple(quantize),
@@ -142,27 +145,36 @@ def _refuse_previous_run(out: Path) -> None:
         )
 
 
-def _model_file(model: str | Path, out: Path) -> Path:
+def _check_fault_targets(plan: FaultPlan, proto: onnx.ModelProto) -> None:
+    """A fault names an ONNX node; a misspelt one is refused here, before anything is written."""
+    nodes = [node.name for node in proto.graph.node]
+    missing = [op for op in plan.targets if op not in nodes]
+    if missing:
+        raise ModelError(
+            f"cannot inject a fault at {', '.join(map(repr, missing))}: no op of the model has that name "
+            f"(ops include {', '.join(nodes[:8])}, …)"
+        )
+
+
+def _model_file(model: str | Path, proto: onnx.ModelProto, out: Path) -> Path:
     """The .onnx to simulate; a zoo model is saved into ``out`` so the golden run reads the same bytes."""
     text = str(model)
     if not is_zoo_name(text):
         return Path(model)
-    proto = build_zoo(text)
     target = out / f"{text.split(':', 1)[1]}.onnx"
     with atomic_path(target) as temp:
         onnx.save(proto, str(temp))
     return target
 
 
-def _dump_config(acl_config: str | Path | None, out: Path, model_name: str) -> tuple[Path, Path]:
-    """The acl.json to use and the dump path it names."""
-    if acl_config is not None:
-        path = Path(acl_config)
-        from dumpcmp.acl_config import load
-
-        config = load(path)  # ConfigError names every broken rule
-        dump_path = config.dump.dump_path if config.dump is not None and config.dump.dump_path else "."
-        return path, Path(dump_path).resolve()
+def _dump_config(
+    acl_config: str | Path | None, given: AclConfig | None, out: Path, model_name: str
+) -> tuple[Path, Path]:
+    """The acl.json to use (``given``, read from ``acl_config``, or a new one) and its dump path."""
+    if acl_config is not None and given is not None:
+        dump = given.dump
+        dump_path = dump.dump_path if dump is not None and dump.dump_path else "."
+        return Path(acl_config), Path(dump_path).resolve()
     dump_dir = (out / "npu").resolve()
     dump_dir.mkdir(parents=True, exist_ok=True)
     config = AclConfig.build(str(dump_dir), models=[model_name], mode="all", op_switch="off")

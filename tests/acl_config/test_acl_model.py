@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import json
+import re
 import stat
 from pathlib import Path
 from typing import Any
