@@ -26,6 +26,11 @@ def error_console() -> Console:
 INTERRUPTED_EXIT_CODE = 130
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 file``, ``3 files``: a count and its noun, singular for one."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def fail(message: str) -> NoReturn:
     error_console().print(f"[red]Error[/red]: {escape(message)}")
     raise typer.Exit(1) from None

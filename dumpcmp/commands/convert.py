@@ -34,6 +34,7 @@ from rich.console import Console
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console as _console
+from dumpcmp.commands._output import counted
 from dumpcmp.commands._output import fail as _fail
 from dumpcmp.commands._output import user_errors as _user_errors
 from dumpcmp.errors import (
@@ -226,10 +227,10 @@ def dump2npy(
                 path, output / relative, tally, device_layout=device_layout, txt=txt, keep_dtype=keep_dtype
             )
             advance()
-    extra = f" and {tally.skipped_tensors} tensors" if tally.skipped_tensors else ""
+    extra = f" and {counted(tally.skipped_tensors, 'tensor')}" if tally.skipped_tensors else ""
     console.print(
         f"converted {tally.written} tensors from {tally.files} dump files into {output}; "
-        f"skipped {tally.skipped_files} files{extra}",
+        f"skipped {counted(tally.skipped_files, 'file')}{extra}",
         markup=False,
     )
     if tally.written == 0:
@@ -373,7 +374,7 @@ def npy2dump(
             advance()
     console.print(
         f"wrote {tally.written} dump files from {tally.files} .npy files into {output}; "
-        f"skipped {tally.skipped_files} files",
+        f"skipped {counted(tally.skipped_files, 'file')}",
         markup=False,
     )
     if tally.written == 0:
@@ -557,7 +558,8 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
         tally.written += 1
         tally.files += 1
     console.print(
-        f"converted {tally.written} golden files into {out_root}; skipped {tally.skipped_files} files",
+        f"converted {counted(tally.written, 'golden file')} into {out_root}; "
+        f"skipped {counted(tally.skipped_files, 'file')}",
         markup=False,
     )
     if tally.written == 0:

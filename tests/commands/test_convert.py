@@ -130,7 +130,7 @@ def test_dump2npy_converts_a_tree_and_reports_what_it_skipped(tree: Path, tmp_pa
     assert (out / STEP / f"StringOp.net_str.4.2.{STAMP + 3}.output.0.npy").is_file()
     assert not (out / STEP / f"StringOp.net_str.4.2.{STAMP + 3}.input.0.npy").exists()
 
-    assert lines[-1] == f"converted 5 tensors from 3 dump files into {out}; skipped 3 files and 1 tensors"
+    assert lines[-1] == f"converted 5 tensors from 3 dump files into {out}; skipped 3 files and 1 tensor"
     written = sorted(p.name for p in (out / STEP).glob("*.npy"))
     assert len(written) == 5
     for name in written:
@@ -484,7 +484,7 @@ def test_script_spelling_caffe_pb_goldens_to_numpy(tmp_path: Path) -> None:
     converted = np.load(tmp_path / "out" / "conv1.0.1700000000000001.npy", allow_pickle=False)
     assert np.array_equal(converted, ACT.astype(np.float32))
     assert f"skipped {golden / 'broken.0.1700000000000002.pb'}: " in output
-    assert output.splitlines()[-1] == f"converted 1 golden files into {tmp_path / 'out'}; skipped 1 files"
+    assert output.splitlines()[-1] == f"converted 1 golden file into {tmp_path / 'out'}; skipped 1 file"
 
 
 @pytest.mark.parametrize(
