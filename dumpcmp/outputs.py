@@ -50,13 +50,14 @@ def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
     A command refused for a bad input found only once work started (an unknown fault target, an
     input of the wrong shape) must not leave a directory of half a run behind. Only directories
     this call created are removed, with what the block wrote into them; a directory that existed
-    before is never removed.
+    before is never removed. An interrupted run (Ctrl-C, SIGTERM) keeps what it wrote: those
+    files are complete, and the run says it did not finish.
     """
     made = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
     prepare_output_dir(path, option)
     try:
         yield path
-    except BaseException:
+    except Exception:
         if made:
             shutil.rmtree(made[-1], ignore_errors=True)
         raise
