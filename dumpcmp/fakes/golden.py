@@ -26,7 +26,14 @@ from dumpcmp.proto.names import golden_file_name
 from .clock import MicroClock
 from .onnx_model import OnnxGraph, analyse, load_model, node_names
 
-__all__ = ["GoldenRun", "GoldenTensor", "refuse_previous_golden", "run_golden", "write_golden"]
+__all__ = [
+    "GoldenRun",
+    "GoldenTensor",
+    "check_inputs",
+    "refuse_previous_golden",
+    "run_golden",
+    "write_golden",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +65,7 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
     import onnxruntime as ort  # heavy; only the golden side needs it
 
     proto = load_model(model)
-    initializers = {t.name for t in proto.graph.initializer}
-    real_inputs = [v for v in proto.graph.input if v.name not in initializers]
-    if len(inputs) != len(real_inputs):
-        raise ModelError(f"the model takes {len(real_inputs)} input(s), {len(inputs)} given")
-    shapes = {v.name: tuple(np.shape(a)) for v, a in zip(real_inputs, inputs, strict=True)}
-    for declared in real_inputs:
-        _check_shape(declared, shapes[declared.name])
-    graph = analyse(proto, shapes)
+    graph = analyse(proto, check_inputs(proto, inputs))
     exposed = _expose_all(proto, graph)
     feeds = {
         s.name: np.asarray(a).astype(s.dtype, copy=False) for s, a in zip(graph.inputs, inputs, strict=True)
@@ -84,6 +84,18 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
             if value and value in results:
                 tensors.append(GoldenTensor(node.name, index, value, np.asarray(results[value])))
     return GoldenRun(graph, tuple(tensors))
+
+
+def check_inputs(proto: onnx.ModelProto, inputs: Sequence[np.ndarray]) -> dict[str, tuple[int, ...]]:
+    """Each graph input's shape as given; ModelError unless they are as many and as declared."""
+    initializers = {t.name for t in proto.graph.initializer}
+    real_inputs = [v for v in proto.graph.input if v.name not in initializers]
+    if len(inputs) != len(real_inputs):
+        raise ModelError(f"the model takes {len(real_inputs)} input(s), {len(inputs)} given")
+    shapes = {v.name: tuple(np.shape(a)) for v, a in zip(real_inputs, inputs, strict=True)}
+    for declared in real_inputs:
+        _check_shape(declared, shapes[declared.name])
+    return shapes
 
 
 def _check_shape(value: onnx.ValueInfoProto, given: tuple[int, ...]) -> None:

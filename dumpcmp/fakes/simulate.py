@@ -33,7 +33,7 @@ from dumpcmp.outputs import atomic_path
 from .atc_json import write_atc_json
 from .compiled import CompiledModel
 from .faults import Fault, FaultPlan
-from .golden import run_golden, write_golden
+from .golden import check_inputs, run_golden, write_golden
 from .inputs import resolve_inputs
 from .npu import Ret, SimulatedAcl
 from .onnx_model import analyse, load_model
@@ -95,6 +95,7 @@ def simulate(
     proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
     _check_fault_targets(plan, proto)
     arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
+    check_inputs(proto, arrays)
     given_config = None if acl_config is None else load_config(acl_config)  # names every broken rule
     out.mkdir(parents=True, exist_ok=True)
     model_path = _model_file(model, proto, out)

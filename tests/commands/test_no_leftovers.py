@@ -51,7 +51,10 @@ def names(root: Path) -> list[str]:
             ["sim", "run", "zoo:small_cnn", "--out", "s/deeper", "--inject", "/nope=bias"],
             "cannot inject a fault at '/nope': no op of the model has that name",
         ),
-        (["sim", "run", "zoo:small_cnn", "--out", "s", "-i", "wrong.npy"], "input 'input' is float32 [2, 2]"),
+        (
+            ["sim", "run", "zoo:small_cnn", "--out", "s", "-i", "wrong.npy"],
+            "input 'input': the model expects shape [1, 3, 16, 16], given [2, 2]",
+        ),
         (["golden", "model.onnx", "-i", "wrong.npy", "--out", "g"], "the model expects shape [1, 3, 16, 16]"),
         (["golden", "nosuch.onnx", "--out", "g"], "nosuch.onnx: no such model file"),
         (["demo", "--fault", "/nope=bias"], "cannot inject a fault at '/nope'"),
@@ -73,6 +76,9 @@ def test_a_refused_run_never_removes_a_directory_it_did_not_make(in_tmp: Path) -
     result = runner.invoke(app, ["sim", "run", "zoo:small_cnn", "--out", "mine", "--inject", "/nope=bias"])
     assert result.exit_code == 1, result.output
     assert names(in_tmp / "mine") == ["notes.txt"]  # checked before anything is written
+    result = runner.invoke(app, ["sim", "run", "zoo:small_cnn", "--out", "mine", "-i", "wrong.npy"])
+    assert result.exit_code == 1, result.output
+    assert names(in_tmp / "mine") == ["notes.txt"]
     (in_tmp / "empty").mkdir()
     result = runner.invoke(app, ["golden", "model.onnx", "-i", "wrong.npy", "--out", "empty"])
     assert result.exit_code == 1, result.output
