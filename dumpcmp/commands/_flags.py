@@ -172,6 +172,8 @@ def _check_once(option: _Option, spelled: str, given: dict[str | None, str]) -> 
         return
     if first == spelled:
         raise FlagError(f"{spelled} is given twice; give it once")
+    if option.is_flag:
+        raise FlagError(f"{first} and {spelled} set the same switch; give one of them")
     raise FlagError(f"{first} and {spelled} both give {_described(option)}; give it once")
 
 

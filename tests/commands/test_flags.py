@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
+from dumpcmp.commands._flags import FlagError, checked_args
 
 runner = CliRunner()
 DUMPS = ("dumps", "20261121093000")
@@ -55,6 +57,10 @@ def test_every_command_refuses_a_repeated_option(in_tmp: Path) -> None:
     one_usage_error(
         ["sim", "run", "zoo:small_cnn", "--seed", "1", "--seed", "2"], "--seed is given twice; give it once"
     )
+    one_usage_error(
+        ["sim", "run", "zoo:small_cnn", "--atomic", "--progressive"],
+        "--atomic and --progressive set the same switch; give one of them",
+    )
     assert list(in_tmp.iterdir()) == []
 
 
@@ -84,3 +90,15 @@ def test_a_glued_value_names_the_longest_option_it_starts_with(
     target = [] if word.startswith("-tp") else ["-tp", dumps]
     one_usage_error(["compare", *target, "-gp", dumps, word], message)
     assert list(in_tmp.iterdir()) == []
+
+
+def test_counters_and_lists_may_repeat_in_checked_args() -> None:
+    params = [
+        click.Option(["-v", "--verbose"], count=True),
+        click.Option(["-i", "--input"], multiple=True),
+        click.Option(["-o", "--out"]),
+    ]
+    args = ["-v", "--verbose", "-i", "a", "--input", "b", "-o", "x"]
+    assert checked_args(params, args) == args
+    with pytest.raises(FlagError, match=r"^-o and --out both give the out; give it once$"):
+        checked_args(params, [*args, "--out", "y"])
