@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import dumpcmp.host.offline as offline
 import dumpcmp.host.sinks.csv_file as csv_file

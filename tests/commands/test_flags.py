@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Annotated
 
-import click
 import pytest
+import typer
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
@@ -93,11 +95,17 @@ def test_a_glued_value_names_the_longest_option_it_starts_with(
 
 
 def test_counters_and_lists_may_repeat_in_checked_args() -> None:
-    params = [
-        click.Option(["-v", "--verbose"], count=True),
-        click.Option(["-i", "--input"], multiple=True),
-        click.Option(["-o", "--out"]),
-    ]
+    # Built through typer's public API: typer vendors its own click, which a fresh venv has alone.
+    def command(
+        verbose: Annotated[int, typer.Option("-v", "--verbose", count=True)] = 0,
+        input_: Annotated[list[str] | None, typer.Option("-i", "--input")] = None,
+        out: Annotated[str, typer.Option("-o", "--out")] = "",
+    ) -> None:
+        """A command with a counter, a list and a single-valued option."""
+
+    single = typer.Typer()
+    single.command()(command)
+    params = get_command(single).params
     args = ["-v", "--verbose", "-i", "a", "--input", "b", "-o", "x"]
     assert checked_args(params, args) == args
     with pytest.raises(FlagError, match=r"^-o and --out both give the out; give it once$"):
