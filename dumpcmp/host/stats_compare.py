@@ -14,7 +14,6 @@ golden tensor were padded with as many zeros: otherwise a correct tensor of 3 ch
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -28,8 +27,8 @@ from dumpcmp.host.matcher import GoldenRef, Matcher
 from dumpcmp.host.metrics.offline_data import flat_chunks
 from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.rows import NO_GOLDEN
+from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
-from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.codec import TensorKind
 from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
 from dumpcmp.proto.walker import DumpEntry
@@ -263,9 +262,5 @@ def _percent(value: Stat) -> str:
 
 
 def write_stats_csv(path: Path, results: Iterable[StatsResult], threshold: float) -> Path:
-    """Write the statistics table atomically, like the offline-data result file."""
-    with atomic_path(path) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(STATS_RESULT_COLUMNS)
-        writer.writerows(cells(r, threshold) for r in results)
-    return path
+    """The statistics table, written like the offline-data result file (whole, never over another)."""
+    return write_new_table(path, STATS_RESULT_COLUMNS, (cells(r, threshold) for r in results))

@@ -136,3 +136,19 @@ def test_unreadable_stats_file_is_named(golden_tree: Path, tmp_path: Path) -> No
         )
         for line in lines
     )
+
+
+def test_two_compares_in_one_second_keep_both_statistics_results(
+    golden_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dumpcmp.host.offline as offline
+
+    monkeypatch.setattr(offline.time, "strftime", lambda *_: "20260101000000")
+    target = write_stats_tree(
+        tmp_path / "npu", {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    )
+    out = tmp_path / "out"
+    first, second = (run_compare(CompareRequest(target, golden_tree, out_dir=out)) for _ in range(2))
+    names = [o.shards[0].stats_file.name for o in (first, second) if o.shards[0].stats_file]
+    assert names == ["stats_result_20260101000000.csv", "stats_result_20260101000000_1.csv"]
+    assert sorted(p.name for p in out.iterdir()) == names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from dumpcmp.errors import OutputError
@@ -14,7 +14,12 @@ from dumpcmp.outputs import atomic_path
 
 
 def write_csv(path: Path, rows: Sequence[ResultRow], shape: TableShape) -> Path:
-    """Write the table atomically, so a reader never sees half a result file; the path written.
+    """The result table as ``path`` (or the next free name, see ``write_new_table``); the path written."""
+    return write_new_table(path, shape.header(), (shape.cells(r) for r in rows))
+
+
+def write_new_table(path: Path, header: Sequence[str], cells: Iterable[Sequence[str]]) -> Path:
+    """Write a CSV table atomically, so a reader never sees half a result file; the path written.
 
     An existing result is never overwritten: two compares into one directory within the same
     second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv``.
@@ -23,8 +28,8 @@ def write_csv(path: Path, rows: Sequence[ResultRow], shape: TableShape) -> Path:
     try:
         with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(shape.header())
-            writer.writerows(shape.cells(r) for r in rows)
+            writer.writerow(header)
+            writer.writerows(cells)
     except BaseException:
         target.unlink(missing_ok=True)  # still the empty claim: nothing replaced it
         raise
