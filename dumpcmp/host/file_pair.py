@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dumpcmp.errors import DumpcmpError
+from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.golden import GoldenSource, NpyGoldenDir, load_npy
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
+from dumpcmp.host.pipeline import fit_golden_shape
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
 from dumpcmp.proto.codec import TensorKind
 
@@ -43,13 +44,11 @@ def compare_npy_target(target: Path, golden: GoldenSource) -> ResultRow:
         y = found.load()
     except DumpcmpError as exc:
         return _row(target, x, None, found.label, str(exc))
-    if x.shape != y.shape:
-        return _row(target, x, y, found.label, f"shape mismatch {_shape(x.shape)} vs {_shape(y.shape)}")
+    try:
+        fit_golden_shape(x, y.shape, exact=True)  # the user named both tensors: equal shapes only
+    except MatchError as exc:
+        return _row(target, x, y, found.label, str(exc))
     return _row(target, x, y, found.label, compare_arrays(x, y))
-
-
-def _shape(shape: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def _row(
