@@ -1,0 +1,251 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class FileKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FILE_KIND_UNSPECIFIED: _ClassVar[FileKind]
+    DUMP: _ClassVar[FileKind]
+    GOLDEN: _ClassVar[FileKind]
+    FUSION_RULE: _ClassVar[FileKind]
+    INPUT: _ClassVar[FileKind]
+FILE_KIND_UNSPECIFIED: FileKind
+DUMP: FileKind
+GOLDEN: FileKind
+FUSION_RULE: FileKind
+INPUT: FileKind
+
+class Uploader(_message.Message):
+    __slots__ = ("host", "device", "agent_id", "version")
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    host: str
+    device: int
+    agent_id: str
+    version: str
+    def __init__(self, host: _Optional[str] = ..., device: _Optional[int] = ..., agent_id: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class CompareSettings(_message.Message):
+    __slots__ = ("metric_family", "overflow_detection", "golden_uploaded", "golden_host_path", "fusion_rule_name", "fusion_rule_host_path")
+    METRIC_FAMILY_FIELD_NUMBER: _ClassVar[int]
+    OVERFLOW_DETECTION_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_UPLOADED_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    FUSION_RULE_NAME_FIELD_NUMBER: _ClassVar[int]
+    FUSION_RULE_HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    metric_family: str
+    overflow_detection: bool
+    golden_uploaded: bool
+    golden_host_path: str
+    fusion_rule_name: str
+    fusion_rule_host_path: str
+    def __init__(self, metric_family: _Optional[str] = ..., overflow_detection: _Optional[bool] = ..., golden_uploaded: _Optional[bool] = ..., golden_host_path: _Optional[str] = ..., fusion_rule_name: _Optional[str] = ..., fusion_rule_host_path: _Optional[str] = ...) -> None: ...
+
+class OpenSessionRequest(_message.Message):
+    __slots__ = ("session", "model", "settings", "uploader")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    UPLOADER_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    model: str
+    settings: CompareSettings
+    uploader: Uploader
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., uploader: _Optional[_Union[Uploader, _Mapping]] = ...) -> None: ...
+
+class RunMark(_message.Message):
+    __slots__ = ("session", "run_id", "event")
+    class Event(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        EVENT_UNSPECIFIED: _ClassVar[RunMark.Event]
+        START: _ClassVar[RunMark.Event]
+        END: _ClassVar[RunMark.Event]
+    EVENT_UNSPECIFIED: RunMark.Event
+    START: RunMark.Event
+    END: RunMark.Event
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    run_id: str
+    event: RunMark.Event
+    def __init__(self, session: _Optional[str] = ..., run_id: _Optional[str] = ..., event: _Optional[_Union[RunMark.Event, str]] = ...) -> None: ...
+
+class FileStart(_message.Message):
+    __slots__ = ("session", "kind", "path", "size", "run_id")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    kind: FileKind
+    path: str
+    size: int
+    run_id: str
+    def __init__(self, session: _Optional[str] = ..., kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., size: _Optional[int] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class FileEnd(_message.Message):
+    __slots__ = ("sha256",)
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    sha256: bytes
+    def __init__(self, sha256: _Optional[bytes] = ...) -> None: ...
+
+class UploadMessage(_message.Message):
+    __slots__ = ("start", "data", "end", "run")
+    START_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    RUN_FIELD_NUMBER: _ClassVar[int]
+    start: FileStart
+    data: bytes
+    end: FileEnd
+    run: RunMark
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ...) -> None: ...
+
+class UploadAck(_message.Message):
+    __slots__ = ("kind", "path", "status", "message", "run_id")
+    class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATUS_UNSPECIFIED: _ClassVar[UploadAck.Status]
+        STORED: _ClassVar[UploadAck.Status]
+        DUPLICATE: _ClassVar[UploadAck.Status]
+        CHECKSUM_MISMATCH: _ClassVar[UploadAck.Status]
+        REFUSED: _ClassVar[UploadAck.Status]
+        RUN_ACCEPTED: _ClassVar[UploadAck.Status]
+    STATUS_UNSPECIFIED: UploadAck.Status
+    STORED: UploadAck.Status
+    DUPLICATE: UploadAck.Status
+    CHECKSUM_MISMATCH: UploadAck.Status
+    REFUSED: UploadAck.Status
+    RUN_ACCEPTED: UploadAck.Status
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    kind: FileKind
+    path: str
+    status: UploadAck.Status
+    message: str
+    run_id: str
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+
+class CloseSessionRequest(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    def __init__(self, session: _Optional[str] = ...) -> None: ...
+
+class GetSessionRequest(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    def __init__(self, session: _Optional[str] = ...) -> None: ...
+
+class ListSessionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class StoredFile(_message.Message):
+    __slots__ = ("kind", "path", "sha256", "size")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SHA256_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    kind: FileKind
+    path: str
+    sha256: bytes
+    size: int
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ...) -> None: ...
+
+class SessionInfo(_message.Message):
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders")
+    class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
+        OPEN: _ClassVar[SessionInfo.State]
+        CLOSED: _ClassVar[SessionInfo.State]
+    STATE_UNSPECIFIED: SessionInfo.State
+    OPEN: SessionInfo.State
+    CLOSED: SessionInfo.State
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FILES_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_RUNS_FIELD_NUMBER: _ClassVar[int]
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    DATA_DIR_FIELD_NUMBER: _ClassVar[int]
+    UPLOADERS_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    model: str
+    state: SessionInfo.State
+    settings: CompareSettings
+    files: _containers.RepeatedCompositeFieldContainer[StoredFile]
+    rows: int
+    result_files: _containers.RepeatedScalarFieldContainer[str]
+    replaced_runs: _containers.RepeatedScalarFieldContainer[str]
+    summary: str
+    data_dir: str
+    uploaders: _containers.RepeatedCompositeFieldContainer[Uploader]
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ...) -> None: ...
+
+class ListSessionsReply(_message.Message):
+    __slots__ = ("sessions",)
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    sessions: _containers.RepeatedCompositeFieldContainer[SessionInfo]
+    def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
+
+class WatchRowsRequest(_message.Message):
+    __slots__ = ("session", "after_seq", "follow")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    after_seq: int
+    follow: bool
+    def __init__(self, session: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
+
+class RowBatch(_message.Message):
+    __slots__ = ("columns", "rows", "session_closed")
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_CLOSED_FIELD_NUMBER: _ClassVar[int]
+    columns: _containers.RepeatedScalarFieldContainer[str]
+    rows: _containers.RepeatedCompositeFieldContainer[Row]
+    session_closed: bool
+    def __init__(self, columns: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., session_closed: _Optional[bool] = ...) -> None: ...
+
+class Row(_message.Message):
+    __slots__ = ("seq", "dump_file", "cells")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    DUMP_FILE_FIELD_NUMBER: _ClassVar[int]
+    CELLS_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    dump_file: str
+    cells: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class FetchResultRequest(_message.Message):
+    __slots__ = ("session", "name")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    name: str
+    def __init__(self, session: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class FileChunk(_message.Message):
+    __slots__ = ("data",)
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    def __init__(self, data: _Optional[bytes] = ...) -> None: ...
