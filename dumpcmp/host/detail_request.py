@@ -10,7 +10,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
-from dumpcmp.host.pipeline import CompareOptions, TensorJob, aligned_pair, iter_jobs
+from dumpcmp.host.pipeline import CompareOptions, TensorJob, aligned_pair, file_jobs
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
@@ -53,7 +53,7 @@ def write_op_detail(
         if not chosen:
             continue
         suffix = f":{detail.io}:{detail.index}"
-        for job in iter_jobs(chosen[-1:], golden, matcher_for(key), options):
+        for job in file_jobs(chosen[-1], golden, matcher_for(key), options):
             if job.tensor_index.endswith(suffix):
                 return _write(job, request.out_dir, detail.io, detail.index, options)
         raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")

@@ -41,6 +41,7 @@ class GoldenTensor:
     label: str
     path: Path
     loader: Callable[[], np.ndarray] = field(repr=False, compare=False)
+    key: str = ""  # the source's key of this tensor: what counts as "used" (golden-only rows)
 
     def load(self) -> np.ndarray:
         """The tensor, read-only (a memory map for npy files)."""
@@ -58,33 +59,20 @@ def _load_legacy_output(path: Path) -> np.ndarray:
     return dump.outputs[0].logical()
 
 
-class _UsageTracked:
-    """Remembers which golden keys were looked up, so the unused ones can be listed at the end.
-
-    Worker processes look tensors up in their own copy; they report ``drain_used()`` and the parent
-    folds it in with ``mark_used``.
-    """
-
-    _used: set[str]
+class _Keyed:
+    """Lookups never change a source: rows record the key they used, and the session layer
+    lists the keys nobody used at the end of a result."""
 
     def _keys(self) -> Iterable[str]:
         raise NotImplementedError
 
-    def drain_used(self) -> frozenset[str]:
-        """The keys looked up since the last drain; a worker reports each batch's keys once."""
-        keys = frozenset(self._used)
-        self._used.clear()
-        return keys
-
-    def mark_used(self, keys: Iterable[str]) -> None:
-        self._used.update(keys)
-
-    def unused(self) -> list[str]:
+    def unused(self, used: Iterable[str]) -> list[str]:
         """Golden tensors that no target tensor was compared with (listed at the end of a result)."""
-        return sorted(k for k in self._keys() if k not in self._used)
+        seen = set(used)
+        return sorted(k for k in self._keys() if k not in seen)
 
 
-class NpyGoldenDir(_UsageTracked):
+class NpyGoldenDir(_Keyed):
     """Framework golden files under a directory (any depth)."""
 
     def __init__(self, root: Path) -> None:
@@ -97,14 +85,12 @@ class NpyGoldenDir(_UsageTracked):
             mapping = read_mapping(here)
             for filename in sorted(filenames):
                 self._add(here / filename, mapping.get(filename, filename))
-        self._used: set[str] = set()
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
         source = cls.__new__(cls)
         source.root = path.parent
         source.skipped = []
-        source._used = set()
         source._by_key = {"*": (GoldenName(path.stem, 0, 0), path)}
         return source
 
@@ -126,16 +112,15 @@ class NpyGoldenDir(_UsageTracked):
         found = self._by_key.get(key)
         if found is None:
             return None
-        self._used.add(key)
         parsed, path = found
         loader = _load_legacy_output if parsed.suffix != ".npy" else load_npy
-        return GoldenTensor(path.name, path, lambda: loader(path))
+        return GoldenTensor(path.name, path, lambda: loader(path), key)
 
     def _keys(self) -> Iterable[str]:
         return self._by_key
 
 
-class NpuDumpGolden(_UsageTracked):
+class NpuDumpGolden(_Keyed):
     """A second NPU dump tree used as the golden side."""
 
     def __init__(self, root: Path) -> None:
@@ -149,7 +134,6 @@ class NpuDumpGolden(_UsageTracked):
             known = self._by_op.get(entry.name.op_name)
             if known is None or entry.name.timestamp >= known.name.timestamp:
                 self._by_op[entry.name.op_name] = entry
-        self._used: set[str] = set()
 
     @classmethod
     def single(cls, path: Path) -> NpuDumpGolden:
@@ -165,8 +149,7 @@ class NpuDumpGolden(_UsageTracked):
         entry = self._by_op.get(key)
         if entry is None:
             return None
-        self._used.add(key)
-        return GoldenTensor(entry.path.name, entry.path, lambda: _dump_tensor(entry.path, kind, index))
+        return GoldenTensor(entry.path.name, entry.path, lambda: _dump_tensor(entry.path, kind, index), key)
 
     def _keys(self) -> Iterable[str]:
         return self._by_op

@@ -10,17 +10,15 @@ from pathlib import Path
 from typing import Literal
 
 from dumpcmp.errors import DumpcmpError, MatchError
+from dumpcmp.host.core import ComparePlan, compare_file
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, golden_only_rows, iter_jobs, matcher_for_dump, run_jobs
-from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.sinks.csv_file import write_csv
-from dumpcmp.host.sinks.table import TableShape
-from dumpcmp.host.stats_compare import StatsResult, compare_stats, write_stats_csv
+from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
+from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
 from dumpcmp.host.verdict import Thresholds
-from dumpcmp.host.workers import rows_in_processes, worth_processes
+from dumpcmp.host.workers import compare_files
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
@@ -50,38 +48,6 @@ class CompareRequest:
     jobs: int = 0
     custom: Path | None = None
     thresholds: Thresholds = field(default_factory=Thresholds)
-
-
-@dataclass(frozen=True, slots=True)
-class ShardOutcome:
-    """One (device, model, step) shard: its result file(s) and rows.
-
-    ``dump_files[i]`` is the dump file of the rows with Index ``i``; statistics rows name theirs.
-    """
-
-    key: GroupKey
-    result_file: Path | None  # None when the shard held statistics dumps only
-    rows: tuple[ResultRow, ...]
-    xlsx_file: Path | None = None
-    dump_files: tuple[Path, ...] = ()
-    stats_file: Path | None = None
-    stats_rows: tuple[StatsResult, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class CompareOutcome:
-    shards: tuple[ShardOutcome, ...]
-    skipped: tuple[tuple[Path, str], ...] = ()
-    detail_files: tuple[Path, ...] = ()
-    file_pair: bool = False  # one target file against one golden file
-
-    @property
-    def rows(self) -> list[ResultRow]:
-        return [r for s in self.shards for r in s.rows]
-
-    @property
-    def stats_rows(self) -> list[StatsResult]:
-        return [r for s in self.shards for r in s.stats_rows]
 
 
 def check_arguments(request: CompareRequest, golden_is_npu: bool) -> None:
@@ -149,40 +115,26 @@ def run_compare(
         only_first_output=request.target.is_file() and request.golden.is_file(),
     )
     rules = _RuleSet.load(request)
-    shards_in = [_split(key, group) for key, group in sorted(tree.groups.items(), key=_shard_order)]
+    shards_in = [
+        _split(key, group) for key, group in sorted(tree.groups.items(), key=lambda g: shard_order(g[0]))
+    ]
     # A missing rule file fails up front.
     matchers = [matcher_for_dump(rules.matcher_for(s.key), s.tensors) for s in shards_in]
     prepare_output_dir(request.out_dir, "-o")  # every input checked; nothing compared yet
     workers = options.jobs or os.cpu_count() or 1
     if on_plan:
         on_plan(sum(len(s.tensors) + len(s.stats) for s in shards_in))
-    names = [s.key for s in shards_in]
+    session = CompareSession(_settings(request, stamp, rules.present), golden, [s.key for s in shards_in])
     shards = []
-    for position, (shard, matcher) in enumerate(zip(shards_in, matchers, strict=True)):
-        rows: list[ResultRow] = []
-        if shard.tensors:
-            # A pool is forked per shard (it inherits that shard's golden index and matcher), so
-            # only a shard with enough files pays for one; a tree of many small steps uses threads.
-            if worth_processes(shard.tensors, workers):
-                rows_iter = rows_in_processes(shard.tensors, golden, matcher, options, workers, on_progress)
-            else:
-                rows_iter = run_jobs(iter_jobs(shard.tensors, golden, matcher, options), options, on_progress)
-            rows = list(rows_iter)
-        stats = tuple(compare_stats(shard.stats, golden, matcher))
+    for shard, matcher in zip(shards_in, matchers, strict=True):
+        plan = ComparePlan(golden, matcher, options)
+        for result in compare_files(shard.tensors, plan, workers, on_progress):
+            session.add(result)
+        for entry in shard.stats:
+            session.add(compare_file(entry, plan))
         if on_progress and shard.stats:
             on_progress(len(shard.stats))
-        if position == len(shards_in) - 1:
-            rows += golden_only_rows(golden)
-        written = ShardOutcome(shard.key, None, ())
-        if shard.tensors or rows:
-            name = _result_name(shard.key, names, stamp)
-            written = _write_shard(request, shard.key, rows, name, rules.present)
-        stats_file = None
-        if shard.stats:
-            stats_name = _result_name(shard.key, names, stamp, "stats_result")
-            stats_file = write_stats_csv(request.out_dir / stats_name, stats, request.thresholds.statistics)
-        dump_files = tuple(e.path for e in shard.tensors)
-        shards.append(replace(written, dump_files=dump_files, stats_file=stats_file, stats_rows=stats))
+        shards.append(session.write_shard(shard.key))
     detail_files: tuple[Path, ...] = ()
     if request.detail is not None:
         from dumpcmp.host.detail_request import write_op_detail
@@ -196,11 +148,15 @@ def run_compare(
     )
 
 
-def _shard_order(item: tuple[GroupKey, list[DumpEntry]]) -> tuple[object, ...]:
-    """Shards by session, device, model and step, numbers as numbers (step 2 before step 10)."""
-    key = item[0]
-    fields = (key.session, key.device, key.model, key.model_id, key.step)
-    return tuple((0, int(f), "") if f.isdigit() else (1, 0, f) for f in fields)
+def _settings(request: CompareRequest, stamp: str, with_rules: bool) -> ResultSettings:
+    return ResultSettings(
+        request.out_dir,
+        stamp,
+        op_sequence=with_rules,
+        overflow_detection=request.overflow_detection,
+        xlsx=request.xlsx,
+        thresholds=request.thresholds,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,34 +174,11 @@ def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str)
     """``-tp a.npy``: one row against the one golden file."""
     key = GroupKey("0", request.target.stem, "0", "0")
     row = compare_npy_target(request.target, golden)
-    written = _write_shard(request, key, [row], _result_name(key, [key], stamp), False)
+    session = CompareSession(_settings(request, stamp, False), golden, [key])
+    written = session.write_rows(key, [row])
     return CompareOutcome(
         (replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped), file_pair=True
     )
-
-
-def _result_name(key: GroupKey, keys: list[GroupKey], stamp: str, kind: str = "result") -> str:
-    """``result_{ts}.csv`` for a single shard, else ``{device}_{model}_{step}_result_{ts}.csv``,
-    with the session directory in front when two sessions hold the same (device, model, step).
-    Statistics results are named the same with ``stats_result`` for ``result``."""
-    if len(keys) == 1:
-        return f"{kind}_{stamp}.csv"
-    clash = sum(1 for k in keys if k.label == key.label) > 1
-    label = f"{key.session}_{key.label}" if clash and key.session else key.label
-    return f"{label}_{kind}_{stamp}.csv"
-
-
-def _write_shard(
-    request: CompareRequest, key: GroupKey, rows: list[ResultRow], name: str, with_rules: bool
-) -> ShardOutcome:
-    shape = TableShape.of(rows, op_sequence=with_rules, overflow=request.overflow_detection)
-    result = write_csv(request.out_dir / name, rows, shape)
-    xlsx = None
-    if request.xlsx:
-        from dumpcmp.host.sinks.xlsx_file import write_xlsx
-
-        xlsx = write_xlsx(result.with_suffix(".xlsx"), rows, shape, thresholds=request.thresholds)
-    return ShardOutcome(key, result, tuple(rows), xlsx)
 
 
 def _skipped_hint(tree: DumpTree) -> str:

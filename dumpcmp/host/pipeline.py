@@ -1,20 +1,15 @@
-"""One comparison pipeline for both sources: dump files in, result rows out.
+"""Tensor pairs of one dump file: find each tensor's golden, align both sides, compute the row.
 
-The offline ``compare`` command feeds it a dump tree from disk; the streaming host feeds it the
-files it received. Each target tensor becomes a ``TensorJob`` (header read, golden located),
-and jobs are evaluated in a thread pool: numpy releases the GIL in the metric kernels, so
-tensor pairs run in parallel while rows come back in execution order.
+``dumpcmp.host.core`` runs this per file; the session layer numbers and orders the rows. Each
+target tensor becomes a ``TensorJob`` (header read, golden located) and then a row; nothing here
+keeps state between files.
 """
 
 from __future__ import annotations
 
 import gc
-import os
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 
 import numpy as np
 
@@ -31,7 +26,6 @@ from dumpcmp.proto.walker import DumpEntry
 
 FP16_MAX = 65504.0
 _OVERFLOW_CHUNK = 1 << 20
-_JOBS_PER_WORKER = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +45,9 @@ class CompareOptions:
 class TensorJob:
     """Everything needed to produce one row; ``tensor`` views its dump file's memory map.
 
-    Jobs are made lazily and evaluated through a bounded window, so only a few files are mapped
-    at any time however large the tree is.
+    Jobs are made lazily, one file at a time, so only the files being compared are mapped.
     """
 
-    index: int
     op_sequence: int | None
     op_type: str
     npu_name: str
@@ -81,53 +73,43 @@ def matcher_for_dump(matcher: Matcher | None, entries: Iterable[DumpEntry]) -> M
     return matcher.with_dump_times(times)
 
 
-def iter_jobs(
-    entries: Sequence[DumpEntry],
-    golden: GoldenSource,
-    matcher: Matcher | None,
-    options: CompareOptions,
-    *,
-    start: int = 0,
+def file_jobs(
+    entry: DumpEntry, golden: GoldenSource, matcher: Matcher | None, options: CompareOptions
 ) -> Iterator[TensorJob]:
-    """One job per target tensor, in execution order; unreadable files still get a row.
-
-    ``start`` is the Index of the first entry, for a batch cut out of a longer shard.
-    """
-    for index, entry in enumerate((e for e in entries if not e.is_stats), start=start):
-        op_name = entry.name.op_name
-        op_type = entry.name.op_type
-        op_entry = matcher.entry(op_name) if matcher is not None else None
-        sequence = op_entry.op_sequence if op_entry is not None else None
-        truth = _ground_truth(matcher, op_name)
-        try:
-            dump = read_dump(entry.path)
-        except DumpFormatError as exc:
-            yield TensorJob(index, sequence, op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
-                            reason=f"corrupt dump file: {exc}")  # fmt: skip
-            continue
-        npu_name = dump.op_name or op_name
-        if matcher is None:
-            truth = npu_name  # NPU vs NPU by name: the golden op is the op of the same name
-        kinds = (TensorKind.OUTPUT,) if options.only_first_output else (TensorKind.INPUT, TensorKind.OUTPUT)
-        for kind in kinds:
-            tensors = dump.tensors(kind)[:1] if options.only_first_output else dump.tensors(kind)
-            for tensor in tensors:
-                ref = _reference(matcher, op_name, kind, tensor.index)
-                found, reason = _locate(golden, ref)
-                # By name (no rule file), an op whose namesake is missing has no counterpart.
-                matched = matcher is not None or found is not None
-                yield TensorJob(
-                    index=index,
-                    op_sequence=sequence,
-                    op_type=op_type,
-                    npu_name=npu_name,
-                    ground_truth=_truth_column(truth, ref) if matched else NO_GOLDEN,
-                    tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
-                    tensor=tensor,
-                    golden=found,
-                    origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
-                    reason=reason,
-                )
+    """One job per target tensor of one dump file; an unreadable file still gets one."""
+    op_name = entry.name.op_name
+    op_type = entry.name.op_type
+    op_entry = matcher.entry(op_name) if matcher is not None else None
+    sequence = op_entry.op_sequence if op_entry is not None else None
+    truth = _ground_truth(matcher, op_name)
+    try:
+        dump = read_dump(entry.path)
+    except DumpFormatError as exc:
+        yield TensorJob(sequence, op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
+                        reason=f"corrupt dump file: {exc}")  # fmt: skip
+        return
+    npu_name = dump.op_name or op_name
+    if matcher is None:
+        truth = npu_name  # NPU vs NPU by name: the golden op is the op of the same name
+    kinds = (TensorKind.OUTPUT,) if options.only_first_output else (TensorKind.INPUT, TensorKind.OUTPUT)
+    for kind in kinds:
+        tensors = dump.tensors(kind)[:1] if options.only_first_output else dump.tensors(kind)
+        for tensor in tensors:
+            ref = _reference(matcher, op_name, kind, tensor.index)
+            found, reason = _locate(golden, ref)
+            # By name (no rule file), an op whose namesake is missing has no counterpart.
+            matched = matcher is not None or found is not None
+            yield TensorJob(
+                op_sequence=sequence,
+                op_type=op_type,
+                npu_name=npu_name,
+                ground_truth=_truth_column(truth, ref) if matched else NO_GOLDEN,
+                tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
+                tensor=tensor,
+                golden=found,
+                origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
+                reason=reason,
+            )
 
 
 def _ground_truth(matcher: Matcher | None, op_name: str) -> str:
@@ -217,7 +199,7 @@ def _row(
 ) -> ResultRow:
     tensor = job.tensor
     return ResultRow(
-        index=job.index,
+        index=0,  # numbered by the session layer, which knows the file's place in the shard
         op_sequence=job.op_sequence,
         op_type=job.op_type,
         npu_name=job.npu_name,
@@ -231,6 +213,7 @@ def _row(
         overflow=_fp16_overflow(tensor) if options.overflow_detection and tensor is not None else None,
         metrics=metrics,
         dump_readable=tensor is not None and readable,
+        golden_key=job.golden.key if job.golden is not None else "",
     )
 
 
@@ -294,66 +277,6 @@ def freeze_long_lived() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def run_jobs(
-    jobs: Iterable[TensorJob], options: CompareOptions, on_file: Callable[[int], None] | None = None
-) -> Iterator[ResultRow]:
-    """Evaluate jobs in parallel; rows come back in job order.
-
-    At most a few jobs per worker are in flight, so memory stays bounded by the window, not the
-    tree. ``on_file(1)`` is called as each dump file's rows are complete.
-    """
-    workers = options.jobs or os.cpu_count() or 1
-    window: deque[Future[ResultRow]] = deque()
-    last_index: int | None = None
-    pending = iter(jobs)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dumpcmp-compare") as pool:
-        for job in islice(pending, 1):  # alone: it loads the kernels the others then share
-            row = evaluate(job, options)
-            freeze_long_lived()
-            last_index = _advance(row, last_index, on_file)
-            yield row
-        for job in pending:
-            window.append(pool.submit(evaluate, job, options))
-            if len(window) >= workers * _JOBS_PER_WORKER:
-                row = window.popleft().result()
-                last_index = _advance(row, last_index, on_file)
-                yield row
-        while window:
-            row = window.popleft().result()
-            last_index = _advance(row, last_index, on_file)
-            yield row
-    if on_file and last_index is not None:
-        on_file(1)
-
-
-def _advance(row: ResultRow, last_index: int | None, on_file: Callable[[int], None] | None) -> int | None:
-    if on_file and last_index is not None and row.index != last_index:
-        on_file(1)
-    return row.index
-
-
-def golden_only_rows(golden: GoldenSource) -> list[ResultRow]:
-    """Golden tensors nothing was compared with, listed after every target row (metrics.md §1.3)."""
-    return [
-        ResultRow(
-            index=None,
-            op_sequence=None,
-            op_type="",
-            npu_name=NO_GOLDEN,
-            npu_dtype="NaN",
-            npu_address=None,
-            ground_truth=key,
-            golden_dtype="NaN",
-            golden_address=None,
-            tensor_index=NO_GOLDEN,
-            shape=None,
-            overflow=None,
-            metrics=MetricValues.unavailable("golden tensor with no NPU counterpart"),
-        )
-        for key in golden.unused()
-    ]
 
 
 def locate_golden(

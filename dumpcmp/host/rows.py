@@ -31,6 +31,7 @@ class ResultRow:
     overflow: bool | None
     metrics: MetricValues
     dump_readable: bool = True  # False: the dump file itself could not be read (named in the summary)
+    golden_key: str = ""  # the golden tensor compared with (its source's key); "" when none
 
     @property
     def reasons(self) -> tuple[str, ...]:

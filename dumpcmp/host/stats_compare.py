@@ -15,7 +15,7 @@ golden tensor were padded with as many zeros: otherwise a correct tensor of 3 ch
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -116,6 +116,7 @@ class StatsResult:
     golden: Statistics | None = None
     reasons: tuple[str, ...] = ()
     dump_readable: bool = True
+    golden_key: str = ""  # the golden tensor looked up, "" when none was found
 
     def pairs(self) -> tuple[tuple[Stat, Stat], ...]:
         target = self.target.values() if self.target is not None else _NONE
@@ -159,28 +160,24 @@ def _ratio(diff: float, golden: float) -> float:
     return math.inf if golden == 0 else abs(diff / golden)
 
 
-def compare_stats(
-    entries: Sequence[DumpEntry], golden: GoldenSource, matcher: Matcher | None
-) -> Iterator[StatsResult]:
-    """One result per tensor of every stats file, in execution order; an unreadable file gets one."""
-    for index, entry in enumerate(entries):
-        op_name, op_type = entry.name.op_name, entry.name.op_type
-        try:
-            rows = read_stats_csv(entry.path)
-        except DumpFormatError as exc:
-            yield StatsResult(index, op_type, op_name, NO_GOLDEN, f"{op_name}:*", entry.path,
-                              reasons=(f"unreadable stats file: {exc}",), dump_readable=False)  # fmt: skip
-            continue
-        for row in rows:
-            yield _compare_row(index, entry, row, golden, matcher)
+def compare_stats_file(entry: DumpEntry, golden: GoldenSource, matcher: Matcher | None) -> list[StatsResult]:
+    """One result per tensor of one stats file (Index 0: the session numbers files); an
+    unreadable file gets one."""
+    op_name, op_type = entry.name.op_name, entry.name.op_type
+    try:
+        rows = read_stats_csv(entry.path)
+    except DumpFormatError as exc:
+        return [StatsResult(0, op_type, op_name, NO_GOLDEN, f"{op_name}:*", entry.path,
+                            reasons=(f"unreadable stats file: {exc}",), dump_readable=False)]  # fmt: skip
+    return [_compare_row(entry, row, golden, matcher) for row in rows]
 
 
 def _compare_row(
-    index: int, entry: DumpEntry, row: StatsRow, golden: GoldenSource, matcher: Matcher | None
+    entry: DumpEntry, row: StatsRow, golden: GoldenSource, matcher: Matcher | None
 ) -> StatsResult:
     op_name = entry.name.op_name
     base = StatsResult(
-        index=index,
+        index=0,
         op_type=entry.name.op_type,
         npu_name=op_name,
         ground_truth=NO_GOLDEN,
@@ -200,6 +197,7 @@ def _compare_row(
     ref, found, reason = locate_golden(golden, matcher, op_name, kind, row.index)
     if found is None:
         return _with(base, reason=reason)
+    base = replace(base, golden_key=found.key)
     truth = ref.op_name if isinstance(ref, GoldenRef) else NO_GOLDEN
     try:
         array = found.load()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.host.offline import CompareOutcome, ShardOutcome
+from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import Thresholds

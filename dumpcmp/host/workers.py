@@ -1,11 +1,12 @@
-"""Comparing large shards in forked worker processes.
+"""Comparing the files of a shard in parallel: threads, or forked worker processes.
 
-The metric kernels release the GIL, but reading headers, loading npy files and building rows do
-not, so threads stop scaling at ~1.4x on two cores. Large runs on Linux therefore cut a shard
-into batches of consecutive dump files and evaluate them in forked processes, each running the
-very same ``iter_jobs``/``evaluate`` on its batch. Forking (rather than spawning) lets workers
-start at once with the parent's golden index, rules and loaded kernels. Rows come back in
-execution order through a bounded window of batches, so memory does not grow with the tree.
+Every file goes through the pure core (``dumpcmp.host.core.compare_file``) with the shard's
+plan; results come back in the order given, through a bounded window, so memory does not grow
+with the tree. The metric kernels release the GIL, but reading headers, loading npy files and
+building rows do not, so threads stop scaling at ~1.4x on two cores. Large shards on Linux
+therefore go to forked processes, which start at once with the parent's golden index, rules and
+loaded kernels. The plan reaches a pool through its initializer, so two pools in one process
+(two sessions of a server) never see each other's plan.
 
 Workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a crash), they
 leave Ctrl-C to the parent, and a parent that stops early (an exception, Ctrl-C, a consumer that
@@ -21,13 +22,11 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from itertools import islice
 
-from dumpcmp.host.golden import GoldenSource
-from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, evaluate, freeze_long_lived, iter_jobs
-from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.core import ComparePlan, FileRows, compare_file
+from dumpcmp.host.pipeline import freeze_long_lived
 from dumpcmp.proto.walker import DumpEntry
 
 # Threads run the metric kernels in parallel (they release the GIL) but not the per-file Python
@@ -36,24 +35,12 @@ from dumpcmp.proto.walker import DumpEntry
 PROCESS_MIN_FILES = 64
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _BATCHES_PER_WORKER = 4
+_FILES_PER_THREAD = 4
 _MAX_BATCH_FILES = 32
 
+_worker_plan: ComparePlan | None = None  # a worker process's copy, set by its initializer
 
-@dataclass(frozen=True, slots=True)
-class _Shard:
-    golden: GoldenSource
-    matcher: Matcher | None
-    options: CompareOptions
-
-
-_shard: _Shard | None = None  # set in the parent before the pool forks; read in the workers
-
-
-@dataclass(frozen=True, slots=True)
-class _BatchResult:
-    rows: tuple[ResultRow, ...]
-    used_golden: frozenset[str]
-    files: int
+OnFiles = Callable[[int], None] | None
 
 
 def worth_processes(entries: Sequence[DumpEntry], workers: int) -> bool:
@@ -61,8 +48,42 @@ def worth_processes(entries: Sequence[DumpEntry], workers: int) -> bool:
     return workers >= 2 and len(entries) >= PROCESS_MIN_FILES and sys.platform.startswith("linux")
 
 
-def _start_worker(parent: int) -> None:
-    """Runs first in every worker: die with the parent, leave Ctrl-C to it."""
+def compare_files(
+    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
+) -> Iterator[FileRows]:
+    """Each file's rows, in the order of ``entries``, computed by the pool that suits the shard."""
+    if worth_processes(entries, workers):
+        return files_in_processes(entries, plan, workers, on_files)
+    return files_in_threads(entries, plan, workers, on_files)
+
+
+def files_in_threads(
+    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
+) -> Iterator[FileRows]:
+    window: deque[Future[FileRows]] = deque()
+    pending = iter(entries)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="dumpcmp-compare") as pool:
+        for entry in islice(pending, 1):  # alone: it loads the kernels the others then share
+            yield _counted(compare_file(entry, plan), on_files)
+            freeze_long_lived()
+        for entry in pending:
+            window.append(pool.submit(compare_file, entry, plan))
+            if len(window) >= max(1, workers) * _FILES_PER_THREAD:
+                yield _counted(window.popleft().result(), on_files)
+        while window:
+            yield _counted(window.popleft().result(), on_files)
+
+
+def _counted(result: FileRows, on_files: OnFiles) -> FileRows:
+    if on_files:
+        on_files(1)
+    return result
+
+
+def _start_worker(parent: int, plan: ComparePlan) -> None:
+    """Runs first in every worker: keep the plan, die with the parent, leave Ctrl-C to it."""
+    global _worker_plan
+    _worker_plan = plan
     # Ctrl-C reaches the whole process group; the parent handles it and cancels the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Workers blocked on the task queue never see it close (their siblings hold it open), so
@@ -73,48 +94,41 @@ def _start_worker(parent: int) -> None:
         os._exit(1)
 
 
-def _run_batch(entries: tuple[DumpEntry, ...], start: int) -> _BatchResult:
-    shard = _shard
-    assert shard is not None, "worker forked before the shard was set"
-    jobs = iter_jobs(entries, shard.golden, shard.matcher, shard.options, start=start)
-    rows = tuple(evaluate(job, shard.options) for job in jobs)
-    return _BatchResult(rows, shard.golden.drain_used(), len(entries))
+def _run_batch(entries: tuple[DumpEntry, ...]) -> tuple[FileRows, ...]:
+    plan = _worker_plan
+    assert plan is not None, "worker started without a plan"
+    return tuple(compare_file(entry, plan) for entry in entries)
 
 
-def rows_in_processes(
-    entries: Sequence[DumpEntry],
-    golden: GoldenSource,
-    matcher: Matcher | None,
-    options: CompareOptions,
-    workers: int,
-    on_files: Callable[[int], None] | None = None,
-) -> Iterator[ResultRow]:
-    """The rows of one shard in execution order, computed in ``workers`` forked processes."""
-    global _shard
-    _shard = _Shard(golden, matcher, options)
+def files_in_processes(
+    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
+) -> Iterator[FileRows]:
+    """Each file's rows in the order of ``entries``, computed in ``workers`` forked processes."""
     size = max(1, min(_MAX_BATCH_FILES, len(entries) // (workers * _BATCHES_PER_WORKER)))
-    window: deque[Future[_BatchResult]] = deque()
-    pool: ProcessPoolExecutor | None = None
+    window: deque[Future[tuple[FileRows, ...]]] = deque()
+    pool: Executor | None = None
     finished = False
     try:
         # The first file runs here: it loads the metric kernels once, before the fork, instead
         # of once in every worker; one file only, so the workers start once the kernels are in.
-        yield from _collect_result(_run_batch(tuple(entries[:1]), 0), golden, on_files)
+        yield _counted(compare_file(entries[0], plan), on_files)
         freeze_long_lived()
         pool = ProcessPoolExecutor(
-            workers, multiprocessing.get_context("fork"), initializer=_start_worker, initargs=(os.getpid(),)
+            workers,
+            multiprocessing.get_context("fork"),
+            initializer=_start_worker,
+            initargs=(os.getpid(), plan),  # inherited through the fork, not pickled
         )
         for start in range(1, len(entries), size):
-            window.append(pool.submit(_run_batch, tuple(entries[start : start + size]), start))
+            window.append(pool.submit(_run_batch, tuple(entries[start : start + size])))
             if len(window) >= workers * _BATCHES_PER_WORKER:
-                yield from _collect(window.popleft(), golden, on_files)
+                yield from _collect(window.popleft(), on_files)
         while window:
-            yield from _collect(window.popleft(), golden, on_files)
+            yield from _collect(window.popleft(), on_files)
         finished = True
     finally:
-        if pool is not None:
+        if isinstance(pool, ProcessPoolExecutor):
             _close(pool, finished)
-        _shard = None
 
 
 def _close(pool: ProcessPoolExecutor, finished: bool) -> None:
@@ -129,16 +143,8 @@ def _close(pool: ProcessPoolExecutor, finished: bool) -> None:
             process.kill()
 
 
-def _collect(
-    future: Future[_BatchResult], golden: GoldenSource, on_files: Callable[[int], None] | None
-) -> Iterator[ResultRow]:
-    return _collect_result(future.result(), golden, on_files)
-
-
-def _collect_result(
-    result: _BatchResult, golden: GoldenSource, on_files: Callable[[int], None] | None
-) -> Iterator[ResultRow]:
-    golden.mark_used(result.used_golden)
+def _collect(future: Future[tuple[FileRows, ...]], on_files: OnFiles) -> Iterator[FileRows]:
+    batch = future.result()
     if on_files:
-        on_files(result.files)
-    yield from result.rows
+        on_files(len(batch))
+    yield from batch

@@ -125,8 +125,7 @@ def test_output_path_that_is_a_file_is_refused_before_work(
 ) -> None:
     blocker = tmp_path / "taken"
     blocker.write_text("mine")
-    monkeypatch.setattr(offline, "run_jobs", _never)
-    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    monkeypatch.setattr(offline, "compare_files", _never)
     one_error_line(compare("-tp", dumps, "-gp", dumps, "-o", blocker), 1, "is a file, not a directory")
     assert blocker.read_text() == "mine"
     one_error_line(
@@ -227,8 +226,7 @@ def test_ctrl_c_outside_the_work_is_one_line_too(
 def test_unknown_detail_op_is_refused_before_the_compare(
     dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(offline, "run_jobs", _never)
-    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    monkeypatch.setattr(offline, "compare_files", _never)
     result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "nosuchop")
     one_error_line(result, 1, "op 'nosuchop' (-d) is not in the target dump")
     assert every_file(tmp_path) == []
@@ -237,8 +235,7 @@ def test_unknown_detail_op_is_refused_before_the_compare(
 def test_missing_detail_index_is_refused_before_the_compare(
     dumps: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(offline, "run_jobs", _never)
-    monkeypatch.setattr(offline, "rows_in_processes", _never)
+    monkeypatch.setattr(offline, "compare_files", _never)
     result = compare(
         "-tp", dumps, "-gp", dumps, "-o", tmp_path, "-d", "stem_conv1_Conv2D_fused_relu", "-i", "7"
     )

@@ -339,6 +339,6 @@ def test_a_tree_of_many_small_steps_forks_no_pool_per_step(
     def no_pool(*_: object, **__: object) -> None:
         raise AssertionError("a worker pool was forked for a small step")
 
-    monkeypatch.setattr(offline, "rows_in_processes", no_pool)
+    monkeypatch.setattr(workers, "files_in_processes", no_pool)
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out", jobs=2))
     assert len(outcome.shards) == 3

@@ -23,7 +23,7 @@ REPO = Path(dumpcmp.__file__).resolve().parents[1]
 
 # A real forked compare whose batches take a minute each, so the workers are busy when the parent
 # is signalled. ``_run_batch`` is looked up at submit time and the workers are forked, so they
-# run this slow version.
+# run this slow version (the parent's own first file does not go through it).
 DRIVER = """
 import sys, time
 from pathlib import Path
@@ -32,10 +32,9 @@ from dumpcmp.host.offline import CompareRequest, run_compare
 
 run_batch = workers._run_batch
 
-def slow_batch(entries, start):
-    if start > 0:  # the parent's own first file stays quick
-        time.sleep(60)
-    return run_batch(entries, start)
+def slow_batch(entries):
+    time.sleep(60)
+    return run_batch(entries)
 
 workers._run_batch = slow_batch
 workers.PROCESS_MIN_FILES = 0
