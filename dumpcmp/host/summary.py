@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import Thresholds
 

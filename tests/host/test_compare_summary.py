@@ -326,7 +326,6 @@ def test_nothing_compared_in_a_file_pair_names_the_two_files(tmp_path: Path) -> 
 def test_a_tree_of_many_small_steps_forks_no_pool_per_step(
     golden_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dumpcmp.host.offline as offline
     import dumpcmp.host.workers as workers
 
     source = write_tree(tmp_path / "one") / SESSION / "0" / "model" / "1" / "0"
