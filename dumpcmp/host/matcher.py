@@ -478,6 +478,19 @@ class Matcher:
         bound._index(_l1_reasons(self.groups, by_op))
         return bound
 
+    def depends_on_dump_times(self, op_name: str) -> bool:
+        """Whether ``op_name``'s rows change with other files' dump times (an L1 fusion member)."""
+        try:
+            entry = self.entry(op_name)
+        except MatchError:
+            return False
+        if entry is None:
+            return False
+        return any(
+            g.relation is Relation.L1_FUSION and any(op.name == entry.name for op in g.ops)
+            for g in self.groups
+        )
+
     @staticmethod
     def _inner_node_reason(op: RuleOp, group: FusionGroup) -> str | None:
         # Inside a fused kernel split over several ops, the middle ops' outputs exist nowhere in

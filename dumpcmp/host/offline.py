@@ -114,7 +114,7 @@ def run_compare(
         custom=custom,
         only_first_output=request.target.is_file() and request.golden.is_file(),
     )
-    rules = _RuleSet.load(request)
+    rules = RuleSet.load(request)
     shards_in = [
         _split(key, group) for key, group in sorted(tree.groups.items(), key=lambda g: shard_order(g[0]))
     ]
@@ -124,7 +124,9 @@ def run_compare(
     workers = options.jobs or os.cpu_count() or 1
     if on_plan:
         on_plan(sum(len(s.tensors) + len(s.stats) for s in shards_in))
-    session = CompareSession(_settings(request, stamp, rules.present), golden, [s.key for s in shards_in])
+    session = CompareSession(
+        result_settings(request, rules.present, stamp), golden, [s.key for s in shards_in]
+    )
     shards = []
     for shard, matcher in zip(shards_in, matchers, strict=True):
         plan = ComparePlan(golden, matcher, options)
@@ -148,10 +150,11 @@ def run_compare(
     )
 
 
-def _settings(request: CompareRequest, stamp: str, with_rules: bool) -> ResultSettings:
+def result_settings(request: CompareRequest, with_rules: bool, stamp: str | None = None) -> ResultSettings:
+    """How the result files of ``request`` are written; ``stamp`` defaults to now."""
     return ResultSettings(
         request.out_dir,
-        stamp,
+        stamp or time.strftime("%Y%m%d%H%M%S"),
         op_sequence=with_rules,
         overflow_detection=request.overflow_detection,
         xlsx=request.xlsx,
@@ -174,7 +177,7 @@ def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str)
     """``-tp a.npy``: one row against the one golden file."""
     key = GroupKey("0", request.target.stem, "0", "0")
     row = compare_npy_target(request.target, golden)
-    session = CompareSession(_settings(request, stamp, False), golden, [key])
+    session = CompareSession(result_settings(request, False, stamp), golden, [key])
     written = session.write_rows(key, [row])
     return CompareOutcome(
         (replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped), file_pair=True
@@ -189,7 +192,7 @@ def _skipped_hint(tree: DumpTree) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _RuleSet:
+class RuleSet:
     """The rule file(s) of a run: one, or a directory of them picked per model name."""
 
     matchers: dict[str, Matcher]
@@ -200,7 +203,7 @@ class _RuleSet:
         return self.default is not None or bool(self.matchers)
 
     @classmethod
-    def load(cls, request: CompareRequest) -> _RuleSet:
+    def load(cls, request: CompareRequest) -> RuleSet:
         if request.fusion_rule is None:
             return cls({}, None)
         close = load_rules(request.close_fusion_rule) if request.close_fusion_rule else None

@@ -9,12 +9,13 @@ feeds one as files land (``LiveCompare``).
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dumpcmp.host.core import FileRows
+from dumpcmp.host.core import FileOrder, FileRows
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
@@ -75,9 +76,16 @@ class ShardRows:
     def __init__(self, key: GroupKey) -> None:
         self.key = key
         self._files: dict[Path, FileRows] = {}
+        self._tensor_orders: list[FileOrder] = []  # sorted, for a file's place while others arrive
 
     def add(self, result: FileRows) -> None:
+        if result.entry.path not in self._files and not result.entry.is_stats:
+            bisect.insort(self._tensor_orders, result.order)
         self._files[result.entry.path] = result
+
+    def place(self, result: FileRows) -> int:
+        """The Index of ``result``'s rows among the tensor dumps added so far."""
+        return bisect.bisect_left(self._tensor_orders, result.order)
 
     def ordered(self) -> list[FileRows]:
         return sorted(self._files.values(), key=lambda f: f.order)

@@ -87,19 +87,28 @@ def walk_dump_tree(root: str | os.PathLike[str]) -> DumpTree:
 
 
 def _add(tree: DumpTree, path: Path, name: str, base: Path) -> None:
+    found = dump_entry(path, base, name)
+    if isinstance(found, SkippedFile):
+        tree.skipped.append(found)
+    elif found is not None:
+        tree.groups.setdefault(found.group, []).append(found)
+
+
+def dump_entry(path: Path, base: Path, name: str | None = None) -> DumpEntry | SkippedFile | None:
+    """What a walk of ``base`` makes of the file ``path`` (named ``name`` by a mapping file):
+    a dump entry, a file skipped with its reason, or None for a file quietly passed over."""
+    name = path.name if name is None else name
     if name.startswith("."):
-        tree.skipped.append(SkippedFile(path, "hidden or temporary file (still being written?)"))
-        return
+        return SkippedFile(path, "hidden or temporary file (still being written?)")
     is_stats = name.endswith(STATS_SUFFIX)
     stem = name[: -len(STATS_SUFFIX)] if is_stats else name
     try:
         parsed = parse_dump_name(stem)
     except BadFileNameError as exc:
         if not name.endswith(_QUIET_SUFFIXES) or is_stats:
-            tree.skipped.append(SkippedFile(path, f"not a dump file name: {exc.reason}"))
-        return
-    key = group_key(path, base)
-    tree.groups.setdefault(key, []).append(DumpEntry(path, parsed, key, is_stats))
+            return SkippedFile(path, f"not a dump file name: {exc.reason}")
+        return None
+    return DumpEntry(path, parsed, group_key(path, base), is_stats)
 
 
 def group_key(path: Path, base: Path) -> GroupKey:

@@ -1,0 +1,137 @@
+"""``LiveCompare``: files fed one at a time, in any order, give the result files of ``compare``."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.fakes.simulate import simulate
+from dumpcmp.host.live import LiveCompare, row_cells
+from dumpcmp.host.offline import CompareRequest, run_compare
+from tests.atc_ops import document, op
+from tests.e2e.atc_fit import make_fit
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _results(out: Path) -> dict[str, bytes]:
+    """Result files by name with the timestamp taken out (two runs need not share a second)."""
+    return {re.sub(r"\d{14}", "TS", p.name): p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def _live(dump: Path, golden: Path, rule: Path | None, out: Path, order: list[Path]) -> LiveCompare:
+    live = LiveCompare.open(dump_root=dump, golden=golden, fusion_rule=rule, out_dir=out)
+    for path in order:
+        live.add(path)
+    return live
+
+
+@pytest.fixture(scope="module")
+def sim_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    root = tmp_path_factory.mktemp("sim")
+    simulate("zoo:small_cnn", root, steps=2, faults=("/block1.pw/conv/Conv=bias",))
+    return root / "npu", root / "golden", root / "fusion_rule.json"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_any_arrival_order_gives_the_offline_result_files(
+    sim_run: tuple[Path, Path, Path], tmp_path: Path, seed: int
+) -> None:
+    dump, golden, rule = sim_run
+    offline = tmp_path / "offline"
+    run_compare(CompareRequest(dump, golden, fusion_rule=rule, out_dir=offline))
+    order = _files(dump)
+    random.Random(seed).shuffle(order)
+    outcome = _live(dump, golden, rule, tmp_path / "live", order).close()
+    assert len(outcome.shards) == 2
+    assert _results(tmp_path / "live") == _results(offline)
+
+
+def test_a_file_added_twice_is_not_counted_twice(sim_run: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    dump, golden, rule = sim_run
+    run_compare(CompareRequest(dump, golden, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    files = _files(dump)
+    _live(dump, golden, rule, tmp_path / "live", files + files[:5]).close()
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")
+
+
+def test_rows_come_back_as_each_file_lands(sim_run: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    dump, golden, rule = sim_run
+    live = LiveCompare.open(dump_root=dump, golden=golden, fusion_rule=rule, out_dir=tmp_path)
+    last = _files(dump)[-1]
+    rows = live.add(last)
+    assert rows and all(r.index == 0 for r in rows)  # alone in its shard so far
+    columns, cells = row_cells(rows[0])
+    assert len(columns) == len(cells) and "OpSequence" in columns and "OverFlow" in columns
+    first = live.add(_files(dump)[0])
+    assert first and first[0].index == 0
+
+
+def test_corrupt_and_foreign_files_are_handled_as_offline(
+    sim_run: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    dump, golden, rule = sim_run
+    copy = tmp_path / "npu"
+    shutil.copytree(dump, copy)
+    victim = _files(copy)[3]
+    victim.write_bytes(victim.read_bytes()[:40])
+    (victim.parent / "notes.odd").write_text("not a dump")
+    offline = run_compare(CompareRequest(copy, golden, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    live = _live(copy, golden, rule, tmp_path / "live", list(reversed(_files(copy))))
+    outcome = live.close()
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")
+    assert [s[1] for s in outcome.skipped] == [s[1] for s in offline.skipped]
+
+
+def test_l1_fusion_members_are_settled_when_the_session_closes(tmp_path: Path) -> None:
+    # Only with every dump time known is l1_c the last op of the group; before it lands, l1_b is.
+    rule = tmp_path / "l1.json"
+    chain = [
+        ("l1_a", "Conv2D", "x:0", "conv"),
+        ("l1_b", "Relu", "l1_a:0", "relu"),
+        ("l1_c", "Add", "l1_b:0", "add"),
+    ]
+    ops = [op("x", 0, "Data")]
+    for i, (name, kind, source, original) in enumerate(chain, start=1):
+        ops.append(
+            op(name, i, kind, (source,), (original,), (original,), l1="7",
+               layout="ND", shape=(2, 8), origin_format="ND", origin_shape=(2, 8))
+        )  # fmt: skip
+    rule.write_text(json.dumps(document(*ops)))
+    case = make_fit(rule, tmp_path / "case")
+    run_compare(CompareRequest(case.npu_dir, case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    live = LiveCompare.open(
+        dump_root=case.npu_dir, golden=case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "live"
+    )
+    files = _files(case.npu_dir)
+    early = [r for f in files if "l1_b" in f.name for r in live.add(f)]
+    assert early  # compared as the group's last op for now
+    for path in files:
+        if "l1_b" not in path.name:
+            live.add(path)
+    live.close()
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")
+
+
+def test_closing_with_nothing_received_is_an_error(sim_run: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    dump, golden, rule = sim_run
+    live = LiveCompare.open(dump_root=dump, golden=golden, fusion_rule=rule, out_dir=tmp_path / "out")
+    with pytest.raises(DumpcmpError, match="no dump files received"):
+        live.close()
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_rule_file_fails_at_open(sim_run: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    dump, golden, _ = sim_run
+    bad = tmp_path / "rule.json"
+    bad.write_text("{not json")
+    with pytest.raises(DumpcmpError):
+        LiveCompare.open(dump_root=dump, golden=golden, fusion_rule=bad, out_dir=tmp_path / "out")
