@@ -113,3 +113,29 @@ def test_processes_are_chosen_by_file_count_not_bytes(tmp_path: Path) -> None:
     assert worth_processes(many, 2) is on_linux
     assert not worth_processes(few, 2)
     assert not worth_processes(many, 1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
+def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path) -> None:
+    # A server compares several sessions at once: each pool must use its own plan, which a
+    # module-global plan set before forking would not guarantee.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dumpcmp.host.core import ComparePlan, compare_file
+    from dumpcmp.host.golden import open_golden
+    from dumpcmp.host.pipeline import CompareOptions
+    from dumpcmp.host.workers import files_in_processes
+
+    entries = walk_dump_tree(_tree(tmp_path / "a", 24)).entries
+    golden = open_golden(_tree(tmp_path / "b", 24))
+    plans = [ComparePlan(golden, None, CompareOptions(overflow_detection=flag)) for flag in (False, True)]
+
+    def run(plan: ComparePlan) -> list[object]:
+        return [r.overflow for f in files_in_processes(entries, plan, 2) for r in f.rows]
+
+    with ThreadPoolExecutor(2) as pool:
+        plain, flagged = pool.map(run, plans)
+    assert plain == [None] * 24 and flagged == [False] * 24
+    assert [compare_file(e, plans[1]).rows for e in entries[:3]] == [
+        f.rows for f in list(files_in_processes(entries, plans[1], 2))[:3]
+    ]
