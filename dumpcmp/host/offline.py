@@ -18,7 +18,7 @@ from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
 from dumpcmp.host.verdict import Thresholds
-from dumpcmp.host.workers import compare_files
+from dumpcmp.host.workers import FileRunner, compare_files
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
@@ -77,10 +77,13 @@ def run_compare(
     *,
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    runner: FileRunner | None = None,
 ) -> CompareOutcome:
     """Compare, write one result file per (device, model, step) shard, return what was written.
 
     Tensor dumps give ``result`` files; statistics dumps give ``stats_result`` files beside them.
+    ``runner`` computes each shard's files through the core (local threads or processes by
+    default; a cluster client is another runner); it must yield them in the order given.
     """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
@@ -130,7 +133,7 @@ def run_compare(
     shards = []
     for shard, matcher in zip(shards_in, matchers, strict=True):
         plan = ComparePlan(golden, matcher, options)
-        for result in compare_files(shard.tensors, plan, workers, on_progress):
+        for result in (runner or compare_files)(shard.tensors, plan, workers, on_progress):
             session.add(result)
         for entry in shard.stats:
             session.add(compare_file(entry, plan))

@@ -41,6 +41,8 @@ _MAX_BATCH_FILES = 32
 _worker_plan: ComparePlan | None = None  # a worker process's copy, set by its initializer
 
 OnFiles = Callable[[int], None] | None
+# (files of one shard, its plan, workers, progress callback) -> each file's rows, in that order
+FileRunner = Callable[[Sequence[DumpEntry], ComparePlan, int, OnFiles], Iterator[FileRows]]
 
 
 def worth_processes(entries: Sequence[DumpEntry], workers: int) -> bool:
