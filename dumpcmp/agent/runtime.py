@@ -6,16 +6,23 @@ A call made in the wrong state raises the ``AclError`` AscendCL itself would ret
 ``ACL_ERROR_UNINITIALIZE``) without reaching the backend, so the simulated NPU need not
 re-implement every state rule to behave like the real runtime.
 
+AscendCL's context is per thread: once a device is set, every call must come from the thread that
+set it. The runtime records that thread and refuses a call from any other one (the agent's
+watcher and upload threads never call AscendCL).
+
 ``dump_session`` runs the file-dump sequence of formats.md §4.2 and always unwinds it.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from functools import partial
 from typing import Any, Literal, TypeAlias
 
@@ -23,7 +30,7 @@ import numpy as np
 
 from dumpcmp.agent.acl_codes import AclCode, check, error_name
 from dumpcmp.agent.backend import AclBackend
-from dumpcmp.errors import AclError, DumpcmpError, InternalError
+from dumpcmp.errors import AclError, ConfigError, DumpcmpError, InternalError
 
 __all__ = ["AclRuntime", "open_backend"]
 
@@ -38,8 +45,9 @@ class AclRuntime:
     def __init__(self, backend: AclBackend) -> None:
         self.backend = backend
         self._initialized = False
-        self._owns_init = False
         self._dump_initialized = False
+        self._init_dump_config: str | None = None  # an aclInit config that configured the dump
+        self._owner: threading.Thread | None = None  # the thread that set the device
         self._devices: list[int] = []  # one entry per successful set_device, like a ref count
         self._models: list[int] = []  # in load order, so unload_all can go in reverse
 
@@ -61,7 +69,19 @@ class AclRuntime:
         # Same code AscendCL would give, marked as ours so nobody hunts for it in the CANN log.
         return AclError(int(code), error_name(code), api, f"{why} (checked by dumpcmp before the call)")
 
+    def _require_thread(self, api: str) -> None:
+        owner = self._owner
+        current = threading.current_thread()
+        if owner is not None and owner is not current:
+            raise self._refuse(
+                AclCode.RT_CONTEXT_NULL,
+                api,
+                f"called from thread {current.name!r}, but the device was set on thread {owner.name!r}; "
+                "AscendCL's context belongs to that thread, so every call must come from it",
+            )
+
     def _require_init(self, api: str) -> None:
+        self._require_thread(api)
         if not self._initialized:
             raise self._refuse(AclCode.UNINITIALIZE, api, "aclInit has not been called")
 
@@ -73,26 +93,52 @@ class AclRuntime:
     # -- lifecycle -------------------------------------------------------------------------
 
     def init(self, config_path: PathArg | None = None) -> bool:
-        """aclInit. Returns False when AscendCL was already initialised (not an error).
+        """aclInit. Returns False when AscendCL was already initialised in this process.
 
-        Older CANN answers a second aclInit in the process with ``ACL_ERROR_REPEAT_INITIALIZE``
-        (newer ones ref-count); either way AscendCL is usable, so that code is accepted.
+        A second aclInit answers ``ACL_ERROR_REPEAT_INITIALIZE`` and AscendCL stays usable, so
+        that code is accepted; newer CANN also counts it as a reference, which
+        ``finalize_reference`` gives back (``dump_session`` pairs them).
         """
+        self._require_thread("aclInit")
         path = None if config_path is None else os.fspath(config_path)
         ret = self.backend.init(path)
-        if ret == AclCode.REPEAT_INITIALIZE:
-            self._initialized = True
-            return False
-        self._check(ret, "aclInit")
-        self._initialized = self._owns_init = True
-        return True
+        first = ret != AclCode.REPEAT_INITIALIZE
+        if first:
+            self._check(ret, "aclInit")
+        self._initialized = True
+        if path is not None and init_config_has_dump(path):
+            self._init_dump_config = path
+        return first
 
     def finalize(self) -> None:
+        """aclFinalize: releases everything AscendCL holds for the process, whatever the count."""
         if not self._initialized:
             raise self._refuse(AclCode.REPEAT_FINALIZE, "aclFinalize", "aclInit has not been called")
+        self._require_thread("aclFinalize")
         self._check(self.backend.finalize(), "aclFinalize")
-        # aclFinalize releases everything AscendCL held for the process.
-        self._initialized = self._owns_init = self._dump_initialized = False
+        self._forget()
+
+    def finalize_reference(self) -> int | None:
+        """aclFinalizeReference: give back one aclInit reference; AscendCL is released at zero.
+
+        Returns the references left, or None when the library has no aclFinalizeReference (CANN
+        releases before reference counting, whose repeated aclInit counted nothing).
+        """
+        self._require_init("aclFinalizeReference")
+        count, ret = self.backend.finalize_reference()
+        if ret == AclCode.API_NOT_SUPPORT:
+            self.backend.get_recent_err_msg()  # consumed, so that it is not blamed on a later call
+            return None
+        self._check(ret, "aclFinalizeReference")
+        if count == 0:
+            self._forget()
+        return count
+
+    def _forget(self) -> None:
+        # AscendCL released everything it held for the process.
+        self._initialized = self._dump_initialized = False
+        self._init_dump_config = None
+        self._owner = None
         self._devices.clear()
         self._models.clear()
 
@@ -100,12 +146,15 @@ class AclRuntime:
         self._require_init("aclrtSetDevice")
         self._check(self.backend.set_device(device_id), "aclrtSetDevice")
         self._devices.append(device_id)
+        self._owner = threading.current_thread()
 
     def reset_device(self, device_id: int) -> None:
         self._require_init("aclrtResetDevice")
         self._check(self.backend.reset_device(device_id), "aclrtResetDevice")
         if device_id in self._devices:
             self._devices.remove(device_id)
+        if not self._devices:
+            self._owner = None
 
     def synchronize_device(self) -> None:
         self._require_init("aclrtSynchronizeDevice")
@@ -115,6 +164,8 @@ class AclRuntime:
 
     def init_dump(self) -> None:
         self._require_init("aclmdlInitDump")
+        if self._init_dump_config is not None:
+            raise dump_conflict(self._init_dump_config)
         if self._dump_initialized:
             raise self._refuse(AclCode.REPEAT_INITIALIZE, "aclmdlInitDump", "aclmdlInitDump already called")
         self._check(self.backend.init_dump(), "aclmdlInitDump")
@@ -178,17 +229,25 @@ class AclRuntime:
         loads and executes models (``load``/``execute`` on the yielded runtime). Exit:
         aclrtSynchronizeDevice → aclmdlFinalizeDump → aclmdlUnload (every model loaded) →
         aclrtResetDevice → aclFinalize. Only the steps that were entered are undone, in that
-        order, even when a step or the body fails; aclFinalize is skipped when AscendCL was
-        already initialised by someone else (``ACL_ERROR_REPEAT_INITIALIZE``). If the body failed,
-        its exception propagates and cleanup errors are logged; otherwise the first cleanup
-        error is raised after every step has been tried.
+        order, even when a step or the body fails. When AscendCL was already initialised by
+        someone else (``ACL_ERROR_REPEAT_INITIALIZE``), the reference that aclInit counted is
+        given back with aclFinalizeReference instead: aclFinalize would release AscendCL under
+        its other user. If the body failed, its exception propagates and cleanup errors are
+        logged; otherwise the first cleanup error is raised after every step has been tried.
+
+        An ``init_config`` holding a ``dump`` section is refused before aclInit: AscendCL would
+        then refuse aclmdlInitDump, and the dump would follow that section, not ``dump_config``.
         """
+        if init_config is not None and init_config_has_dump(init_config):
+            raise dump_conflict(init_config)
         # Exit steps, pushed as the matching enter step succeeds and run last-pushed-first.
         # Unload is pushed before init_dump so that it runs after aclmdlFinalizeDump, as §4.2 says.
-        undo: list[tuple[str, Callable[[], None]]] = []
+        undo: list[tuple[str, Callable[[], object]]] = []
         try:
             if self.init(init_config):
                 undo.append(("aclFinalize", self.finalize))
+            else:
+                undo.append(("aclFinalizeReference", self.finalize_reference))
             self.set_device(device_id)
             undo.append(("aclrtResetDevice", lambda: self.reset_device(device_id)))
             undo.append(("aclmdlUnload", self.unload_all))
@@ -203,7 +262,25 @@ class AclRuntime:
         _run_all(list(reversed(undo)))
 
 
-def _run_all(steps: Sequence[tuple[str, Callable[[], None]]], *, raise_first: bool = True) -> None:
+def init_config_has_dump(path: PathArg) -> bool:
+    """Does the aclInit config at ``path`` hold a ``dump`` section? An unreadable or invalid file
+    is left for aclInit to report, with AscendCL's own code."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(raw, dict) and "dump" in raw
+
+
+def dump_conflict(init_config: PathArg) -> ConfigError:
+    return ConfigError(
+        f"{os.fspath(init_config)}: this aclInit config has a \"dump\" section, which conflicts with "
+        "aclmdlInitDump/aclmdlSetDump (AscendCL refuses them with ACL_ERROR_DUMP_ALREADY_RUN); "
+        "remove the section and give the dump config separately"
+    )
+
+
+def _run_all(steps: Sequence[tuple[str, Callable[[], object]]], *, raise_first: bool = True) -> None:
     """Run every step even if some fail; then raise the first failure, or only log them all."""
     first: Exception | None = None
     for what, step in steps:

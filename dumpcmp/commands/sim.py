@@ -1,12 +1,15 @@
 """``dumpcmp sim``: run a model on the simulated NPU and write a dump, its golden and its rules.
 
-``sim run MODEL|zoo:NAME --out DIR`` is a thin wrapper over ``dumpcmp.fakes.simulate``.
+``sim run MODEL|zoo:NAME --out DIR`` is ``simulate``: ``dumpcmp.fakes.simulate`` prepares the run
+and writes the golden and ATC json; the model runs in between through the agent's runtime
+(``run_model``) over ``open_backend("sim")``, the same AscendCL calls as on a real box.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -14,9 +17,50 @@ from rich.markup import escape
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
 
-__all__ = ["app"]
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dumpcmp.fakes.faults import Fault
+    from dumpcmp.fakes.simulate import SimulationResult
+
+__all__ = ["app", "simulate"]
 
 app = typer.Typer(help="Run models on the simulated NPU.", no_args_is_help=True)
+
+
+def simulate(
+    model: str | Path,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    steps: int = 1,
+    faults: Sequence[str | Fault] = (),
+    no_fusion: bool = False,
+    quantize: Sequence[str] = (),
+    acl_config: str | Path | None = None,
+    inputs: Sequence[np.ndarray | str | Path] = (),
+    atomic: bool = False,
+    clock: Callable[[], int] | None = None,
+) -> SimulationResult:
+    """Simulate ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``: dump, golden, rules.
+
+    The arguments are those of ``prepare_simulation``. Raises a DumpcmpError on user errors
+    (an ``AclError`` when the simulated runtime refuses a call, e.g. a model it cannot compile).
+    """
+    from dumpcmp.agent.model_run import run_model
+    from dumpcmp.agent.runtime import AclRuntime, open_backend
+    from dumpcmp.fakes.simulate import finish_simulation, prepare_simulation
+
+    setup = prepare_simulation(
+        model, out_dir, seed=seed, steps=steps, faults=faults, no_fusion=no_fusion, quantize=quantize,
+        acl_config=acl_config, inputs=inputs, atomic=atomic, clock=clock,
+    )  # fmt: skip
+    backend = open_backend("sim", **setup.backend_options)
+    run = run_model(
+        AclRuntime(backend), setup.model_path, setup.inputs, setup.acl_config,
+        device=setup.device, steps=setup.steps,
+    )  # fmt: skip
+    return finish_simulation(setup, backend, run.outputs[-1], run.dump_files)
 
 
 @app.command("run", cls=StrictCommand)
@@ -65,7 +109,6 @@ def run_command(
 
     OUT must not hold an earlier simulation: its golden files would be mixed with this run's.
     """
-    from dumpcmp.fakes.simulate import simulate
     from dumpcmp.outputs import new_output_dir
 
     with user_errors(), new_output_dir(out, "--out"):

@@ -1,7 +1,8 @@
 """The simulated NPU: ONNX models compiled like ATC, run in fp16, dumped like the real runtime.
 
-``simulate()`` is the one-call entry point; ``SimulatedAcl`` is the runtime backend the agent
-drives like real AscendCL. Names are imported lazily: ``import dumpcmp.fakes`` alone loads
+``SimulatedAcl`` is the runtime backend the agent drives like real AscendCL;
+``prepare_simulation``/``finish_simulation`` write what surrounds a run (model, acl.json, golden,
+ATC json), and ``dumpcmp.commands.sim.simulate`` runs the model between them. Names are imported lazily: ``import dumpcmp.fakes`` alone loads
 neither onnx nor onnxruntime (the C stub of libascendcl lives beside this file).
 """
 
@@ -20,8 +21,9 @@ __all__ = [
     "SimulatedAcl",
     "SimulationResult",
     "compile_model",
+    "finish_simulation",
+    "prepare_simulation",
     "run_golden",
-    "simulate",
     "write_atc_json",
     "write_golden",
 ]
@@ -36,8 +38,9 @@ _HOMES = {
     "SimulatedAcl": "npu",
     "SimulationResult": "simulate",
     "compile_model": "compiler",
+    "finish_simulation": "simulate",
+    "prepare_simulation": "simulate",
     "run_golden": "golden",
-    "simulate": "simulate",
     "write_atc_json": "atc_json",
     "write_golden": "golden",
 }

@@ -11,8 +11,15 @@ dumping. Files are written while the model executes, in execution order, so
 aclmdlFinalizeDump finds nothing pending. ``dump_op_switch`` governs single-operator
 execution, which the simulator does not offer: a loaded model is dumped through ``dump_list``.
 
+A second aclInit counts a reference and answers ``ACL_ERROR_REPEAT_INITIALIZE``;
+aclFinalizeReference gives one back (AscendCL is released at zero), aclFinalize releases it
+whatever the count.
+
 ``load_from_file`` takes an ``.onnx`` file (compiled on load, as ATC would have) or ``zoo:NAME``;
 an offline ``.om`` cannot be simulated and is refused with ``ACL_ERROR_DESERIALIZE_MODEL``.
+``execute`` takes numpy arrays; ``execute_datasets`` takes datasets over simulated device memory
+(``data_plane``), as a pyACL script builds them. ``loaded`` keeps a record of every model loaded,
+for the files a simulation writes after the run (ATC json, fault placement).
 This module does not import ``dumpcmp.agent``: it fits ``AclBackend`` structurally.
 """
 
@@ -22,7 +29,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import IntEnum
 from pathlib import Path
 
 import numpy as np
@@ -33,38 +39,16 @@ from dumpcmp.errors import ConfigError, DumpcmpError, ModelError
 from .clock import MicroClock
 from .compiled import CompiledModel
 from .compiler import CompileOptions, compile_model
+from .data_plane import ModelIO, SimulatedDataPlane
 from .dump_settings import DumpSettings, ModelDump
 from .dump_writer import DumpWriter, Progress
 from .executor import Executor, OpRun
 from .faults import FaultPlan
+from .ret import Ret
 from .zoo import build as build_zoo
 from .zoo import is_zoo_name
 
-__all__ = ["Ret", "SimulatedAcl"]
-
-
-class Ret(IntEnum):
-    """The aclError codes the simulator returns (formats.md §4.3)."""
-
-    SUCCESS = 0
-    INVALID_PARAM = 100000
-    UNINITIALIZE = 100001
-    REPEAT_INITIALIZE = 100002
-    INVALID_FILE = 100003
-    PARSE_FILE = 100006
-    INVALID_DUMP_CONFIG = 100009
-    INVALID_MODEL_ID = 100011
-    DESERIALIZE_MODEL = 100012
-    PARSE_MODEL = 100013
-    READ_MODEL_FAILURE = 100014
-    MODEL_INPUT_NOT_MATCH = 100017
-    REPEAT_FINALIZE = 100037
-    DUMP_ALREADY_RUN = 100044
-    DUMP_NOT_RUN = 100045
-    FEATURE_UNSUPPORTED = 200006
-    RT_INVALID_DEVICEID = 107001
-    RT_CONTEXT_NULL = 107002
-    INTERNAL_ERROR = 500000
+__all__ = ["LoadedModel", "Ret", "SimulatedAcl"]
 
 
 @dataclass
@@ -78,9 +62,20 @@ class _Model:
     dumping: bool = True  # False once aclmdlFinalizeDump has run
 
 
+@dataclass(frozen=True, slots=True)
+class LoadedModel:
+    """A model as it was loaded; kept after aclmdlUnload."""
+
+    id: int
+    compiled: CompiledModel
+    fault_ops: dict[str, str]  # original (ONNX) op name -> the NPU op a fault there lands in
+    dump_dir: Path | None  # {dump_path}/{time}/{device}/{model}/{model_id}; None when not dumped
+
+
 @dataclass
 class _State:
     initialized: bool = False
+    references: int = 0  # aclInit calls not yet given back
     init_dump: DumpSettings | None = None  # a dump section given to aclInit
     dump_inited: bool = False
     settings: DumpSettings | None = None  # from the last aclmdlSetDump
@@ -88,7 +83,7 @@ class _State:
     models: dict[int, _Model] = field(default_factory=dict)
 
 
-class SimulatedAcl:
+class SimulatedAcl(SimulatedDataPlane):
     """A simulated Ascend device running ONNX models in fp16; see the module docstring."""
 
     def __init__(
@@ -114,10 +109,11 @@ class SimulatedAcl:
         self.now = now or (lambda: datetime.fromtimestamp(self.clock.peek() / 1e6))
         self.writer = DumpWriter(atomic=atomic_writes, progress=progress, chunk_size=chunk_size)
         self.on_op = on_op
+        super().__init__()
         self._state = _State()
+        self._loaded: list[LoadedModel] = []
         self._next_model_id = 1
         self._recent = ""
-        self.load_error: DumpcmpError | None = None  # why the last aclmdlLoadFromFile failed
 
     # ------------------------------------------------------------------ what tests and simulate() read
 
@@ -126,11 +122,13 @@ class SimulatedAcl:
         """Every dump file written so far, in write order."""
         return tuple(self.writer.written)
 
+    @property
+    def loaded(self) -> tuple[LoadedModel, ...]:
+        """Every model loaded so far, in load order, unloaded ones included."""
+        return tuple(self._loaded)
+
     def compiled(self, model_id: int) -> CompiledModel:
         return self._state.models[model_id].compiled
-
-    def executor(self, model_id: int) -> Executor:
-        return self._state.models[model_id].executor
 
     def dump_dir(self, model_id: int) -> Path | None:
         """``{dump_path}/{time}/{device}/{model}/{model_id}`` of a dumped model."""
@@ -143,6 +141,15 @@ class SimulatedAcl:
         self._recent = message
         return int(code)
 
+    def _not_ready(self, api: str) -> int:
+        if self._state.initialized:
+            return int(Ret.SUCCESS)
+        return self._fail(Ret.UNINITIALIZE, f"{api}: aclInit has not been called")
+
+    def _model_io(self, model_id: int) -> ModelIO | None:
+        model = self._state.models.get(model_id)
+        return None if model is None else ModelIO(model.compiled.inputs, model.compiled.outputs)
+
     def get_recent_err_msg(self) -> str:
         """The message of the last failed call, then cleared (as aclGetRecentErrMsg does)."""
         message, self._recent = self._recent, ""
@@ -153,6 +160,7 @@ class SimulatedAcl:
     def init(self, config_path: str | None = None) -> int:
         state = self._state
         if state.initialized:
+            state.references += 1
             return self._fail(Ret.REPEAT_INITIALIZE, "aclInit: already initialised")
         if config_path:
             raw, code, message = _read_json(config_path)
@@ -164,6 +172,7 @@ class SimulatedAcl:
                     return self._fail(code, f"aclInit: {message}")
                 state.init_dump = settings
         state.initialized = True
+        state.references = 1
         return int(Ret.SUCCESS)
 
     def finalize(self) -> int:
@@ -171,6 +180,15 @@ class SimulatedAcl:
             return self._fail(Ret.REPEAT_FINALIZE, "aclFinalize: not initialised")
         self._state = _State()
         return int(Ret.SUCCESS)
+
+    def finalize_reference(self) -> tuple[int, int]:
+        state = self._state
+        if not state.initialized:
+            return 0, self._fail(Ret.REPEAT_FINALIZE, "aclFinalizeReference: not initialised")
+        state.references -= 1
+        if state.references == 0:
+            self._state = _State()
+        return state.references, int(Ret.SUCCESS)
 
     def set_device(self, device_id: int) -> int:
         if not self._state.initialized:
@@ -288,7 +306,6 @@ class SimulatedAcl:
                 compiled = compile_model(path, options=self.options)
             executor = Executor(compiled, self.faults)
         except DumpcmpError as exc:
-            self.load_error = exc
             return 0, self._fail(Ret.PARSE_MODEL, f"aclmdlLoadFromFile: {path}: {exc}")
         model_id = self._next_model_id
         self._next_model_id += 1
@@ -296,6 +313,8 @@ class SimulatedAcl:
         settings = state.init_dump or state.settings
         dump = settings.for_model(compiled.name, model_id, device) if settings is not None else None
         state.models[model_id] = _Model(model_id, compiled, executor, dump, device)
+        directory = dump.directory if dump is not None else None
+        self._loaded.append(LoadedModel(model_id, compiled, executor.fault_ops(), directory))
         return model_id, int(Ret.SUCCESS)
 
     def unload(self, model_id: int) -> int:
@@ -306,15 +325,40 @@ class SimulatedAcl:
         return int(Ret.SUCCESS)
 
     def execute(self, model_id: int, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], int]:
-        state = self._state
-        if not state.initialized:
-            return [], self._fail(Ret.UNINITIALIZE, "aclmdlExecute: aclInit has not been called")
-        model = state.models.get(model_id)
+        model, code = self._executable(model_id, "aclmdlExecute")
         if model is None:
-            return [], self._fail(Ret.INVALID_MODEL_ID, f"aclmdlExecute: model {model_id} is not loaded")
+            return [], code
         problem = _input_problem(model.compiled, inputs)
         if problem:
             return [], self._fail(Ret.MODEL_INPUT_NOT_MATCH, f"aclmdlExecute: {problem}")
+        return self._run(model, inputs)
+
+    def execute_datasets(self, model_id: int, input_dataset: int, output_dataset: int) -> int:
+        """aclmdlExecute on datasets of device memory; see ``data_plane`` for NULL outputs."""
+        model, code = self._executable(model_id, "aclmdlExecute")
+        if model is None:
+            return code
+        arrays, problem = self.read_inputs(input_dataset, model.compiled.inputs)
+        if problem:
+            return self._fail(Ret.MODEL_INPUT_NOT_MATCH, f"aclmdlExecute: {problem}")
+        outputs, code = self._run(model, arrays)
+        if code != Ret.SUCCESS:
+            return code
+        typed = [np.asarray(o, dtype=s.dtype) for o, s in zip(outputs, model.compiled.outputs, strict=True)]
+        problem = self.write_outputs(output_dataset, typed)
+        if problem:
+            return self._fail(Ret.MODEL_OUTPUT_NOT_MATCH, f"aclmdlExecute: {problem}")
+        return int(Ret.SUCCESS)
+
+    def _executable(self, model_id: int, api: str) -> tuple[_Model | None, int]:
+        if code := self._not_ready(api):
+            return None, code
+        model = self._state.models.get(model_id)
+        if model is None:
+            return None, self._fail(Ret.INVALID_MODEL_ID, f"{api}: model {model_id} is not loaded")
+        return model, int(Ret.SUCCESS)
+
+    def _run(self, model: _Model, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], int]:
         step = model.steps_run
         model.steps_run += 1
         on_op = self._dumper(model, step)

@@ -1,9 +1,8 @@
-"""``simulate``: one call that produces everything a comparison needs, from a model.
+"""A simulation's files around one run of the model: everything a comparison needs.
 
-It drives ``SimulatedAcl`` through the documented AscendCL dump sequence (aclInit →
-aclrtSetDevice → aclmdlInitDump → aclmdlSetDump → aclmdlLoadFromFile → aclmdlExecute × steps
-→ aclrtSynchronizeDevice → aclmdlFinalizeDump → aclmdlUnload → aclrtResetDevice →
-aclFinalize), then writes the ATC json of the compiled model and the golden run::
+The run itself is not here: ``dumpcmp sim run`` (``dumpcmp.commands.sim.simulate``) runs the model
+through the agent's runtime over the simulated NPU, with the same AscendCL call sequence as a
+real box. This module prepares what that run needs and writes what follows from it::
 
     OUT/{model}.onnx             the model simulated (zoo models are written here)
     OUT/acl.json                 the dump config used (unless the caller gave one)
@@ -12,8 +11,11 @@ aclFinalize), then writes the ATC json of the compiled model and the golden run:
     OUT/fusion_rule.json         the ATC network-wide json of the compiled model
     OUT/quant_fusion_rule.json   with quantised layers: the quant fusion rule (-q)
 
+``prepare_simulation`` checks every input and writes the model and acl.json;
+``finish_simulation`` writes the ATC json and the golden run once the dump exists.
 An OUT that already holds a simulation is refused before anything runs: a second run's golden
 files beside the first run's would be paired with either run's dump, and blame the wrong op.
+This module does not import ``dumpcmp.agent``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
 
 from dumpcmp.acl_config import AclConfig
 from dumpcmp.acl_config import load as load_config
-from dumpcmp.errors import AclError, ModelError, OutputError
+from dumpcmp.errors import InternalError, ModelError, OutputError
 from dumpcmp.outputs import atomic_path
 
 from .atc_json import write_atc_json
@@ -35,20 +38,38 @@ from .compiled import CompiledModel
 from .faults import Fault, FaultPlan
 from .golden import check_inputs, run_golden, write_golden
 from .inputs import resolve_inputs
-from .npu import Ret, SimulatedAcl
+from .npu import SimulatedAcl
 from .onnx_model import analyse, load_model
 from .quantize import quant_fusion_ops
 from .zoo import build as build_zoo
 from .zoo import is_zoo_name
 
-__all__ = ["SimulationResult", "simulate"]
+__all__ = ["SimulationResult", "SimulationSetup", "finish_simulation", "prepare_simulation"]
 
 DEVICE = 0
 
 
 @dataclass(frozen=True)
+class SimulationSetup:
+    """Everything the run needs, checked, with the model file and acl.json written."""
+
+    out_dir: Path
+    model_path: Path
+    acl_config: Path
+    npu_dump_dir: Path  # the dump_path handed to the runtime
+    inputs: tuple[np.ndarray, ...] = field(repr=False)  # fed to every step and to the golden run
+    steps: int
+    device: int
+    faults: FaultPlan
+    quantized: bool
+    backend_options: Mapping[str, Any]  # for open_backend("sim", **backend_options)
+    proto: onnx.ModelProto = field(repr=False)
+    clock: Callable[[], int] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
 class SimulationResult:
-    """What ``simulate`` wrote, and where each injected fault landed."""
+    """What a simulation wrote, and where each injected fault landed."""
 
     model_name: str
     model_path: Path
@@ -68,7 +89,7 @@ class SimulationResult:
     outputs: tuple[np.ndarray, ...] = field(repr=False)  # the NPU outputs of the last step
 
 
-def simulate(
+def prepare_simulation(
     model: str | Path,
     out_dir: str | Path,
     *,
@@ -81,16 +102,16 @@ def simulate(
     inputs: Sequence[np.ndarray | str | Path] = (),
     atomic: bool = False,
     clock: Callable[[], int] | None = None,
-) -> SimulationResult:
-    """Simulate ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``; see the module docstring.
+) -> SimulationSetup:
+    """Check everything about simulating ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``.
 
     Without ``inputs`` the inputs are random with the model's declared shapes (seeded); the
     same inputs feed every step and the golden run. ``faults`` are ``OP=KIND[:AMOUNT]`` specs
-    (or ``Fault``s) naming original ONNX ops. Raises a DumpcmpError subclass on user errors.
+    (or ``Fault``s) naming original ONNX ops. Raises a DumpcmpError subclass on user errors,
+    before anything is written into ``out_dir``.
     """
     out = Path(out_dir)
     _refuse_previous_run(out)
-    # Every input the user gave is checked before the first file is written into ``out``.
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
     proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
     _check_fault_targets(plan, proto)
@@ -100,39 +121,62 @@ def simulate(
     out.mkdir(parents=True, exist_ok=True)
     model_path = _model_file(model, proto, out)
     config_path, dump_dir = _dump_config(acl_config, given_config, out, model_path.stem)
-    npu = SimulatedAcl(
-        fusion=not no_fusion,
-        quantize=tuple(quantize),
+    options = {
+        "fusion": not no_fusion,
+        "quantize": tuple(quantize),
+        "faults": plan,
+        "seed": seed,
+        "atomic_writes": atomic,
+        "clock": clock,
+    }
+    return SimulationSetup(
+        out_dir=out,
+        model_path=model_path,
+        acl_config=config_path,
+        npu_dump_dir=dump_dir,
+        inputs=tuple(arrays),
+        steps=steps,
+        device=DEVICE,
         faults=plan,
-        seed=seed,
-        atomic_writes=atomic,
+        quantized=bool(quantize),
+        backend_options=options,
+        proto=proto,
         clock=clock,
     )
-    run = _run(npu, model_path, config_path, arrays, steps)
-    compiled = run.compiled
+
+
+def finish_simulation(
+    setup: SimulationSetup, backend: object, outputs: Sequence[np.ndarray], dump_files: Sequence[Path]
+) -> SimulationResult:
+    """Write the ATC json and the golden run of the model ``backend`` (a ``SimulatedAcl``) ran."""
+    if not isinstance(backend, SimulatedAcl) or len(backend.loaded) != 1:
+        raise InternalError("finish_simulation needs the SimulatedAcl that ran the model, once")
+    (loaded,) = backend.loaded
+    compiled = loaded.compiled
+    out = setup.out_dir
     fusion_rule = write_atc_json(compiled, out / "fusion_rule.json")
     quant_rule = None
-    if quantize:
+    if setup.quantized:
         quant_rule = write_atc_json(compiled, out / "quant_fusion_rule.json", quant_fusion_ops(compiled))
     golden_dir = out / "golden"
-    golden_files = write_golden(run_golden(proto, arrays), golden_dir, clock=clock)
+    golden_files = write_golden(run_golden(setup.proto, list(setup.inputs)), golden_dir, clock=setup.clock)
     return SimulationResult(
         model_name=compiled.name,
-        model_path=model_path,
+        model_path=setup.model_path,
         out_dir=out,
-        npu_dump_dir=dump_dir,
-        run_dir=run.run_dir if npu.written else None,
+        npu_dump_dir=setup.npu_dump_dir,
+        run_dir=loaded.dump_dir if dump_files else None,
         golden_dir=golden_dir,
         fusion_rule=fusion_rule,
         quant_rule=quant_rule,
-        acl_config=config_path,
-        fault_npu_ops=run.fault_ops,
-        faults=plan.faults,
-        steps=steps,
-        dump_files=npu.written,
+        acl_config=setup.acl_config,
+        fault_npu_ops=loaded.fault_ops,
+        faults=setup.faults.faults,
+        steps=setup.steps,
+        dump_files=tuple(dump_files),
         golden_files=tuple(golden_files),
         compiled=compiled,
-        outputs=tuple(run.outputs),
+        outputs=tuple(outputs),
     )
 
 
@@ -180,58 +224,3 @@ def _dump_config(
     dump_dir.mkdir(parents=True, exist_ok=True)
     config = AclConfig.build(str(dump_dir), models=[model_name], mode="all", op_switch="off")
     return config.write(out / "acl.json"), dump_dir
-
-
-def _check(npu: SimulatedAcl, ret: int, api: str) -> None:
-    if ret != Ret.SUCCESS:
-        try:
-            name = f"ACL_ERROR_{Ret(ret).name}"
-        except ValueError:
-            name = "ACL_ERROR_UNKNOWN"
-        raise AclError(ret, name, api, npu.get_recent_err_msg())
-
-
-@dataclass(frozen=True)
-class _Run:
-    compiled: CompiledModel
-    fault_ops: Mapping[str, str]
-    run_dir: Path | None
-    outputs: list[np.ndarray]
-
-
-def _run(npu: SimulatedAcl, model_path: Path, config: Path, arrays: Sequence[np.ndarray], steps: int) -> _Run:
-    """The documented dump sequence; whatever was entered is unwound, even after a failure."""
-    _check(npu, npu.init(None), "aclInit")
-    model_id = 0
-    device_set = False
-    try:
-        _check(npu, npu.set_device(DEVICE), "aclrtSetDevice")
-        device_set = True
-        _check(npu, npu.init_dump(), "aclmdlInitDump")
-        _check(npu, npu.set_dump(str(config)), "aclmdlSetDump")
-        model_id, ret = npu.load_from_file(str(model_path))
-        if ret != Ret.SUCCESS and npu.load_error is not None:
-            raise npu.load_error  # the model's own problem (unsupported op, unknown fault target)
-        _check(npu, ret, "aclmdlLoadFromFile")
-        outputs: list[np.ndarray] = []
-        for _ in range(steps):
-            outputs, ret = npu.execute(model_id, arrays)
-            _check(npu, ret, "aclmdlExecute")
-        _check(npu, npu.synchronize_device(), "aclrtSynchronizeDevice")
-        _check(npu, npu.finalize_dump(), "aclmdlFinalizeDump")
-        # Read back before aclmdlUnload releases the model.
-        run = _Run(
-            npu.compiled(model_id), npu.executor(model_id).fault_ops(), npu.dump_dir(model_id), outputs
-        )
-        _check(npu, npu.unload(model_id), "aclmdlUnload")
-        model_id = 0
-        _check(npu, npu.reset_device(DEVICE), "aclrtResetDevice")
-        device_set = False
-        return run
-    finally:
-        # After a failure: release what was taken, quietly (the first error is the story).
-        if model_id:
-            npu.unload(model_id)
-        if device_set:
-            npu.reset_device(DEVICE)
-        npu.finalize()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
-from dumpcmp.fakes.simulate import simulate
+from dumpcmp.commands.sim import simulate
 from dumpcmp.proto._gen import dump_data_pb2
 from dumpcmp.proto.walker import walk_dump_tree
 

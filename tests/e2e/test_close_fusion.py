@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dumpcmp.fakes.simulate import simulate
+from dumpcmp.commands.sim import simulate
 from dumpcmp.host.offline import CompareRequest, run_compare
 
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
-from dumpcmp.fakes.simulate import simulate
+from dumpcmp.commands.sim import simulate
 from dumpcmp.host.sinks.xlsx_file import NUMERIC_COLUMNS
 
 runner = CliRunner()

@@ -1,0 +1,32 @@
+"""The aclError codes the simulated NPU returns (formats.md §4.3), by their acl_base.h /
+rt_error_codes.h names without the ``ACL_ERROR_`` prefix."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["Ret"]
+
+
+class Ret(IntEnum):
+    SUCCESS = 0
+    INVALID_PARAM = 100000
+    UNINITIALIZE = 100001
+    REPEAT_INITIALIZE = 100002
+    INVALID_FILE = 100003
+    PARSE_FILE = 100006
+    INVALID_DUMP_CONFIG = 100009
+    INVALID_MODEL_ID = 100011
+    DESERIALIZE_MODEL = 100012
+    PARSE_MODEL = 100013
+    READ_MODEL_FAILURE = 100014
+    MODEL_INPUT_NOT_MATCH = 100017
+    MODEL_OUTPUT_NOT_MATCH = 100018
+    REPEAT_FINALIZE = 100037
+    DUMP_ALREADY_RUN = 100044
+    DUMP_NOT_RUN = 100045
+    FEATURE_UNSUPPORTED = 200006
+    RT_PARAM_INVALID = 107000
+    RT_INVALID_DEVICEID = 107001
+    RT_CONTEXT_NULL = 107002
+    INTERNAL_ERROR = 500000
