@@ -7,15 +7,16 @@ ctypes would pass Python ints as C ``int`` and truncate pointers and ``size_t`` 
 
 ``execute`` hides AscendCL's dataset plumbing behind numpy arrays (see its docstring). Failures of
 the helper calls inside it are reported as the code of the helper, and ``get_recent_err_msg``
-names the helper, because the caller only sees one call (``aclmdlExecute``).
+names the helper, because the caller only sees one call (``aclmdlExecute``). The memory,
+data-buffer, dataset and description calls are also offered one to one, for the pyACL face.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Mapping, Sequence
-from ctypes import POINTER, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_void_p
+from collections.abc import Iterable, Mapping, Sequence
+from ctypes import POINTER, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 
 import numpy as np
 
@@ -23,12 +24,25 @@ from dumpcmp.agent.acl_codes import AclCode
 from dumpcmp.agent.discovery import LoadedLibrary, load_libascendcl
 from dumpcmp.errors import AclError
 
-__all__ = ["ACL_MEMCPY_DEVICE_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE", "CtypesAcl"]
+__all__ = [
+    "ACL_MEMCPY_DEVICE_TO_DEVICE",
+    "ACL_MEMCPY_DEVICE_TO_HOST",
+    "ACL_MEMCPY_HOST_TO_DEVICE",
+    "ACL_MEMCPY_HOST_TO_HOST",
+    "ACL_MEM_MALLOC_HUGE_FIRST",
+    "ACL_MEM_MALLOC_HUGE_ONLY",
+    "ACL_MEM_MALLOC_NORMAL_ONLY",
+    "CtypesAcl",
+]
 
 # aclrtMemcpyKind and aclrtMemMallocPolicy (acl_rt.h); C enums are passed as int.
+ACL_MEMCPY_HOST_TO_HOST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
+ACL_MEMCPY_DEVICE_TO_DEVICE = 3
 ACL_MEM_MALLOC_HUGE_FIRST = 0
+ACL_MEM_MALLOC_HUGE_ONLY = 1
+ACL_MEM_MALLOC_NORMAL_ONLY = 2
 
 _CType = type  # any ctypes type; ctypes' own classes are not usefully expressible to mypy
 
@@ -55,15 +69,23 @@ _SIGNATURES: dict[str, tuple[_CType | None, tuple[_CType, ...]]] = {
     "aclmdlCreateDataset": (c_void_p, ()),
     "aclmdlDestroyDataset": (c_int, (c_void_p,)),
     "aclmdlAddDatasetBuffer": (c_int, (c_void_p, c_void_p)),
+    "aclmdlGetDatasetNumBuffers": (c_size_t, (c_void_p,)),
+    "aclmdlGetDatasetBuffer": (c_void_p, (c_void_p, c_size_t)),
     "aclCreateDataBuffer": (c_void_p, (c_void_p, c_size_t)),
     "aclDestroyDataBuffer": (c_int, (c_void_p,)),
+    "aclGetDataBufferAddr": (c_void_p, (c_void_p,)),
+    "aclGetDataBufferSizeV2": (c_size_t, (c_void_p,)),
     "aclrtMalloc": (c_int, (POINTER(c_void_p), c_size_t, c_int)),
     "aclrtFree": (c_int, (c_void_p,)),
+    "aclrtMallocHost": (c_int, (POINTER(c_void_p), c_size_t)),
+    "aclrtFreeHost": (c_int, (c_void_p,)),
     "aclrtMemcpy": (c_int, (c_void_p, c_size_t, c_void_p, c_size_t, c_int)),
 }
-# Missing from very old CANN releases; without it messages are just empty.
+# Missing from some CANN releases: aclGetRecentErrMsg from very old ones (messages are then
+# empty), aclFinalizeReference from those before reference counting (8.x added both).
 _OPTIONAL_SIGNATURES: dict[str, tuple[_CType | None, tuple[_CType, ...]]] = {
     "aclGetRecentErrMsg": (c_char_p, ()),
+    "aclFinalizeReference": (c_int, (POINTER(c_uint64),)),
 }
 
 
@@ -110,11 +132,14 @@ class CtypesAcl:
                 ) from exc
             fn.restype = restype
             fn.argtypes = argtypes
-        self._has_err_msg = hasattr(self._lib, "aclGetRecentErrMsg")
-        if self._has_err_msg:
-            restype, argtypes = _OPTIONAL_SIGNATURES["aclGetRecentErrMsg"]
-            self._lib.aclGetRecentErrMsg.restype = restype
-            self._lib.aclGetRecentErrMsg.argtypes = argtypes
+        self._optional: set[str] = set()
+        for name, (restype, argtypes) in _OPTIONAL_SIGNATURES.items():
+            fn = getattr(self._lib, name, None)
+            if fn is not None:
+                fn.restype = restype
+                fn.argtypes = argtypes
+                self._optional.add(name)
+        self._has_err_msg = "aclGetRecentErrMsg" in self._optional
 
     def _call(self, name: str, *args: object) -> int:
         # A note from an earlier failed execute must not be reported as this call's reason.
@@ -128,6 +153,14 @@ class CtypesAcl:
 
     def finalize(self) -> int:
         return self._call("aclFinalize")
+
+    def finalize_reference(self) -> tuple[int, int]:
+        if "aclFinalizeReference" not in self._optional:
+            self._note = f"{self.path} has no aclFinalizeReference (CANN before reference counting)"
+            return 0, AclCode.API_NOT_SUPPORT
+        count = c_uint64(0)
+        ret = self._call("aclFinalizeReference", ctypes.byref(count))
+        return count.value, ret
 
     def set_device(self, device_id: int) -> int:
         return self._call("aclrtSetDevice", device_id)
@@ -167,7 +200,10 @@ class CtypesAcl:
         description first (``ACL_ERROR_MODEL_INPUT_NOT_MATCH`` otherwise, with the sizes in the
         recent message). Outputs come back as flat ``uint8`` arrays of raw bytes, one per model
         output: the dtype/shape calls are not bound, so use ``out.view(dtype).reshape(shape)``.
-        Only static-shape models are supported (no dynamic batch/HW setup calls).
+        An output whose size the description gives as 0 (shape unknown before execution) is
+        passed as a NULL, 0-byte buffer: aclmdlExecute allocates it and points the buffer at it;
+        its bytes are copied back and that device memory is freed here like the rest. Dynamic
+        batch/HW setup calls are not bound.
 
         All device memory, buffers, datasets and the description are released before returning,
         also on failure. On failure ``outputs`` is empty.
@@ -185,17 +221,19 @@ class CtypesAcl:
                         res.memcpy(dev, arr.nbytes, arr.ctypes.data, ACL_MEMCPY_HOST_TO_DEVICE)
                     res.add_buffer(in_ds, dev, arr.nbytes)
                 out_ds = res.dataset()
-                out_bufs: list[tuple[int | None, int]] = []
+                out_bufs: list[tuple[int, bool]] = []  # (data buffer, allocated by aclmdlExecute)
                 for i in range(self._lib.aclmdlGetNumOutputs(desc)):
                     size = int(self._lib.aclmdlGetOutputSizeByIndex(desc, i))
                     dev = res.device_memory(size, f"output {i}")
-                    res.add_buffer(out_ds, dev, size)
-                    out_bufs.append((dev, size))
+                    out_bufs.append((res.add_buffer(out_ds, dev, size), size == 0))
                 ret = int(self._lib.aclmdlExecute(model_id, in_ds, out_ds))
+                res.adopt_outputs(b for b, by_execute in out_bufs if by_execute)
                 if ret != AclCode.SUCCESS:
                     return [], ret
                 outputs = []
-                for dev, size in out_bufs:
+                for buf, _ in out_bufs:
+                    dev = self._lib.aclGetDataBufferAddr(buf)
+                    size = int(self._lib.aclGetDataBufferSizeV2(buf))
                     host = np.empty(size, dtype=np.uint8)
                     if size:
                         res.memcpy(host.ctypes.data, size, dev, ACL_MEMCPY_DEVICE_TO_HOST)
@@ -221,6 +259,83 @@ class CtypesAcl:
                     f"input {i} has {arr.nbytes} bytes ({arr.dtype}{list(arr.shape)}), "
                     f"model {model_id} expects {size} bytes",
                 )
+
+    def execute_datasets(self, model_id: int, input_dataset: int, output_dataset: int) -> int:
+        return self._call("aclmdlExecute", model_id, input_dataset, output_dataset)
+
+    # -- memory, data buffers, datasets, descriptions: the C calls one to one ------------------
+
+    def malloc(self, size: int, policy: int) -> tuple[int, int]:
+        ptr = c_void_p()
+        ret = self._call("aclrtMalloc", ctypes.byref(ptr), size, policy)
+        return ptr.value or 0, ret
+
+    def free(self, dev_ptr: int) -> int:
+        return self._call("aclrtFree", dev_ptr)
+
+    def malloc_host(self, size: int) -> tuple[int, int]:
+        ptr = c_void_p()
+        ret = self._call("aclrtMallocHost", ctypes.byref(ptr), size)
+        return ptr.value or 0, ret
+
+    def free_host(self, host_ptr: int) -> int:
+        return self._call("aclrtFreeHost", host_ptr)
+
+    def memcpy(self, dst: int, dest_max: int, src: int, count: int, kind: int) -> int:
+        return self._call("aclrtMemcpy", dst, dest_max, src, count, kind)
+
+    def _handle(self, name: str, *args: object) -> int:
+        # Pointer results: ctypes gives None for NULL; pyACL gives 0.
+        self._note = None
+        return int(getattr(self._lib, name)(*args) or 0)
+
+    def create_data_buffer(self, data: int, size: int) -> int:
+        return self._handle("aclCreateDataBuffer", data or None, size)
+
+    def destroy_data_buffer(self, data_buffer: int) -> int:
+        return self._call("aclDestroyDataBuffer", data_buffer)
+
+    def get_data_buffer_addr(self, data_buffer: int) -> int:
+        return self._handle("aclGetDataBufferAddr", data_buffer)
+
+    def get_data_buffer_size_v2(self, data_buffer: int) -> int:
+        return self._handle("aclGetDataBufferSizeV2", data_buffer)
+
+    def create_dataset(self) -> int:
+        return self._handle("aclmdlCreateDataset")
+
+    def destroy_dataset(self, dataset: int) -> int:
+        return self._call("aclmdlDestroyDataset", dataset)
+
+    def add_dataset_buffer(self, dataset: int, data_buffer: int) -> int:
+        return self._call("aclmdlAddDatasetBuffer", dataset, data_buffer)
+
+    def get_dataset_num_buffers(self, dataset: int) -> int:
+        return self._handle("aclmdlGetDatasetNumBuffers", dataset)
+
+    def get_dataset_buffer(self, dataset: int, index: int) -> int:
+        return self._handle("aclmdlGetDatasetBuffer", dataset, index)
+
+    def create_desc(self) -> int:
+        return self._handle("aclmdlCreateDesc")
+
+    def destroy_desc(self, model_desc: int) -> int:
+        return self._call("aclmdlDestroyDesc", model_desc)
+
+    def get_desc(self, model_desc: int, model_id: int) -> int:
+        return self._call("aclmdlGetDesc", model_desc, model_id)
+
+    def get_num_inputs(self, model_desc: int) -> int:
+        return self._handle("aclmdlGetNumInputs", model_desc)
+
+    def get_num_outputs(self, model_desc: int) -> int:
+        return self._handle("aclmdlGetNumOutputs", model_desc)
+
+    def get_input_size_by_index(self, model_desc: int, index: int) -> int:
+        return self._handle("aclmdlGetInputSizeByIndex", model_desc, index)
+
+    def get_output_size_by_index(self, model_desc: int, index: int) -> int:
+        return self._handle("aclmdlGetOutputSizeByIndex", model_desc, index)
 
     # -- errors ----------------------------------------------------------------------------
 
@@ -286,7 +401,7 @@ class _Resources:
         self._release.append(("aclrtFree", ptr.value))
         return ptr.value
 
-    def add_buffer(self, dataset: int, dev: int | None, size: int) -> None:
+    def add_buffer(self, dataset: int, dev: int | None, size: int) -> int:
         buf = self._lib.aclCreateDataBuffer(dev, size)
         if not buf:
             raise _StepFailed(AclCode.BAD_ALLOC, "aclCreateDataBuffer returned NULL")
@@ -295,6 +410,17 @@ class _Resources:
         ret = int(self._lib.aclmdlAddDatasetBuffer(dataset, buf))
         if ret:
             raise _StepFailed(ret, "aclmdlAddDatasetBuffer failed")
+        return int(buf)
+
+    def adopt_outputs(self, buffers: Iterable[int]) -> None:
+        """Free the device memory aclmdlExecute allocated for NULL, 0-byte output buffers.
+
+        The caller owns it (acl_mdl.h: aclrtFree it); left alone it would leak on every call.
+        """
+        for buf in buffers:
+            dev = self._lib.aclGetDataBufferAddr(buf)
+            if dev:
+                self._release.append(("aclrtFree", dev))
 
     def memcpy(self, dst: int | None, count: int, src: int | None, kind: int) -> None:
         ret = int(self._lib.aclrtMemcpy(dst, count, src, count, kind))

@@ -18,11 +18,21 @@
  *   void        stub_set_return_after(const char *fn, int n, int c)
  *                                                       the same, after n more calls succeed
  *   void        stub_set_model_io(size_t in, size_t out) byte sizes of models loaded from now on
- *   int         stub_live(const char *kind)             live "device_memory", "data_buffer",
- *                                                       "dataset" or "desc" objects
+ *   void        stub_set_dynamic_output(size_t n)       models loaded from now on have an output of
+ *                                                       unknown size (the description says 0) that
+ *                                                       turns out to be n bytes; 0 = static again
+ *   int         stub_live(const char *kind)             live "device_memory", "host_memory",
+ *                                                       "data_buffer", "dataset" or "desc" objects
+ *   int         stub_init_refs(void)                    aclInit references not given back
  *
  * A model has one input and one output; executing it writes out[i] = in[i % in_size] + 1, so a
- * test can see that its bytes really went through device memory and back.
+ * test can see that its bytes really went through device memory and back. As in AscendCL, a
+ * NULL, 0-byte output buffer makes aclmdlExecute allocate the output in device memory (the
+ * buffer then points at it, and the caller must aclrtFree it).
+ *
+ * aclInit counts references as CANN 8.x does: a repeated call returns
+ * ACL_ERROR_REPEAT_INITIALIZE and adds one; aclFinalizeReference gives one back (finalizing at
+ * zero); aclFinalize finalizes whatever the count.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,7 +106,8 @@ struct aclmdlDesc {
 typedef struct {
     int loaded;
     size_t input_size;
-    size_t output_size;
+    size_t output_size; /* what the description reports: 0 for a dynamic output */
+    size_t produced;    /* bytes execute writes */
 } StubModel;
 
 typedef struct {
@@ -112,15 +123,17 @@ typedef struct {
 
 /* ---- stub state ------------------------------------------------------------------------- */
 
-static int g_initialized;
+static int g_init_refs; /* AscendCL is initialised while this is > 0 */
 static int g_dump_initialized;
 static int g_device_refs[STUB_MAX_DEVICES];
 static StubModel g_models[STUB_MAX_MODELS + 1]; /* index = model id; 0 is never handed out */
 static uint32_t g_next_model_id = 1;
 static size_t g_model_input_size = 16;
 static size_t g_model_output_size = 16;
+static size_t g_model_dynamic_output;
 
 static StubAlloc g_allocs[STUB_MAX_ALLOCS];
+static StubAlloc g_host_allocs[STUB_MAX_ALLOCS];
 static int g_live_buffers;
 static int g_live_datasets;
 static int g_live_descs;
@@ -216,14 +229,39 @@ static int file_exists(const char *path)
     return 1;
 }
 
-static StubAlloc *find_alloc_exact(const void *ptr)
+static StubAlloc *find_alloc_exact(StubAlloc *table, const void *ptr)
 {
     for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
-        if (g_allocs[i].ptr != NULL && g_allocs[i].ptr == ptr) {
-            return &g_allocs[i];
+        if (table[i].ptr != NULL && table[i].ptr == ptr) {
+            return &table[i];
         }
     }
     return NULL;
+}
+
+/* malloc `size` bytes into a free slot of `table`; NULL when it is full or malloc fails. */
+static void *remember_alloc(StubAlloc *table, size_t size)
+{
+    for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
+        if (table[i].ptr == NULL) {
+            void *p = malloc(size);
+            if (p != NULL) {
+                table[i].ptr = p;
+                table[i].size = size;
+            }
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static void forget_allocs(StubAlloc *table)
+{
+    for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
+        free(table[i].ptr);
+        table[i].ptr = NULL;
+        table[i].size = 0;
+    }
 }
 
 /* Is [ptr, ptr + count) inside one device allocation? */
@@ -239,11 +277,11 @@ static int is_device_range(const void *ptr, size_t count)
     return 0;
 }
 
-static int live_allocs(void)
+static int live_allocs(const StubAlloc *table)
 {
     int n = 0;
     for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
-        n += g_allocs[i].ptr != NULL;
+        n += table[i].ptr != NULL;
     }
     return n;
 }
@@ -263,17 +301,15 @@ void stub_reset(void)
     free(g_log);
     g_log = NULL;
     g_log_len = g_log_cap = 0;
-    for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
-        free(g_allocs[i].ptr);
-        g_allocs[i].ptr = NULL;
-        g_allocs[i].size = 0;
-    }
+    forget_allocs(g_allocs);
+    forget_allocs(g_host_allocs);
     memset(g_models, 0, sizeof g_models);
     memset(g_device_refs, 0, sizeof g_device_refs);
     g_next_model_id = 1;
     g_model_input_size = 16;
     g_model_output_size = 16;
-    g_initialized = g_dump_initialized = 0;
+    g_model_dynamic_output = 0;
+    g_init_refs = g_dump_initialized = 0;
     g_live_buffers = g_live_datasets = g_live_descs = 0;
     g_override_count = 0;
     g_has_err = 0;
@@ -319,10 +355,23 @@ void stub_set_model_io(size_t in_size, size_t out_size)
     g_model_output_size = out_size;
 }
 
+void stub_set_dynamic_output(size_t produced)
+{
+    g_model_dynamic_output = produced;
+}
+
+int stub_init_refs(void)
+{
+    return g_init_refs;
+}
+
 int stub_live(const char *kind)
 {
     if (strcmp(kind, "device_memory") == 0) {
-        return live_allocs();
+        return live_allocs(g_allocs);
+    }
+    if (strcmp(kind, "host_memory") == 0) {
+        return live_allocs(g_host_allocs);
     }
     if (strcmp(kind, "data_buffer") == 0) {
         return g_live_buffers;
@@ -342,29 +391,54 @@ aclError aclInit(const char *configPath)
 {
     record("aclInit(%s)", str_or_null(configPath));
     STUB_FORCED("aclInit");
-    if (g_initialized) {
+    if (g_init_refs > 0) {
+        ++g_init_refs;
         return fail("aclInit", ACL_ERROR_REPEAT_INITIALIZE, "aclInit has already been called");
     }
-    g_initialized = 1;
+    g_init_refs = 1;
     return ACL_SUCCESS;
+}
+
+static void finalize_now(void)
+{
+    g_init_refs = g_dump_initialized = 0;
+    memset(g_models, 0, sizeof g_models);
+    memset(g_device_refs, 0, sizeof g_device_refs);
 }
 
 aclError aclFinalize(void)
 {
     record("aclFinalize()");
     STUB_FORCED("aclFinalize");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclFinalize", ACL_ERROR_REPEAT_FINALIZE, "aclInit has not been called");
     }
-    g_initialized = g_dump_initialized = 0;
-    memset(g_models, 0, sizeof g_models);
-    memset(g_device_refs, 0, sizeof g_device_refs);
+    finalize_now();
     return ACL_SUCCESS;
 }
 
+#ifndef STUB_WITHOUT_FINALIZE_REFERENCE
+aclError aclFinalizeReference(uint64_t *refCount)
+{
+    record("aclFinalizeReference()");
+    STUB_FORCED("aclFinalizeReference");
+    if (g_init_refs == 0) {
+        return fail("aclFinalizeReference", ACL_ERROR_REPEAT_FINALIZE, "aclInit has not been called");
+    }
+    if (--g_init_refs == 0) {
+        finalize_now();
+    }
+    if (refCount != NULL) {
+        *refCount = (uint64_t)g_init_refs;
+    }
+    return ACL_SUCCESS;
+}
+#endif
+
 /*
  * Like AscendCL, reading the message clears it; the pointer stays valid until the next read.
- * -DSTUB_WITHOUT_RECENT_ERR_MSG builds a library without it, as in very old CANN releases.
+ * -DSTUB_WITHOUT_RECENT_ERR_MSG builds a library without it, as in very old CANN releases
+ * (-DSTUB_WITHOUT_FINALIZE_REFERENCE likewise leaves out aclFinalizeReference).
  */
 #ifndef STUB_WITHOUT_RECENT_ERR_MSG
 static char g_err_out[STUB_LINE];
@@ -386,7 +460,7 @@ aclError aclrtSetDevice(int32_t deviceId)
 {
     record("aclrtSetDevice(%d)", (int)deviceId);
     STUB_FORCED("aclrtSetDevice");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclrtSetDevice", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (deviceId < 0 || deviceId >= STUB_MAX_DEVICES) {
@@ -400,7 +474,7 @@ aclError aclrtResetDevice(int32_t deviceId)
 {
     record("aclrtResetDevice(%d)", (int)deviceId);
     STUB_FORCED("aclrtResetDevice");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclrtResetDevice", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (deviceId < 0 || deviceId >= STUB_MAX_DEVICES) {
@@ -416,7 +490,7 @@ aclError aclrtSynchronizeDevice(void)
 {
     record("aclrtSynchronizeDevice()");
     STUB_FORCED("aclrtSynchronizeDevice");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclrtSynchronizeDevice", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     for (int i = 0; i < STUB_MAX_DEVICES; ++i) {
@@ -433,39 +507,62 @@ aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     record("aclrtMalloc(%zu,%d)", size, (int)policy);
     STUB_FORCED("aclrtMalloc");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclrtMalloc", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (devPtr == NULL || size == 0) {
         return fail("aclrtMalloc", ACL_ERROR_INVALID_PARAM, "devPtr is NULL or size is 0");
     }
-    for (int i = 0; i < STUB_MAX_ALLOCS; ++i) {
-        if (g_allocs[i].ptr == NULL) {
-            void *p = malloc(size);
-            if (p == NULL) {
-                break;
-            }
-            g_allocs[i].ptr = p;
-            g_allocs[i].size = size;
-            *devPtr = p;
-            return ACL_SUCCESS;
-        }
+    void *p = remember_alloc(g_allocs, size);
+    if (p == NULL) {
+        return fail("aclrtMalloc", ACL_ERROR_RT_MEMORY_ALLOCATION, "out of device memory");
     }
-    return fail("aclrtMalloc", ACL_ERROR_RT_MEMORY_ALLOCATION, "out of device memory");
+    *devPtr = p;
+    return ACL_SUCCESS;
+}
+
+static aclError release(StubAlloc *table, void *ptr, const char *fn)
+{
+    StubAlloc *a = find_alloc_exact(table, ptr);
+    if (a == NULL) {
+        return fail(fn, ACL_ERROR_RT_PARAM_INVALID, "not a pointer from the matching allocation call");
+    }
+    free(a->ptr);
+    a->ptr = NULL;
+    a->size = 0;
+    return ACL_SUCCESS;
 }
 
 aclError aclrtFree(void *devPtr)
 {
     record("aclrtFree()");
     STUB_FORCED("aclrtFree");
-    StubAlloc *a = find_alloc_exact(devPtr);
-    if (a == NULL) {
-        return fail("aclrtFree", ACL_ERROR_RT_PARAM_INVALID, "not a pointer from aclrtMalloc");
+    return release(g_allocs, devPtr, "aclrtFree");
+}
+
+aclError aclrtMallocHost(void **hostPtr, size_t size)
+{
+    record("aclrtMallocHost(%zu)", size);
+    STUB_FORCED("aclrtMallocHost");
+    if (g_init_refs == 0) {
+        return fail("aclrtMallocHost", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
-    free(a->ptr);
-    a->ptr = NULL;
-    a->size = 0;
+    if (hostPtr == NULL || size == 0) {
+        return fail("aclrtMallocHost", ACL_ERROR_INVALID_PARAM, "hostPtr is NULL or size is 0");
+    }
+    void *p = remember_alloc(g_host_allocs, size);
+    if (p == NULL) {
+        return fail("aclrtMallocHost", ACL_ERROR_RT_MEMORY_ALLOCATION, "out of host memory");
+    }
+    *hostPtr = p;
     return ACL_SUCCESS;
+}
+
+aclError aclrtFreeHost(void *hostPtr)
+{
+    record("aclrtFreeHost()");
+    STUB_FORCED("aclrtFreeHost");
+    return release(g_host_allocs, hostPtr, "aclrtFreeHost");
 }
 
 aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count, aclrtMemcpyKind kind)
@@ -521,6 +618,18 @@ aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer)
     return ACL_SUCCESS;
 }
 
+void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer)
+{
+    record("aclGetDataBufferAddr()");
+    return dataBuffer == NULL ? NULL : dataBuffer->data;
+}
+
+size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer)
+{
+    record("aclGetDataBufferSizeV2()");
+    return dataBuffer == NULL ? 0 : dataBuffer->size;
+}
+
 /* ---- acl_mdl.h: datasets and descriptions ----------------------------------------------- */
 
 aclmdlDataset *aclmdlCreateDataset(void)
@@ -558,6 +667,18 @@ aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffe
     }
     dataset->buffers[dataset->count++] = dataBuffer;
     return ACL_SUCCESS;
+}
+
+size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset)
+{
+    record("aclmdlGetDatasetNumBuffers()");
+    return dataset == NULL ? 0 : dataset->count;
+}
+
+aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index)
+{
+    record("aclmdlGetDatasetBuffer(%zu)", index);
+    return (dataset == NULL || index >= dataset->count) ? NULL : dataset->buffers[index];
 }
 
 aclmdlDesc *aclmdlCreateDesc(void)
@@ -632,7 +753,7 @@ aclError aclmdlInitDump(void)
 {
     record("aclmdlInitDump()");
     STUB_FORCED("aclmdlInitDump");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlInitDump", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (g_dump_initialized) {
@@ -646,7 +767,7 @@ aclError aclmdlSetDump(const char *dumpCfgPath)
 {
     record("aclmdlSetDump(%s)", str_or_null(dumpCfgPath));
     STUB_FORCED("aclmdlSetDump");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlSetDump", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (!g_dump_initialized) {
@@ -665,7 +786,7 @@ aclError aclmdlFinalizeDump(void)
 {
     record("aclmdlFinalizeDump()");
     STUB_FORCED("aclmdlFinalizeDump");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlFinalizeDump", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (!g_dump_initialized) {
@@ -681,7 +802,7 @@ aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
 {
     record("aclmdlLoadFromFile(%s)", str_or_null(modelPath));
     STUB_FORCED("aclmdlLoadFromFile");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlLoadFromFile", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (modelPath == NULL || modelId == NULL) {
@@ -696,7 +817,8 @@ aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
     uint32_t id = g_next_model_id++;
     g_models[id].loaded = 1;
     g_models[id].input_size = g_model_input_size;
-    g_models[id].output_size = g_model_output_size;
+    g_models[id].output_size = g_model_dynamic_output ? 0 : g_model_output_size;
+    g_models[id].produced = g_model_dynamic_output ? g_model_dynamic_output : g_model_output_size;
     *modelId = id;
     return ACL_SUCCESS;
 }
@@ -705,7 +827,7 @@ aclError aclmdlUnload(uint32_t modelId)
 {
     record("aclmdlUnload(%u)", (unsigned)modelId);
     STUB_FORCED("aclmdlUnload");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlUnload", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (!model_is_loaded(modelId)) {
@@ -725,11 +847,27 @@ static int dataset_matches(const aclmdlDataset *d, size_t size)
     return b->size == size && (size == 0 || is_device_range(b->data, size));
 }
 
+/* The output buffer for `produced` bytes: allocated here for a NULL, 0-byte buffer (the caller
+ * frees it), else the caller's, which must be device memory large enough. 0 = does not fit. */
+static int prepare_output(aclmdlDataset *d, size_t produced)
+{
+    if (d == NULL || d->count != 1) {
+        return 0;
+    }
+    aclDataBuffer *b = d->buffers[0];
+    if (b->data == NULL && b->size == 0 && produced > 0) {
+        b->data = remember_alloc(g_allocs, produced);
+        b->size = produced;
+        return b->data != NULL;
+    }
+    return b->size >= produced && (produced == 0 || is_device_range(b->data, produced));
+}
+
 aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output)
 {
     record("aclmdlExecute(%u)", (unsigned)modelId);
     STUB_FORCED("aclmdlExecute");
-    if (!g_initialized) {
+    if (g_init_refs == 0) {
         return fail("aclmdlExecute", ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
     }
     if (!model_is_loaded(modelId)) {
@@ -739,12 +877,12 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDatas
     if (!dataset_matches(input, m->input_size)) {
         return fail("aclmdlExecute", ACL_ERROR_MODEL_INPUT_NOT_MATCH, "input dataset does not fit the model");
     }
-    if (!dataset_matches(output, m->output_size)) {
+    if (!prepare_output(output, m->produced)) {
         return fail("aclmdlExecute", ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, "output dataset does not fit the model");
     }
     const unsigned char *in = input->buffers[0]->data;
     unsigned char *out = output->buffers[0]->data;
-    for (size_t i = 0; i < m->output_size; ++i) {
+    for (size_t i = 0; i < m->produced; ++i) {
         out[i] = m->input_size ? (unsigned char)(in[i % m->input_size] + 1) : 0;
     }
     return ACL_SUCCESS;

@@ -27,6 +27,7 @@ SEQUENCE_CALLS = frozenset(
     {
         "aclInit",
         "aclFinalize",
+        "aclFinalizeReference",
         "aclrtSetDevice",
         "aclrtResetDevice",
         "aclrtSynchronizeDevice",
@@ -108,8 +109,11 @@ class Stub:
         lib.stub_set_return_after.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
         lib.stub_set_model_io.restype = None
         lib.stub_set_model_io.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+        lib.stub_set_dynamic_output.restype = None
+        lib.stub_set_dynamic_output.argtypes = [ctypes.c_size_t]
         lib.stub_live.restype = ctypes.c_int
         lib.stub_live.argtypes = [ctypes.c_char_p]
+        lib.stub_init_refs.restype = ctypes.c_int
         self._lib = lib
         self.path = path
 
@@ -137,13 +141,20 @@ class Stub:
     def set_model_io(self, in_size: int, out_size: int) -> None:
         self._lib.stub_set_model_io(in_size, out_size)
 
+    def set_dynamic_output(self, produced: int) -> None:
+        """Models loaded from now on report output size 0 and produce ``produced`` bytes."""
+        self._lib.stub_set_dynamic_output(produced)
+
+    def init_refs(self) -> int:
+        return int(self._lib.stub_init_refs())
+
     def live(self, kind: str) -> int:
         value = self._lib.stub_live(kind.encode())
         assert value >= 0, f"unknown kind {kind}"
         return int(value)
 
     def leaks(self) -> dict[str, int]:
-        kinds = ("device_memory", "data_buffer", "dataset", "desc")
+        kinds = ("device_memory", "host_memory", "data_buffer", "dataset", "desc")
         return {k: n for k in kinds if (n := self.live(k))}
 
 
