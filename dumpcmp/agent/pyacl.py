@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ __all__ = [
 ]
 
 # NumPy C type numbers (the ``type`` argument of ptr_to_numpy) of the types pyACL lists.
-_NUMPY_TYPES = {
+_NUMPY_TYPES: dict[int, np.dtype[Any]] = {
     np.dtype(t).num: np.dtype(t)
     for t in (
         np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.intc, np.uintc,
@@ -188,7 +189,7 @@ class UtilFace:
             raise ValueError(f"unknown NumPy type number {np_type}; known: {sorted(_NUMPY_TYPES)}")
         count = int(np.prod(shape, dtype=np.int64))
         raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(ptr)
-        return np.frombuffer(raw, dtype=dtype, count=count).reshape(tuple(shape))
+        return np.frombuffer(memoryview(raw).cast("B"), dtype=dtype, count=count).reshape(tuple(shape))
 
     @staticmethod
     def bytes_to_ptr(data: bytes) -> int:

@@ -22,8 +22,8 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import numpy as np
@@ -44,7 +44,7 @@ class AclRuntime:
 
     def __init__(self, backend: AclBackend) -> None:
         self.backend = backend
-        self._initialized = False
+        self._references = 0  # this runtime's aclInit calls not given back
         self._dump_initialized = False
         self._init_dump_config: str | None = None  # an aclInit config that configured the dump
         self._owner: threading.Thread | None = None  # the thread that set the device
@@ -55,7 +55,8 @@ class AclRuntime:
 
     @property
     def initialized(self) -> bool:
-        return self._initialized
+        """Has this runtime called aclInit and not given it back (AscendCL may have other users)?"""
+        return self._references > 0
 
     @property
     def loaded_models(self) -> tuple[int, ...]:
@@ -82,7 +83,7 @@ class AclRuntime:
 
     def _require_init(self, api: str) -> None:
         self._require_thread(api)
-        if not self._initialized:
+        if not self._references:
             raise self._refuse(AclCode.UNINITIALIZE, api, "aclInit has not been called")
 
     def _require_model(self, model_id: int, api: str) -> None:
@@ -105,14 +106,14 @@ class AclRuntime:
         first = ret != AclCode.REPEAT_INITIALIZE
         if first:
             self._check(ret, "aclInit")
-        self._initialized = True
+        self._references += 1
         if path is not None and init_config_has_dump(path):
             self._init_dump_config = path
         return first
 
     def finalize(self) -> None:
         """aclFinalize: releases everything AscendCL holds for the process, whatever the count."""
-        if not self._initialized:
+        if not self._references:
             raise self._refuse(AclCode.REPEAT_FINALIZE, "aclFinalize", "aclInit has not been called")
         self._require_thread("aclFinalize")
         self._check(self.backend.finalize(), "aclFinalize")
@@ -121,22 +122,28 @@ class AclRuntime:
     def finalize_reference(self) -> int | None:
         """aclFinalizeReference: give back one aclInit reference; AscendCL is released at zero.
 
-        Returns the references left, or None when the library has no aclFinalizeReference (CANN
-        releases before reference counting, whose repeated aclInit counted nothing).
+        Returns the references AscendCL has left, or None when the library has no
+        aclFinalizeReference (CANN before reference counting, whose repeated aclInit counted
+        nothing, so there is nothing to give back). Either way this runtime's own reference is
+        gone: once it has none, it must call aclInit again.
         """
         self._require_init("aclFinalizeReference")
+        count: int | None
         count, ret = self.backend.finalize_reference()
         if ret == AclCode.API_NOT_SUPPORT:
             self.backend.get_recent_err_msg()  # consumed, so that it is not blamed on a later call
-            return None
-        self._check(ret, "aclFinalizeReference")
-        if count == 0:
+            count = None
+        else:
+            self._check(ret, "aclFinalizeReference")
+        self._references -= 1
+        if count == 0 or not self._references:
             self._forget()
         return count
 
     def _forget(self) -> None:
-        # AscendCL released everything it held for the process.
-        self._initialized = self._dump_initialized = False
+        # AscendCL released everything it held for this runtime.
+        self._references = 0
+        self._dump_initialized = False
         self._init_dump_config = None
         self._owner = None
         self._devices.clear()
@@ -274,7 +281,7 @@ def init_config_has_dump(path: PathArg) -> bool:
 
 def dump_conflict(init_config: PathArg) -> ConfigError:
     return ConfigError(
-        f"{os.fspath(init_config)}: this aclInit config has a \"dump\" section, which conflicts with "
+        f'{os.fspath(init_config)}: this aclInit config has a "dump" section, which conflicts with '
         "aclmdlInitDump/aclmdlSetDump (AscendCL refuses them with ACL_ERROR_DUMP_ALREADY_RUN); "
         "remove the section and give the dump config separately"
     )

@@ -53,7 +53,7 @@ def demo(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Simulate a model with one fault, compare with its golden run, name the first bad op."""
-    from dumpcmp.fakes.simulate import simulate
+    from dumpcmp.commands.sim import simulate
     from dumpcmp.host.offline import CompareRequest, run_compare
     from dumpcmp.host.verdict import Thresholds
     from dumpcmp.outputs import new_output_dir

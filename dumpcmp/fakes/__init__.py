@@ -2,8 +2,9 @@
 
 ``SimulatedAcl`` is the runtime backend the agent drives like real AscendCL;
 ``prepare_simulation``/``finish_simulation`` write what surrounds a run (model, acl.json, golden,
-ATC json), and ``dumpcmp.commands.sim.simulate`` runs the model between them. Names are imported lazily: ``import dumpcmp.fakes`` alone loads
-neither onnx nor onnxruntime (the C stub of libascendcl lives beside this file).
+ATC json), and ``dumpcmp.commands.sim.simulate`` runs the model between them. Names are imported
+lazily: ``import dumpcmp.fakes`` alone loads neither onnx nor onnxruntime (the C stub of
+libascendcl lives beside this file).
 """
 
 from __future__ import annotations

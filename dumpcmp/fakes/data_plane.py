@@ -110,7 +110,9 @@ class SimulatedDataPlane(ABC):
 
     def free_host(self, host_ptr: int) -> int:
         if self._host.pop(host_ptr, None) is None:
-            return self._fail(Ret.RT_PARAM_INVALID, f"aclrtFreeHost: {host_ptr:#x} is not from aclrtMallocHost")
+            return self._fail(
+                Ret.RT_PARAM_INVALID, f"aclrtFreeHost: {host_ptr:#x} is not from aclrtMallocHost"
+            )
         return int(Ret.SUCCESS)
 
     def memcpy(self, dst: int, dest_max: int, src: int, count: int, kind: int) -> int:

@@ -167,6 +167,12 @@ def stub(compiled_stub: CompiledStub) -> Iterator[Stub]:
 
 
 @pytest.fixture
+def stub_at() -> Callable[[Path], Stub]:
+    """The test hooks of a variant library built with ``build_library``."""
+    return Stub
+
+
+@pytest.fixture
 def acl(stub: Stub) -> CtypesAcl:
     return CtypesAcl(stub.path)
 

@@ -338,3 +338,58 @@ def test_library_missing_a_symbol(build_library: BuildLibrary, tmp_path: Path) -
         CtypesAcl(lib.path)
     assert (info.value.code, info.value.name, info.value.api) == (-1, "SYMBOL_NOT_FOUND", "aclFinalize")
     assert str(lib.path) in info.value.recent_message
+
+
+# -- outputs aclmdlExecute allocates (dynamic shapes) -------------------------------------------
+
+
+def test_a_null_zero_byte_output_is_read_back_and_freed(acl: CtypesAcl, stub: Stub, model_file: Path) -> None:
+    stub.set_model_io(4, 0)
+    stub.set_dynamic_output(6)  # the description says 0 bytes; execution produces 6
+    model_id = _ready(acl, model_file)
+    for _ in range(3):
+        outputs, ret = acl.execute(model_id, [np.array([1, 2, 3, 4], np.uint8)])
+        assert ret == 0
+        np.testing.assert_array_equal(outputs[0], [2, 3, 4, 5, 2, 3])
+        assert stub.leaks() == {}  # the memory aclmdlExecute allocated was freed, every call
+    calls = stub.calls()
+    assert "aclCreateDataBuffer(0)" in calls and "aclrtMalloc(0,0)" not in calls
+
+
+def test_a_failed_execute_with_a_dynamic_output_leaks_nothing(
+    acl: CtypesAcl, stub: Stub, model_file: Path
+) -> None:
+    stub.set_model_io(4, 0)
+    stub.set_dynamic_output(6)
+    model_id = _ready(acl, model_file)
+    stub.set_return("aclrtMemcpy", 507013, after=1)  # the copy back fails, after the allocation
+    outputs, ret = acl.execute(model_id, [np.zeros(4, np.uint8)])
+    assert (outputs, ret) == ([], 507013)
+    assert stub.leaks() == {}
+
+
+# -- aclFinalizeReference --------------------------------------------------------------------------
+
+
+def test_finalize_reference_counts_down(acl: CtypesAcl, stub: Stub) -> None:
+    assert acl.init() == 0
+    assert acl.init() == 100002  # counted as a reference all the same
+    assert stub.init_refs() == 2
+    assert acl.finalize_reference() == (1, 0)
+    assert acl.set_device(0) == 0  # still initialised
+    assert acl.finalize_reference() == (0, 0)
+    assert acl.set_device(0) == 100001
+
+
+def test_finalize_clears_every_reference(acl: CtypesAcl, stub: Stub) -> None:
+    acl.init()
+    acl.init()
+    assert acl.finalize() == 0
+    assert stub.init_refs() == 0
+
+
+def test_library_without_finalize_reference(build_library: BuildLibrary, tmp_path: Path) -> None:
+    lib = build_library(STUB_SOURCE, tmp_path / "libascendcl.so", "-DSTUB_WITHOUT_FINALIZE_REFERENCE")
+    acl = CtypesAcl(lib.path)
+    assert acl.finalize_reference() == (0, 200001)  # ACL_ERROR_API_NOT_SUPPORT
+    assert "has no aclFinalizeReference" in acl.get_recent_err_msg()

@@ -32,7 +32,12 @@ def ok(ret: int) -> None:
 
 
 def pyacl_dump_script(
-    acl: Any, model_path: str, dump_config: str, inputs: list[np.ndarray], *, let_execute_allocate: bool = False
+    acl: Any,
+    model_path: str,
+    dump_config: str,
+    inputs: list[np.ndarray],
+    *,
+    let_execute_allocate: bool = False,
 ) -> list[np.ndarray]:
     """What a user's pyACL dump script does, written against ``import acl``; returns raw outputs.
 
@@ -164,7 +169,11 @@ def test_a_pyacl_dump_script_on_the_simulated_npu(sim_dump_config: Path, let_exe
 
     backend = open_backend("sim")
     (out,) = pyacl_dump_script(
-        make_acl(backend), "zoo:small_cnn", str(sim_dump_config), [x], let_execute_allocate=let_execute_allocate
+        make_acl(backend),
+        "zoo:small_cnn",
+        str(sim_dump_config),
+        [x],
+        let_execute_allocate=let_execute_allocate,
     )
     np.testing.assert_array_equal(out.view(np.float32).reshape(expected.shape), expected)
     written = backend.written  # type: ignore[attr-defined]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+import threading
 import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,12 +13,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
+import dumpcmp.fakes
 from dumpcmp.agent.acl import CtypesAcl
 from dumpcmp.agent.runtime import AclRuntime, open_backend
-from dumpcmp.errors import AclError, DumpcmpError, InternalError
+from dumpcmp.errors import AclError, ConfigError, DumpcmpError, InternalError
 
 if TYPE_CHECKING:
-    from conftest import Stub
+    from collections.abc import Callable
+
+    from conftest import BuildLibrary, Stub
+
+STUB_SOURCE = Path(dumpcmp.fakes.__file__).parent / "libascendcl_stub.c"
 
 
 @pytest.fixture
@@ -320,14 +327,34 @@ def test_dump_session_cleanup_error_is_raised_after_all_steps(
     ]
 
 
-def test_dump_session_leaves_a_foreign_init_alone(
+def test_dump_session_gives_back_the_reference_of_a_repeated_init(
     rt: AclRuntime, acl: CtypesAcl, stub: Stub, dump_config: Path
 ) -> None:
-    acl.init()  # initialised by someone else: 100002 for the session
+    acl.init()  # initialised by someone else: 100002 for the session, and one more reference
+    with rt.dump_session(dump_config):
+        assert stub.init_refs() == 2
+    assert stub.names()[-2:] == ["aclrtResetDevice", "aclFinalizeReference"]
+    assert "aclFinalize" not in stub.names()  # it would release AscendCL under its other user
+    assert stub.init_refs() == 1
+    assert acl.set_device(0) == 0  # the other user's AscendCL still works
+    assert not rt.initialized
+
+
+def test_repeated_init_on_a_library_without_finalize_reference(
+    build_library: BuildLibrary, stub_at: Callable[[Path], Stub], tmp_path: Path, dump_config: Path
+) -> None:
+    # CANN before reference counting: a repeated aclInit counted nothing, so nothing is given back.
+    lib = build_library(STUB_SOURCE, tmp_path / "libascendcl.so", "-DSTUB_WITHOUT_FINALIZE_REFERENCE")
+    acl = CtypesAcl(lib.path)
+    rt = AclRuntime(acl)
+    acl.init()
     with rt.dump_session(dump_config):
         pass
-    assert stub.names()[-1] == "aclrtResetDevice"
-    assert "aclFinalize" not in stub.names()
+    assert "aclFinalize" not in stub_at(lib.path).names()
+    assert not rt.initialized
+    assert acl.set_device(0) == 0  # the other user's AscendCL is untouched
+    rt.init()
+    assert rt.finalize_reference() is None
 
 
 def test_dump_session_unloads_every_model_newest_first(
@@ -386,3 +413,92 @@ def test_open_sim_backend_rejects_a_non_backend(monkeypatch: pytest.MonkeyPatch)
 def test_open_backend_rejects_bad_arguments(kind: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         open_backend(kind, **kwargs)  # type: ignore[arg-type]
+
+
+# -- an aclInit config with a dump section ------------------------------------------------------
+
+
+@pytest.fixture
+def init_config_with_dump(tmp_path: Path) -> Path:
+    path = tmp_path / "init.json"
+    path.write_text(json.dumps({"err_msg_mode": "1", "dump": {"dump_path": str(tmp_path), "dump_list": []}}))
+    return path
+
+
+def test_dump_session_refuses_an_init_config_with_a_dump_section_up_front(
+    rt: AclRuntime, stub: Stub, dump_config: Path, init_config_with_dump: Path
+) -> None:
+    with pytest.raises(ConfigError) as info, rt.dump_session(dump_config, init_config=init_config_with_dump):
+        pytest.fail("the body must not run")
+    message = str(info.value)
+    assert message.startswith(f'{init_config_with_dump}: this aclInit config has a "dump" section')
+    assert "aclmdlInitDump" in message and "\n" not in message
+    assert stub.calls() == []  # refused before aclInit
+
+
+def test_init_dump_after_an_init_config_with_a_dump_section(
+    rt: AclRuntime, stub: Stub, init_config_with_dump: Path
+) -> None:
+    rt.init(init_config_with_dump)
+    with pytest.raises(ConfigError, match='this aclInit config has a "dump" section'):
+        rt.init_dump()
+    assert stub.names() == ["aclInit"]
+
+
+@pytest.mark.parametrize("text", ['{"err_msg_mode": "1"}', "not json", None])
+def test_init_configs_without_a_dump_section_are_passed_on(
+    rt: AclRuntime, stub: Stub, tmp_path: Path, dump_config: Path, text: str | None
+) -> None:
+    init = tmp_path / "init.json"
+    if text is not None:
+        init.write_text(text)  # an unreadable or invalid file is aclInit's to judge
+    with rt.dump_session(dump_config, init_config=init):
+        pass
+    assert stub.sequence()[0] == f"aclInit({init})"
+
+
+# -- one thread ----------------------------------------------------------------------------------
+
+
+def _in_thread(fn: Any) -> BaseException | None:
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed back to the test thread
+            caught.append(exc)
+
+    worker = threading.Thread(target=run, name="uploader")
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    return caught[0] if caught else None
+
+
+def test_calls_from_another_thread_are_refused(rt: AclRuntime, stub: Stub, model_file: Path) -> None:
+    rt.init()
+    rt.set_device(0)
+    model_id = rt.load(model_file)
+    before = stub.calls()
+    for call in (
+        lambda: rt.execute(model_id, [np.zeros(16, np.uint8)]),
+        lambda: rt.unload(model_id),
+        rt.synchronize_device,
+        rt.finalize,
+        lambda: rt.init(),
+    ):
+        error = _in_thread(call)
+        assert isinstance(error, AclError), error
+        assert (error.code, error.name) == (107002, "ACL_ERROR_RT_CONTEXT_NULL")
+        assert "thread 'uploader'" in error.recent_message and "MainThread" in error.recent_message
+    assert stub.calls() == before  # nothing reached AscendCL
+    rt.execute(model_id, [np.zeros(16, np.uint8)])  # the owning thread still can
+
+
+def test_the_thread_is_free_again_once_every_device_is_reset(rt: AclRuntime, stub: Stub) -> None:
+    rt.init()
+    rt.set_device(0)
+    rt.reset_device(0)
+    assert _in_thread(lambda: (rt.set_device(1), rt.reset_device(1), rt.finalize())) is None
+    assert stub.names()[-3:] == ["aclrtSetDevice", "aclrtResetDevice", "aclFinalize"]

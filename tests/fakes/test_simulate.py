@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dumpcmp.errors import ConfigError, ModelError
 from dumpcmp.commands.sim import simulate
+from dumpcmp.errors import ConfigError, ModelError
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import parse_dump_name, parse_golden_name, sanitize_golden_name
 
