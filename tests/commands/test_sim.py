@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -123,3 +124,43 @@ def test_full_disk_while_writing_golden_is_one_line(tmp_path: Path, monkeypatch:
     assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
     assert not [p for p in _files(tmp_path) if p.name.endswith(".part")]
     assert list((tmp_path / "golden").iterdir()) == []
+
+
+# The backend calls of the documented dump sequence, with one execute.
+SEQUENCE = (
+    "init", "set_device", "init_dump", "set_dump", "load_from_file", "execute",
+    "synchronize_device", "finalize_dump", "unload", "reset_device", "finalize",
+)  # fmt: skip
+
+
+def test_run_goes_through_the_agent_runtime_over_the_sim_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dumpcmp.agent.runtime as runtime
+
+    chosen: list[str] = []
+    api_calls: list[str] = []
+    open_backend = runtime.open_backend
+
+    def recording_open_backend(kind: Any, *args: Any, **options: Any) -> Any:
+        chosen.append(kind)
+        backend = open_backend(kind, *args, **options)
+        for name in SEQUENCE:
+            monkeypatch.setattr(backend, name, _recorded(getattr(backend, name), name, api_calls))
+        return backend
+
+    monkeypatch.setattr(runtime, "open_backend", recording_open_backend)
+    result = CliRunner().invoke(
+        _cli(), ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path), "--steps", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    assert chosen == ["sim"]  # chosen once, by the command
+    assert api_calls == [*SEQUENCE[:6], "execute", *SEQUENCE[6:]]
+
+
+def _recorded(method: Any, name: str, calls: list[str]) -> Any:
+    def call(*args: Any) -> Any:
+        calls.append(name)
+        return method(*args)
+
+    return call

@@ -236,3 +236,74 @@ def test_the_agent_runtime_drives_it_through_the_dump_sequence(tmp_path: Path) -
         (probs,) = session.execute(model_id, X)
     assert probs.shape == (1, 10) and abs(float(probs.sum()) - 1.0) < 1e-2
     assert npu.written and not rt.initialized
+
+
+def test_init_references() -> None:
+    npu = SimulatedAcl()
+    assert npu.finalize_reference() == (0, Ret.REPEAT_FINALIZE)
+    assert npu.init() == 0 and npu.init() == Ret.REPEAT_INITIALIZE  # counted all the same
+    assert npu.finalize_reference() == (1, 0)
+    assert npu.set_device(0) == 0  # still initialised
+    assert npu.finalize_reference() == (0, 0)
+    assert npu.set_device(0) == Ret.UNINITIALIZE
+    assert npu.init() == 0 and npu.init() == Ret.REPEAT_INITIALIZE
+    assert npu.finalize() == 0  # whatever the count
+    assert npu.set_device(0) == Ret.UNINITIALIZE
+
+
+def test_loaded_models_are_remembered_after_unload(tmp_path: Path) -> None:
+    npu = _ready(tmp_path, dump_mode="all")
+    faulty = SimulatedAcl(faults=["/block2/Add=nan"])
+    assert faulty.init() == 0 and faulty.set_device(0) == 0
+    model_id = _run(npu)
+    assert npu.unload(model_id) == 0 and npu.finalize() == 0
+    (record,) = npu.loaded
+    assert (record.id, record.compiled.name, record.fault_ops) == (model_id, "small_cnn", {})
+    assert record.dump_dir is not None and record.dump_dir.is_dir()
+    faulty_id, _ = faulty.load_from_file("zoo:small_cnn")
+    assert faulty.loaded[0].fault_ops == {"/block2/Add": "/block2/Add"} and faulty.loaded[0].dump_dir is None
+    assert faulty.unload(faulty_id) == 0
+
+
+def test_device_memory_rules() -> None:
+    npu = SimulatedAcl()
+    assert npu.malloc(16, 0) == (0, Ret.UNINITIALIZE)
+    assert npu.init() == 0
+    assert npu.malloc(0, 0)[1] == Ret.INVALID_PARAM
+    dev, ret = npu.malloc(16, 0)
+    host, _ = npu.malloc_host(16)
+    data = np.arange(16, dtype=np.uint8)
+    out = np.zeros(16, np.uint8)
+    assert ret == 0 and npu.is_device(dev, 16) and not npu.is_device(host, 16)
+    assert npu.memcpy(dev, 16, data.ctypes.data, 16, 2) == Ret.RT_PARAM_INVALID  # kind says device to host
+    assert npu.memcpy(dev, 8, data.ctypes.data, 16, 1) == Ret.INVALID_PARAM  # count > destMax
+    assert npu.memcpy(dev, 16, data.ctypes.data, 16, 1) == 0
+    assert npu.memcpy(host, 16, dev, 16, 2) == 0
+    assert npu.memcpy(out.ctypes.data, 16, host, 16, 0) == 0
+    np.testing.assert_array_equal(out, data)
+    assert npu.free(host) == Ret.RT_PARAM_INVALID and npu.free_host(dev) == Ret.RT_PARAM_INVALID
+    assert npu.free(dev) == 0 and npu.free_host(host) == 0 and npu.free(dev) == Ret.RT_PARAM_INVALID
+
+
+def test_execute_datasets_refuses_what_does_not_fit(tmp_path: Path) -> None:
+    npu = _ready(tmp_path)
+    model_id, _ = npu.load_from_file("zoo:small_cnn")
+    desc = npu.create_desc()
+    assert npu.get_desc(desc, model_id + 7) == Ret.INVALID_MODEL_ID
+    assert npu.get_desc(desc, model_id) == 0
+    assert (npu.get_num_inputs(desc), npu.get_num_outputs(desc)) == (1, 1)
+    size = npu.get_input_size_by_index(desc, 0)
+    assert size == X[0].nbytes and npu.get_output_size_by_index(desc, 0) == 10 * 4
+    dev, _ = npu.malloc(size, 0)
+    npu.memcpy(dev, size, X[0].ctypes.data, size, 1)
+    inputs = npu.create_dataset()
+    assert npu.add_dataset_buffer(inputs, npu.create_data_buffer(dev, size)) == 0
+    small, _ = npu.malloc(8, 0)
+    outputs = npu.create_dataset()
+    npu.add_dataset_buffer(outputs, npu.create_data_buffer(small, 8))
+    assert npu.execute_datasets(model_id, inputs, outputs) == Ret.MODEL_OUTPUT_NOT_MATCH
+    assert "output 0 needs 40 bytes" in npu.get_recent_err_msg()
+    assert npu.execute_datasets(model_id, outputs, outputs) == Ret.MODEL_INPUT_NOT_MATCH
+    assert npu.create_data_buffer(0, 8) == 0  # a NULL buffer must have size 0
+    assert npu.destroy_dataset(inputs) == 0 and npu.destroy_dataset(inputs) == Ret.INVALID_PARAM
+    assert npu.destroy_desc(desc) == 0
