@@ -1,8 +1,11 @@
 """Finding and loading ``libascendcl.so`` (formats.md §4.1).
 
-Order: the explicit ``--acl-lib`` path; then ``$ASCEND_TOOLKIT_HOME`` and ``$ASCEND_HOME_PATH``
-(``lib64/`` and ``runtime/lib64/``); then the default install roots; last, the bare soname through
-the dynamic loader (``LD_LIBRARY_PATH``, ldconfig cache). The first library that loads wins.
+Order: the explicit ``--acl-lib`` path; then ``$ASCEND_TOOLKIT_HOME`` and ``$ASCEND_HOME_PATH``;
+then the default installs, first under ``/usr/local/Ascend`` (root installs), then under
+``$HOME/Ascend`` (non-root installs): ``cann`` (CANN 8.5 and later), ``ascend-toolkit/latest``,
+and the inference-only ``nnrt/latest/lib64``; last, the bare soname through the dynamic loader
+(``LD_LIBRARY_PATH``, ldconfig cache). Under a toolkit root the library is looked for in
+``lib64/``, ``runtime/lib64/`` and ``acllib/lib64/`` (older toolkits). The first that loads wins.
 
 An explicit path is never "helped" by falling back to the search: if the user named a library and
 it does not load, loading some other CANN install would compare against the wrong runtime.
@@ -22,10 +25,11 @@ from dataclasses import dataclass
 from dumpcmp.errors import AclError
 
 __all__ = [
-    "DEFAULT_LIB_DIRS",
-    "DEFAULT_ROOTS",
     "ENV_ROOTS",
+    "INSTALL_LIB_DIRS",
+    "INSTALL_ROOTS",
     "LIBRARY_NAME",
+    "SYSTEM_INSTALL_DIR",
     "LoadedLibrary",
     "candidate_paths",
     "load_libascendcl",
@@ -33,11 +37,14 @@ __all__ = [
 
 LIBRARY_NAME = "libascendcl.so"
 ENV_ROOTS = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")
-DEFAULT_ROOTS = ("/usr/local/Ascend/ascend-toolkit/latest",)
+# Where CANN installs as root; a non-root install goes to $HOME/Ascend with the same layout.
+SYSTEM_INSTALL_DIR = "/usr/local/Ascend"
+# Toolkit roots inside an install directory: CANN 8.5 and later, then the earlier layout.
+INSTALL_ROOTS = ("cann", "ascend-toolkit/latest")
 # Inference-only installs (nnrt) ship the library without the toolkit tree around it.
-DEFAULT_LIB_DIRS = ("/usr/local/Ascend/nnrt/latest/lib64",)
-# Where the library sits under a toolkit root; older layouts only have the second.
-_ROOT_SUBDIRS = ("lib64", "runtime/lib64")
+INSTALL_LIB_DIRS = ("nnrt/latest/lib64",)
+# Where the library sits under a toolkit root; older toolkits have only runtime/ or acllib/.
+_ROOT_SUBDIRS = ("lib64", "runtime/lib64", "acllib/lib64")
 
 LIBRARY_NOT_FOUND = "LIBRARY_NOT_FOUND"
 
@@ -67,8 +74,12 @@ def candidate_paths(
     environ: Mapping[str, str] | None = None,
     *,
     is_dir: Callable[[str], bool] = os.path.isdir,
+    system_dir: str = SYSTEM_INSTALL_DIR,
 ) -> list[str]:
-    """Every file path to try, in order, without duplicates (the bare soname is not included)."""
+    """Every file path to try, in order, without duplicates (the bare soname is not included).
+
+    ``environ`` defaults to the process environment (``$HOME`` names the non-root install).
+    """
     if explicit is not None:
         return _explicit_candidates(os.fspath(explicit), is_dir)
     env = os.environ if environ is None else environ
@@ -77,9 +88,11 @@ def candidate_paths(
         root = env.get(var, "")
         if root:
             paths.extend(_under_root(root))
-    for root in DEFAULT_ROOTS:
-        paths.extend(_under_root(root))
-    paths.extend(os.path.join(d, LIBRARY_NAME) for d in DEFAULT_LIB_DIRS)
+    home = env.get("HOME", "")
+    for install in (system_dir, *([os.path.join(home, "Ascend")] if home else [])):
+        for root in INSTALL_ROOTS:
+            paths.extend(_under_root(os.path.join(install, root)))
+        paths.extend(os.path.join(install, d, LIBRARY_NAME) for d in INSTALL_LIB_DIRS)
     # ASCEND_HOME_PATH usually equals ASCEND_TOOLKIT_HOME; try each path once.
     return list(dict.fromkeys(os.path.normpath(p) for p in paths))
 
@@ -91,14 +104,15 @@ def load_libascendcl(
     is_file: Callable[[str], bool] = os.path.isfile,
     is_dir: Callable[[str], bool] = os.path.isdir,
     dlopen: Callable[[str], ctypes.CDLL] = ctypes.CDLL,
+    system_dir: str = SYSTEM_INSTALL_DIR,
 ) -> LoadedLibrary:
     """Load the first ``libascendcl.so`` that loads; raise ``AclError`` naming every attempt.
 
-    ``environ``, ``is_file``, ``is_dir`` and ``dlopen`` are injectable so the search order can
-    be tested without a CANN install.
+    ``environ``, ``is_file``, ``is_dir``, ``dlopen`` and ``system_dir`` are injectable so the
+    search order can be tested without a CANN install.
     """
     tried: list[str] = []
-    for path in candidate_paths(explicit, environ, is_dir=is_dir):
+    for path in candidate_paths(explicit, environ, is_dir=is_dir, system_dir=system_dir):
         if not is_file(path):
             tried.append(f"{path}: no such file")
             continue
@@ -125,7 +139,8 @@ def _not_found_message(tried: list[str], explicit: bool) -> str:
         lines.append("--acl-lib must name libascendcl.so or a directory holding lib64/libascendcl.so")
     else:
         lines.append(
-            "point --acl-lib at libascendcl.so (or the toolkit directory), or run "
-            "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` first"
+            "point --acl-lib at libascendcl.so (or the toolkit directory), or run CANN's set_env.sh "
+            "first (`source /usr/local/Ascend/cann/set_env.sh`; before CANN 8.5 "
+            "`/usr/local/Ascend/ascend-toolkit/set_env.sh`)"
         )
     return "\n".join(lines)

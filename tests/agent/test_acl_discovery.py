@@ -19,10 +19,15 @@ if TYPE_CHECKING:
 TOOLKIT = "/opt/cann/toolkit"
 HOME = "/opt/cann/home"
 DEFAULTS = [
+    "/usr/local/Ascend/cann/lib64/libascendcl.so",
+    "/usr/local/Ascend/cann/runtime/lib64/libascendcl.so",
+    "/usr/local/Ascend/cann/acllib/lib64/libascendcl.so",
     "/usr/local/Ascend/ascend-toolkit/latest/lib64/libascendcl.so",
     "/usr/local/Ascend/ascend-toolkit/latest/runtime/lib64/libascendcl.so",
+    "/usr/local/Ascend/ascend-toolkit/latest/acllib/lib64/libascendcl.so",
     "/usr/local/Ascend/nnrt/latest/lib64/libascendcl.so",
 ]
+NNRT = DEFAULTS[-1]
 
 
 class FakeLoader:
@@ -55,8 +60,10 @@ def test_search_order() -> None:
     assert candidate_paths(environ=env, is_dir=no_dirs) == [
         f"{TOOLKIT}/lib64/libascendcl.so",
         f"{TOOLKIT}/runtime/lib64/libascendcl.so",
+        f"{TOOLKIT}/acllib/lib64/libascendcl.so",
         f"{HOME}/lib64/libascendcl.so",
         f"{HOME}/runtime/lib64/libascendcl.so",
+        f"{HOME}/acllib/lib64/libascendcl.so",
         *DEFAULTS,
     ]
 
@@ -64,7 +71,7 @@ def test_search_order() -> None:
 def test_same_root_twice_is_tried_once() -> None:
     env = {"ASCEND_TOOLKIT_HOME": TOOLKIT + "/", "ASCEND_HOME_PATH": TOOLKIT}
     paths = candidate_paths(environ=env)
-    assert len(paths) == len(set(paths)) == 2 + len(DEFAULTS)
+    assert len(paths) == len(set(paths)) == 3 + len(DEFAULTS)
 
 
 def test_empty_environment_variables_are_ignored() -> None:
@@ -87,6 +94,7 @@ def test_explicit_directory_is_searched_as_a_root() -> None:
         "/x/libascendcl.so",
         "/x/lib64/libascendcl.so",
         "/x/runtime/lib64/libascendcl.so",
+        "/x/acllib/lib64/libascendcl.so",
     ]
 
 
@@ -105,10 +113,10 @@ def test_first_existing_library_wins() -> None:
 def test_a_library_that_fails_to_load_is_skipped() -> None:
     env = {"ASCEND_TOOLKIT_HOME": TOOLKIT}
     first = f"{TOOLKIT}/lib64/libascendcl.so"
-    loader = FakeLoader({DEFAULTS[2]: "nnrt"}, broken={first: "libascend_hal.so: cannot open"})
-    found = load_libascendcl(environ=env, is_file=files(first, DEFAULTS[2]), is_dir=no_dirs, dlopen=loader)
-    assert found.path == DEFAULTS[2]
-    assert loader.attempts == [first, DEFAULTS[2]]
+    loader = FakeLoader({NNRT: "nnrt"}, broken={first: "libascend_hal.so: cannot open"})
+    found = load_libascendcl(environ=env, is_file=files(first, NNRT), is_dir=no_dirs, dlopen=loader)
+    assert found.path == NNRT
+    assert loader.attempts == [first, NNRT]
 
 
 def test_dynamic_loader_is_the_last_resort() -> None:
@@ -169,3 +177,34 @@ def test_ctypes_backend_with_an_explicit_directory(compiled_stub: CompiledStub, 
     lib_dir.mkdir()
     shutil.copy(compiled_stub.path, lib_dir / LIBRARY_NAME)
     assert CtypesAcl(tmp_path).path == str(lib_dir / LIBRARY_NAME)
+
+
+def test_a_non_root_install_under_home_comes_after_the_system_install() -> None:
+    home_install = "/home/me/Ascend"
+    paths = candidate_paths(environ={"HOME": "/home/me"}, is_dir=no_dirs)
+    assert paths[: len(DEFAULTS)] == DEFAULTS
+    assert paths[len(DEFAULTS) :] == [p.replace("/usr/local/Ascend", home_install) for p in DEFAULTS]
+
+
+# Real directory trees holding a copy of the compiled stub, loaded with the real dlopen.
+@pytest.mark.parametrize(
+    ("system", "home", "found"),
+    [
+        ("cann/lib64", None, "system/cann/lib64"),  # CANN 8.5 and later
+        ("ascend-toolkit/latest/acllib/lib64", None, "system/ascend-toolkit/latest/acllib/lib64"),  # older
+        (None, "ascend-toolkit/latest/lib64", "home/Ascend/ascend-toolkit/latest/lib64"),  # non-root
+        (None, "cann/runtime/lib64", "home/Ascend/cann/runtime/lib64"),
+        ("nnrt/latest/lib64", "cann/lib64", "system/nnrt/latest/lib64"),  # the system install first
+    ],
+)
+def test_install_trees(
+    compiled_stub: CompiledStub, tmp_path: Path, system: str | None, home: str | None, found: str
+) -> None:
+    for base, sub in ((tmp_path / "system", system), (tmp_path / "home" / "Ascend", home)):
+        if sub is not None:
+            (base / sub).mkdir(parents=True)
+            shutil.copy(compiled_stub.path, base / sub / LIBRARY_NAME)
+    loaded = load_libascendcl(environ={"HOME": str(tmp_path / "home")}, system_dir=str(tmp_path / "system"))
+    assert loaded.path == str(tmp_path / found / LIBRARY_NAME)
+    assert loaded.handle.aclInit(None) == 0  # a real library, really loaded
+    assert loaded.handle.aclFinalize() == 0
