@@ -7,9 +7,8 @@ and writes the golden and ATC json; the model runs in between through the agent'
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -18,9 +17,6 @@ from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from dumpcmp.fakes.faults import Fault
     from dumpcmp.fakes.simulate import SimulationResult
 
 __all__ = ["app", "simulate"]
@@ -28,33 +24,18 @@ __all__ = ["app", "simulate"]
 app = typer.Typer(help="Run models on the simulated NPU.", no_args_is_help=True)
 
 
-def simulate(
-    model: str | Path,
-    out_dir: str | Path,
-    *,
-    seed: int = 0,
-    steps: int = 1,
-    faults: Sequence[str | Fault] = (),
-    no_fusion: bool = False,
-    quantize: Sequence[str] = (),
-    acl_config: str | Path | None = None,
-    inputs: Sequence[np.ndarray | str | Path] = (),
-    atomic: bool = False,
-    clock: Callable[[], int] | None = None,
-) -> SimulationResult:
+def simulate(model: str | Path, out_dir: str | Path, **options: Any) -> SimulationResult:
     """Simulate ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``: dump, golden, rules.
 
-    The arguments are those of ``prepare_simulation``. Raises a DumpcmpError on user errors
-    (an ``AclError`` when the simulated runtime refuses a call, e.g. a model it cannot compile).
+    ``options`` are the keyword arguments of ``prepare_simulation`` (seed, steps, faults, …).
+    Raises a DumpcmpError on user errors (an ``AclError`` when the simulated runtime refuses a
+    call, e.g. a model it cannot compile).
     """
     from dumpcmp.agent.model_run import run_model
     from dumpcmp.agent.runtime import AclRuntime, open_backend
     from dumpcmp.fakes.simulate import finish_simulation, prepare_simulation
 
-    setup = prepare_simulation(
-        model, out_dir, seed=seed, steps=steps, faults=faults, no_fusion=no_fusion, quantize=quantize,
-        acl_config=acl_config, inputs=inputs, atomic=atomic, clock=clock,
-    )  # fmt: skip
+    setup = prepare_simulation(model, out_dir, **options)
     backend = open_backend("sim", **setup.backend_options)
     run = run_model(
         AclRuntime(backend), setup.model_path, setup.inputs, setup.acl_config,
