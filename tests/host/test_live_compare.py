@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from dumpcmp.commands.sim import simulate
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.fakes.simulate import simulate
 from dumpcmp.host.live import LiveCompare, row_cells
 from dumpcmp.host.offline import CompareRequest, run_compare
 from tests.atc_ops import document, op
