@@ -1,0 +1,141 @@
+"""Received files on disk: written whole or not at all, never outside the session directory.
+
+A file arrives into ``sessions/NAME/.incoming/`` (so a half file is never inside the dump tree
+a comparison walks), is hashed as it is written, fsynced, and only then renamed into
+``sessions/NAME/{dump,golden,rules,inputs}/<path>``. Every directory on the way is opened with
+``O_NOFOLLOW`` relative to its parent's descriptor, so a symlink planted anywhere in the session
+directory (or a name racing with one) cannot redirect a write elsewhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from dumpcmp.errors import TransferError
+from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
+
+KIND_DIRS: dict[int, str] = {
+    FileKind.DUMP: "dump",
+    FileKind.GOLDEN: "golden",
+    FileKind.FUSION_RULE: "rules",
+    FileKind.INPUT: "inputs",
+}
+RESULTS_DIR = "results"
+INCOMING_DIR = ".incoming"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+class UnsafePath(TransferError):
+    """A path under the session directory leads through a symlink or a non-directory."""
+
+
+def session_dir(data_dir: Path, session: str) -> Path:
+    return data_dir / "sessions" / session
+
+
+@contextlib.contextmanager
+def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[int]:
+    """A descriptor of ``base/parts…``, each part opened without following symlinks."""
+    fd = os.open(base, _DIR_FLAGS)
+    try:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise UnsafePath(f"{'/'.join(parts)}: {part!r} is not a plain directory ({exc.strerror})") from None
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+class IncomingFile:
+    """One file being received: bytes go to a temporary file and into a SHA-256."""
+
+    def __init__(self, data_dir: Path, session: str, kind: int, parts: tuple[str, ...]) -> None:
+        self.data_dir = data_dir
+        self.session = session
+        self.kind = kind
+        self.parts = parts
+        self.received = 0
+        self._hash = hashlib.sha256()
+        self._temp = f"{secrets.token_hex(8)}.part"
+        with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
+            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming)
+        self._handle = os.fdopen(fd, "wb")
+
+    def write(self, data: bytes) -> None:
+        self._handle.write(data)
+        self._hash.update(data)
+        self.received += len(data)
+
+    def digest(self) -> bytes:
+        return self._hash.digest()
+
+    def commit(self) -> Path:
+        """Make the file durable and rename it into place; its final path."""
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._handle.close()
+        base = ("sessions", self.session)
+        with (
+            opened_dir(self.data_dir, (*base, INCOMING_DIR), create=False) as incoming,
+            opened_dir(self.data_dir, (*base, KIND_DIRS[self.kind], *self.parts[:-1]), create=True) as parent,
+        ):
+            os.replace(self._temp, self.parts[-1], src_dir_fd=incoming, dst_dir_fd=parent)
+            os.fsync(parent)
+        return session_dir(self.data_dir, self.session).joinpath(KIND_DIRS[self.kind], *self.parts)
+
+    def discard(self) -> None:
+        self._handle.close()
+        with (
+            contextlib.suppress(OSError),
+            opened_dir(self.data_dir, ("sessions", self.session, INCOMING_DIR), create=False) as incoming,
+        ):
+            os.unlink(self._temp, dir_fd=incoming)
+
+
+def remove_file(data_dir: Path, session: str, kind: int, parts: tuple[str, ...]) -> None:
+    """Delete a stored file (a replaced run's); gone already is fine."""
+    with (
+        contextlib.suppress(FileNotFoundError, UnsafePath),
+        opened_dir(data_dir, ("sessions", session, KIND_DIRS[kind], *parts[:-1]), create=False) as parent,
+    ):
+        os.unlink(parts[-1], dir_fd=parent)
+
+
+def is_stored(data_dir: Path, session: str, kind: int, parts: tuple[str, ...], size: int) -> bool:
+    """Whether the stored file is still there with its size (a resumed session trusts no more)."""
+    try:
+        with opened_dir(data_dir, ("sessions", session, KIND_DIRS[kind], *parts[:-1]), create=False) as parent:
+            info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except (OSError, UnsafePath):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size == size
+
+
+def clear_incoming(data_dir: Path, session: str) -> None:
+    """Temporary files of uploads a crash interrupted; never acknowledged, so the agent resends."""
+    shutil.rmtree(session_dir(data_dir, session) / INCOMING_DIR, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def open_result(data_dir: Path, session: str, name: str) -> Iterator[int]:
+    """A read descriptor of one result file of the session."""
+    with opened_dir(data_dir, ("sessions", session, RESULTS_DIR), create=False) as results:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=results)
+    try:
+        yield fd
+    finally:
+        os.close(fd)

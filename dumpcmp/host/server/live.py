@@ -1,0 +1,234 @@
+"""Each open session's comparison, in its own thread, off the upload path.
+
+Uploads only queue events (a dump landed, a plan file landed, a run's files were dropped, close);
+acknowledgements never wait for a comparison. The worker drains whatever has queued up and then
+acts once: the plan (golden, fusion rule) is built when the first dump file is compared, and a
+plan file landing later, a dump file sent again with other bytes, or a replaced run's files
+going away re-open the comparison and re-add every stored dump file, so nothing stale is kept.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.host.server.comparing import CompareOutcome, LiveCompare, ResultRow, row_cells
+from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
+from dumpcmp.host.server.store import SessionStore
+from dumpcmp.host.summary import summarize
+from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
+
+_STOP_WAIT_S = 10.0
+
+
+class Notifier:
+    """Wakes row watchers when any session's rows or state change."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._version = 0
+
+    def notify(self) -> None:
+        with self._changed:
+            self._version += 1
+            self._changed.notify_all()
+
+    @property
+    def version(self) -> int:
+        with self._changed:
+            return self._version
+
+    def wait(self, seen: int, timeout: float) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._version != seen, timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class _Landed:
+    kind: int
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Dropped:
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Close:
+    done: Future[None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    pass
+
+
+_Event = _Landed | _Dropped | _Close | _Stop
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Where a session's comparison reads from, resolved from its settings."""
+
+    dump_root: Path
+    golden: Path
+    fusion_rule: Path | None
+    out_dir: Path
+    overflow_detection: bool
+
+    @classmethod
+    def of(cls, directory: Path, settings: CompareSettings) -> Plan:
+        golden = directory / KIND_DIRS[FileKind.GOLDEN]
+        if settings.WhichOneof("golden") == "golden_host_path":
+            golden = Path(settings.golden_host_path)
+        rule: Path | None = None
+        if settings.WhichOneof("fusion_rule") == "fusion_rule_name":
+            rule = directory / KIND_DIRS[FileKind.FUSION_RULE] / settings.fusion_rule_name
+        elif settings.WhichOneof("fusion_rule") == "fusion_rule_host_path":
+            rule = Path(settings.fusion_rule_host_path)
+        return cls(
+            directory / KIND_DIRS[FileKind.DUMP], golden, rule, directory / RESULTS_DIR, settings.overflow_detection
+        )
+
+
+class SessionWorker:
+    """The comparison thread of one open session."""
+
+    def __init__(self, data_dir: Path, name: str, store: SessionStore, notifier: Notifier) -> None:
+        self.name = name
+        self._store = store
+        self._notifier = notifier
+        settings = CompareSettings.FromString(store.session(name).settings)
+        self._plan = Plan.of(session_dir(data_dir, name), settings)
+        self._events: queue.Queue[_Event] = queue.Queue()
+        self._live: LiveCompare | None = None
+        self._added: set[str] = set()
+        self.problem = ""  # why the comparison could not start, until it can
+        self._thread = threading.Thread(target=self._run, name=f"compare-{name}", daemon=True)
+        self._thread.start()
+
+    def landed(self, kind: int, path: str) -> None:
+        self._events.put(_Landed(kind, path))
+
+    def dropped(self, paths: tuple[str, ...]) -> None:
+        self._events.put(_Dropped(paths))
+
+    def close(self) -> Future[None]:
+        done: Future[None] = Future()
+        self._events.put(_Close(done))
+        return done
+
+    def stop(self) -> None:
+        self._events.put(_Stop())
+        self._thread.join(_STOP_WAIT_S)
+
+    @property
+    def finished(self) -> bool:
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._events.get()]
+            while True:
+                try:
+                    batch.append(self._events.get_nowait())
+                except queue.Empty:
+                    break
+            if any(isinstance(e, _Stop) for e in batch):
+                return
+            self._compare(batch)
+            closing = [e for e in batch if isinstance(e, _Close)]
+            if closing and self._finish(closing):
+                return
+
+    def _compare(self, batch: list[_Event]) -> None:
+        landed = [e for e in batch if isinstance(e, _Landed)]
+        dumps = [e.path for e in landed if e.kind == FileKind.DUMP]
+        stale = (
+            any(isinstance(e, _Dropped) for e in batch)
+            or any(e.kind in (FileKind.GOLDEN, FileKind.FUSION_RULE) for e in landed)
+            or any(path in self._added for path in dumps)
+        )
+        if self._live is None or stale:
+            self._live = None
+            self._added.clear()
+            dumps = [f.path for f in self._store.files(self.name, FileKind.DUMP)]
+        if not dumps:
+            return
+        try:
+            if self._live is None:
+                self._live = LiveCompare.open(
+                    dump_root=self._plan.dump_root,
+                    golden=self._plan.golden,
+                    fusion_rule=self._plan.fusion_rule,
+                    out_dir=self._plan.out_dir,
+                    overflow_detection=self._plan.overflow_detection,
+                )
+            self.problem = ""
+        except DumpcmpError as exc:
+            self.problem = str(exc)  # e.g. the rule file has not arrived yet: retried when it does
+            return
+        for path in dumps:
+            self._add(self._live, path)
+
+    def _add(self, live: LiveCompare, path: str) -> None:
+        try:
+            rows = live.add(self._plan.dump_root / path)
+        except DumpcmpError as exc:
+            self.problem = f"{path}: {exc}"
+            return
+        self._added.add(path)
+        columns: list[str] = []
+        cells = []
+        for row in rows:
+            columns, row_text = row_cells(row)
+            cells.append((path, row_text))
+        self._store.replace_rows(self.name, [path], cells, columns)
+        self._notifier.notify()
+
+    def _finish(self, closing: list[_Close]) -> bool:
+        """Close the comparison and the session; False (the session stays open) when it failed."""
+        try:
+            if self._live is None:
+                raise DumpcmpError(self.problem or f"session {self.name} holds no dump files")
+            outcome = self._live.close()
+            self._store.close_session(self.name, *_final_table(outcome, self._plan))
+        except Exception as exc:  # the closer hears why; the session stays open for a retry
+            self._live = None
+            self._added.clear()
+            for event in closing:
+                event.done.set_exception(exc)
+            return False
+        self._notifier.notify()
+        for event in closing:
+            event.done.set_result(None)
+        return True
+
+
+def _final_table(
+    outcome: CompareOutcome, plan: Plan
+) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str]:
+    """The closed session's rows (dump file, cells), columns, result file names and summary."""
+    rows: list[tuple[str, list[str]]] = []
+    columns: list[str] = []
+    names: list[str] = []
+    for shard in outcome.shards:
+        for row in shard.rows:
+            columns, cells = row_cells(row)
+            rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
+        names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
+    names += [p.name for p in outcome.detail_files]
+    summary = "\n".join(summarize(outcome, Thresholds()))
+    return rows, columns, names, summary
+
+
+def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
+    if row.index is None or row.index >= len(dump_files):
+        return ""  # a golden-only row
+    return dump_files[row.index].relative_to(dump_root).as_posix()

@@ -1,0 +1,90 @@
+"""Start and stop the host: a gRPC server over the session store in a data directory."""
+
+from __future__ import annotations
+
+import ipaddress
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
+from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
+from dumpcmp.outputs import prepare_output_dir
+from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
+from dumpcmp.proto.channel import MESSAGE_OPTIONS, check_address
+
+# Each upload stream and each followed watch holds a thread for as long as it runs: room for
+# many agents (8 devices of several boxes) and watchers at once.
+MAX_WORKERS = 64
+_STOP_GRACE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    listen: str  # HOST:PORT; port 0 picks a free one
+    data_dir: Path
+    tls: TlsFiles | None = None
+    token_file: Path | None = None
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+
+class HostServer:
+    """A running host; ``port`` is the port it listens on."""
+
+    def __init__(self, server: grpc.Server, service: DumpCompareService, port: int) -> None:
+        self._server = server
+        self.service = service
+        self.port = port
+
+    def wait(self) -> None:
+        self._server.wait_for_termination()
+
+    def stop(self, grace: float = _STOP_GRACE_S) -> None:
+        self._server.stop(grace).wait()
+        self.service.stop()
+
+
+def needs_tls_warning(config: HostConfig) -> bool:
+    """Whether the host listens beyond this machine without TLS."""
+    if config.tls is not None:
+        return False
+    host = config.listen.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a host name may resolve to anything
+
+
+def start(config: HostConfig) -> HostServer:
+    """Start serving; every configuration problem is a DumpcmpError before anything listens."""
+    check_address(config.listen, "--listen", any_port=True)
+    if config.max_file_size <= 0:
+        raise DumpcmpError(f"--max-file-size {config.max_file_size}: must be positive")
+    interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
+    credentials = None if config.tls is None else server_credentials(config.tls)
+    prepare_output_dir(config.data_dir, "--data")
+    service = DumpCompareService(config.data_dir, config.max_file_size)
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="dumpcmp-host"),
+        interceptors=interceptors,
+        options=MESSAGE_OPTIONS,
+    )
+    add_DumpCompareServicer_to_server(service, server)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(config.listen)
+        else:
+            port = server.add_secure_port(config.listen, credentials)
+    except RuntimeError as exc:
+        service.stop()
+        raise DumpcmpError(f"--listen {config.listen}: cannot listen ({exc})") from None
+    if port == 0:
+        service.stop()
+        raise DumpcmpError(f"--listen {config.listen}: cannot listen (address in use or not local)")
+    server.start()
+    return HostServer(server, service, port)

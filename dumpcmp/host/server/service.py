@@ -1,0 +1,372 @@
+"""The ``dumpcmp.v1.DumpCompare`` servicer: sessions, uploads, rows and result files.
+
+Every RPC checks what the client sent before acting on it. A problem with one file (bad name,
+too large, unknown or closed session, checksum) is that file's acknowledgement; a stream that
+breaks the protocol (data before FileStart, an over-long chunk) ends with an error status;
+neither touches other uploads or the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import grpc
+
+from dumpcmp.errors import DumpcmpError, SessionNotFound
+from dumpcmp.host.server import files
+from dumpcmp.host.server.files import IncomingFile
+from dumpcmp.host.server.live import Notifier, SessionWorker
+from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
+from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
+from dumpcmp.proto.channel import MAX_CHUNK
+
+DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
+_ROWS_PER_BATCH = 1000
+_WATCH_POLL_S = 0.5
+_RESULT_CHUNK = 1024 * 1024
+Ack = pb.UploadAck
+
+
+class _Refused(Exception):
+    """A file the host will not take; its acknowledgement says why."""
+
+    def __init__(self, status: pb.UploadAck.Status.ValueType, reason: str) -> None:
+        self.status = status
+        self.reason = reason
+        super().__init__(reason)
+
+
+class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
+    def __init__(self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
+        self.data_dir = data_dir
+        self.max_file_size = max_file_size
+        (data_dir / "sessions").mkdir(parents=True, exist_ok=True)
+        self.store = SessionStore(data_dir)
+        self.notifier = Notifier()
+        self._workers: dict[str, SessionWorker] = {}
+        self._lock = threading.Lock()  # guards _workers and a session's open/close transition
+        for name in self.store.open_session_names():
+            self._resume(name)
+
+    def _resume(self, name: str) -> None:
+        """An open session of a previous server: files checked, compared again from scratch."""
+        files.clear_incoming(self.data_dir, name)
+        lost = [
+            f
+            for f in self.store.files(name)
+            if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
+        ]
+        self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        worker = self._worker(name)
+        for f in self.store.files(name, pb.DUMP):
+            worker.landed(f.kind, f.path)
+
+    def _worker(self, name: str) -> SessionWorker:
+        with self._lock:
+            worker = self._workers.get(name)
+            if worker is None or worker.finished:
+                worker = self._workers[name] = SessionWorker(self.data_dir, name, self.store, self.notifier)
+            return worker
+
+    def stop(self) -> None:
+        with self._lock:
+            workers = list(self._workers.values())
+            self._workers.clear()
+        for worker in workers:
+            worker.stop()
+        self.store.close()
+
+    # ---- sessions
+
+    def OpenSession(self, request: pb.OpenSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
+        name = _checked_session(request.session, context)
+        settings = request.settings
+        if settings.metric_family not in ("", "offline_data"):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"metric family {settings.metric_family!r} is not supported")
+        if settings.WhichOneof("fusion_rule") == "fusion_rule_name":
+            _checked_path(settings.fusion_rule_name, context, single_part=True)
+        uploader = None
+        if request.HasField("uploader"):
+            u = request.uploader
+            uploader = UploaderRecord(u.host, u.device, u.agent_id, u.version)
+        with self._lock:
+            self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
+        return self._info(name, context, with_files=True)
+
+    def GetSession(self, request: pb.GetSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
+        return self._info(_checked_session(request.session, context), context, with_files=True)
+
+    def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.ServicerContext) -> pb.ListSessionsReply:
+        return pb.ListSessionsReply(sessions=[self._info_of(r, []) for r in self.store.sessions()])
+
+    def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
+        name = _checked_session(request.session, context)
+        record = self._record(name, context)
+        if not record.closed:
+            done = self._worker(name).close()
+            remaining = context.time_remaining()
+            try:
+                done.result(timeout=remaining)
+            except TimeoutError:
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"session {name}: comparison still running")
+            except DumpcmpError as exc:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
+        return self._info(name, context, with_files=True)
+
+    def _record(self, name: str, context: grpc.ServicerContext) -> SessionRecord:
+        try:
+            return self.store.session(name)
+        except SessionNotFound as exc:
+            context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+
+    def _info(self, name: str, context: grpc.ServicerContext, *, with_files: bool) -> pb.SessionInfo:
+        record = self._record(name, context)
+        return self._info_of(record, self.store.files(name) if with_files else [])
+
+    def _info_of(self, record: SessionRecord, stored: list[StoredFile]) -> pb.SessionInfo:
+        return pb.SessionInfo(
+            session=record.name,
+            model=record.model,
+            state=pb.SessionInfo.CLOSED if record.closed else pb.SessionInfo.OPEN,
+            settings=pb.CompareSettings.FromString(record.settings),
+            files=[pb.StoredFile(kind=f.kind, path=f.path, sha256=f.sha256, size=f.size) for f in stored],  # type: ignore[arg-type]
+            rows=record.rows,
+            result_files=record.result_files,
+            replaced_runs=record.replaced_runs,
+            summary=record.summary,
+            data_dir=str(files.session_dir(self.data_dir, record.name).resolve()),
+            uploaders=[
+                pb.Uploader(host=u.host, device=u.device, agent_id=u.agent_id, version=u.version)
+                for u in record.uploaders
+            ],
+        )
+
+    # ---- uploads
+
+    def Upload(self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext) -> Iterator[Ack]:
+        upload = _Upload(self)
+        try:
+            for message in request_iterator:
+                ack = upload.feed(message, context)
+                if ack is not None:
+                    yield ack
+            if upload.receiving is not None:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}")
+        finally:
+            upload.abandon()
+
+    def start_file(self, start: pb.FileStart) -> IncomingFile:
+        """The file about to be received, or _Refused."""
+        try:
+            name = check_session_name(start.session)
+            parts = check_relative_path(start.path, single_part=start.kind == pb.FUSION_RULE)
+        except BadWireName as exc:
+            raise _Refused(Ack.REFUSED, str(exc)) from None
+        if start.kind not in files.KIND_DIRS:
+            raise _Refused(Ack.REFUSED, f"unknown file kind {start.kind}")
+        if start.size > self.max_file_size:
+            raise _Refused(Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}")
+        try:
+            record = self.store.session(name)
+        except SessionNotFound as exc:
+            raise _Refused(Ack.REFUSED, str(exc)) from None
+        if record.closed:
+            raise _Refused(Ack.REFUSED, f"session {name} is closed")
+        if start.run_id and start.run_id in record.replaced_runs:
+            raise _Refused(Ack.REFUSED, f"run {start.run_id} was replaced by a later run")
+        try:
+            return IncomingFile(self.data_dir, name, start.kind, parts)
+        except (OSError, DumpcmpError) as exc:
+            raise _Refused(Ack.REFUSED, f"cannot store it: {_reason(exc)}") from None
+
+    def end_file(self, start: pb.FileStart, incoming: IncomingFile, sha256: bytes) -> Ack:
+        ack = Ack(kind=start.kind, path=start.path, run_id=start.run_id)
+        if incoming.received != start.size:
+            incoming.discard()
+            ack.status, ack.message = Ack.CHECKSUM_MISMATCH, f"{incoming.received} bytes received, FileStart said {start.size}"
+            return ack
+        if incoming.digest() != sha256:
+            incoming.discard()
+            ack.status, ack.message = Ack.CHECKSUM_MISMATCH, "SHA-256 of the bytes received differs from FileEnd's"
+            return ack
+        known = self.store.file(start.session, start.kind, start.path)
+        parts = incoming.parts
+        if known is not None and known.sha256 == sha256 and files.is_stored(self.data_dir, start.session, start.kind, parts, known.size):
+            incoming.discard()
+            ack.status = Ack.DUPLICATE
+            return ack
+        try:
+            incoming.commit()
+        except (OSError, DumpcmpError) as exc:
+            incoming.discard()
+            ack.status, ack.message = Ack.REFUSED, f"cannot store it: {_reason(exc)}"
+            return ack
+        self.store.add_file(start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id))
+        self._worker(start.session).landed(start.kind, start.path)
+        ack.status = Ack.STORED
+        return ack
+
+    def run_mark(self, mark: pb.RunMark) -> Ack:
+        ack = Ack(run_id=mark.run_id)
+        try:
+            name = check_session_name(mark.session)
+            record = self.store.session(name)
+        except (BadWireName, SessionNotFound) as exc:
+            ack.status, ack.message = Ack.REFUSED, str(exc)
+            return ack
+        if not mark.run_id or mark.event not in (pb.RunMark.START, pb.RunMark.END):
+            ack.status, ack.message = Ack.REFUSED, "a run mark needs a run id and START or END"
+            return ack
+        if record.closed or mark.run_id in record.replaced_runs:
+            ack.status = Ack.REFUSED
+            ack.message = f"session {name} is closed" if record.closed else f"run {mark.run_id} was replaced"
+            return ack
+        if mark.event == pb.RunMark.END:
+            self.store.end_run(name, mark.run_id)
+            ack.status = Ack.RUN_ACCEPTED
+            return ack
+        started = self.store.start_run(name, mark.run_id)
+        for f in started.dropped:
+            files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
+        if started.replaced:
+            self._worker(name).dropped(tuple(f.path for f in started.dropped))
+            self.notifier.notify()
+        ack.status = Ack.RUN_ACCEPTED
+        ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""
+        return ack
+
+    # ---- rows and results
+
+    def WatchRows(self, request: pb.WatchRowsRequest, context: grpc.ServicerContext) -> Iterator[pb.RowBatch]:
+        name = _checked_session(request.session, context)
+        seq = request.after_seq
+        while context.is_active():
+            seen = self.notifier.version
+            record = self._record(name, context)  # read before the rows: closed means all rows are in
+            rows = self.store.rows_after(name, seq, _ROWS_PER_BATCH)
+            if rows:
+                seq = rows[-1].seq
+                yield pb.RowBatch(
+                    columns=record.columns,
+                    rows=[pb.Row(seq=r.seq, dump_file=r.dump_file, cells=r.cells) for r in rows],
+                )
+                continue
+            if not request.follow:
+                return
+            if record.closed:
+                yield pb.RowBatch(columns=record.columns, session_closed=True)
+                return
+            self.notifier.wait(seen, _WATCH_POLL_S)
+
+    def FetchResult(self, request: pb.FetchResultRequest, context: grpc.ServicerContext) -> Iterator[pb.FileChunk]:
+        name = _checked_session(request.session, context)
+        record = self._record(name, context)
+        if request.name not in record.result_files:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"session {name} has no result file {request.name!r}")
+        try:
+            with files.open_result(self.data_dir, name, request.name) as fd:
+                while chunk := os.read(fd, _RESULT_CHUNK):
+                    yield pb.FileChunk(data=chunk)
+        except (OSError, DumpcmpError) as exc:
+            context.abort(grpc.StatusCode.DATA_LOSS, f"session {name}: result {request.name}: {_reason(exc)}")
+
+
+@dataclass
+class _Receiving:
+    start: pb.FileStart
+    file: IncomingFile | None  # None: refused, its data is skipped until FileEnd
+
+    @property
+    def path(self) -> str:
+        return self.start.path
+
+
+class _Upload:
+    """The state of one Upload stream: between files, or inside one."""
+
+    def __init__(self, service: DumpCompareService) -> None:
+        self.service = service
+        self.receiving: _Receiving | None = None
+
+    def feed(self, message: pb.UploadMessage, context: grpc.ServicerContext) -> Ack | None:
+        body = message.WhichOneof("body")
+        if body == "start":
+            if self.receiving is not None:
+                self._fail(context, f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
+            return self._start(message.start)
+        if body == "data":
+            if self.receiving is None:
+                self._fail(context, "data before FileStart")
+            if len(message.data) > MAX_CHUNK:
+                self._fail(context, f"a chunk of {len(message.data)} bytes; the limit is {MAX_CHUNK}")
+            self._write(message.data)
+            return None
+        if body == "end":
+            if self.receiving is None:
+                self._fail(context, "FileEnd before FileStart")
+            receiving, self.receiving = self.receiving, None
+            if receiving.file is None:
+                return None  # refused at its start, already answered
+            return self.service.end_file(receiving.start, receiving.file, message.end.sha256)
+        if body == "run":
+            if self.receiving is not None:
+                self._fail(context, f"RunMark inside file {self.receiving.path!r}")
+            return self.service.run_mark(message.run)
+        self._fail(context, "an empty UploadMessage")
+
+    def _start(self, start: pb.FileStart) -> Ack | None:
+        try:
+            self.receiving = _Receiving(start, self.service.start_file(start))
+        except _Refused as exc:
+            self.receiving = _Receiving(start, None)
+            return Ack(kind=start.kind, path=start.path, run_id=start.run_id, status=exc.status, message=exc.reason)
+        return None
+
+    def _write(self, data: bytes) -> None:
+        assert self.receiving is not None
+        incoming = self.receiving.file
+        if incoming is None:
+            return
+        if incoming.received + len(data) > self.receiving.start.size:
+            # More than announced: the end's ack says so; nothing more is written for it.
+            incoming.received += len(data)
+            return
+        incoming.write(data)
+
+    def _fail(self, context: grpc.ServicerContext, reason: str) -> NoReturn:
+        self.abandon()
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
+        raise AssertionError("abort returns only in tests with a fake context")
+
+    def abandon(self) -> None:
+        if self.receiving is not None and self.receiving.file is not None:
+            with contextlib.suppress(OSError):
+                self.receiving.file.discard()
+        self.receiving = None
+
+
+def _checked_session(name: str, context: grpc.ServicerContext) -> str:
+    try:
+        return check_session_name(name)
+    except BadWireName as exc:
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        raise
+
+
+def _checked_path(path: str, context: grpc.ServicerContext, *, single_part: bool = False) -> None:
+    try:
+        check_relative_path(path, single_part=single_part)
+    except BadWireName as exc:
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)

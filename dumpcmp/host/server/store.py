@@ -1,0 +1,317 @@
+"""The session store: sessions, their files, runs, result rows and result files, in SQLite.
+
+One database, ``DATA/dumpcmp.sqlite``, in WAL mode (readers never wait for the writer) with
+``synchronous=FULL``: a file is acknowledged only after its row is committed, so an
+acknowledged file survives a crash of the host. One connection is shared by the server's
+threads behind a lock; every method is one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.errors import SessionNotFound, StoreError
+from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
+
+SCHEMA_VERSION = 1
+DB_NAME = "dumpcmp.sqlite"
+
+_SCHEMA = """
+CREATE TABLE sessions (
+    name TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    settings BLOB NOT NULL,        -- a serialized dumpcmp.v1.CompareSettings
+    state TEXT NOT NULL,           -- 'open' or 'closed'
+    summary TEXT NOT NULL DEFAULT '',
+    columns TEXT NOT NULL DEFAULT '[]',
+    created REAL NOT NULL
+);
+CREATE TABLE uploaders (
+    session TEXT NOT NULL REFERENCES sessions(name),
+    host TEXT NOT NULL, device INTEGER NOT NULL, agent_id TEXT NOT NULL, version TEXT NOT NULL,
+    PRIMARY KEY (session, host, device, agent_id)
+);
+CREATE TABLE files (
+    session TEXT NOT NULL REFERENCES sessions(name),
+    kind INTEGER NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, sha256 BLOB NOT NULL,
+    run_id TEXT NOT NULL,
+    PRIMARY KEY (session, kind, path)
+);
+CREATE TABLE runs (
+    session TEXT NOT NULL REFERENCES sessions(name),
+    run_id TEXT NOT NULL,
+    state TEXT NOT NULL,           -- 'open', 'ended' or 'replaced'
+    PRIMARY KEY (session, run_id)
+);
+CREATE TABLE rows (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session TEXT NOT NULL REFERENCES sessions(name),
+    dump_file TEXT NOT NULL,
+    cells TEXT NOT NULL            -- a JSON list of the row's CSV cells
+);
+CREATE INDEX rows_by_session ON rows (session, seq);
+CREATE INDEX rows_by_file ON rows (session, dump_file);
+CREATE TABLE results (
+    session TEXT NOT NULL REFERENCES sessions(name),
+    name TEXT NOT NULL,
+    PRIMARY KEY (session, name)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    kind: int
+    path: str
+    size: int
+    sha256: bytes
+    run_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UploaderRecord:
+    host: str
+    device: int
+    agent_id: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    name: str
+    model: str
+    settings: bytes
+    closed: bool
+    summary: str
+    columns: tuple[str, ...]
+    rows: int
+    result_files: tuple[str, ...]
+    replaced_runs: tuple[str, ...]
+    uploaders: tuple[UploaderRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    seq: int
+    dump_file: str
+    cells: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """What starting a run did: the earlier unfinished runs it replaced and the files they lose."""
+
+    replaced: tuple[str, ...]
+    dropped: tuple[StoredFile, ...]
+
+
+class SessionStore:
+    def __init__(self, data_dir: Path) -> None:
+        path = data_dir / DB_NAME
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open the session store ({exc})") from None
+        self._lock = threading.Lock()
+        if version == 0:
+            with self._transaction() as db:
+                # executescript would commit first: the schema goes in statement by statement.
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version != SCHEMA_VERSION:
+            self._db.close()
+            raise StoreError(
+                f"{path}: session store schema version {version}, this dumpcmp reads {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"session store: {exc}") from None
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def open_session(self, name: str, model: str, settings: bytes, uploader: UploaderRecord | None) -> bool:
+        """Create the session, or keep the existing one of that name; True when it was created."""
+        with self._transaction() as db:
+            created = db.execute("SELECT 1 FROM sessions WHERE name=?", (name,)).fetchone() is None
+            if created:
+                db.execute(
+                    "INSERT INTO sessions (name, model, settings, state, created) VALUES (?, ?, ?, 'open', ?)",
+                    (name, model, settings, time.time()),
+                )
+            if uploader is not None:
+                db.execute(
+                    "INSERT OR IGNORE INTO uploaders VALUES (?, ?, ?, ?, ?)",
+                    (name, uploader.host, uploader.device, uploader.agent_id, uploader.version),
+                )
+            return created
+
+    def session(self, name: str) -> SessionRecord:
+        with self._transaction() as db:
+            return _session(db, name)
+
+    def sessions(self) -> list[SessionRecord]:
+        with self._transaction() as db:
+            names = [r[0] for r in db.execute("SELECT name FROM sessions ORDER BY created, name")]
+            return [_session(db, n) for n in names]
+
+    def open_session_names(self) -> list[str]:
+        with self._transaction() as db:
+            return [r[0] for r in db.execute("SELECT name FROM sessions WHERE state='open' ORDER BY name")]
+
+    def files(self, session: str, kind: int | None = None) -> list[StoredFile]:
+        query = "SELECT kind, path, size, sha256, run_id FROM files WHERE session=?"
+        args: tuple[object, ...] = (session,)
+        if kind is not None:
+            query, args = query + " AND kind=?", (session, kind)
+        with self._transaction() as db:
+            return [StoredFile(*r) for r in db.execute(query + " ORDER BY kind, path", args)]
+
+    def file(self, session: str, kind: int, path: str) -> StoredFile | None:
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND kind=? AND path=?",
+                (session, kind, path),
+            ).fetchone()
+        return None if row is None else StoredFile(*row)
+
+    def add_file(self, session: str, file: StoredFile) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                (session, file.kind, file.path, file.size, file.sha256, file.run_id),
+            )
+
+    def forget_files(self, session: str, files: Sequence[StoredFile]) -> None:
+        """Drop files (and their rows) the host no longer holds, so that the agent resends them."""
+        with self._transaction() as db:
+            for f in files:
+                db.execute("DELETE FROM files WHERE session=? AND kind=? AND path=?", (session, f.kind, f.path))
+                if f.kind == FileKind.DUMP:
+                    db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+
+    def start_run(self, session: str, run_id: str) -> RunStart:
+        """Mark ``run_id`` started; every other unfinished run of the session is replaced."""
+        with self._transaction() as db:
+            stale = [
+                r[0]
+                for r in db.execute(
+                    "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? ORDER BY run_id",
+                    (session, run_id),
+                )
+            ]
+            dropped: list[StoredFile] = []
+            for old in stale:
+                dropped += [
+                    StoredFile(*r)
+                    for r in db.execute(
+                        "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND run_id=?",
+                        (session, old),
+                    )
+                ]
+                db.execute("UPDATE runs SET state='replaced' WHERE session=? AND run_id=?", (session, old))
+                db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, old))
+            for f in dropped:
+                if f.kind == FileKind.DUMP:
+                    db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+            db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open')", (session, run_id))
+            return RunStart(tuple(stale), tuple(dropped))
+
+    def end_run(self, session: str, run_id: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs VALUES (?, ?, 'ended') ON CONFLICT (session, run_id) DO UPDATE "
+                "SET state='ended' WHERE state='open'",
+                (session, run_id),
+            )
+
+    def run_replaced(self, session: str, run_id: str) -> bool:
+        with self._transaction() as db:
+            row = db.execute("SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)).fetchone()
+        return row is not None and row[0] == "replaced"
+
+    def replace_rows(
+        self, session: str, dump_files: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]],
+        columns: Sequence[str],
+    ) -> None:  # fmt: skip
+        """The rows of ``dump_files`` become ``rows`` (a recomputed file loses its old rows)."""
+        with self._transaction() as db:
+            for name in dump_files:
+                db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, name))
+            db.executemany(
+                "INSERT INTO rows (session, dump_file, cells) VALUES (?, ?, ?)",
+                [(session, f, json.dumps(list(cells))) for f, cells in rows],
+            )
+            db.execute("UPDATE sessions SET columns=? WHERE name=?", (json.dumps(list(columns)), session))
+
+    def rows_after(self, session: str, seq: int, limit: int) -> list[StoredRow]:
+        with self._transaction() as db:
+            return [
+                StoredRow(s, f, tuple(json.loads(c)))
+                for s, f, c in db.execute(
+                    "SELECT seq, dump_file, cells FROM rows WHERE session=? AND seq>? ORDER BY seq LIMIT ?",
+                    (session, seq, limit),
+                )
+            ]
+
+    def close_session(
+        self, session: str, rows: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str],
+        result_files: Sequence[str], summary: str,
+    ) -> None:  # fmt: skip
+        """The final table replaces every live row; the session is closed with its result files."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM rows WHERE session=?", (session,))
+            db.executemany(
+                "INSERT INTO rows (session, dump_file, cells) VALUES (?, ?, ?)",
+                [(session, f, json.dumps(list(cells))) for f, cells in rows],
+            )
+            db.executemany("INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files])
+            db.execute(
+                "UPDATE sessions SET state='closed', summary=?, columns=? WHERE name=?",
+                (summary, json.dumps(list(columns)), session),
+            )
+
+
+def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
+    row = db.execute("SELECT model, settings, state, summary, columns FROM sessions WHERE name=?", (name,)).fetchone()
+    if row is None:
+        raise SessionNotFound(name)
+    model, settings, state, summary, columns = row
+    count = db.execute("SELECT COUNT(*) FROM rows WHERE session=?", (name,)).fetchone()[0]
+    results = [r[0] for r in db.execute("SELECT name FROM results WHERE session=? ORDER BY name", (name,))]
+    replaced = [
+        r[0] for r in db.execute("SELECT run_id FROM runs WHERE session=? AND state='replaced' ORDER BY run_id", (name,))
+    ]
+    uploaders = [
+        UploaderRecord(*r)
+        for r in db.execute("SELECT host, device, agent_id, version FROM uploaders WHERE session=? ORDER BY 1, 2, 3", (name,))
+    ]
+    return SessionRecord(
+        name, model, bytes(settings), state == "closed", summary, tuple(json.loads(columns)), count,
+        tuple(results), tuple(replaced), tuple(uploaders),
+    )  # fmt: skip

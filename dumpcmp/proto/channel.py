@@ -1,0 +1,140 @@
+"""How a client (agent or laptop) reaches a host: channel, TLS, token, timeouts, errors.
+
+Shared by every command that talks to a host, so that ``--tls-ca``, ``--client-cert``,
+``--client-key``, ``--token-file`` and ``--timeout`` mean the same everywhere and a failed call
+is one line naming the host, never a gRPC traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from dumpcmp.errors import DumpcmpError, TransferError
+
+MAX_CHUNK = 4 * 1024 * 1024  # bytes of file data in one UploadMessage / FileChunk
+# A whole message: a chunk plus the few fields around it.
+MAX_MESSAGE = MAX_CHUNK + 64 * 1024
+DEFAULT_TIMEOUT_S = 10.0
+MESSAGE_OPTIONS = (
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+)
+_ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelOptions:
+    address: str  # HOST:PORT
+    tls_ca: Path | None = None  # set: TLS, the host's certificate checked against this CA
+    client_cert: Path | None = None  # with client_key: mutual TLS
+    client_key: Path | None = None
+    token_file: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds per call (a followed stream waits as long as it runs)
+
+
+def check_address(address: str, option: str = "--host", *, any_port: bool = False) -> str:
+    """``address`` if it is HOST:PORT; ``any_port`` allows port 0 (listen on a free port)."""
+    found = _ADDRESS.fullmatch(address)
+    if found is None or not (0 if any_port else 1) <= int(found["port"]) < 65536:
+        raise DumpcmpError(f"{option} {address!r}: expected HOST:PORT")
+    return address
+
+
+def read_secret(path: Path, option: str) -> str:
+    """The token in ``path``: its one line, without surrounding white space."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise DumpcmpError(f"{option} {path}: cannot read ({reason or exc})") from None
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise DumpcmpError(f"{option} {path}: expected one token of printable characters without spaces")
+    return text
+
+
+def open_channel(options: ChannelOptions) -> grpc.Channel:
+    """A channel to the host (TLS when a CA is given), adding the token to every call."""
+    check_address(options.address)
+    if (options.client_cert is None) != (options.client_key is None):
+        raise DumpcmpError("--client-cert and --client-key go together")
+    if options.client_cert is not None and options.tls_ca is None:
+        raise DumpcmpError("--client-cert needs --tls-ca (client certificates are a TLS feature)")
+    if options.tls_ca is None:
+        channel = grpc.insecure_channel(options.address, options=MESSAGE_OPTIONS)
+    else:
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=read_pem(options.tls_ca, "--tls-ca"),
+            private_key=None if options.client_key is None else read_pem(options.client_key, "--client-key"),
+            certificate_chain=None if options.client_cert is None else read_pem(options.client_cert, "--client-cert"),
+        )
+        channel = grpc.secure_channel(options.address, credentials, options=MESSAGE_OPTIONS)
+    if options.token_file is None:
+        return channel
+    token = read_secret(options.token_file, "--token-file")
+    return grpc.intercept_channel(channel, _BearerToken(token))
+
+
+def call_failed(exc: grpc.RpcError, address: str) -> TransferError:
+    """One line for a failed call: what the host (or the network) said."""
+    code = exc.code() if isinstance(exc, grpc.Call) else None
+    details = (exc.details() if isinstance(exc, grpc.Call) else None) or str(exc)
+    details = " ".join(str(details).split())
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return TransferError(f"cannot reach the host at {address}: {details}")
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return TransferError(f"the host at {address} did not answer in time ({details}); see --timeout")
+    name = code.name if code is not None else "error"
+    return TransferError(f"host {address}: {name}: {details}")
+
+
+def read_pem(path: Path, option: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DumpcmpError(f"{option} {path}: cannot read ({exc.strerror or exc})") from None
+    if b"-----BEGIN" not in data:
+        raise DumpcmpError(f"{option} {path}: not a PEM file")
+    return data
+
+
+class _CallDetails(grpc.ClientCallDetails):  # type: ignore[misc]
+    def __init__(self, base: grpc.ClientCallDetails, metadata: list[tuple[str, str]]) -> None:
+        self.method = base.method
+        self.timeout = base.timeout
+        self.metadata = metadata
+        self.credentials = base.credentials
+        self.wait_for_ready = getattr(base, "wait_for_ready", None)
+        self.compression = getattr(base, "compression", None)
+
+
+class _BearerToken(
+    grpc.UnaryUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.UnaryStreamClientInterceptor,  # type: ignore[misc]
+    grpc.StreamUnaryClientInterceptor,  # type: ignore[misc]
+    grpc.StreamStreamClientInterceptor,  # type: ignore[misc]
+):
+    """Adds ``authorization: Bearer <token>`` to every call of the channel."""
+
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: grpc.ClientCallDetails) -> _CallDetails:
+        return _CallDetails(details, [*(details.metadata or ()), self._header])
+
+    def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        return continuation(self._with_token(details), request)
+
+    def intercept_stream_unary(self, continuation: Callable[..., Any], details: Any, requests: Any) -> Any:
+        return continuation(self._with_token(details), requests)
+
+    def intercept_stream_stream(self, continuation: Callable[..., Any], details: Any, requests: Any) -> Any:
+        return continuation(self._with_token(details), requests)

@@ -1,0 +1,107 @@
+"""Uploads: stored and acknowledged once on disk, duplicates, checksum mismatches, bad streams."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import pytest
+from tests.host.server.hostkit import Client, Hosts, file_messages
+
+from dumpcmp.host.server.serve import HostServer
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import MAX_CHUNK
+
+Ack = pb.UploadAck
+DUMP = pb.DUMP
+
+
+def test_stored_file_is_on_disk_with_its_checksum(client: Client, host: HostServer, tmp_path: Path) -> None:
+    client.open("s1")
+    data = bytes(range(256)) * 5000  # several chunks of 300 KiB
+    acks = client.upload(file_messages("s1", DUMP, "t/0/m/1/0/Add.a.1.2", data, chunk=300 * 1024))
+    assert [(a.status, a.path) for a in acks] == [(Ack.STORED, "t/0/m/1/0/Add.a.1.2")]
+    stored = tmp_path / "data/sessions/s1/dump/t/0/m/1/0/Add.a.1.2"
+    assert stored.read_bytes() == data
+    (listed,) = client.info("s1").files
+    assert (listed.path, listed.size, listed.sha256) == ("t/0/m/1/0/Add.a.1.2", len(data), hashlib.sha256(data).digest())
+    assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
+
+
+def test_the_same_file_again_is_a_duplicate(client: Client) -> None:
+    client.open("s1")
+    files = {(DUMP, "a/Add.x.1.2"): b"abc", (pb.GOLDEN, "x.0.1.npy"): b"def"}
+    assert [a.status for a in client.send("s1", files)] == [Ack.STORED, Ack.STORED]
+    assert [a.status for a in client.send("s1", files)] == [Ack.DUPLICATE, Ack.DUPLICATE]
+    assert len(client.info("s1").files) == 2
+
+
+def test_checksum_mismatch_is_not_stored_and_a_resend_is(client: Client, tmp_path: Path) -> None:
+    client.open("s1")
+    (ack,) = client.upload(file_messages("s1", DUMP, "a/f", b"payload", sha256=hashlib.sha256(b"other").digest()))
+    assert ack.status == Ack.CHECKSUM_MISMATCH
+    assert not (tmp_path / "data/sessions/s1/dump/a/f").exists()
+    assert not client.info("s1").files
+    (ack,) = client.upload(file_messages("s1", DUMP, "a/f", b"payload"))
+    assert ack.status == Ack.STORED
+
+
+def test_more_or_fewer_bytes_than_announced_is_a_mismatch(client: Client) -> None:
+    client.open("s1")
+    short = file_messages("s1", DUMP, "a/f", b"payload")
+    short[0].start.size = 100
+    long = file_messages("s1", DUMP, "a/g", b"payload")
+    long[0].start.size = 3
+    acks = client.upload(short + long)
+    assert [a.status for a in acks] == [Ack.CHECKSUM_MISMATCH, Ack.CHECKSUM_MISMATCH]
+    assert "bytes received" in acks[0].message
+
+
+def test_unknown_and_closed_sessions_are_refused_per_file(client: Client) -> None:
+    acks = client.upload(file_messages("nobody", DUMP, "a/f", b"x") + file_messages("bad/name", DUMP, "a/f", b"x"))
+    assert [a.status for a in acks] == [Ack.REFUSED, Ack.REFUSED]
+    assert "nobody" in acks[0].message
+
+
+def test_file_over_the_size_limit_is_refused(hosts: Hosts, tmp_path: Path) -> None:
+    server = hosts.start(tmp_path / "data", max_file_size=10)
+    client = hosts.client(server)
+    client.open("s1")
+    acks = client.upload(file_messages("s1", DUMP, "big", b"x" * 11) + file_messages("s1", DUMP, "small", b"x" * 10))
+    assert [a.status for a in acks] == [Ack.REFUSED, Ack.STORED]
+    assert "limit" in acks[0].message
+
+
+@pytest.mark.parametrize(
+    ("messages", "said"),
+    [
+        ([pb.UploadMessage(data=b"x")], "data before FileStart"),
+        ([pb.UploadMessage(end=pb.FileEnd())], "FileEnd before FileStart"),
+        ([pb.UploadMessage()], "empty"),
+        (file_messages("s1", DUMP, "a", b"x")[:1] * 2, "inside file"),
+        (file_messages("s1", DUMP, "a", b"x")[:2], "stream ended inside file"),
+    ],
+)
+def test_malformed_stream_ends_that_upload_only(
+    client: Client, status_of: Callable[..., grpc.StatusCode], messages: list[pb.UploadMessage], said: str
+) -> None:
+    client.open("s1")
+    good = file_messages("s1", DUMP, "ok", b"fine")
+    with pytest.raises(grpc.RpcError) as caught:
+        client.upload(good + messages)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert said in caught.value.details()  # type: ignore[attr-defined]
+    # The file acknowledged before stays; the server goes on serving.
+    assert [f.path for f in client.info("s1").files] == ["ok"]
+    assert [a.status for a in client.upload(file_messages("s1", DUMP, "next", b"x"))] == [Ack.STORED]
+
+
+def test_over_long_chunk_ends_the_upload(client: Client) -> None:
+    client.open("s1")
+    data = b"x" * (MAX_CHUNK + 1)
+    with pytest.raises(grpc.RpcError) as caught:
+        client.upload(file_messages("s1", DUMP, "a", data, chunk=MAX_CHUNK + 1))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    assert not client.info("s1").files
