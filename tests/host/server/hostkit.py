@@ -9,6 +9,8 @@ from pathlib import Path
 
 import grpc
 
+from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.host.server.serve import HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
@@ -93,3 +95,88 @@ class Hosts:
             server.stop(grace=0)
 
 
+
+
+@dataclass(frozen=True)
+class Pki:
+    """A CA and, signed by it, a server certificate for localhost and a client certificate."""
+
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+
+
+def make_pki(directory: Path, name: str = "test") -> Pki:
+    """Certificates made with the ``cryptography`` package (EC P-256, valid for a day)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    directory.mkdir(parents=True, exist_ok=True)
+
+    def write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> Path:
+        path.write_bytes(
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        )
+        return path
+
+    def certificate(
+        subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name | None, signer: ec.EllipticCurvePrivateKey,
+        extensions: list[tuple[x509.ExtensionType, bool]],
+    ) -> x509.Certificate:  # fmt: skip
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(issuer or name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+        )
+        for extension, critical in extensions:
+            builder = builder.add_extension(extension, critical)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = certificate(f"{name} CA", ca_key, None, ca_key, [(x509.BasicConstraints(ca=True, path_length=None), True)])
+    paths = {}
+    for role, san in (
+        ("server", x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])),
+        ("client", x509.SubjectAlternativeName([x509.DNSName("agent")])),
+    ):
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = certificate(role, key, ca.subject, ca_key, [(san, False), (x509.BasicConstraints(ca=False, path_length=None), True)])
+        (directory / f"{role}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        paths[role] = (directory / f"{role}.pem", write_key(key, directory / f"{role}.key"))
+    (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    return Pki(directory / "ca.pem", *paths["server"], *paths["client"])
+
+
+def simulation_files(sim: SimulationResult, *, rule_name: str = "fusion_rule.json") -> dict[tuple[int, str], bytes]:
+    """Every file a session needs for ``sim``: rule, golden npy files, then the dump files."""
+    files = {(pb.FUSION_RULE, rule_name): sim.fusion_rule.read_bytes()}
+    files |= {(pb.GOLDEN, p.relative_to(sim.golden_dir).as_posix()): p.read_bytes() for p in sim.golden_files}
+    files |= {(pb.DUMP, p.relative_to(sim.npu_dump_dir).as_posix()): p.read_bytes() for p in sim.dump_files}
+    return files
+
+
+def offline_csv(sim: SimulationResult, out_dir: Path) -> bytes:
+    """What ``dumpcmp compare -tp DUMP -gp GOLDEN -fr RULE -o OUT`` writes for ``sim``."""
+    outcome = run_compare(
+        CompareRequest(target=sim.npu_dump_dir, golden=sim.golden_dir, fusion_rule=sim.fusion_rule, out_dir=out_dir)
+    )
+    (shard,) = outcome.shards
+    assert shard.result_file is not None
+    return shard.result_file.read_bytes()
+
+
+def session_settings() -> dict[str, object]:
+    return {"golden_uploaded": True, "fusion_rule_name": "fusion_rule.json"}

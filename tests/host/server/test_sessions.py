@@ -1,0 +1,169 @@
+"""Sessions end to end on the simulated NPU: results equal offline compare, runs, resume, watchers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.fakes.simulate import SimulationResult, simulate
+from dumpcmp.host.server.serve import HostServer
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, offline_csv, session_settings, simulation_files
+
+Ack = pb.UploadAck
+FAULT = "/block1.pw/conv/Conv=noise:0.5"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", faults=(FAULT,), seed=3)
+
+
+@pytest.fixture(scope="module")
+def expected_csv(sim: SimulationResult, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return offline_csv(sim, tmp_path_factory.mktemp("offline"))
+
+
+def result_csv(client: Client, session: str) -> bytes:
+    info = client.info(session)
+    (name,) = [n for n in info.result_files if n.startswith("result_") and n.endswith(".csv")]
+    return client.fetch(session, name)
+
+
+def test_closed_session_equals_offline_compare(
+    client: Client, host: HostServer, sim: SimulationResult, expected_csv: bytes, tmp_path: Path
+) -> None:
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    # Dump files first: the plan is built without golden data and rebuilt when it lands.
+    order = sorted(files, key=lambda key: key[0] != pb.DUMP)
+    acks = client.send("s1", {key: files[key] for key in order})
+    assert {a.status for a in acks} == {Ack.STORED}
+    info = client.close("s1")
+    assert info.state == pb.SessionInfo.CLOSED
+    assert result_csv(client, "s1") == expected_csv
+    assert "diverge" in info.summary.lower() or "first" in info.summary.lower()
+    # The stored rows are the table's rows, value for value.
+    table = list(csv.reader(io.StringIO(expected_csv.decode())))
+    header, body = table[0], table[1:]
+    batches = list(client.stub.WatchRows(pb.WatchRowsRequest(session="s1"), timeout=CALL_TIMEOUT_S))
+    columns = list(batches[0].columns)
+    stored = [dict(zip(columns, r.cells, strict=True)) for b in batches for r in b.rows]
+    projected = [[row[c] if c != "DataType" else "" for c in header] for row in stored]
+    assert [[c if h != "DataType" else "" for h, c in zip(header, r, strict=True)] for r in body] == projected
+    assert info.rows == len(body)
+    # Where a user finds everything on the host.
+    session_dir = Path(info.data_dir)
+    assert session_dir == (tmp_path / "data/sessions/s1").resolve()
+    assert sorted(p.name for p in (session_dir / "results").iterdir()) == sorted(info.result_files)
+    assert (session_dir / "rules/fusion_rule.json").read_bytes() == sim.fusion_rule.read_bytes()
+
+
+def test_follower_sees_rows_then_the_close(client: Client, sim: SimulationResult, expected_csv: bytes) -> None:
+    client.open("s1", **session_settings())
+    client.send("s1", simulation_files(sim))
+    batches: list[pb.RowBatch] = []
+    request = pb.WatchRowsRequest(session="s1", follow=True)
+    follower = threading.Thread(target=lambda: batches.extend(client.stub.WatchRows(request, timeout=CALL_TIMEOUT_S)))
+    follower.start()
+    client.close("s1")
+    follower.join(CALL_TIMEOUT_S)
+    assert not follower.is_alive()
+    assert batches[-1].session_closed
+    seqs = [r.seq for b in batches for r in b.rows]
+    assert seqs == sorted(seqs)
+    final = client.rows("s1")
+    assert [r.cells for r in final] == [r.cells for b in batches for r in b.rows][-len(final) :]
+    assert len(final) == expected_csv.count(b"\n") - 1
+
+
+def test_unfinished_run_is_replaced_by_the_next(
+    client: Client, host: HostServer, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    broken = simulate("zoo:small_cnn", tmp_path / "broken", faults=("/block2/Add=noise:1.0",), seed=3)
+    client.open("s1", **session_settings())
+    interrupted = {k: v for k, v in list(simulation_files(broken).items()) if k[0] == pb.DUMP}
+    half = dict(list(interrupted.items())[: len(interrupted) // 2])
+    start1 = pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r1", event=pb.RunMark.START))
+    acks = client.upload([start1])
+    assert acks[0].status == Ack.RUN_ACCEPTED
+    assert {a.status for a in client.send("s1", half, run_id="r1")} == {Ack.STORED}
+    start2 = pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.START))
+    (ack,) = client.upload([start2])
+    assert (ack.status, ack.message) == (Ack.RUN_ACCEPTED, "replaced runs: r1")
+    assert not list((tmp_path / "data/sessions/s1/dump").rglob("*.*.*"))  # r1's files are gone
+    assert {a.status for a in client.send("s1", simulation_files(sim), run_id="r2")} == {Ack.STORED}
+    # A late file of the replaced run is refused, not mixed in.
+    late = dict(list(interrupted.items())[-1:])
+    assert [a.status for a in client.send("s1", late, run_id="r1")] == [Ack.REFUSED]
+    end2 = pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.END))
+    assert client.upload([end2])[0].status == Ack.RUN_ACCEPTED
+    info = client.close("s1")
+    assert list(info.replaced_runs) == ["r1"]
+    assert result_csv(client, "s1") == expected_csv
+    # An ended run is not replaced by the next one.
+    assert client.info("s1").replaced_runs == ["r1"]
+
+
+def test_host_restart_resumes_open_sessions(
+    hosts: Hosts, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    data = tmp_path / "data"
+    first = hosts.start(data)
+    client = hosts.client(first)
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    items = list(files.items())
+    client.send("s1", dict(items[: len(items) // 2]))
+    hosts.stop(first)
+    # A crash leaves a temporary upload behind, and loses one stored file.
+    (data / "sessions/s1/.incoming/dead.part").write_bytes(b"half")
+    lost_kind, lost_path = items[0][0]
+    assert lost_kind == pb.FUSION_RULE
+    (data / "sessions/s1/rules" / lost_path).unlink()
+
+    second = hosts.start(data)
+    client = hosts.client(second)
+    resumed = client.open("s1", **session_settings())
+    held = {(f.kind, f.path) for f in resumed.files}
+    assert held == {key for key, _ in items[1 : len(items) // 2]}
+    acks = client.send("s1", files)  # an agent resends what it has no ack for; here: all of it
+    assert sum(a.status == Ack.DUPLICATE for a in acks) == len(held)
+    assert sum(a.status == Ack.STORED for a in acks) == len(files) - len(held)
+    client.close("s1")
+    assert result_csv(client, "s1") == expected_csv
+    assert not (data / "sessions/s1/.incoming/dead.part").exists()
+    assert client.info("s1").rows == expected_csv.count(b"\n") - 1
+
+
+def test_four_sessions_uploaded_at_once(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
+    ops = ("/block1.pw/conv/Conv", "/block2/Add")
+    sims = [simulate("zoo:small_cnn", tmp_path / f"sim{i}", faults=(f"{ops[i % 2]}=noise:0.{i + 1}",), seed=i)
+            for i in range(4)]  # fmt: skip
+    expected = [offline_csv(s, tmp_path / f"offline{i}") for i, s in enumerate(sims)]
+    results: dict[int, bytes] = {}
+    errors: list[BaseException] = []
+
+    def agent(i: int) -> None:
+        try:
+            client = hosts.client(host)
+            client.open(f"s{i}", **session_settings())
+            acks = client.send(f"s{i}", simulation_files(sims[i]))
+            assert {a.status for a in acks} == {Ack.STORED}
+            client.close(f"s{i}")
+            results[i] = result_csv(client, f"s{i}")
+        except BaseException as exc:  # reported by the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(2 * CALL_TIMEOUT_S)
+    assert not errors, errors
+    assert [results[i] for i in range(4)] == expected
+    assert len(set(expected)) == 4  # four different runs, each in its own session
