@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "convert": "Convert dump files to npy, npy to dump files, or layouts.",
     "config": "Write and check acl.json dump configurations.",
     "sim": "Run models on the simulated NPU.",
+    "host": "Serve sessions to agents; list sessions and fetch their results.",
 }
 
 

@@ -1,0 +1,33 @@
+"""The options every command that talks to a host takes, meaning the same everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dumpcmp.proto.channel import DEFAULT_TIMEOUT_S, ChannelOptions
+
+HostAddress = Annotated[str, typer.Option("--host", help="The host's HOST:PORT.", show_default=False)]
+TlsCa = Annotated[
+    Path | None, typer.Option("--tls-ca", help="CA certificate (PEM) of the host's TLS certificate: use TLS.")
+]
+ClientCert = Annotated[
+    Path | None, typer.Option("--client-cert", help="This client's certificate (PEM), for mutual TLS.")
+]
+ClientKey = Annotated[Path | None, typer.Option("--client-key", help="The key (PEM) of --client-cert.")]
+TokenFile = Annotated[
+    Path | None, typer.Option("--token-file", help="File holding the host's bearer token.")
+]
+Timeout = Annotated[
+    float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the host before giving up.")
+]
+DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_S
+
+
+def channel_options(
+    host: str, tls_ca: Path | None, client_cert: Path | None, client_key: Path | None,
+    token_file: Path | None, timeout: float,
+) -> ChannelOptions:  # fmt: skip
+    return ChannelOptions(host, tls_ca, client_cert, client_key, token_file, timeout)

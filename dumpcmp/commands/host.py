@@ -1,0 +1,230 @@
+"""``dumpcmp host``: serve sessions to agents, and look at them from anywhere.
+
+``host serve`` runs the comparator that agents stream dump files to; ``host sessions`` and
+``host results`` ask a running host, with the same TLS and token options as the agent.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import grpc
+import typer
+
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, error_console, user_errors
+from dumpcmp.commands._remote import (
+    DEFAULT_TIMEOUT,
+    ClientCert,
+    ClientKey,
+    HostAddress,
+    Timeout,
+    TlsCa,
+    TokenFile,
+    channel_options,
+)
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
+from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+
+__all__ = ["app"]
+
+DEFAULT_LISTEN = "127.0.0.1:50051"
+
+app = typer.Typer(help="Serve sessions to agents; list sessions and fetch their results.", no_args_is_help=True)
+
+
+@app.command("serve", cls=StrictCommand)
+def serve_command(
+    data: Annotated[Path, typer.Option("--data", help="Directory of the session store and received files.")],
+    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to listen on (port 0: any free port).")] = (
+        DEFAULT_LISTEN
+    ),
+    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Server certificate (PEM): serve TLS.")] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The key (PEM) of --tls-cert.")] = None,
+    client_ca: Annotated[
+        Path | None, typer.Option("--client-ca", help="Require client certificates signed by this CA (mutual TLS).")
+    ] = None,
+    token_file: TokenFile = None,
+    max_file_size: Annotated[
+        int, typer.Option("--max-file-size", min=1, help="Largest file accepted, in bytes.")
+    ] = 64 * 1024**3,
+) -> None:
+    """Receive dump files from agents, compare them as they land, serve the results."""
+    from dumpcmp.host.server.auth import TlsFiles
+    from dumpcmp.host.server.serve import HostConfig, needs_tls_warning, start
+
+    with user_errors():
+        if (tls_cert is None) != (tls_key is None):
+            raise DumpcmpError("--tls-cert and --tls-key go together")
+        if client_ca is not None and tls_cert is None:
+            raise DumpcmpError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+        tls = None if tls_cert is None or tls_key is None else TlsFiles(tls_cert, tls_key, client_ca)
+        config = HostConfig(listen, data, tls, token_file, max_file_size)
+        server = start(config)
+    out = console()
+    if needs_tls_warning(config):
+        error_console().print(
+            f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "
+            "read the dumps (give --tls-cert/--tls-key)",
+            soft_wrap=True,
+        )
+    host = listen.rpartition(":")[0]
+    out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass  # Ctrl-C or SIGTERM: the normal way to stop a server
+    finally:
+        server.stop()
+    out.print("host stopped", markup=False)
+
+
+@contextmanager
+def _stub(options: ChannelOptions) -> Iterator[DumpCompareStub]:
+    """A stub for the host; every failed call is one line (exit 1), Ctrl-C one line (exit 130)."""
+    with user_errors():
+        channel = open_channel(options)
+        try:
+            yield DumpCompareStub(channel)
+        except grpc.RpcError as exc:
+            raise call_failed(exc, options.address) from None
+        finally:
+            channel.close()
+
+
+@app.command("sessions", cls=StrictCommand)
+def sessions_command(
+    host: HostAddress,
+    tls_ca: TlsCa = None,
+    client_cert: ClientCert = None,
+    client_key: ClientKey = None,
+    token_file: TokenFile = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+) -> None:
+    """List the host's sessions: state, rows, model, uploaders."""
+    options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+    with _stub(options) as stub:
+        reply = stub.ListSessions(pb.ListSessionsRequest(), timeout=timeout)
+    out = console()
+    if not reply.sessions:
+        out.print(f"no sessions on {host}", markup=False)
+    for info in reply.sessions:
+        state = "closed" if info.state == pb.SessionInfo.CLOSED else "open"
+        agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
+        replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
+        out.print(f"{info.session}  {state}  {info.rows} rows  model {info.model or '-'}  from {agents}{replaced}",
+                  markup=False)  # fmt: skip
+
+
+@app.command("results", cls=StrictCommand)
+def results_command(
+    session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
+    host: HostAddress,
+    follow: Annotated[bool, typer.Option("--follow", help="Wait for new rows until the session closes.")] = False,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the result table here (.csv).")] = None,
+    xlsx_out: Annotated[Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")] = None,
+    tls_ca: TlsCa = None,
+    client_cert: ClientCert = None,
+    client_key: ClientKey = None,
+    token_file: TokenFile = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+) -> None:
+    """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close."""
+    from dumpcmp.outputs import prepare_output_dir
+
+    options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+    out = console()
+    with user_errors():
+        for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx")):
+            if target is not None:
+                prepare_output_dir(target.parent, option)
+    with _stub(options) as stub:
+        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+        if follow and info.state != pb.SessionInfo.CLOSED:
+            _follow(stub, session)
+            info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+        columns, rows = _rows(stub, session, timeout)
+        if csv_out is not None:
+            _write_csv(stub, info, csv_out, columns, rows, timeout)
+        if xlsx_out is not None:
+            _write_xlsx(stub, info, xlsx_out, columns, rows, timeout)
+    state = "closed" if info.state == pb.SessionInfo.CLOSED else "open (results so far)"
+    out.print(f"session {session}: {state}, {len(rows)} rows", markup=False)
+    if info.replaced_runs:
+        out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
+    for line in info.summary.splitlines():
+        out.print(line, markup=False)
+    for target in (csv_out, xlsx_out):
+        if target is not None:
+            out.print(f"wrote {target}", markup=False)
+
+
+def _follow(stub: DumpCompareStub, session: str) -> None:
+    """Show rows arriving until the session closes (no deadline: a session may run for hours)."""
+    seen = 0
+    for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
+        seen += len(batch.rows)
+        if batch.rows:
+            console().print(f"{seen} rows…", markup=False)
+        if batch.session_closed:
+            return
+
+
+def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str], list[list[str]]]:
+    """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
+    columns: list[str] = []
+    rows: list[list[str]] = []
+    for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
+        columns = list(batch.columns) or columns
+        rows += [list(r.cells) for r in batch.rows]
+    return columns, rows
+
+
+def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
+    """The closed session's one result table, which the file written must equal byte for byte."""
+    if info.state != pb.SessionInfo.CLOSED:
+        return None
+    names = [n for n in info.result_files if n.startswith("result_") and n.endswith(suffix)]
+    return names[0] if len(names) == 1 else None
+
+
+def _write_csv(
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
+    timeout: float,
+) -> None:  # fmt: skip
+    from dumpcmp.outputs import atomic_path
+
+    name = _single_result(info, ".csv")
+    with atomic_path(target) as temp:
+        if name is not None:
+            with temp.open("wb") as handle:
+                for chunk in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout):
+                    handle.write(chunk.data)
+            return
+        with temp.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
+
+
+def _write_xlsx(
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
+    timeout: float,
+) -> None:  # fmt: skip
+    from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
+    from dumpcmp.host.verdict import Thresholds
+
+    name = _single_result(info, ".csv")
+    if name is not None:  # the result table's own columns, not every optional one
+        text = b"".join(
+            c.data for c in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout)
+        )
+        table = list(csv.reader(text.decode("utf-8").splitlines()))
+        columns, rows = table[0], table[1:]
+    write_xlsx_cells(target, columns, rows, thresholds=Thresholds())
