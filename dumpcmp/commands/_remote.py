@@ -17,9 +17,7 @@ ClientCert = Annotated[
     Path | None, typer.Option("--client-cert", help="This client's certificate (PEM), for mutual TLS.")
 ]
 ClientKey = Annotated[Path | None, typer.Option("--client-key", help="The key (PEM) of --client-cert.")]
-TokenFile = Annotated[
-    Path | None, typer.Option("--token-file", help="File holding the host's bearer token.")
-]
+TokenFile = Annotated[Path | None, typer.Option("--token-file", help="File holding the host's bearer token.")]
 Timeout = Annotated[
     float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the host before giving up.")
 ]

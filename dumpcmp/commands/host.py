@@ -36,19 +36,24 @@ __all__ = ["app"]
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
 
-app = typer.Typer(help="Serve sessions to agents; list sessions and fetch their results.", no_args_is_help=True)
+app = typer.Typer(
+    help="Serve sessions to agents; list sessions and fetch their results.", no_args_is_help=True
+)
 
 
 @app.command("serve", cls=StrictCommand)
 def serve_command(
     data: Annotated[Path, typer.Option("--data", help="Directory of the session store and received files.")],
-    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to listen on (port 0: any free port).")] = (
-        DEFAULT_LISTEN
-    ),
-    tls_cert: Annotated[Path | None, typer.Option("--tls-cert", help="Server certificate (PEM): serve TLS.")] = None,
+    listen: Annotated[
+        str, typer.Option("--listen", help="HOST:PORT to listen on (port 0: any free port).")
+    ] = (DEFAULT_LISTEN),
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", help="Server certificate (PEM): serve TLS.")
+    ] = None,
     tls_key: Annotated[Path | None, typer.Option("--tls-key", help="The key (PEM) of --tls-cert.")] = None,
     client_ca: Annotated[
-        Path | None, typer.Option("--client-ca", help="Require client certificates signed by this CA (mutual TLS).")
+        Path | None,
+        typer.Option("--client-ca", help="Require client certificates signed by this CA (mutual TLS)."),
     ] = None,
     token_file: TokenFile = None,
     max_file_size: Annotated[
@@ -118,17 +123,23 @@ def sessions_command(
         state = "closed" if info.state == pb.SessionInfo.CLOSED else "open"
         agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
-        out.print(f"{info.session}  {state}  {info.rows} rows  model {info.model or '-'}  from {agents}{replaced}",
-                  markup=False)  # fmt: skip
+        model = info.model or "-"
+        out.print(
+            f"{info.session}  {state}  {info.rows} rows  model {model}  from {agents}{replaced}", markup=False
+        )
 
 
 @app.command("results", cls=StrictCommand)
 def results_command(
     session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
     host: HostAddress,
-    follow: Annotated[bool, typer.Option("--follow", help="Wait for new rows until the session closes.")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Wait for new rows until the session closes.")
+    ] = False,
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the result table here (.csv).")] = None,
-    xlsx_out: Annotated[Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")] = None,
+    xlsx_out: Annotated[
+        Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")
+    ] = None,
     tls_ca: TlsCa = None,
     client_cert: ClientCert = None,
     client_key: ClientKey = None,
@@ -204,7 +215,9 @@ def _write_csv(
     with atomic_path(target) as temp:
         if name is not None:
             with temp.open("wb") as handle:
-                for chunk in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout):
+                for chunk in stub.FetchResult(
+                    pb.FetchResultRequest(session=info.session, name=name), timeout=timeout
+                ):
                     handle.write(chunk.data)
             return
         with temp.open("w", newline="", encoding="utf-8") as handle:
@@ -223,7 +236,8 @@ def _write_xlsx(
     name = _single_result(info, ".csv")
     if name is not None:  # the result table's own columns, not every optional one
         text = b"".join(
-            c.data for c in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout)
+            c.data
+            for c in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout)
         )
         table = list(csv.reader(text.decode("utf-8").splitlines()))
         columns, rows = table[0], table[1:]

@@ -71,7 +71,9 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
         credentials = grpc.ssl_channel_credentials(
             root_certificates=read_pem(options.tls_ca, "--tls-ca"),
             private_key=None if options.client_key is None else read_pem(options.client_key, "--client-key"),
-            certificate_chain=None if options.client_cert is None else read_pem(options.client_cert, "--client-cert"),
+            certificate_chain=None
+            if options.client_cert is None
+            else read_pem(options.client_cert, "--client-cert"),
         )
         channel = grpc.secure_channel(options.address, credentials, options=MESSAGE_OPTIONS)
     if options.token_file is None:

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import openpyxl
@@ -19,29 +18,25 @@ from dumpcmp.cli import app
 from dumpcmp.fakes.simulate import SimulationResult, simulate
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from tests.host.server.hostkit import Client, Hosts, offline_csv, session_settings, simulation_files
+from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
+    Client,
+    Hosts,
+    host_fixture,
+    hosts_fixture,
+    offline_csv,
+    session_settings,
+    simulation_files,
+)
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def hosts() -> Iterator[Hosts]:
-    made = Hosts()
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-def host(hosts: Hosts, tmp_path: Path) -> HostServer:
-    return hosts.start(tmp_path / "data")
-
-
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
-    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", faults=("/block2/Add=noise:0.5",), seed=5)
+    return simulate(
+        "zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", faults=("/block2/Add=noise:0.5",), seed=5
+    )
 
 
 def filled(client: Client, sim: SimulationResult, session: str = "s1") -> None:
@@ -61,7 +56,9 @@ def test_results_csv_of_a_closed_session_equals_offline_compare(
     client = hosts.client(host)
     filled(client, sim)
     client.close("s1")
-    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "out/r.csv")
+    code, output = invoke(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "out/r.csv"
+    )
     assert code == 0, output
     assert (tmp_path / "out/r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
     assert "session s1: closed" in output
@@ -77,8 +74,9 @@ def test_results_xlsx_equals_compare_xlsx(
     client.close("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--xlsx", tmp_path / "r.xlsx")
     assert code == 0, output
+    offline_dir = tmp_path / "offline"
     result = runner.invoke(app, ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir),
-                                 "-fr", str(sim.fusion_rule), "-o", str(tmp_path / "offline"), "--xlsx"])  # fmt: skip
+                                 "-fr", str(sim.fusion_rule), "-o", str(offline_dir), "--xlsx"])  # fmt: skip
     assert result.exit_code == 0, result.output
     (offline,) = (tmp_path / "offline").glob("*.xlsx")
 
@@ -92,13 +90,17 @@ def test_results_xlsx_equals_compare_xlsx(
     assert any(fill == "FFFFC7CE" for row in want for _, fill in row)  # the faulty op is marked
 
 
-def test_follow_waits_for_the_close(hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path) -> None:
+def test_follow_waits_for_the_close(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
     client = hosts.client(host)
     filled(client, sim)
     closer = threading.Timer(0.2, lambda: client.close("s1"))
     closer.start()
     try:
-        code, output = invoke("results", "s1", "--host", f"localhost:{host.port}", "--follow", "--csv", tmp_path / "r.csv")
+        code, output = invoke(
+            "results", "s1", "--host", f"localhost:{host.port}", "--follow", "--csv", tmp_path / "r.csv"
+        )
     finally:
         closer.join(30)
     assert code == 0, output
@@ -106,7 +108,9 @@ def test_follow_waits_for_the_close(hosts: Hosts, host: HostServer, sim: Simulat
     assert (tmp_path / "r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
 
 
-def test_results_of_an_open_session_are_the_rows_so_far(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
+def test_results_of_an_open_session_are_the_rows_so_far(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
     hosts.client(host).open("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "r.csv")
     assert code == 0, output
@@ -131,7 +135,10 @@ def test_unknown_session_and_wrong_token_are_one_line(hosts: Hosts, tmp_path: Pa
     server = hosts.start(tmp_path / "data", token_file=tmp_path / "token")
     address = f"127.0.0.1:{server.port}"
     code, output = invoke("results", "nope", "--host", address, "--token-file", tmp_path / "token")
-    assert (code, output.strip()) == (1, "Error: host 127.0.0.1:" + str(server.port) + ": NOT_FOUND: no session 'nope' in the store")
+    assert (code, output.strip()) == (
+        1,
+        "Error: host 127.0.0.1:" + str(server.port) + ": NOT_FOUND: no session 'nope' in the store",
+    )
     code, output = invoke("sessions", "--host", address, "--token-file", tmp_path / "wrong")
     assert code == 1
     assert len(output.strip().splitlines()) == 1
@@ -149,7 +156,7 @@ def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) ->
     with socket.socket() as silent:  # accepts connections, never speaks
         silent.bind(("127.0.0.1", 0))
         silent.listen()
-        code, output = invoke("sessions", "--host", "127.0.0.1:%d" % silent.getsockname()[1], "--timeout", "1")
+        code, output = invoke("sessions", "--host", f"127.0.0.1:{silent.getsockname()[1]}", "--timeout", "1")
     assert code == 1
     assert len(output.strip().splitlines()) == 1
     assert "did not answer in time" in output or "cannot reach" in output
@@ -159,8 +166,14 @@ def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) ->
     ("args", "said"),
     [
         (["sessions", "--host", "nohost"], "expected HOST:PORT"),
-        (["sessions", "--host", "127.0.0.1:1", "--token-file", "/nonexistent/t"], "--token-file /nonexistent/t: cannot read"),
-        (["sessions", "--host", "127.0.0.1:1", "--client-cert", "c.pem"], "--client-cert and --client-key go together"),
+        (
+            ["sessions", "--host", "127.0.0.1:1", "--token-file", "/nonexistent/t"],
+            "--token-file /nonexistent/t: cannot read",
+        ),
+        (
+            ["sessions", "--host", "127.0.0.1:1", "--client-cert", "c.pem"],
+            "--client-cert and --client-key go together",
+        ),
         (["serve", "--data", "DATA", "--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
         (["serve", "--data", "DATA", "--client-ca", "ca.pem"], "--client-ca needs --tls-cert"),
         (["serve", "--data", "DATA", "--listen", "127.0.0.1"], "--listen '127.0.0.1': expected HOST:PORT"),
@@ -179,12 +192,26 @@ def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) ->
 
 def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    command = [sys.executable, "-m", "dumpcmp.cli", "host", "serve", "--listen", "127.0.0.1:0", "--data", str(data)]
+    command = [
+        sys.executable,
+        "-m",
+        "dumpcmp.cli",
+        "host",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data",
+        str(data),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True) as process:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+    ) as process:
         assert process.stdout is not None
         first = process.stdout.readline()  # blocks until the host listens (or dies: then it is "")
-        assert first.startswith("dumpcmp host listening on 127.0.0.1:"), first + process.communicate(timeout=30)[1]
+        assert first.startswith("dumpcmp host listening on 127.0.0.1:"), (
+            first + process.communicate(timeout=30)[1]
+        )
         port = int(first.split(":")[1].split(",")[0])
         code, output = invoke("sessions", "--host", f"127.0.0.1:{port}")
         assert (code, output.strip()) == (0, f"no sessions on 127.0.0.1:{port}")

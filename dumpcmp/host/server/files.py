@@ -52,7 +52,9 @@ def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                raise UnsafePath(f"{'/'.join(parts)}: {part!r} is not a plain directory ({exc.strerror})") from None
+                raise UnsafePath(
+                    f"{'/'.join(parts)}: {part!r} is not a plain directory ({exc.strerror})"
+                ) from None
             os.close(fd)
             fd = child
         yield fd
@@ -72,7 +74,9 @@ class IncomingFile:
         self._hash = hashlib.sha256()
         self._temp = f"{secrets.token_hex(8)}.part"
         with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
-            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming)
+            fd = os.open(
+                self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming
+            )
         self._handle = os.fdopen(fd, "wb")
 
     def write(self, data: bytes) -> None:
@@ -118,7 +122,9 @@ def remove_file(data_dir: Path, session: str, kind: int, parts: tuple[str, ...])
 def is_stored(data_dir: Path, session: str, kind: int, parts: tuple[str, ...], size: int) -> bool:
     """Whether the stored file is still there with its size (a resumed session trusts no more)."""
     try:
-        with opened_dir(data_dir, ("sessions", session, KIND_DIRS[kind], *parts[:-1]), create=False) as parent:
+        with opened_dir(
+            data_dir, ("sessions", session, KIND_DIRS[kind], *parts[:-1]), create=False
+        ) as parent:
             info = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
     except (OSError, UnsafePath):
         return False

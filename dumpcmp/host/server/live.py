@@ -93,7 +93,11 @@ class Plan:
         elif settings.WhichOneof("fusion_rule") == "fusion_rule_host_path":
             rule = Path(settings.fusion_rule_host_path)
         return cls(
-            directory / KIND_DIRS[FileKind.DUMP], golden, rule, directory / RESULTS_DIR, settings.overflow_detection
+            directory / KIND_DIRS[FileKind.DUMP],
+            golden,
+            rule,
+            directory / RESULTS_DIR,
+            settings.overflow_detection,
         )
 
 

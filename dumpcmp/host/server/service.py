@@ -38,7 +38,7 @@ Ack = pb.UploadAck
 class _Refused(Exception):
     """A file the host will not take; its acknowledgement says why."""
 
-    def __init__(self, status: pb.UploadAck.Status.ValueType, reason: str) -> None:
+    def __init__(self, status: pb.UploadAck.Status, reason: str) -> None:
         self.status = status
         self.reason = reason
         super().__init__(reason)
@@ -90,7 +90,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         name = _checked_session(request.session, context)
         settings = request.settings
         if settings.metric_family not in ("", "offline_data"):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"metric family {settings.metric_family!r} is not supported")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"metric family {settings.metric_family!r} is not supported"
+            )
         if settings.WhichOneof("fusion_rule") == "fusion_rule_name":
             _checked_path(settings.fusion_rule_name, context, single_part=True)
         uploader = None
@@ -104,7 +106,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def GetSession(self, request: pb.GetSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         return self._info(_checked_session(request.session, context), context, with_files=True)
 
-    def ListSessions(self, request: pb.ListSessionsRequest, context: grpc.ServicerContext) -> pb.ListSessionsReply:
+    def ListSessions(
+        self, request: pb.ListSessionsRequest, context: grpc.ServicerContext
+    ) -> pb.ListSessionsReply:
         return pb.ListSessionsReply(sessions=[self._info_of(r, []) for r in self.store.sessions()])
 
     def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
@@ -125,7 +129,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         try:
             return self.store.session(name)
         except SessionNotFound as exc:
-            context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+            _abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
 
     def _info(self, name: str, context: grpc.ServicerContext, *, with_files: bool) -> pb.SessionInfo:
         record = self._record(name, context)
@@ -151,7 +155,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
 
     # ---- uploads
 
-    def Upload(self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext) -> Iterator[Ack]:
+    def Upload(
+        self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
+    ) -> Iterator[Ack]:
         upload = _Upload(self)
         try:
             for message in request_iterator:
@@ -159,7 +165,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 if ack is not None:
                     yield ack
             if upload.receiving is not None:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}")
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}"
+                )
         finally:
             upload.abandon()
 
@@ -173,7 +181,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.kind not in files.KIND_DIRS:
             raise _Refused(Ack.REFUSED, f"unknown file kind {start.kind}")
         if start.size > self.max_file_size:
-            raise _Refused(Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}")
+            raise _Refused(
+                Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
+            )
         try:
             record = self.store.session(name)
         except SessionNotFound as exc:
@@ -191,15 +201,25 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         ack = Ack(kind=start.kind, path=start.path, run_id=start.run_id)
         if incoming.received != start.size:
             incoming.discard()
-            ack.status, ack.message = Ack.CHECKSUM_MISMATCH, f"{incoming.received} bytes received, FileStart said {start.size}"
+            ack.status, ack.message = (
+                Ack.CHECKSUM_MISMATCH,
+                f"{incoming.received} bytes received, FileStart said {start.size}",
+            )
             return ack
         if incoming.digest() != sha256:
             incoming.discard()
-            ack.status, ack.message = Ack.CHECKSUM_MISMATCH, "SHA-256 of the bytes received differs from FileEnd's"
+            ack.status, ack.message = (
+                Ack.CHECKSUM_MISMATCH,
+                "SHA-256 of the bytes received differs from FileEnd's",
+            )
             return ack
         known = self.store.file(start.session, start.kind, start.path)
         parts = incoming.parts
-        if known is not None and known.sha256 == sha256 and files.is_stored(self.data_dir, start.session, start.kind, parts, known.size):
+        if (
+            known is not None
+            and known.sha256 == sha256
+            and files.is_stored(self.data_dir, start.session, start.kind, parts, known.size)
+        ):
             incoming.discard()
             ack.status = Ack.DUPLICATE
             return ack
@@ -209,7 +229,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             incoming.discard()
             ack.status, ack.message = Ack.REFUSED, f"cannot store it: {_reason(exc)}"
             return ack
-        self.store.add_file(start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id))
+        self.store.add_file(
+            start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id)
+        )
         self._worker(start.session).landed(start.kind, start.path)
         ack.status = Ack.STORED
         return ack
@@ -266,7 +288,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 return
             self.notifier.wait(seen, _WATCH_POLL_S)
 
-    def FetchResult(self, request: pb.FetchResultRequest, context: grpc.ServicerContext) -> Iterator[pb.FileChunk]:
+    def FetchResult(
+        self, request: pb.FetchResultRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.FileChunk]:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
         if request.name not in record.result_files:
@@ -300,7 +324,9 @@ class _Upload:
         body = message.WhichOneof("body")
         if body == "start":
             if self.receiving is not None:
-                self._fail(context, f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
+                self._fail(
+                    context, f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}"
+                )
             return self._start(message.start)
         if body == "data":
             if self.receiving is None:
@@ -327,7 +353,9 @@ class _Upload:
             self.receiving = _Receiving(start, self.service.start_file(start))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
-            return Ack(kind=start.kind, path=start.path, run_id=start.run_id, status=exc.status, message=exc.reason)
+            return Ack(
+                kind=start.kind, path=start.path, run_id=start.run_id, status=exc.status, message=exc.reason
+            )
         return None
 
     def _write(self, data: bytes) -> None:
@@ -343,8 +371,7 @@ class _Upload:
 
     def _fail(self, context: grpc.ServicerContext, reason: str) -> NoReturn:
         self.abandon()
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
-        raise AssertionError("abort returns only in tests with a fake context")
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason)
 
     def abandon(self) -> None:
         if self.receiving is not None and self.receiving.file is not None:
@@ -353,12 +380,16 @@ class _Upload:
         self.receiving = None
 
 
+def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
+    context.abort(code, message)  # raises: the call ends with this status
+    raise AssertionError("ServicerContext.abort returned")
+
+
 def _checked_session(name: str, context: grpc.ServicerContext) -> str:
     try:
         return check_session_name(name)
     except BadWireName as exc:
-        context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        raise
+        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
 
 
 def _checked_path(path: str, context: grpc.ServicerContext, *, single_part: bool = False) -> None:

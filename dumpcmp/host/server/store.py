@@ -161,7 +161,8 @@ class SessionStore:
             created = db.execute("SELECT 1 FROM sessions WHERE name=?", (name,)).fetchone() is None
             if created:
                 db.execute(
-                    "INSERT INTO sessions (name, model, settings, state, created) VALUES (?, ?, ?, 'open', ?)",
+                    "INSERT INTO sessions (name, model, settings, state, created) "
+                    "VALUES (?, ?, ?, 'open', ?)",
                     (name, model, settings, time.time()),
                 )
             if uploader is not None:
@@ -211,7 +212,9 @@ class SessionStore:
         """Drop files (and their rows) the host no longer holds, so that the agent resends them."""
         with self._transaction() as db:
             for f in files:
-                db.execute("DELETE FROM files WHERE session=? AND kind=? AND path=?", (session, f.kind, f.path))
+                db.execute(
+                    "DELETE FROM files WHERE session=? AND kind=? AND path=?", (session, f.kind, f.path)
+                )
                 if f.kind == FileKind.DUMP:
                     db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
 
@@ -252,7 +255,9 @@ class SessionStore:
 
     def run_replaced(self, session: str, run_id: str) -> bool:
         with self._transaction() as db:
-            row = db.execute("SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)).fetchone()
+            row = db.execute(
+                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)
+            ).fetchone()
         return row is not None and row[0] == "replaced"
 
     def replace_rows(
@@ -290,7 +295,9 @@ class SessionStore:
                 "INSERT INTO rows (session, dump_file, cells) VALUES (?, ?, ?)",
                 [(session, f, json.dumps(list(cells))) for f, cells in rows],
             )
-            db.executemany("INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files])
+            db.executemany(
+                "INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files]
+            )
             db.execute(
                 "UPDATE sessions SET state='closed', summary=?, columns=? WHERE name=?",
                 (summary, json.dumps(list(columns)), session),
@@ -298,18 +305,25 @@ class SessionStore:
 
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
-    row = db.execute("SELECT model, settings, state, summary, columns FROM sessions WHERE name=?", (name,)).fetchone()
+    row = db.execute(
+        "SELECT model, settings, state, summary, columns FROM sessions WHERE name=?", (name,)
+    ).fetchone()
     if row is None:
         raise SessionNotFound(name)
     model, settings, state, summary, columns = row
     count = db.execute("SELECT COUNT(*) FROM rows WHERE session=?", (name,)).fetchone()[0]
     results = [r[0] for r in db.execute("SELECT name FROM results WHERE session=? ORDER BY name", (name,))]
     replaced = [
-        r[0] for r in db.execute("SELECT run_id FROM runs WHERE session=? AND state='replaced' ORDER BY run_id", (name,))
+        r[0]
+        for r in db.execute(
+            "SELECT run_id FROM runs WHERE session=? AND state='replaced' ORDER BY run_id", (name,)
+        )
     ]
     uploaders = [
         UploaderRecord(*r)
-        for r in db.execute("SELECT host, device, agent_id, version FROM uploaders WHERE session=? ORDER BY 1, 2, 3", (name,))
+        for r in db.execute(
+            "SELECT host, device, agent_id, version FROM uploaders WHERE session=? ORDER BY 1, 2, 3", (name,)
+        )
     ]
     return SessionRecord(
         name, model, bytes(settings), state == "closed", summary, tuple(json.loads(columns)), count,

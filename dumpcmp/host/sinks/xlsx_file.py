@@ -70,7 +70,10 @@ def write_xlsx_table(
 
 def _metrics_of(cells: Sequence[str], positions: Sequence[int]) -> MetricValues:
     """The metrics a row's cells hold (as rounded as the CSV has them)."""
-    values = {name: (cells[at] if at >= 0 else "NaN") for name, at in zip(OFFLINE_DATA_COLUMNS, positions, strict=True)}
+    values = {
+        name: (cells[at] if at >= 0 else "NaN")
+        for name, at in zip(OFFLINE_DATA_COLUMNS, positions, strict=True)
+    }
     spread = re.fullmatch(r"\(([^;]*);([^)]*)\),\(([^;]*);([^)]*)\)", values["StandardDeviation"])
     mean_x, std_x, mean_y, std_y = (_float(v) for v in (spread.groups() if spread else ("nan",) * 4))
     return MetricValues(

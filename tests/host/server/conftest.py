@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import grpc
 import pytest
 
 from dumpcmp.host.server.serve import HostServer
-from tests.host.server.hostkit import Client, Hosts
-
-
-@pytest.fixture
-def hosts() -> Iterator[Hosts]:
-    made = Hosts()
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-def host(hosts: Hosts, tmp_path: Path) -> HostServer:
-    return hosts.start(tmp_path / "data")
+from tests.host.server.hostkit import Client, Hosts, host_fixture, hosts_fixture  # noqa: F401 (fixtures)
 
 
 @pytest.fixture

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+import pytest
 
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.offline import CompareRequest, run_compare
@@ -49,7 +50,11 @@ class Client:
         return list(self.stub.Upload(iter(messages), timeout=CALL_TIMEOUT_S))
 
     def send(self, session: str, files: dict[tuple[int, str], bytes], run_id: str = "") -> list[pb.UploadAck]:
-        messages = [m for (kind, path), data in files.items() for m in file_messages(session, kind, path, data, run_id=run_id)]
+        messages = [
+            m
+            for (kind, path), data in files.items()
+            for m in file_messages(session, kind, path, data, run_id=run_id)
+        ]
         return self.upload(messages)
 
     def info(self, session: str) -> pb.SessionInfo:
@@ -59,7 +64,9 @@ class Client:
         return self.stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=CALL_TIMEOUT_S)
 
     def fetch(self, session: str, name: str) -> bytes:
-        chunks = self.stub.FetchResult(pb.FetchResultRequest(session=session, name=name), timeout=CALL_TIMEOUT_S)
+        chunks = self.stub.FetchResult(
+            pb.FetchResultRequest(session=session, name=name), timeout=CALL_TIMEOUT_S
+        )
         return b"".join(c.data for c in chunks)
 
     def rows(self, session: str, after: int = 0) -> list[pb.Row]:
@@ -95,8 +102,6 @@ class Hosts:
             server.stop(grace=0)
 
 
-
-
 @dataclass(frozen=True)
 class Pki:
     """A CA and, signed by it, a server certificate for localhost and a client certificate."""
@@ -123,13 +128,15 @@ def make_pki(directory: Path, name: str = "test") -> Pki:
 
     def write_key(key: ec.EllipticCurvePrivateKey, path: Path) -> Path:
         path.write_bytes(
-            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
         )
         return path
 
     def certificate(
-        subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name | None, signer: ec.EllipticCurvePrivateKey,
-        extensions: list[tuple[x509.ExtensionType, bool]],
+        subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name | None,
+        signer: ec.EllipticCurvePrivateKey, extensions: list[tuple[x509.ExtensionType, bool]],
     ) -> x509.Certificate:  # fmt: skip
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
         builder = (
@@ -146,21 +153,36 @@ def make_pki(directory: Path, name: str = "test") -> Pki:
         return builder.sign(signer, hashes.SHA256())
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = certificate(f"{name} CA", ca_key, None, ca_key, [(x509.BasicConstraints(ca=True, path_length=None), True)])
+    ca = certificate(
+        f"{name} CA", ca_key, None, ca_key, [(x509.BasicConstraints(ca=True, path_length=None), True)]
+    )
     paths = {}
     for role, san in (
-        ("server", x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))])),
+        (
+            "server",
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+        ),
         ("client", x509.SubjectAlternativeName([x509.DNSName("agent")])),
     ):
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = certificate(role, key, ca.subject, ca_key, [(san, False), (x509.BasicConstraints(ca=False, path_length=None), True)])
+        cert = certificate(
+            role,
+            key,
+            ca.subject,
+            ca_key,
+            [(san, False), (x509.BasicConstraints(ca=False, path_length=None), True)],
+        )
         (directory / f"{role}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         paths[role] = (directory / f"{role}.pem", write_key(key, directory / f"{role}.key"))
     (directory / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     return Pki(directory / "ca.pem", *paths["server"], *paths["client"])
 
 
-def simulation_files(sim: SimulationResult, *, rule_name: str = "fusion_rule.json") -> dict[tuple[int, str], bytes]:
+def simulation_files(
+    sim: SimulationResult, *, rule_name: str = "fusion_rule.json"
+) -> dict[tuple[int, str], bytes]:
     """Every file a session needs for ``sim``: rule, golden npy files, then the dump files."""
     files = {(pb.FUSION_RULE, rule_name): sim.fusion_rule.read_bytes()}
     files |= {(pb.GOLDEN, p.relative_to(sim.golden_dir).as_posix()): p.read_bytes() for p in sim.golden_files}
@@ -171,7 +193,9 @@ def simulation_files(sim: SimulationResult, *, rule_name: str = "fusion_rule.jso
 def offline_csv(sim: SimulationResult, out_dir: Path) -> bytes:
     """What ``dumpcmp compare -tp DUMP -gp GOLDEN -fr RULE -o OUT`` writes for ``sim``."""
     outcome = run_compare(
-        CompareRequest(target=sim.npu_dump_dir, golden=sim.golden_dir, fusion_rule=sim.fusion_rule, out_dir=out_dir)
+        CompareRequest(
+            target=sim.npu_dump_dir, golden=sim.golden_dir, fusion_rule=sim.fusion_rule, out_dir=out_dir
+        )
     )
     (shard,) = outcome.shards
     assert shard.result_file is not None
@@ -180,3 +204,18 @@ def offline_csv(sim: SimulationResult, out_dir: Path) -> bytes:
 
 def session_settings() -> dict[str, object]:
     return {"golden_uploaded": True, "fusion_rule_name": "fusion_rule.json"}
+
+
+@pytest.fixture(name="hosts")
+def hosts_fixture() -> Iterator[Hosts]:
+    """Hosts a test starts, stopped when it ends (import into a conftest or test module)."""
+    made = Hosts()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture(name="host")
+def host_fixture(hosts: Hosts, tmp_path: Path) -> HostServer:
+    return hosts.start(tmp_path / "data")

@@ -58,13 +58,21 @@ def test_tls_and_a_client_without_the_ca(hosts: Hosts, tmp_path: Path, status_of
     server = hosts.start(tmp_path / "data", tls=TlsFiles(pki.server_cert, pki.server_key))
     assert hosts.client(server, tls_ca=pki.ca).open("s1").session == "s1"
     plain = hosts.client(server, timeout=5)
-    assert status_of(lambda: plain.stub.ListSessions(pb.ListSessionsRequest(), timeout=5)) == grpc.StatusCode.UNAVAILABLE
+    assert (
+        status_of(lambda: plain.stub.ListSessions(pb.ListSessionsRequest(), timeout=5))
+        == grpc.StatusCode.UNAVAILABLE
+    )
     other = make_pki(tmp_path / "other", "other")
     stranger = hosts.client(server, tls_ca=other.ca)
-    assert status_of(lambda: stranger.stub.ListSessions(pb.ListSessionsRequest(), timeout=5)) == grpc.StatusCode.UNAVAILABLE
+    assert (
+        status_of(lambda: stranger.stub.ListSessions(pb.ListSessionsRequest(), timeout=5))
+        == grpc.StatusCode.UNAVAILABLE
+    )
 
 
-def test_mutual_tls_needs_a_client_certificate_from_the_ca(hosts: Hosts, tmp_path: Path, status_of: Status) -> None:
+def test_mutual_tls_needs_a_client_certificate_from_the_ca(
+    hosts: Hosts, tmp_path: Path, status_of: Status
+) -> None:
     pki = make_pki(tmp_path / "pki")
     other = make_pki(tmp_path / "other", "other")
     server = hosts.start(tmp_path / "data", tls=TlsFiles(pki.server_cert, pki.server_key, client_ca=pki.ca))
@@ -73,13 +81,17 @@ def test_mutual_tls_needs_a_client_certificate_from_the_ca(hosts: Hosts, tmp_pat
     no_cert = hosts.client(server, tls_ca=pki.ca)
     foreign = hosts.client(server, tls_ca=pki.ca, client_cert=other.client_cert, client_key=other.client_key)
     for client in (no_cert, foreign):
-        assert status_of(lambda c=client: c.stub.ListSessions(pb.ListSessionsRequest(), timeout=5)) == grpc.StatusCode.UNAVAILABLE
+        assert (
+            status_of(lambda c=client: c.stub.ListSessions(pb.ListSessionsRequest(), timeout=5))
+            == grpc.StatusCode.UNAVAILABLE
+        )
 
 
 @pytest.mark.parametrize(
     ("listen", "tls", "warned"),
     [("127.0.0.1:1", False, False), ("localhost:1", False, False), ("[::1]:1", False, False),
-     ("0.0.0.0:1", False, True), ("10.1.2.3:1", False, True), ("myhost:1", False, True), ("0.0.0.0:1", True, False)],
+     ("0.0.0.0:1", False, True), ("10.1.2.3:1", False, True), ("myhost:1", False, True),
+     ("0.0.0.0:1", True, False)],
 )  # fmt: skip
 def test_tls_warning_for_non_loopback_binds(listen: str, tls: bool, warned: bool) -> None:
     files = TlsFiles(Path("c"), Path("k")) if tls else None

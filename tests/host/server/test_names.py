@@ -43,7 +43,14 @@ def test_bad_session_names_are_refused(name: str) -> None:
 
 
 def test_fine_names_pass() -> None:
-    assert check_relative_path("20250101/0/net/1/0/Conv2D.conv1.1.2.3") == ("20250101", "0", "net", "1", "0", "Conv2D.conv1.1.2.3")
+    assert check_relative_path("20250101/0/net/1/0/Conv2D.conv1.1.2.3") == (
+        "20250101",
+        "0",
+        "net",
+        "1",
+        "0",
+        "Conv2D.conv1.1.2.3",
+    )
     assert check_session_name("run-1_a.b") == "run-1_a.b"
     with pytest.raises(BadWireName):
         check_relative_path("a/b.json", single_part=True)
@@ -55,7 +62,11 @@ def test_hostile_uploads_write_nothing_outside(client: Client, host: HostServer,
     messages += file_messages("s1", pb.FUSION_RULE, "dir/rule.json", b"{}")
     acks = client.upload(messages)
     assert [a.status for a in acks] == [pb.UploadAck.REFUSED] * (len(HOSTILE) + 1)
-    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "dumpcmp.sqlite" and "sqlite-" not in p.name]
+    written = [
+        p
+        for p in tmp_path.rglob("*")
+        if p.is_file() and p.name != "dumpcmp.sqlite" and "sqlite-" not in p.name
+    ]
     assert written == []
     assert not client.info("s1").files
 
@@ -71,7 +82,9 @@ def test_symlink_planted_in_the_session_directory_is_not_followed(
     os.symlink(outside, dump / "link")
     (outside / "victim").write_bytes(b"precious")
     os.symlink(outside / "victim", dump / "file")
-    acks = client.upload(file_messages("s1", pb.DUMP, "link/x", b"evil") + file_messages("s1", pb.DUMP, "file", b"evil"))
+    acks = client.upload(
+        file_messages("s1", pb.DUMP, "link/x", b"evil") + file_messages("s1", pb.DUMP, "file", b"evil")
+    )
     assert acks[0].status == pb.UploadAck.REFUSED
     assert "not a plain directory" in acks[0].message
     # A symlink at the file's own place is replaced by the file, never written through.

@@ -12,7 +12,14 @@ import pytest
 from dumpcmp.fakes.simulate import SimulationResult, simulate
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, offline_csv, session_settings, simulation_files
+from tests.host.server.hostkit import (
+    CALL_TIMEOUT_S,
+    Client,
+    Hosts,
+    offline_csv,
+    session_settings,
+    simulation_files,
+)
 
 Ack = pb.UploadAck
 FAULT = "/block1.pw/conv/Conv=noise:0.5"
@@ -63,12 +70,16 @@ def test_closed_session_equals_offline_compare(
     assert (session_dir / "rules/fusion_rule.json").read_bytes() == sim.fusion_rule.read_bytes()
 
 
-def test_follower_sees_rows_then_the_close(client: Client, sim: SimulationResult, expected_csv: bytes) -> None:
+def test_follower_sees_rows_then_the_close(
+    client: Client, sim: SimulationResult, expected_csv: bytes
+) -> None:
     client.open("s1", **session_settings())
     client.send("s1", simulation_files(sim))
     batches: list[pb.RowBatch] = []
     request = pb.WatchRowsRequest(session="s1", follow=True)
-    follower = threading.Thread(target=lambda: batches.extend(client.stub.WatchRows(request, timeout=CALL_TIMEOUT_S)))
+    follower = threading.Thread(
+        target=lambda: batches.extend(client.stub.WatchRows(request, timeout=CALL_TIMEOUT_S))
+    )
     follower.start()
     client.close("s1")
     follower.join(CALL_TIMEOUT_S)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import grpc
 import pytest
-from tests.host.server.hostkit import Client, Hosts, file_messages
 
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import MAX_CHUNK
+from tests.host.server.hostkit import Client, Hosts, file_messages
 
 Ack = pb.UploadAck
 DUMP = pb.DUMP
@@ -26,7 +26,11 @@ def test_stored_file_is_on_disk_with_its_checksum(client: Client, host: HostServ
     stored = tmp_path / "data/sessions/s1/dump/t/0/m/1/0/Add.a.1.2"
     assert stored.read_bytes() == data
     (listed,) = client.info("s1").files
-    assert (listed.path, listed.size, listed.sha256) == ("t/0/m/1/0/Add.a.1.2", len(data), hashlib.sha256(data).digest())
+    assert (listed.path, listed.size, listed.sha256) == (
+        "t/0/m/1/0/Add.a.1.2",
+        len(data),
+        hashlib.sha256(data).digest(),
+    )
     assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
 
 
@@ -40,7 +44,9 @@ def test_the_same_file_again_is_a_duplicate(client: Client) -> None:
 
 def test_checksum_mismatch_is_not_stored_and_a_resend_is(client: Client, tmp_path: Path) -> None:
     client.open("s1")
-    (ack,) = client.upload(file_messages("s1", DUMP, "a/f", b"payload", sha256=hashlib.sha256(b"other").digest()))
+    (ack,) = client.upload(
+        file_messages("s1", DUMP, "a/f", b"payload", sha256=hashlib.sha256(b"other").digest())
+    )
     assert ack.status == Ack.CHECKSUM_MISMATCH
     assert not (tmp_path / "data/sessions/s1/dump/a/f").exists()
     assert not client.info("s1").files
@@ -60,7 +66,9 @@ def test_more_or_fewer_bytes_than_announced_is_a_mismatch(client: Client) -> Non
 
 
 def test_unknown_and_closed_sessions_are_refused_per_file(client: Client) -> None:
-    acks = client.upload(file_messages("nobody", DUMP, "a/f", b"x") + file_messages("bad/name", DUMP, "a/f", b"x"))
+    acks = client.upload(
+        file_messages("nobody", DUMP, "a/f", b"x") + file_messages("bad/name", DUMP, "a/f", b"x")
+    )
     assert [a.status for a in acks] == [Ack.REFUSED, Ack.REFUSED]
     assert "nobody" in acks[0].message
 
@@ -69,7 +77,9 @@ def test_file_over_the_size_limit_is_refused(hosts: Hosts, tmp_path: Path) -> No
     server = hosts.start(tmp_path / "data", max_file_size=10)
     client = hosts.client(server)
     client.open("s1")
-    acks = client.upload(file_messages("s1", DUMP, "big", b"x" * 11) + file_messages("s1", DUMP, "small", b"x" * 10))
+    acks = client.upload(
+        file_messages("s1", DUMP, "big", b"x" * 11) + file_messages("s1", DUMP, "small", b"x" * 10)
+    )
     assert [a.status for a in acks] == [Ack.REFUSED, Ack.STORED]
     assert "limit" in acks[0].message
 
