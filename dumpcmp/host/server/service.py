@@ -185,7 +185,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
             )
         try:
-            record = self.store.session(name)
+            record = self.store.state(name)
         except SessionNotFound as exc:
             raise _Refused(Ack.REFUSED, str(exc)) from None
         if record.closed:
@@ -240,7 +240,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         ack = Ack(run_id=mark.run_id)
         try:
             name = check_session_name(mark.session)
-            record = self.store.session(name)
+            record = self.store.state(name)
         except (BadWireName, SessionNotFound) as exc:
             ack.status, ack.message = Ack.REFUSED, str(exc)
             return ack

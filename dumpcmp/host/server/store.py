@@ -98,6 +98,12 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionState:
+    closed: bool
+    replaced_runs: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class StoredRow:
     seq: int
     dump_file: str
@@ -175,6 +181,17 @@ class SessionStore:
     def session(self, name: str) -> SessionRecord:
         with self._transaction() as db:
             return _session(db, name)
+
+    def state(self, name: str) -> SessionState:
+        """What every received file is checked against, without counting rows."""
+        with self._transaction() as db:
+            row = db.execute("SELECT state FROM sessions WHERE name=?", (name,)).fetchone()
+            if row is None:
+                raise SessionNotFound(name)
+            replaced = db.execute(
+                "SELECT run_id FROM runs WHERE session=? AND state='replaced'", (name,)
+            ).fetchall()
+        return SessionState(row[0] == "closed", frozenset(r[0] for r in replaced))
 
     def sessions(self) -> list[SessionRecord]:
         with self._transaction() as db:
