@@ -21,9 +21,9 @@ import grpc
 from dumpcmp.errors import DumpcmpError, SessionNotFound
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
-from dumpcmp.host.server.live import Notifier, SessionWorker
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
+from dumpcmp.host.server.worker import Notifier, SessionWorker
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -70,26 +71,61 @@ def test_closed_session_equals_offline_compare(
     assert (session_dir / "rules/fusion_rule.json").read_bytes() == sim.fusion_rule.read_bytes()
 
 
-def test_follower_sees_rows_then_the_close(
+def wait_for_rows_of(client: Client, session: str, dump_files: int) -> list[pb.Row]:
+    """The session's rows once every dump file has some (bounded: the test fails, not hangs)."""
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while time.monotonic() < deadline:
+        rows = client.rows(session)
+        if len({r.dump_file for r in rows}) == dump_files:
+            return rows
+        time.sleep(0.05)
+    raise AssertionError(f"rows of {dump_files} dump files not computed in {CALL_TIMEOUT_S} s")
+
+
+def test_follower_sees_rows_as_files_land_then_the_close(
     client: Client, sim: SimulationResult, expected_csv: bytes
 ) -> None:
     client.open("s1", **session_settings())
-    client.send("s1", simulation_files(sim))
     batches: list[pb.RowBatch] = []
     request = pb.WatchRowsRequest(session="s1", follow=True)
     follower = threading.Thread(
         target=lambda: batches.extend(client.stub.WatchRows(request, timeout=CALL_TIMEOUT_S))
     )
     follower.start()
+    client.send("s1", simulation_files(sim))
+    live = wait_for_rows_of(client, "s1", len(sim.dump_files))
+    assert all(r.dump_file for r in live)  # golden-only rows come with the close
     client.close("s1")
     follower.join(CALL_TIMEOUT_S)
     assert not follower.is_alive()
     assert batches[-1].session_closed
-    seqs = [r.seq for b in batches for r in b.rows]
-    assert seqs == sorted(seqs)
+    followed = [r for b in batches for r in b.rows]
+    assert [r.seq for r in followed] == sorted(r.seq for r in followed)
+    assert {r.seq for r in live} <= {r.seq for r in followed}  # streamed before the close
     final = client.rows("s1")
-    assert [r.cells for r in final] == [r.cells for b in batches for r in b.rows][-len(final) :]
+    assert [r.cells for r in followed[-len(final) :]] == [r.cells for r in final]
     assert len(final) == expected_csv.count(b"\n") - 1
+
+
+def test_golden_data_arriving_late_recompares_every_file(
+    client: Client, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    golden = [key for key in files if key[0] == pb.GOLDEN]
+    early = {key: data for key, data in files.items() if key not in golden[1:]}
+    client.send("s1", early)
+    first = wait_for_rows_of(client, "s1", len(sim.dump_files))
+    client.send("s1", {key: files[key] for key in golden[1:]})
+    client.close("s1")
+    assert result_csv(client, "s1") == expected_csv
+    (batch, *_) = client.stub.WatchRows(pb.WatchRowsRequest(session="s1"), timeout=CALL_TIMEOUT_S)
+    cosine = list(batch.columns).index("CosineSimilarity")
+
+    def uncompared(rows: list[pb.Row]) -> int:
+        return sum(r.cells[cosine] == "NaN" for r in rows if r.dump_file)
+
+    assert uncompared(first) > uncompared(client.rows("s1"))  # rows made without golden data were redone
 
 
 def test_unfinished_run_is_replaced_by_the_next(

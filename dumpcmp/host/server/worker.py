@@ -1,10 +1,12 @@
-"""Each open session's comparison, in its own thread, off the upload path.
+"""Each open session's comparison (``dumpcmp.host.live.LiveCompare``), in its own thread.
 
 Uploads only queue events (a dump landed, a plan file landed, a run's files were dropped, close);
 acknowledgements never wait for a comparison. The worker drains whatever has queued up and then
-acts once: the plan (golden, fusion rule) is built when the first dump file is compared, and a
-plan file landing later, a dump file sent again with other bytes, or a replaced run's files
-going away re-open the comparison and re-add every stored dump file, so nothing stale is kept.
+acts once. The plan (golden, fusion rule) is built when the first dump file is compared, once
+the golden data and rule file the session names have arrived; a plan file landing later, or a
+replaced run's files going away, re-open the comparison and re-add every stored dump file, so
+nothing stale is kept. Plan files come in bursts (a golden directory is many files), so the
+worker waits for a burst to pause before re-opening, not once per file.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.server.comparing import CompareOutcome, LiveCompare, ResultRow, row_cells
+from dumpcmp.host.live import LiveCompare, row_cells
+from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
+from dumpcmp.host.session import CompareOutcome
 from dumpcmp.host.summary import summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
 _STOP_WAIT_S = 10.0
+_PLAN_BURST_PAUSE_S = 0.2
 
 
 class Notifier:
@@ -70,6 +75,7 @@ class _Stop:
 
 
 _Event = _Landed | _Dropped | _Close | _Stop
+_PLAN_KINDS = (FileKind.GOLDEN, FileKind.FUSION_RULE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,8 @@ class Plan:
     fusion_rule: Path | None
     out_dir: Path
     overflow_detection: bool
+    needs_golden: bool  # golden data comes as GOLDEN files of the session
+    needs_rule: str  # the FUSION_RULE file of the session it names, or ""
 
     @classmethod
     def of(cls, directory: Path, settings: CompareSettings) -> Plan:
@@ -98,6 +106,10 @@ class Plan:
             rule,
             directory / RESULTS_DIR,
             settings.overflow_detection,
+            needs_golden=settings.WhichOneof("golden") != "golden_host_path",
+            needs_rule=settings.fusion_rule_name
+            if settings.WhichOneof("fusion_rule") == "fusion_rule_name"
+            else "",
         )
 
 
@@ -112,7 +124,6 @@ class SessionWorker:
         self._plan = Plan.of(session_dir(data_dir, name), settings)
         self._events: queue.Queue[_Event] = queue.Queue()
         self._live: LiveCompare | None = None
-        self._added: set[str] = set()
         self.problem = ""  # why the comparison could not start, until it can
         self._thread = threading.Thread(target=self._run, name=f"compare-{name}", daemon=True)
         self._thread.start()
@@ -138,12 +149,7 @@ class SessionWorker:
 
     def _run(self) -> None:
         while True:
-            batch = [self._events.get()]
-            while True:
-                try:
-                    batch.append(self._events.get_nowait())
-                except queue.Empty:
-                    break
+            batch = self._next_batch()
             if any(isinstance(e, _Stop) for e in batch):
                 return
             self._compare(batch)
@@ -151,19 +157,31 @@ class SessionWorker:
             if closing and self._finish(closing):
                 return
 
+    def _next_batch(self) -> list[_Event]:
+        """Everything queued; while plan files are arriving, also what comes before they pause."""
+        batch = [self._events.get()]
+        while not isinstance(batch[-1], (_Close, _Stop)):
+            bursting = any(isinstance(e, _Landed) and e.kind in _PLAN_KINDS for e in batch)
+            try:
+                batch.append(
+                    self._events.get(timeout=_PLAN_BURST_PAUSE_S) if bursting else self._events.get_nowait()
+                )
+            except queue.Empty:
+                break
+        return batch
+
     def _compare(self, batch: list[_Event]) -> None:
         landed = [e for e in batch if isinstance(e, _Landed)]
         dumps = [e.path for e in landed if e.kind == FileKind.DUMP]
-        stale = (
-            any(isinstance(e, _Dropped) for e in batch)
-            or any(e.kind in (FileKind.GOLDEN, FileKind.FUSION_RULE) for e in landed)
-            or any(path in self._added for path in dumps)
-        )
+        stale = any(isinstance(e, _Dropped) for e in batch) or any(e.kind in _PLAN_KINDS for e in landed)
         if self._live is None or stale:
             self._live = None
-            self._added.clear()
             dumps = [f.path for f in self._store.files(self.name, FileKind.DUMP)]
         if not dumps:
+            return
+        missing = self._missing_plan_files()
+        if missing:
+            self.problem = missing  # compared when they arrive
             return
         try:
             if self._live is None:
@@ -181,13 +199,22 @@ class SessionWorker:
         for path in dumps:
             self._add(self._live, path)
 
+    def _missing_plan_files(self) -> str:
+        if (
+            self._plan.needs_rule
+            and self._store.file(self.name, FileKind.FUSION_RULE, self._plan.needs_rule) is None
+        ):
+            return f"waiting for the fusion rule {self._plan.needs_rule}"
+        if self._plan.needs_golden and not self._store.files(self.name, FileKind.GOLDEN):
+            return "waiting for golden data"
+        return ""
+
     def _add(self, live: LiveCompare, path: str) -> None:
         try:
             rows = live.add(self._plan.dump_root / path)
         except DumpcmpError as exc:
             self.problem = f"{path}: {exc}"
             return
-        self._added.add(path)
         columns: list[str] = []
         cells = []
         for row in rows:
@@ -205,7 +232,6 @@ class SessionWorker:
             self._store.close_session(self.name, *_final_table(outcome, self._plan))
         except Exception as exc:  # the closer hears why; the session stays open for a retry
             self._live = None
-            self._added.clear()
             for event in closing:
                 event.done.set_exception(exc)
             return False
