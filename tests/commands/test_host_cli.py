@@ -221,3 +221,10 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     assert stdout.strip() == "host stopped"
     assert stderr == ""
     assert (data / "dumpcmp.sqlite").is_file()
+
+
+@pytest.mark.parametrize("command", ["", "serve", "sessions", "results"])
+def test_host_commands_have_help(command: str) -> None:
+    code, output = invoke(*command.split(), "--help")
+    assert code == 0, output
+    assert "Usage" in output

@@ -66,14 +66,18 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
         worker = self._worker(name)
-        for f in self.store.files(name, pb.DUMP):
-            worker.landed(f.kind, f.path)
+        if worker is not None:
+            worker.recompare()
 
-    def _worker(self, name: str) -> SessionWorker:
+    def _worker(self, name: str) -> SessionWorker | None:
+        """The session's comparison thread; None once the session is closed (nothing to compare)."""
         with self._lock:
             worker = self._workers.get(name)
-            if worker is None or worker.finished:
-                worker = self._workers[name] = SessionWorker(self.data_dir, name, self.store, self.notifier)
+            if worker is not None and not worker.finished:
+                return worker
+            if self.store.state(name).closed:
+                return None
+            worker = self._workers[name] = SessionWorker(self.data_dir, name, self.store, self.notifier)
             return worker
 
     def stop(self) -> None:
@@ -114,15 +118,18 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
-        if not record.closed:
-            done = self._worker(name).close()
-            remaining = context.time_remaining()
+        worker = None if record.closed else self._worker(name)
+        if worker is not None:
+            done = worker.close()
             try:
-                done.result(timeout=remaining)
-            except TimeoutError:
-                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"session {name}: comparison still running")
+                while not done.done():  # bounded waits: a cancelled call or a stopping server ends it
+                    if not context.is_active():
+                        _abort(context, grpc.StatusCode.CANCELLED, f"session {name}: close abandoned")
+                    with contextlib.suppress(TimeoutError):
+                        done.result(timeout=_WATCH_POLL_S)
+                done.result()
             except DumpcmpError as exc:
-                context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
         return self._info(name, context, with_files=True)
 
     def _record(self, name: str, context: grpc.ServicerContext) -> SessionRecord:
@@ -232,7 +239,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.store.add_file(
             start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id)
         )
-        self._worker(start.session).landed(start.kind, start.path)
+        worker = self._worker(start.session)
+        if worker is not None:  # closed meanwhile: stored, not compared (the results are written)
+            worker.landed(start.kind, start.path)
         ack.status = Ack.STORED
         return ack
 
@@ -258,8 +267,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         started = self.store.start_run(name, mark.run_id)
         for f in started.dropped:
             files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
-        if started.replaced:
-            self._worker(name).dropped(tuple(f.path for f in started.dropped))
+        worker = self._worker(name)
+        if started.replaced and worker is not None:
+            worker.dropped(tuple(f.path for f in started.dropped))
             self.notifier.notify()
         ack.status = Ack.RUN_ACCEPTED
         ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""

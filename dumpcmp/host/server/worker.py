@@ -134,6 +134,10 @@ class SessionWorker:
     def dropped(self, paths: tuple[str, ...]) -> None:
         self._events.put(_Dropped(paths))
 
+    def recompare(self) -> None:
+        """Compare every stored dump file afresh (a resumed session)."""
+        self._events.put(_Dropped(()))
+
     def close(self) -> Future[None]:
         done: Future[None] = Future()
         self._events.put(_Close(done))
