@@ -11,6 +11,7 @@ worker waits for a burst to pause before re-opening, not once per file.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from concurrent.futures import Future
@@ -27,6 +28,7 @@ from dumpcmp.host.summary import summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
+log = logging.getLogger(__name__)
 _STOP_WAIT_S = 10.0
 _PLAN_BURST_PAUSE_S = 0.2
 
@@ -156,10 +158,18 @@ class SessionWorker:
             batch = self._next_batch()
             if any(isinstance(e, _Stop) for e in batch):
                 return
-            self._compare(batch)
+            self._compare_safely(batch)
             closing = [e for e in batch if isinstance(e, _Close)]
             if closing and self._finish(closing):
                 return
+
+    def _compare_safely(self, batch: list[_Event]) -> None:
+        try:
+            self._compare(batch)
+        except Exception as exc:  # a bug or a broken store: redone from scratch, said at close
+            log.exception("session %s: comparison failed", self.name)
+            self._live = None
+            self.problem = f"comparison failed: {exc}"
 
     def _next_batch(self) -> list[_Event]:
         """Everything queued; while plan files are arriving, also what comes before they pause."""
@@ -229,6 +239,8 @@ class SessionWorker:
 
     def _finish(self, closing: list[_Close]) -> bool:
         """Close the comparison and the session; False (the session stays open) when it failed."""
+        if self._live is None:  # failed or never started: once more, from scratch
+            self._compare_safely([_Dropped(())])
         try:
             if self._live is None:
                 raise DumpcmpError(self.problem or f"session {self.name} holds no dump files")

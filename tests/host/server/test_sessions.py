@@ -8,9 +8,12 @@ import threading
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
 from dumpcmp.fakes.simulate import SimulationResult, simulate
+from dumpcmp.host.live import LiveCompare
+from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (
@@ -214,3 +217,39 @@ def test_four_sessions_uploaded_at_once(hosts: Hosts, host: HostServer, tmp_path
     assert not errors, errors
     assert [results[i] for i in range(4)] == expected
     assert len(set(expected)) == 4  # four different runs, each in its own session
+
+
+def test_a_failed_comparison_is_redone_not_lost(
+    client: Client, sim: SimulationResult, expected_csv: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures = []
+    real_add = LiveCompare.add
+
+    def add_failing_once(self: LiveCompare, dump_file: Path) -> list[ResultRow]:
+        if not failures:
+            failures.append(dump_file)
+            raise RuntimeError("disk hiccup")
+        return real_add(self, dump_file)
+
+    monkeypatch.setattr(LiveCompare, "add", add_failing_once)
+    client.open("s1", **session_settings())
+    client.send("s1", simulation_files(sim))
+    client.close("s1")
+    assert failures
+    assert result_csv(client, "s1") == expected_csv
+
+
+def test_closing_before_the_files_came_is_refused_and_the_session_stays_open(
+    client: Client, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    client.send("s1", {key: data for key, data in files.items() if key[0] == pb.DUMP})
+    with pytest.raises(grpc.RpcError) as caught:
+        client.close("s1")
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION  # type: ignore[attr-defined]
+    assert "waiting for the fusion rule fusion_rule.json" in caught.value.details()  # type: ignore[attr-defined]
+    assert client.info("s1").state == pb.SessionInfo.OPEN
+    client.send("s1", files)
+    client.close("s1")
+    assert result_csv(client, "s1") == expected_csv
