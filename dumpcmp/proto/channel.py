@@ -18,12 +18,16 @@ import grpc
 from dumpcmp.errors import DumpcmpError, TransferError
 
 MAX_CHUNK = 4 * 1024 * 1024  # bytes of file data in one UploadMessage / FileChunk
-# A whole message: a chunk plus the few fields around it.
+# What a host takes in one message: a chunk plus the few fields around it.
 MAX_MESSAGE = MAX_CHUNK + 64 * 1024
+# What a client takes in one answer: a SessionInfo lists every file of a session (tens of
+# thousands of dump files), far more than a chunk.
+MAX_ANSWER = 256 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 10.0
-MESSAGE_OPTIONS = (
+SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE),)
+CLIENT_OPTIONS = (
     ("grpc.max_send_message_length", MAX_MESSAGE),
-    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_ANSWER),
 )
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 
@@ -66,7 +70,7 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
     if options.client_cert is not None and options.tls_ca is None:
         raise DumpcmpError("--client-cert needs --tls-ca (client certificates are a TLS feature)")
     if options.tls_ca is None:
-        channel = grpc.insecure_channel(options.address, options=MESSAGE_OPTIONS)
+        channel = grpc.insecure_channel(options.address, options=CLIENT_OPTIONS)
     else:
         credentials = grpc.ssl_channel_credentials(
             root_certificates=read_pem(options.tls_ca, "--tls-ca"),
@@ -75,7 +79,7 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
             if options.client_cert is None
             else read_pem(options.client_cert, "--client-cert"),
         )
-        channel = grpc.secure_channel(options.address, credentials, options=MESSAGE_OPTIONS)
+        channel = grpc.secure_channel(options.address, credentials, options=CLIENT_OPTIONS)
     if options.token_file is None:
         return channel
     token = read_secret(options.token_file, "--token-file")

@@ -14,7 +14,7 @@ from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_cr
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
-from dumpcmp.proto.channel import MESSAGE_OPTIONS, check_address
+from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
 # Each upload stream and each followed watch holds a thread for as long as it runs: room for
 # many agents (8 devices of several boxes) and watchers at once.
@@ -72,7 +72,7 @@ def start(config: HostConfig) -> HostServer:
     server = grpc.server(
         ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
-        options=MESSAGE_OPTIONS,
+        options=SERVER_OPTIONS,
     )
     add_DumpCompareServicer_to_server(service, server)
     try:

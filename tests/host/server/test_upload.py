@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import MAX_CHUNK
 from tests.host.server.hostkit import Client, Hosts, file_messages
@@ -115,3 +116,10 @@ def test_over_long_chunk_ends_the_upload(client: Client) -> None:
         client.upload(file_messages("s1", DUMP, "a", data, chunk=MAX_CHUNK + 1))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
     assert not client.info("s1").files
+
+
+def test_a_session_of_many_files_is_listed_whole(client: Client, host: HostServer) -> None:
+    client.open("s1")
+    for i in range(5000):  # a SessionInfo of about 5 MB: more than one upload message may hold
+        host.service.store.add_file("s1", StoredFile(pb.DUMP, f"{i:04d}/" + "x" * 1000, 1, b"\0" * 32))
+    assert len(client.info("s1").files) == 5000
