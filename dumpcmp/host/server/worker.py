@@ -245,7 +245,8 @@ class SessionWorker:
             if self._live is None:
                 raise DumpcmpError(self.problem or f"session {self.name} holds no dump files")
             outcome = self._live.close()
-            self._store.close_session(self.name, *_final_table(outcome, self._plan))
+            replaced = sorted(self._store.state(self.name).replaced_runs)
+            self._store.close_session(self.name, *_final_table(outcome, self._plan, replaced))
         except Exception as exc:  # the closer hears why; the session stays open for a retry
             self._live = None
             for event in closing:
@@ -258,7 +259,7 @@ class SessionWorker:
 
 
 def _final_table(
-    outcome: CompareOutcome, plan: Plan
+    outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
 ) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str]:
     """The closed session's rows (dump file, cells), columns, result file names and summary."""
     rows: list[tuple[str, list[str]]] = []
@@ -270,8 +271,10 @@ def _final_table(
             rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
         names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
     names += [p.name for p in outcome.detail_files]
-    summary = "\n".join(summarize(outcome, Thresholds()))
-    return rows, columns, names, summary
+    lines = summarize(outcome, Thresholds())
+    if replaced_runs:  # the results describe one complete run, and say which did not count
+        lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
+    return rows, columns, names, "\n".join(lines)
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
