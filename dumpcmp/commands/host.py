@@ -136,7 +136,14 @@ def results_command(
     follow: Annotated[
         bool, typer.Option("--follow", help="Wait for new rows until the session closes.")
     ] = False,
-    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write the result table here (.csv).")] = None,
+    csv_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--csv",
+            help="Write the result table here: a closed session's result file itself, else the rows so far "
+            "with every optional column.",
+        ),
+    ] = None,
     xlsx_out: Annotated[
         Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")
     ] = None,
@@ -189,12 +196,16 @@ def _follow(stub: DumpCompareStub, session: str) -> None:
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str], list[list[str]]]:
     """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
+    from dumpcmp.host.sinks.table import TableShape
+
     columns: list[str] = []
     rows: list[list[str]] = []
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
         columns = list(batch.columns) or columns
         rows += [list(r.cells) for r in batch.rows]
-    return columns, rows
+    # No rows yet: the header rows streamed live would have (every optional column).
+    every_column = TableShape(op_sequence=True, npu_address=True, golden_address=True, overflow=True)
+    return columns or every_column.header(), rows
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:

@@ -44,6 +44,11 @@ def filled(client: Client, sim: SimulationResult, session: str = "s1") -> None:
     assert {a.status for a in client.send(session, simulation_files(sim))} == {pb.UploadAck.STORED}
 
 
+def closed_session(client: Client, sim: SimulationResult, session: str = "s1") -> None:
+    filled(client, sim, session)
+    client.close(session)
+
+
 def invoke(*args: object) -> tuple[int, str]:
     result = runner.invoke(app, ["host", *map(str, args)])
     assert "Traceback" not in result.output
@@ -53,9 +58,7 @@ def invoke(*args: object) -> tuple[int, str]:
 def test_results_csv_of_a_closed_session_equals_offline_compare(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
-    client = hosts.client(host)
-    filled(client, sim)
-    client.close("s1")
+    closed_session(hosts.client(host), sim)
     code, output = invoke(
         "results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "out/r.csv"
     )
@@ -69,9 +72,7 @@ def test_results_csv_of_a_closed_session_equals_offline_compare(
 def test_results_xlsx_equals_compare_xlsx(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
-    client = hosts.client(host)
-    filled(client, sim)
-    client.close("s1")
+    closed_session(hosts.client(host), sim)
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--xlsx", tmp_path / "r.xlsx")
     assert code == 0, output
     offline_dir = tmp_path / "offline"
@@ -115,12 +116,12 @@ def test_results_of_an_open_session_are_the_rows_so_far(
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "r.csv")
     assert code == 0, output
     assert "open (results so far), 0 rows" in output
+    assert (tmp_path / "r.csv").read_text().startswith("Index,OpSequence,OpType,NPUDump,DataType,Address,")
 
 
 def test_sessions_lists_every_session(hosts: Hosts, host: HostServer, sim: SimulationResult) -> None:
     client = hosts.client(host)
-    filled(client, sim, "closed-one")
-    client.close("closed-one")
+    closed_session(client, sim, "closed-one")
     client.open("open-one")
     code, output = invoke("sessions", "--host", f"127.0.0.1:{host.port}")
     assert code == 0, output
