@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
-from dumpcmp.fakes.simulate import SimulationResult, simulate
+from dumpcmp.commands.sim import simulate
+from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)

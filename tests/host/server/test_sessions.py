@@ -11,7 +11,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from dumpcmp.fakes.simulate import SimulationResult, simulate
+from dumpcmp.commands.sim import simulate
+from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.serve import HostServer
