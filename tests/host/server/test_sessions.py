@@ -108,6 +108,7 @@ def test_follower_sees_rows_as_files_land_then_the_close(
     assert {r.seq for r in live} <= {r.seq for r in followed}  # streamed before the close
     final = client.rows("s1")
     assert [r.cells for r in followed[-len(final) :]] == [r.cells for r in final]
+    assert client.rows("s1", after=final[9].seq) == final[10:]  # a watch resumes after a seq
     assert len(final) == expected_csv.count(b"\n") - 1
 
 

@@ -109,13 +109,20 @@ def test_malformed_stream_ends_that_upload_only(
     assert [a.status for a in client.upload(file_messages("s1", DUMP, "next", b"x"))] == [Ack.STORED]
 
 
-def test_over_long_chunk_ends_the_upload(client: Client) -> None:
+@pytest.mark.parametrize(
+    ("size", "code"),
+    [
+        (MAX_CHUNK + 1, grpc.StatusCode.INVALID_ARGUMENT),  # the protocol's limit, checked by the host
+        (6 * 1024 * 1024, grpc.StatusCode.RESOURCE_EXHAUSTED),  # over the message limit, refused by gRPC
+    ],
+)
+def test_over_long_chunk_ends_the_upload_only(client: Client, size: int, code: grpc.StatusCode) -> None:
     client.open("s1")
-    data = b"x" * (MAX_CHUNK + 1)
     with pytest.raises(grpc.RpcError) as caught:
-        client.upload(file_messages("s1", DUMP, "a", data, chunk=MAX_CHUNK + 1))
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+        client.upload(file_messages("s1", DUMP, "a", b"x" * size, chunk=size))
+    assert caught.value.code() == code  # type: ignore[attr-defined]
     assert not client.info("s1").files
+    assert [a.status for a in client.upload(file_messages("s1", DUMP, "a", b"x" * size))] == [Ack.STORED]
 
 
 def test_a_session_of_many_files_is_listed_whole(client: Client, host: HostServer) -> None:
