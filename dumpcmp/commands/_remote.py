@@ -13,10 +13,14 @@ HostAddress = Annotated[str, typer.Option("--host", help="The host's HOST:PORT."
 TlsCa = Annotated[
     Path | None, typer.Option("--tls-ca", help="CA certificate (PEM) of the host's TLS certificate: use TLS.")
 ]
+# The agent's spelling: on every command, --tls-cert/--tls-key are this side's own certificate.
 ClientCert = Annotated[
-    Path | None, typer.Option("--client-cert", help="This client's certificate (PEM), for mutual TLS.")
+    Path | None,
+    typer.Option("--tls-cert", "--client-cert", help="This client's certificate (PEM), for mutual TLS."),
 ]
-ClientKey = Annotated[Path | None, typer.Option("--client-key", help="The key (PEM) of --client-cert.")]
+ClientKey = Annotated[
+    Path | None, typer.Option("--tls-key", "--client-key", help="The key (PEM) of --tls-cert.")
+]
 TokenFile = Annotated[Path | None, typer.Option("--token-file", help="File holding the host's bearer token.")]
 Timeout = Annotated[
     float, typer.Option("--timeout", min=0.1, help="Seconds to wait for the host before giving up.")

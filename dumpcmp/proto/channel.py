@@ -36,7 +36,7 @@ _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d
 class ChannelOptions:
     address: str  # HOST:PORT
     tls_ca: Path | None = None  # set: TLS, the host's certificate checked against this CA
-    client_cert: Path | None = None  # with client_key: mutual TLS
+    client_cert: Path | None = None  # with client_key: mutual TLS (--tls-cert / --tls-key)
     client_key: Path | None = None
     token_file: Path | None = None
     timeout: float = DEFAULT_TIMEOUT_S  # seconds per call (a followed stream waits as long as it runs)
@@ -66,18 +66,18 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
     """A channel to the host (TLS when a CA is given), adding the token to every call."""
     check_address(options.address)
     if (options.client_cert is None) != (options.client_key is None):
-        raise DumpcmpError("--client-cert and --client-key go together")
+        raise DumpcmpError("--tls-cert and --tls-key go together (the client certificate and its key)")
     if options.client_cert is not None and options.tls_ca is None:
-        raise DumpcmpError("--client-cert needs --tls-ca (client certificates are a TLS feature)")
+        raise DumpcmpError("--tls-cert needs --tls-ca (client certificates are a TLS feature)")
     if options.tls_ca is None:
         channel = grpc.insecure_channel(options.address, options=CLIENT_OPTIONS)
     else:
         credentials = grpc.ssl_channel_credentials(
             root_certificates=read_pem(options.tls_ca, "--tls-ca"),
-            private_key=None if options.client_key is None else read_pem(options.client_key, "--client-key"),
+            private_key=None if options.client_key is None else read_pem(options.client_key, "--tls-key"),
             certificate_chain=None
             if options.client_cert is None
-            else read_pem(options.client_cert, "--client-cert"),
+            else read_pem(options.client_cert, "--tls-cert"),
         )
         channel = grpc.secure_channel(options.address, credentials, options=CLIENT_OPTIONS)
     if options.token_file is None:

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from dumpcmp.cli import app
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.server.auth import TlsFiles
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
@@ -24,6 +25,7 @@ from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     Hosts,
     host_fixture,
     hosts_fixture,
+    make_pki,
     offline_csv,
     session_settings,
     simulation_files,
@@ -173,8 +175,12 @@ def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) ->
             "--token-file /nonexistent/t: cannot read",
         ),
         (
-            ["sessions", "--host", "127.0.0.1:1", "--client-cert", "c.pem"],
-            "--client-cert and --client-key go together",
+            ["sessions", "--host", "127.0.0.1:1", "--tls-cert", "c.pem"],
+            "--tls-cert and --tls-key go together",
+        ),
+        (
+            ["sessions", "--host", "127.0.0.1:1", "--client-key", "c.key"],
+            "--tls-cert and --tls-key go together",
         ),
         (["serve", "--data", "DATA", "--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
         (["serve", "--data", "DATA", "--client-ca", "ca.pem"], "--client-ca needs --tls-cert"),
@@ -230,3 +236,19 @@ def test_host_commands_have_help(command: str) -> None:
     code, output = invoke(*command.split(), "--help")
     assert code == 0, output
     assert "Usage" in output
+
+
+def test_sessions_over_mutual_tls_with_a_token(hosts: Hosts, tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki")
+    (tmp_path / "token").write_text("t0ken\n")
+    tls = TlsFiles(pki.server_cert, pki.server_key, client_ca=pki.ca)
+    server = hosts.start(tmp_path / "data", tls=tls, token_file=tmp_path / "token")
+    address = f"localhost:{server.port}"
+    secure = ["--tls-ca", pki.ca, "--token-file", tmp_path / "token"]
+    code, output = invoke(
+        "sessions", "--host", address, *secure, "--tls-cert", pki.client_cert, "--tls-key", pki.client_key
+    )
+    assert (code, output.strip()) == (0, f"no sessions on {address}")
+    code, output = invoke("sessions", "--host", address, *secure, "--timeout", "5")  # no client certificate
+    assert code == 1
+    assert output.startswith(f"Error: cannot reach the host at {address}")
