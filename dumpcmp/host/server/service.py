@@ -12,6 +12,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -36,12 +37,7 @@ Ack = pb.UploadAck
 
 
 class _Refused(Exception):
-    """A file the host will not take; its acknowledgement says why."""
-
-    def __init__(self, status: pb.UploadAck.Status, reason: str) -> None:
-        self.status = status
-        self.reason = reason
-        super().__init__(reason)
+    """A file the host will not take; its REFUSED acknowledgement says why."""
 
 
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
@@ -52,7 +48,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
-        self._lock = threading.Lock()  # guards _workers and a session's open/close transition
+        self._lock = threading.Lock()  # one worker per session, however many calls race for it
         for name in self.store.open_session_names():
             self._resume(name)
 
@@ -121,12 +117,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         worker = None if record.closed else self._worker(name)
         if worker is not None:
             done = worker.close()
+            while not done.done():  # bounded waits: a cancelled call or a stopping server ends it
+                if not context.is_active():
+                    _abort(context, grpc.StatusCode.CANCELLED, f"session {name}: close abandoned")
+                futures.wait([done], timeout=_WATCH_POLL_S)
             try:
-                while not done.done():  # bounded waits: a cancelled call or a stopping server ends it
-                    if not context.is_active():
-                        _abort(context, grpc.StatusCode.CANCELLED, f"session {name}: close abandoned")
-                    with contextlib.suppress(TimeoutError):
-                        done.result(timeout=_WATCH_POLL_S)
                 done.result()
             except DumpcmpError as exc:
                 _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
@@ -184,9 +179,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             name = check_session_name(start.session)
             parts = check_relative_path(start.path, single_part=start.kind == pb.FUSION_RULE)
         except BadWireName as exc:
-            raise _Refused(Ack.REFUSED, str(exc)) from None
+            raise _Refused(str(exc)) from None
         if start.kind not in files.KIND_DIRS:
-            raise _Refused(Ack.REFUSED, f"unknown file kind {start.kind}")
+            raise _Refused(f"unknown file kind {start.kind}")
         if start.size > self.max_file_size:
             raise _Refused(
                 Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
@@ -194,15 +189,15 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         try:
             record = self.store.state(name)
         except SessionNotFound as exc:
-            raise _Refused(Ack.REFUSED, str(exc)) from None
+            raise _Refused(str(exc)) from None
         if record.closed:
-            raise _Refused(Ack.REFUSED, f"session {name} is closed")
+            raise _Refused(f"session {name} is closed")
         if start.run_id and start.run_id in record.replaced_runs:
-            raise _Refused(Ack.REFUSED, f"run {start.run_id} was replaced by a later run")
+            raise _Refused(f"run {start.run_id} was replaced by a later run")
         try:
             return IncomingFile(self.data_dir, name, start.kind, parts)
         except (OSError, DumpcmpError) as exc:
-            raise _Refused(Ack.REFUSED, f"cannot store it: {_reason(exc)}") from None
+            raise _Refused(f"cannot store it: {_reason(exc)}") from None
 
     def end_file(self, start: pb.FileStart, incoming: IncomingFile, sha256: bytes) -> Ack:
         ack = Ack(kind=start.kind, path=start.path, run_id=start.run_id)
@@ -236,11 +231,15 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             incoming.discard()
             ack.status, ack.message = Ack.REFUSED, f"cannot store it: {_reason(exc)}"
             return ack
-        self.store.add_file(
+        refused = self.store.add_file(
             start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id)
         )
+        if refused:  # the session closed, or the file's run was replaced, while it was on the way
+            files.remove_file(self.data_dir, start.session, start.kind, parts)
+            ack.status, ack.message = Ack.REFUSED, refused
+            return ack
         worker = self._worker(start.session)
-        if worker is not None:  # closed meanwhile: stored, not compared (the results are written)
+        if worker is not None:
             worker.landed(start.kind, start.path)
         ack.status = Ack.STORED
         return ack
@@ -364,7 +363,7 @@ class _Upload:
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             return Ack(
-                kind=start.kind, path=start.path, run_id=start.run_id, status=exc.status, message=exc.reason
+                kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc)
             )
         return None
 

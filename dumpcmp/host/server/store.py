@@ -218,12 +218,23 @@ class SessionStore:
             ).fetchone()
         return None if row is None else StoredFile(*row)
 
-    def add_file(self, session: str, file: StoredFile) -> None:
+    def add_file(self, session: str, file: StoredFile) -> str:
+        """Record a received file; "" when recorded, else why not (the session closed, or its
+        run was replaced, while it was on the way)."""
         with self._transaction() as db:
+            state = db.execute("SELECT state FROM sessions WHERE name=?", (session,)).fetchone()
+            if state is None or state[0] == "closed":
+                return f"session {session} is closed"
+            run = db.execute(
+                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, file.run_id)
+            ).fetchone()
+            if run is not None and run[0] == "replaced":
+                return f"run {file.run_id} was replaced by a later run"
             db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                 (session, file.kind, file.path, file.size, file.sha256, file.run_id),
             )
+            return ""
 
     def forget_files(self, session: str, files: Sequence[StoredFile]) -> None:
         """Drop files (and their rows) the host no longer holds, so that the agent resends them."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -13,7 +15,7 @@ from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import MAX_CHUNK
-from tests.host.server.hostkit import Client, Hosts, file_messages
+from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
 Ack = pb.UploadAck
 DUMP = pb.DUMP
@@ -130,3 +132,35 @@ def test_a_session_of_many_files_is_listed_whole(client: Client, host: HostServe
     for i in range(5000):  # a SessionInfo of about 5 MB: more than one upload message may hold
         host.service.store.add_file("s1", StoredFile(pb.DUMP, f"{i:04d}/" + "x" * 1000, 1, b"\0" * 32))
     assert len(client.info("s1").files) == 5000
+
+
+def test_a_file_of_a_run_replaced_while_it_was_on_the_way_is_refused(client: Client, tmp_path: Path) -> None:
+    client.open("s1")
+    start = pb.RunMark(session="s1", run_id="r1", event=pb.RunMark.START)
+    assert client.upload([pb.UploadMessage(run=start)])[0].status == Ack.RUN_ACCEPTED
+    replaced = threading.Event()
+    messages = file_messages("s1", DUMP, "late", b"data of r1", run_id="r1")
+
+    def stream() -> Iterator[pb.UploadMessage]:
+        yield from messages[:-1]
+        assert replaced.wait(CALL_TIMEOUT_S)
+        yield messages[-1]
+
+    acks: list[pb.UploadAck] = []
+    sender = threading.Thread(
+        target=lambda: acks.extend(client.stub.Upload(stream(), timeout=CALL_TIMEOUT_S))
+    )
+    sender.start()
+    incoming = tmp_path / "data/sessions/s1/.incoming"
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while not (incoming.is_dir() and any(incoming.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the host is receiving the file
+    try:
+        start2 = pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.START)
+        assert client.upload([pb.UploadMessage(run=start2)])[0].message == "replaced runs: r1"
+    finally:
+        replaced.set()
+        sender.join(CALL_TIMEOUT_S)
+    assert [(a.status, a.message) for a in acks] == [(Ack.REFUSED, "run r1 was replaced by a later run")]
+    assert not client.info("s1").files
+    assert not (tmp_path / "data/sessions/s1/dump/late").exists()
