@@ -342,7 +342,11 @@ class _Upload:
                 self._fail(context, "data before FileStart")
             if len(message.data) > MAX_CHUNK:
                 self._fail(context, f"a chunk of {len(message.data)} bytes; the limit is {MAX_CHUNK}")
-            self._write(message.data)
+            try:
+                self._write(message.data)
+            except OSError as exc:  # a full or failing disk: this upload ends, the agent retries later
+                self.abandon()
+                _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"host cannot write: {_reason(exc)}")
             return None
         if body == "end":
             if self.receiving is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import threading
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -164,3 +166,20 @@ def test_a_file_of_a_run_replaced_while_it_was_on_the_way_is_refused(client: Cli
     assert [(a.status, a.message) for a in acks] == [(Ack.REFUSED, "run r1 was replaced by a later run")]
     assert not client.info("s1").files
     assert not (tmp_path / "data/sessions/s1/dump/late").exists()
+
+
+def test_a_failing_disk_ends_the_upload_with_resource_exhausted(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client.open("s1")
+
+    def full_disk(self: IncomingFile, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(IncomingFile, "write", full_disk)
+    with pytest.raises(grpc.RpcError) as caught:
+        client.upload(file_messages("s1", DUMP, "a", b"data"))
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED  # type: ignore[attr-defined]
+    assert "No space left on device" in caught.value.details()  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    assert [a.status for a in client.upload(file_messages("s1", DUMP, "a", b"data"))] == [Ack.STORED]
