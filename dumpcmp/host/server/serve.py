@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import ipaddress
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 # Each upload stream and each followed watch holds a thread for as long as it runs: room for
 # many agents (8 devices of several boxes) and watchers at once.
 MAX_WORKERS = 64
+LOCK_FILE = ".host.lock"
 _STOP_GRACE_S = 5.0
 
 
@@ -34,10 +37,11 @@ class HostConfig:
 class HostServer:
     """A running host; ``port`` is the port it listens on."""
 
-    def __init__(self, server: grpc.Server, service: DumpCompareService, port: int) -> None:
+    def __init__(self, server: grpc.Server, service: DumpCompareService, port: int, lock: int) -> None:
         self._server = server
         self.service = service
         self.port = port
+        self._lock = lock
 
     def wait(self) -> None:
         self._server.wait_for_termination()
@@ -45,6 +49,7 @@ class HostServer:
     def stop(self, grace: float = _STOP_GRACE_S) -> None:
         self._server.stop(grace).wait()
         self.service.stop()
+        os.close(self._lock)
 
 
 def needs_tls_warning(config: HostConfig) -> bool:
@@ -68,11 +73,18 @@ def start(config: HostConfig) -> HostServer:
     interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
     credentials = None if config.tls is None else server_credentials(config.tls)
     prepare_output_dir(config.data_dir, "--data")
-    service = DumpCompareService(config.data_dir, config.max_file_size)
+    lock = _lock_data_dir(config.data_dir)
+    try:
+        service = DumpCompareService(config.data_dir, config.max_file_size)
+    except BaseException:
+        os.close(lock)
+        raise
     server = grpc.server(
         ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
-        options=SERVER_OPTIONS,
+        # gRPC shares a port between servers by default (SO_REUSEPORT): a second host on the
+        # same port would silently take half of the first one's uploads.
+        options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)),
     )
     add_DumpCompareServicer_to_server(service, server)
     try:
@@ -82,9 +94,22 @@ def start(config: HostConfig) -> HostServer:
             port = server.add_secure_port(config.listen, credentials)
     except RuntimeError as exc:
         service.stop()
+        os.close(lock)
         raise DumpcmpError(f"--listen {config.listen}: cannot listen ({exc})") from None
     if port == 0:
         service.stop()
+        os.close(lock)
         raise DumpcmpError(f"--listen {config.listen}: cannot listen (address in use or not local)")
     server.start()
-    return HostServer(server, service, port)
+    return HostServer(server, service, port, lock)
+
+
+def _lock_data_dir(data_dir: Path) -> int:
+    """One host per data directory: two would write one SQLite store and one file tree."""
+    fd = os.open(data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise DumpcmpError(f"--data {data_dir}: another dumpcmp host is using this directory") from None
+    return fd
