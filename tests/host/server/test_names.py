@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
-from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.serve import LOCK_FILE, HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import Client, file_messages
 
@@ -65,7 +65,7 @@ def test_hostile_uploads_write_nothing_outside(client: Client, host: HostServer,
     written = [
         p
         for p in tmp_path.rglob("*")
-        if p.is_file() and p.name != "dumpcmp.sqlite" and "sqlite-" not in p.name
+        if p.is_file() and p.name not in ("dumpcmp.sqlite", LOCK_FILE) and "sqlite-" not in p.name
     ]
     assert written == []
     assert not client.info("s1").files
