@@ -17,6 +17,7 @@ Every package raises from here; this module imports nothing of ours::
     ├── MatchError                    target and golden data cannot be paired
     ├── OutputError                   a result/output file or directory cannot be written
     ├── TransferError                 streaming dump files between agent and host failed
+    ├── ClusterError                  the Dask cluster of ``--cluster`` cannot be used
     └── StoreError                    the session store cannot answer
         └── SessionNotFound
 
@@ -124,6 +125,10 @@ class ModelError(DumpcmpError):
 
 class MatchError(DumpcmpError):
     """Target and golden data cannot be paired (missing rule files, wrong arguments)."""
+
+
+class ClusterError(DumpcmpError):
+    """The Dask cluster asked for cannot be used (Dask missing, scheduler unreachable, no workers)."""
 
 
 class OutputError(DumpcmpError):

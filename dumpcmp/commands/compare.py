@@ -8,6 +8,7 @@ from typing import Annotated, Literal, cast
 
 import typer
 
+from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands.progress import tracked
@@ -92,6 +93,13 @@ def compare(
         Path | None,
         typer.Option("-custom", "--custom", help="Directory whose format_convert/ holds user converters."),
     ] = None,
+    cluster: Annotated[str | None, typer.Option("--cluster", help=CLUSTER_HELP)] = None,
+    cluster_timeout: Annotated[
+        float,
+        typer.Option(
+            "--cluster-timeout", min=0.1, help="Seconds to reach the --cluster scheduler and a worker."
+        ),
+    ] = DEFAULT_TIMEOUT,
     print_request: Annotated[
         bool, typer.Option("--print-request", help="Print the resolved request and stop.")
     ] = False,
@@ -156,8 +164,14 @@ def compare(
     if print_request:
         console().print(request)
         return
-    with user_errors(), tracked("comparing dump files") as tracker:
-        outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance)
+    if cluster is not None:
+        request = for_cluster(request)
+    with (
+        user_errors(),
+        file_runner(cluster, cluster_timeout) as runner,
+        tracked("comparing dump files") as tracker,
+    ):
+        outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner)
     out = console()
     for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
         out.print(f"skipped {path}: {reason}", markup=False)

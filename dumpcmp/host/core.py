@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, evaluate, file_jobs
+from dumpcmp.host.pipeline import CompareOptions, evaluate, file_jobs, unreadable_file_job
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.stats_compare import StatsResult, compare_stats_file
+from dumpcmp.host.stats_compare import StatsResult, compare_stats_file, unreadable_stats
 from dumpcmp.proto.walker import DumpEntry
 
 FileOrder = tuple[int, int, str]
@@ -58,3 +58,11 @@ def compare_file(entry: DumpEntry, plan: ComparePlan) -> FileRows:
         return FileRows(entry, stats=tuple(compare_stats_file(entry, plan.golden, plan.matcher)))
     jobs = file_jobs(entry, plan.golden, plan.matcher, plan.options)
     return FileRows(entry, rows=tuple(evaluate(job, plan.options) for job in jobs))
+
+
+def failed_file(entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows:
+    """The rows of a file whose comparison never finished (it crashed every worker that tried):
+    one row with ``reason``, like an unreadable file's."""
+    if entry.is_stats:
+        return FileRows(entry, stats=(unreadable_stats(entry, reason),))
+    return FileRows(entry, rows=(evaluate(unreadable_file_job(entry, plan.matcher, reason), plan.options),))

@@ -85,8 +85,7 @@ def file_jobs(
     try:
         dump = read_dump(entry.path)
     except DumpFormatError as exc:
-        yield TensorJob(sequence, op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
-                        reason=f"corrupt dump file: {exc}")  # fmt: skip
+        yield unreadable_file_job(entry, matcher, f"corrupt dump file: {exc}")
         return
     npu_name = dump.op_name or op_name
     if matcher is None:
@@ -110,6 +109,16 @@ def file_jobs(
                 origin_format=ref.origin_format if isinstance(ref, GoldenRef) else "",
                 reason=reason,
             )
+
+
+def unreadable_file_job(entry: DumpEntry, matcher: Matcher | None, reason: str) -> TensorJob:
+    """The one job of a dump file with no readable tensors: its row carries ``reason``."""
+    op_name = entry.name.op_name
+    op_entry = matcher.entry(op_name) if matcher is not None else None
+    sequence = op_entry.op_sequence if op_entry is not None else None
+    truth = _ground_truth(matcher, op_name)
+    return TensorJob(sequence, entry.name.op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
+                     reason=reason)  # fmt: skip
 
 
 def _ground_truth(matcher: Matcher | None, op_name: str) -> str:

@@ -163,13 +163,18 @@ def _ratio(diff: float, golden: float) -> float:
 def compare_stats_file(entry: DumpEntry, golden: GoldenSource, matcher: Matcher | None) -> list[StatsResult]:
     """One result per tensor of one stats file (Index 0: the session numbers files); an
     unreadable file gets one."""
-    op_name, op_type = entry.name.op_name, entry.name.op_type
     try:
         rows = read_stats_csv(entry.path)
     except DumpFormatError as exc:
-        return [StatsResult(0, op_type, op_name, NO_GOLDEN, f"{op_name}:*", entry.path,
-                            reasons=(f"unreadable stats file: {exc}",), dump_readable=False)]  # fmt: skip
+        return [unreadable_stats(entry, f"unreadable stats file: {exc}")]
     return [_compare_row(entry, row, golden, matcher) for row in rows]
+
+
+def unreadable_stats(entry: DumpEntry, reason: str) -> StatsResult:
+    """The one result of a stats file with no readable rows: it carries ``reason``."""
+    op_name = entry.name.op_name
+    return StatsResult(0, entry.name.op_type, op_name, NO_GOLDEN, f"{op_name}:*", entry.path,
+                       reasons=(reason,), dump_readable=False)  # fmt: skip
 
 
 def _compare_row(

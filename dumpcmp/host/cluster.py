@@ -1,0 +1,226 @@
+"""Comparing a shard's files on a Dask ``distributed`` cluster (``compare --cluster``).
+
+A file runner like the local pools of ``dumpcmp.host.workers``: batches of dump files are the
+tasks, each worker reads its files from the shared path itself (only paths and rows cross the
+network), and the rows come back in the order given. The plan's parts (golden index, matcher,
+options) go to the cluster once, each as the result of a task that holds it: workers fetch it
+from a peer when they first need it, and the scheduler can recompute it from its own copy if
+every worker holding it dies, which a scattered value could not survive.
+
+Dask reschedules the tasks of a worker that dies; a task that raises is retried; a batch that
+still fails is split into its files, and a file failing on every try gets one row with the
+reason, as an unreadable file does. Importing this module imports Dask: only ``--cluster``
+does, so local runs never pay for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from itertools import chain
+from typing import Any
+
+from dumpcmp.errors import ClusterError
+from dumpcmp.host.core import ComparePlan, FileRows, compare_file, failed_file
+from dumpcmp.host.golden import GoldenSource
+from dumpcmp.host.matcher import Matcher
+from dumpcmp.host.pipeline import CompareOptions
+from dumpcmp.host.workers import OnFiles
+from dumpcmp.proto.walker import DumpEntry
+
+try:
+    import distributed
+except ImportError as exc:  # the message is what the user sees: say how to get it
+    raise ClusterError(
+        f'--cluster needs Dask distributed, which is not installed ({exc}): pip install "dumpcmp[cluster]"'
+    ) from exc
+
+DEFAULT_TIMEOUT = 10.0  # seconds to reach the scheduler and find a worker
+LOCAL = "local"
+RETRIES = 2  # a task that raises runs up to three times before its files are split or given up
+_BATCHES_PER_THREAD = 4  # enough tasks in flight to keep every thread busy and balance the tail
+_MAX_BATCH_FILES = 64  # a task of tens of ms to seconds: its ~1-2 ms of overhead stays small
+
+
+def _compare_batch(
+    entries: tuple[DumpEntry, ...], golden: GoldenSource, matcher: Matcher | None, options: CompareOptions
+) -> tuple[FileRows, ...]:
+    """Runs on a worker: the files of one task through the pure core."""
+    plan = ComparePlan(golden, matcher, options)
+    return tuple(compare_file(entry, plan) for entry in entries)
+
+
+def _hold(value: object) -> object:
+    """Runs on a worker: its result is ``value``, kept in cluster memory for the batches."""
+    return value
+
+
+class ClusterRunner:
+    """A ``FileRunner`` on a connected Dask client; one per run, shards one after another."""
+
+    def __init__(self, client: distributed.Client, retries: int = RETRIES) -> None:
+        self.client = client
+        self.retries = retries
+        # The plan parts of the shard last run, kept for the next one: golden data and options
+        # are the same for every shard of a run, so they go to the cluster once.
+        self._held: list[tuple[object, distributed.Future]] = []
+
+    @property
+    def dashboard_link(self) -> str | None:
+        return self.client.dashboard_link if "dashboard" in self._services() else None
+
+    def _services(self) -> dict[str, Any]:
+        services: dict[str, Any] = self.client.scheduler_info().get("services", {})
+        return services
+
+    def __call__(
+        self, entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
+    ) -> Iterator[FileRows]:
+        """Each file's rows in the order of ``entries``; ``workers`` is the cluster's, not ours."""
+        return self._run(tuple(entries), plan, on_files)
+
+    def _run(
+        self, entries: tuple[DumpEntry, ...], plan: ComparePlan, on_files: OnFiles
+    ) -> Iterator[FileRows]:
+        if not entries:
+            return
+        parts = self._ship(plan)
+        threads = max(1, sum(self.client.nthreads().values()))
+        size = max(1, min(_MAX_BATCH_FILES, len(entries) // (threads * _BATCHES_PER_THREAD)))
+        batches = [entries[start : start + size] for start in range(0, len(entries), size)]
+        window = threads * _BATCHES_PER_THREAD
+        running: dict[distributed.Future, int] = {}
+        finished: dict[int, tuple[FileRows, ...]] = {}
+        completed = distributed.as_completed(loop=self.client.loop)
+        submitted = yielded = 0
+        try:
+            while yielded < len(batches):
+                while submitted < len(batches) and submitted - yielded < window:
+                    future = self._submit(batches[submitted], parts)
+                    running[future] = submitted
+                    completed.add(future)
+                    submitted += 1
+                if yielded in finished:
+                    yield from finished.pop(yielded)
+                    yielded += 1
+                    continue
+                future = next(completed)
+                index = running.pop(future)
+                finished[index] = self._settle(future, batches[index], parts, plan)
+                if on_files:
+                    on_files(len(batches[index]))
+        finally:
+            # Stopped early (an error, Ctrl-C, a consumer that stopped): drop what is left.
+            if running:
+                self.client.cancel(list(running))
+
+    def _ship(self, plan: ComparePlan) -> tuple[distributed.Future, ...]:
+        """The plan's parts on the cluster, reusing those the previous shard shipped."""
+        kept = {id(value): (value, future) for value, future in self._held}
+        held = []
+        for value in (plan.golden, plan.matcher, plan.options):
+            if id(value) in kept:
+                held.append(kept[id(value)])
+                continue
+            with warnings.catch_warnings():
+                # A large golden index makes Dask suggest what this does: embed it once.
+                warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+                held.append((value, self.client.submit(_hold, value, pure=False)))
+        self._held = held
+        return tuple(future for _, future in held)
+
+    def _submit(
+        self, batch: tuple[DumpEntry, ...], parts: tuple[distributed.Future, ...]
+    ) -> distributed.Future:
+        return self.client.submit(_compare_batch, batch, *parts, retries=self.retries, pure=False)
+
+    def _settle(
+        self,
+        future: distributed.Future,
+        batch: tuple[DumpEntry, ...],
+        parts: tuple[distributed.Future, ...],
+        plan: ComparePlan,
+    ) -> tuple[FileRows, ...]:
+        """The rows of a finished task; a task that failed every try is retried file by file."""
+        try:
+            rows: tuple[FileRows, ...] = future.result()
+            return rows
+        except (asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
+            raise ClusterError(
+                f"the Dask cluster dropped a task ({exc or 'cancelled'}): is the scheduler up?"
+            ) from None
+        except Exception as exc:  # the task's own failure, after every retry: its files decide
+            if len(batch) == 1:
+                tries = self.retries + 1
+                reason = f"comparison failed on the cluster ({tries} tries): {type(exc).__name__}: {exc}"
+                return (failed_file(batch[0], plan, reason),)
+            singles = [self._submit((entry,), parts) for entry in batch]
+            return tuple(
+                chain.from_iterable(
+                    self._settle(single, (entry,), parts, plan)
+                    for single, entry in zip(singles, batch, strict=True)
+                )
+            )
+
+
+@contextmanager
+def connect(address: str, timeout: float = DEFAULT_TIMEOUT) -> Iterator[ClusterRunner]:
+    """A runner on the scheduler at ``address``, or on a new ``local[:N]`` cluster of processes.
+
+    Fails with one ``ClusterError`` line within about ``timeout`` seconds when the scheduler
+    cannot be reached or has no worker, instead of waiting for one forever.
+    """
+    cluster = _local_cluster(address) if address == LOCAL or address.startswith(LOCAL + ":") else None
+    try:
+        client = _client(cluster if cluster is not None else address, address, timeout)
+        try:
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except TimeoutError:
+                raise ClusterError(
+                    f"the Dask scheduler at {address} has no worker (waited {timeout:g} s): "
+                    "start `dask worker ADDRESS` on the machines"
+                ) from None
+            yield ClusterRunner(client)
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _client(target: distributed.LocalCluster | str, address: str, timeout: float) -> distributed.Client:
+    if isinstance(target, str):
+        try:  # a malformed address fails here, before a half-made Client complains at exit
+            distributed.comm.get_address_host_port(target)
+        except ValueError as exc:
+            raise ClusterError(
+                f"--cluster {address}: not a scheduler address like tcp://HOST:8786, nor local[:N] ({exc})"
+            ) from None
+    try:
+        return distributed.Client(target, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler at {address} (timeout {timeout:g} s): {exc}"
+        ) from None
+
+
+def _local_cluster(address: str) -> distributed.LocalCluster:
+    """``local``: one worker process per core; ``local:N``: N of them; one thread each (the
+    per-file Python work holds the GIL)."""
+    count = address.partition(":")[2]
+    if count and not (count.isdigit() and int(count) > 0):
+        raise ClusterError(f"--cluster {address} is neither local nor local:N with N ≥ 1 workers")
+    return distributed.LocalCluster(
+        n_workers=int(count) if count else os.cpu_count() or 1,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",  # a free port: the link is printed, and 8787 may be taken
+        silence_logs=logging.ERROR,
+    )
