@@ -18,7 +18,7 @@ CLUSTER_HELP = (
     'for N worker processes on this machine. Needs pip install "dumpcmp[cluster]"; workers must '
     "see the dump and golden paths at the same place."
 )
-DEFAULT_TIMEOUT = 10.0  # seconds; dumpcmp.host.cluster.DEFAULT_TIMEOUT, not imported to keep Dask out
+DEFAULT_TIMEOUT = 10.0  # seconds to reach the scheduler and find a worker: a LAN is much faster
 
 
 @contextmanager

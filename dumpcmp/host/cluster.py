@@ -40,11 +40,12 @@ except ImportError as exc:  # the message is what the user sees: say how to get 
         f'--cluster needs Dask distributed, which is not installed ({exc}): pip install "dumpcmp[cluster]"'
     ) from exc
 
-DEFAULT_TIMEOUT = 10.0  # seconds to reach the scheduler and find a worker
 LOCAL = "local"
 RETRIES = 2  # a task that raises runs up to three times before its files are split or given up
-_BATCHES_PER_THREAD = 4  # enough tasks in flight to keep every thread busy and balance the tail
-_MAX_BATCH_FILES = 64  # a task of tens of ms to seconds: its ~1-2 ms of overhead stays small
+# Tasks per worker thread: enough to balance the tail (a worker idle while the last big batch
+# runs elsewhere costs more than Dask's few ms a task), and the number kept in flight.
+_BATCHES_PER_THREAD = 8
+_MAX_BATCH_FILES = 16  # ~0.1 s of work for 1 MB files: a task's few ms of overhead stays small
 
 
 def _compare_batch(
@@ -69,6 +70,7 @@ class ClusterRunner:
         # The plan parts of the shard last run, kept for the next one: golden data and options
         # are the same for every shard of a run, so they go to the cluster once.
         self._held: list[tuple[object, distributed.Future]] = []
+        self.tasks = 0  # batches submitted, splits included: what the per-task overhead is paid on
 
     @property
     def dashboard_link(self) -> str | None:
@@ -137,6 +139,7 @@ class ClusterRunner:
     def _submit(
         self, batch: tuple[DumpEntry, ...], parts: tuple[distributed.Future, ...]
     ) -> distributed.Future:
+        self.tasks += 1
         return self.client.submit(_compare_batch, batch, *parts, retries=self.retries, pure=False)
 
     def _settle(
@@ -169,7 +172,7 @@ class ClusterRunner:
 
 
 @contextmanager
-def connect(address: str, timeout: float = DEFAULT_TIMEOUT) -> Iterator[ClusterRunner]:
+def connect(address: str, timeout: float) -> Iterator[ClusterRunner]:
     """A runner on the scheduler at ``address``, or on a new ``local[:N]`` cluster of processes.
 
     Fails with one ``ClusterError`` line within about ``timeout`` seconds when the scheduler

@@ -1,0 +1,177 @@
+"""Comparing on a Dask cluster (two worker processes on the loopback): the same CSV as a local run,
+whatever the cluster loses on the way."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.errors import ClusterError
+from dumpcmp.host.core import ComparePlan
+from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.session import CompareOutcome
+
+distributed = pytest.importorskip("distributed")
+cloudpickle = pytest.importorskip("cloudpickle")
+
+from dumpcmp.host.cluster import ClusterRunner, connect  # noqa: E402  (needs Dask)
+
+WORKERS = 2
+TIMEOUT = 60  # generous bounds for a machine other jobs load too; never reached when all is well
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[distributed.Client]:
+    with (
+        distributed.LocalCluster(
+            n_workers=WORKERS,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=50,  # workers killed on purpose below: no log noise
+        ) as cluster,
+        distributed.Client(cluster, timeout=TIMEOUT, set_as_default=False) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> CompareRequest:
+    from dumpcmp.fakes.simulate import simulate
+
+    run = simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim"), steps=2)
+    return CompareRequest(run.npu_dump_dir, run.golden_dir, fusion_rule=run.fusion_rule)
+
+
+def _csvs(outcome: CompareOutcome) -> dict[str, bytes]:
+    """Each result CSV's bytes, by its name without the timestamp."""
+    paths = [p for shard in outcome.shards for p in (shard.result_file, shard.stats_file) if p is not None]
+    return {path.name.rsplit("_", 1)[0]: path.read_bytes() for path in paths}
+
+
+def _run(
+    request: CompareRequest, out: Path, runner: ClusterRunner | None = None, **kw: object
+) -> dict[str, bytes]:
+    outcome = run_compare(replace(request, out_dir=out), runner=runner, **kw)  # type: ignore[arg-type]
+    return _csvs(outcome)
+
+
+def test_cluster_csv_is_the_local_csv(
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path
+) -> None:
+    local = _run(simulated, tmp_path / "local")
+    progress: list[int] = []
+    remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client), on_progress=progress.append)
+    assert len(local) == 2
+    assert remote == local
+    assert sum(progress) == 40  # every file counted, as tasks completed
+
+
+def test_corrupt_files_give_the_same_reason_rows(
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path
+) -> None:
+    tree = tmp_path / "npu"
+    shutil.copytree(simulated.target, tree)
+    files = sorted(p for p in tree.rglob("*") if p.is_file())
+    files[1].write_bytes(files[1].read_bytes()[:-7])  # truncated
+    files[5].write_bytes(b"\x00garbage" * 10)
+    files[30].write_bytes(b"")
+    request = replace(simulated, target=tree)
+    local = _run(request, tmp_path / "local")
+    assert b"corrupt dump file" in b"".join(local.values())
+    assert _run(request, tmp_path / "cluster", ClusterRunner(client)) == local
+
+
+def test_a_worker_killed_mid_run_costs_a_retry_not_the_run(
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path
+) -> None:
+    local = _run(simulated, tmp_path / "local")
+    pids = client.run(os.getpid)
+    victim = next(iter(pids.values()))
+    killed: list[int] = []
+
+    def kill_once(files: int) -> None:
+        # At the first finished task: the victim holds results not yet collected, and tasks
+        # still to run; both must be redone elsewhere.
+        if not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client), on_progress=kill_once)
+    assert killed
+    assert remote == local
+    client.wait_for_workers(WORKERS, timeout=TIMEOUT)  # the nanny's replacement, for the next tests
+    assert victim not in client.run(os.getpid).values()
+
+
+POISON = "MaxPool"
+
+
+def _poison_compare_file() -> None:
+    """Runs in each worker: comparing one op's files raises, as a crashing dependency would."""
+    from dumpcmp.host import cluster, core
+
+    def failing(entry: object, plan: ComparePlan) -> object:
+        if POISON in entry.path.name:  # type: ignore[attr-defined]
+            raise RuntimeError("simulated crash")
+        return core.compare_file(entry, plan)  # type: ignore[arg-type]
+
+    cluster.compare_file = failing  # type: ignore[assignment]
+
+
+def _heal_compare_file() -> None:
+    from dumpcmp.host import cluster, core
+
+    cluster.compare_file = core.compare_file
+
+
+def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path
+) -> None:
+    local = _run(simulated, tmp_path / "local")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests
+    try:
+        client.run(_poison_compare_file)
+        remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client))
+    finally:
+        client.run(_heal_compare_file)
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert remote.keys() == local.keys()
+    for name, table in remote.items():
+        want = [line for line in local[name].decode().splitlines() if POISON not in line]
+        got = remote[name].decode().splitlines()
+        poisoned = [line for line in got if POISON in line]
+        assert [line for line in got if POISON not in line] == want
+        assert len(poisoned) == 1, table  # one row for the file, not one per tensor
+        assert "comparison failed on the cluster (3 tries): RuntimeError: simulated crash" in poisoned[0]
+
+
+def test_an_unreachable_scheduler_fails_fast_in_one_error() -> None:
+    with (
+        pytest.raises(ClusterError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9 "),
+        connect("tcp://127.0.0.1:9", timeout=0.5),
+    ):
+        pass
+
+
+@pytest.mark.parametrize("address", ["local:0", "local:two", "nonsense"])
+def test_a_malformed_address_says_so(address: str) -> None:
+    with pytest.raises(ClusterError, match="--cluster"), connect(address, timeout=0.5):
+        pass
+
+
+def test_without_dask_the_error_names_the_extra() -> None:
+    blocked = "import sys; sys.modules['distributed'] = None\nimport dumpcmp.host.cluster"
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1
+    assert "ClusterError: --cluster needs Dask distributed" in done.stderr
+    assert 'pip install "dumpcmp[cluster]"' in done.stderr
