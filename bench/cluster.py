@@ -39,16 +39,33 @@ def _request(root: Path, out: Path) -> object:
     return CompareRequest(root / "npu", root / "golden", fusion_rule=root / "rules.json", out_dir=out)
 
 
-def _timed(root: Path, runner: object | None) -> float:
+def _timed(root: Path, runner: object | None) -> tuple[float, float]:
+    """Wall seconds of one compare, and CPU seconds of this process and all it started."""
     from dumpcmp.host.offline import run_compare
 
     out = Path(tempfile.mkdtemp(prefix="dumpcmp-bench-out-"))
     try:
+        cpu = _cpu_seconds()
         start = time.perf_counter()
         run_compare(_request(root, out), runner=runner)  # type: ignore[arg-type]
-        return time.perf_counter() - start
+        return time.perf_counter() - start, _cpu_seconds() - cpu
     finally:
         shutil.rmtree(out)
+
+
+def _cpu_seconds() -> float:
+    """This process, its live descendants (cluster workers) and its reaped ones (forked pools)."""
+    import psutil  # a dependency of Dask distributed
+
+    me = psutil.Process()
+    total = 0.0
+    for process in (me, *me.children(recursive=True)):
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def _warm_kernels() -> None:
@@ -97,25 +114,27 @@ def main() -> None:
         with connect(f"local:{args.workers}", timeout=60) as runner:
             runner.client.run(_warm_kernels)
             empty = _empty_task_seconds(runner.client)
-            local: list[float] = []
-            cluster: list[float] = []
+            local: list[tuple[float, float]] = []
+            cluster: list[tuple[float, float]] = []
             tasks = 0
             for _ in range(args.repeat):
                 local.append(_timed(root, None))
                 before = runner.tasks
                 cluster.append(_timed(root, runner))
                 tasks = runner.tasks - before
-        best_local, best_cluster = min(local), min(cluster)
+        (best_local, local_cpu), (best_cluster, cluster_cpu) = min(local), min(cluster)
         files, gb = int(info["count"]), float(info["bytes"]) / (1 << 30)
         threads = args.workers  # one thread each: the extra wall time of a task is paid per worker
         per_task = max(0.0, best_cluster - best_local) * threads / tasks
         print(f"tree: {gb:.2f} GB, {files} dump files; cluster: {args.workers} workers, {tasks} tasks")
         for name, runs in (("local", local), ("cluster", cluster)):
-            best = min(runs)
-            print(f"{name:8}{best:7.2f} s  ({gb * 1024 / best:5.0f} MB/s)   runs: {_listed(runs)}")
+            best, cpu = min(runs)
+            walls = " ".join(f"{wall:.2f}" for wall, _ in runs)
+            print(f"{name:8}{best:7.2f} s  ({gb * 1024 / best:5.0f} MB/s), CPU {cpu:5.2f} s   runs: {walls}")
         print(f"cluster / local: {best_cluster / best_local:.2f}x (target ≤ 1.5x)")
-        print(f"overhead per task: {per_task * 1e3:.1f} ms of a worker's time ((cluster − local) x workers "
-              f"/ {tasks} tasks); empty tasks: {empty * 1e3:.2f} ms each, streamed")  # fmt: skip
+        print(f"overhead per task: {per_task * 1e3:.1f} ms of a worker's wall time ((cluster − local) x "
+              f"workers / {tasks} tasks), {(cluster_cpu - local_cpu) / tasks * 1e3:.1f} ms of CPU "
+              f"(client, scheduler, workers); empty tasks: {empty * 1e3:.2f} ms each, streamed")  # fmt: skip
         _paper_estimate(info, best_local, per_task, empty)
         print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
@@ -140,10 +159,6 @@ def _paper_estimate(info: dict[str, object], local_seconds: float, per_task: flo
           f"compute {compute / 60:.1f} min at {per_core / (1 << 20):.0f} MB/s a core + task overhead "
           f"{overhead / 60:.1f} min = {total / 60:.1f} min ({compute / total * workers:.1f}x one worker); "
           f"scheduler floor {floor / 60:.1f} min; storage must serve {workers} workers")  # fmt: skip
-
-
-def _listed(times: list[float]) -> str:
-    return " ".join(f"{t:.2f}" for t in times)
 
 
 if __name__ == "__main__":
