@@ -46,9 +46,11 @@ def client() -> Iterator[distributed.Client]:
 
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory: pytest.TempPathFactory) -> CompareRequest:
-    from dumpcmp.fakes.simulate import simulate
+    from dumpcmp.commands.sim import simulate
 
-    run = simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim"), steps=2)
+    run = simulate(
+        "zoo:small_cnn", tmp_path_factory.mktemp("sim"), steps=2, faults=("/block1.pw/conv/Conv=bias",)
+    )
     return CompareRequest(run.npu_dump_dir, run.golden_dir, fusion_rule=run.fusion_rule)
 
 
