@@ -8,7 +8,8 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +23,8 @@ from dumpcmp.host.session import CompareOutcome
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
 
-from dumpcmp.host.cluster import ClusterRunner, connect  # noqa: E402  (needs Dask)
+from dumpcmp.host import cluster  # noqa: E402  (needs Dask)
+from dumpcmp.host.cluster import ClusterRunner, connect  # noqa: E402
 
 WORKERS = 2
 TIMEOUT = 60  # generous bounds for a machine other jobs load too; never reached when all is well
@@ -67,15 +69,68 @@ def _run(
     return _csvs(outcome)
 
 
+@pytest.fixture(params=[1, 10], ids=["file-tasks", "batch-tasks"])
+def files_per_task(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Tasks of one file (what 20-file shards on two workers get) or of ten (what big trees get)."""
+    if request.param > 1:  # the client cuts the batches: 20 files // (2 threads x 1) = 10
+        monkeypatch.setattr(cluster, "_BATCHES_PER_THREAD", 1)
+    return int(request.param)
+
+
 def test_cluster_csv_is_the_local_csv(
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path, files_per_task: int
+) -> None:
+    local = _run(simulated, tmp_path / "local")
+    progress: list[int] = []
+    runner = ClusterRunner(client)
+    remote = _run(simulated, tmp_path / "cluster", runner, on_progress=progress.append)
+    assert len(local) == 2
+    assert remote == local
+    assert runner.tasks == 40 // files_per_task
+    assert progress == [files_per_task] * runner.tasks  # fed as tasks complete
+
+
+@contextmanager
+def patched_workers(client: distributed.Client, patch: Callable[[], None]) -> Iterator[None]:
+    """``patch`` run in every worker process for the block; the core restored after it."""
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests
+    try:
+        client.run(patch)
+        yield
+    finally:
+        client.run(_heal_compare_file)
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _heal_compare_file() -> None:
+    from dumpcmp.host import cluster, core
+
+    cluster.compare_file = core.compare_file
+
+
+def _first_files_slow() -> None:
+    """Runs in each worker: the first two ops of a step take a while, so later tasks finish first."""
+    import time
+
+    from dumpcmp.host import cluster, core
+
+    def slow(entry: object, plan: ComparePlan) -> object:
+        if ".1.1." in entry.path.name or ".2.1." in entry.path.name:  # type: ignore[attr-defined]
+            time.sleep(0.5)
+        return core.compare_file(entry, plan)  # type: ignore[arg-type]
+
+    cluster.compare_file = slow  # type: ignore[assignment]
+
+
+def test_tasks_finishing_out_of_order_give_the_ordered_csv(
     simulated: CompareRequest, client: distributed.Client, tmp_path: Path
 ) -> None:
     local = _run(simulated, tmp_path / "local")
     progress: list[int] = []
-    remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client), on_progress=progress.append)
-    assert len(local) == 2
+    with patched_workers(client, _first_files_slow):
+        remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client), on_progress=progress.append)
     assert remote == local
-    assert sum(progress) == 40  # every file counted, as tasks completed
+    assert sum(progress) == 40
 
 
 def test_corrupt_files_give_the_same_reason_rows(
@@ -130,23 +185,13 @@ def _poison_compare_file() -> None:
     cluster.compare_file = failing  # type: ignore[assignment]
 
 
-def _heal_compare_file() -> None:
-    from dumpcmp.host import cluster, core
-
-    cluster.compare_file = core.compare_file
-
-
 def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
-    simulated: CompareRequest, client: distributed.Client, tmp_path: Path
+    simulated: CompareRequest, client: distributed.Client, tmp_path: Path, files_per_task: int
 ) -> None:
     local = _run(simulated, tmp_path / "local")
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests
-    try:
-        client.run(_poison_compare_file)
-        remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client))
-    finally:
-        client.run(_heal_compare_file)
-        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    runner = ClusterRunner(client)
+    with patched_workers(client, _poison_compare_file):
+        remote = _run(simulated, tmp_path / "cluster", runner)
     assert remote.keys() == local.keys()
     for name, table in remote.items():
         want = [line for line in local[name].decode().splitlines() if POISON not in line]
@@ -155,6 +200,8 @@ def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
         assert [line for line in got if POISON not in line] == want
         assert len(poisoned) == 1, table  # one row for the file, not one per tensor
         assert "comparison failed on the cluster (3 tries): RuntimeError: simulated crash" in poisoned[0]
+    # A failed batch is split into its files: only the poisoned file is given up.
+    assert runner.tasks == 40 // files_per_task + (2 * files_per_task if files_per_task > 1 else 0)
 
 
 def test_an_unreachable_scheduler_fails_fast_in_one_error() -> None:
