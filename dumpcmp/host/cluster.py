@@ -59,7 +59,8 @@ def _compare_batch(
     rows = tuple(compare_file(entry, plan) for entry in entries)
     if not _frozen:
         # As a local worker inherits it: after its first files the kernels are loaded; out of
-        # the cyclic GC's sight, full collections stop walking them (~20% of a worker's time).
+        # the cyclic GC's sight, full collections stop walking them (a fifth of a worker's CPU in
+        # bench/cluster.py).
         freeze_long_lived()
         _frozen = True
     return rows

@@ -41,7 +41,7 @@ def client() -> Iterator[distributed.Client]:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",
             silence_logs=50,  # workers killed on purpose below: no log noise
         ) as cluster,
         distributed.Client(cluster, timeout=TIMEOUT, set_as_default=False) as client,
@@ -215,6 +215,18 @@ def test_an_unreachable_scheduler_fails_fast_in_one_error() -> None:
         connect("tcp://127.0.0.1:9", timeout=0.5),
     ):
         pass
+
+
+def test_a_scheduler_without_workers_fails_fast_in_one_error() -> None:
+    with distributed.LocalCluster(
+        n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1", dashboard_address=":0"
+    ) as empty:
+        address = empty.scheduler_address
+        with (
+            pytest.raises(ClusterError, match=rf"the Dask scheduler at {address} has no worker"),
+            connect(address, timeout=0.5),
+        ):
+            pass
 
 
 @pytest.mark.parametrize("address", ["local:0", "local:two", "nonsense"])
