@@ -34,6 +34,7 @@ from dumpcmp.host.workers import OnFiles
 from dumpcmp.proto.walker import DumpEntry
 
 try:
+    import dask
     import distributed
 except ImportError as exc:  # the message is what the user sees: say how to get it
     raise ClusterError(
@@ -229,11 +230,14 @@ def _local_cluster(address: str) -> distributed.LocalCluster:
     count = address.partition(":")[2]
     if count and not (count.isdigit() and int(count) > 0):
         raise ClusterError(f"--cluster {address} is neither local nor local:N with N ≥ 1 workers")
-    return distributed.LocalCluster(
-        n_workers=int(count) if count else os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",  # a free port: the link is printed, and 8787 may be taken
-        silence_logs=logging.ERROR,
-    )
+    # The workers' sampling profiler (the dashboard's Profile page) costs a tenth of their CPU
+    # on the cores the comparison needs; its other pages stay.
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return distributed.LocalCluster(
+            n_workers=int(count) if count else os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",  # a free port: the link is printed, and 8787 may be taken
+            silence_logs=logging.ERROR,
+        )
