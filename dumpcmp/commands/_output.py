@@ -16,11 +16,11 @@ from dumpcmp.errors import DumpcmpError
 
 def console() -> Console:
     # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
-    return Console(soft_wrap=True, highlight=False)
+    return Console(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
 
 
 def error_console() -> Console:
-    return Console(stderr=True, soft_wrap=True, highlight=False)
+    return Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 
 INTERRUPTED_EXIT_CODE = 130

@@ -281,3 +281,9 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"dumpcmp {__version__}\n"
+
+
+def test_error_lines_print_names_as_given(tmp_path: Path) -> None:
+    # rich would print ":x:" as an emoji: a path or op name must come back as the user wrote it.
+    missing = tmp_path / "run:x:1"
+    one_error_line(compare("-tp", missing, "-gp", tmp_path), 1, f"target path {missing} does not exist")
