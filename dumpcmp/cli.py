@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "convert": "Convert dump files to npy, npy to dump files, or layouts.",
     "config": "Write and check acl.json dump configurations.",
     "sim": "Run models on the simulated NPU.",
+    "agent": "Stream dump files to a host comparator, from a dump path or a model run here.",
     "host": "Serve sessions to agents; list sessions and fetch their results.",
 }
 

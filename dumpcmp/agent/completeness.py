@@ -1,0 +1,67 @@
+"""Which files under a dump path are worth sending, and whether one has finished being written.
+
+A dump file is finished when its size equation holds (formats.md §1: the header declares every
+payload's size, the file is exactly header + payloads), checked by the one dump codec. Files
+without an equation (statistics ``.csv``, ``mapping.csv``) are finished when quiet; the watcher
+applies the quiet time to every file alike, so a dump file that happens to be consistent between
+two appends of a writer is not sent early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from dumpcmp.errors import BadFileNameError, DumpFormatError
+from dumpcmp.proto.codec import read_dump
+from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, parse_dump_name
+
+# The walker's list of files that sit in dump trees but are not dumps: the agent leaves out
+# exactly what a comparison would pass over quietly.
+from dumpcmp.proto.walker import _QUIET_SUFFIXES
+
+__all__ = ["FileRole", "Verdict", "check_complete", "role_of"]
+
+
+class FileRole(Enum):
+    DUMP = "dump"  # a binary dump file: has a size equation
+    SIDECAR = "sidecar"  # statistics csv or mapping.csv: complete when quiet
+    HIDDEN = "hidden"  # a writer's temporary (".name.part"): wait for its rename
+    QUIET = "quiet"  # a known non-dump file (logs, json, npy): not sent, not reported
+    FOREIGN = "foreign"  # a name that is no dump file name: not sent, reported
+
+
+def role_of(path: Path) -> FileRole:
+    name = path.name
+    if name.startswith("."):
+        return FileRole.HIDDEN
+    if name == MAPPING_FILE:
+        return FileRole.SIDECAR
+    is_stats = name.endswith(STATS_SUFFIX)
+    stem = name[: -len(STATS_SUFFIX)] if is_stats else name
+    try:
+        parse_dump_name(stem)
+    except BadFileNameError:
+        # Numeric long-name files (mapping.csv) are dumps too; their names are all digits.
+        if name.isdigit():
+            return FileRole.DUMP
+        return FileRole.QUIET if name.endswith(_QUIET_SUFFIXES) and not is_stats else FileRole.FOREIGN
+    return FileRole.SIDECAR if is_stats else FileRole.DUMP
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    complete: bool
+    reason: str = ""  # why not, for the report of files that never completed
+
+
+def check_complete(path: Path, role: FileRole) -> Verdict:
+    """Whether ``path`` (of ``role`` DUMP or SIDECAR) holds a whole file now."""
+    if role is FileRole.SIDECAR:
+        return Verdict(path.is_file(), "" if path.is_file() else "gone")
+    try:
+        read_dump(path)
+    except DumpFormatError as exc:
+        return Verdict(False, exc.reason)
+    return Verdict(True)

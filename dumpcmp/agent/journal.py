@@ -1,0 +1,129 @@
+"""The agent's on-disk record of files the host acknowledged, one JSON line per file.
+
+A line is appended and flushed when the host's acknowledgement arrives, so a killed agent
+process loses nothing the kernel already holds; ``sync`` makes the file durable (fsync) and runs
+before the agent forgets a file for good (``--delete-acked``) and when the journal closes. A
+torn last line (the machine died mid-write) is ignored: that file is then simply checked
+against the host's list again, never skipped.
+
+The journal answers one question for the uploader: was this exact file (same size and mtime)
+acknowledged by the host before, and with which checksum?
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+from dumpcmp.errors import TransferError
+from dumpcmp.outputs import atomic_path
+
+__all__ = ["Journal", "JournalEntry", "agent_id"]
+
+_SUFFIX = ".journal"
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One acknowledged file: ``kind`` is the FileKind name, ``path`` the name sent on the wire."""
+
+    kind: str
+    path: str
+    size: int
+    sha256: str  # hex
+    mtime_ns: int
+    local: str  # the file on this machine, so a restart can tell whether it still exists
+    run_id: str = ""  # the model run it belongs to, when the agent marks runs
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.path)
+
+
+class Journal:
+    """Acknowledged files of one session, kept in ``STATE_DIR/{session}.journal``."""
+
+    def __init__(self, state_dir: Path, session: str) -> None:
+        self.path = state_dir / f"{session}{_SUFFIX}"
+        self._entries: dict[tuple[str, str], JournalEntry] = {}
+        self._lock = threading.Lock()  # the ack reader and the sender both record
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():
+                self._load()
+            self._handle: IO[str] = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise TransferError(f"agent state {self.path}: {exc.strerror or exc}") from None
+        self._unsynced = False
+
+    def _load(self) -> None:
+        with self.path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    entry = JournalEntry(**json.loads(line))
+                except (ValueError, TypeError):
+                    continue  # a torn last line: that file is reconciled with the host again
+                self._entries[entry.key] = entry
+
+    def get(self, kind: str, path: str) -> JournalEntry | None:
+        with self._lock:
+            return self._entries.get((kind, path))
+
+    def entries(self) -> list[JournalEntry]:
+        with self._lock:
+            return list(self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def record(self, entry: JournalEntry) -> None:
+        """Append ``entry`` (flushed to the kernel, not yet fsynced: see ``sync``)."""
+        line = json.dumps(asdict(entry), separators=(",", ":")) + "\n"
+        with self._lock:
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+            except OSError as exc:
+                raise TransferError(f"agent state {self.path}: {exc.strerror or exc}") from None
+            self._entries[entry.key] = entry
+            self._unsynced = True
+
+    def sync(self) -> None:
+        """Make every recorded entry durable."""
+        with self._lock:
+            if self._unsynced and not self._handle.closed:
+                os.fsync(self._handle.fileno())
+                self._unsynced = False
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.sync()
+        with self._lock:
+            self._handle.close()
+
+
+def agent_id(state_dir: Path) -> str:
+    """A stable id for the agent owning ``state_dir``, made on first use."""
+    path = state_dir / "agent-id"
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        if text:
+            return text
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise TransferError(f"agent state {path}: {exc.strerror or exc}") from None
+    new = uuid.uuid4().hex
+    with atomic_path(path) as temp:
+        temp.write_text(new + "\n", encoding="utf-8")
+    return new

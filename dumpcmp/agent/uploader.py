@@ -1,0 +1,585 @@
+"""The upload client: files of one session to the host, each exactly once, whatever breaks.
+
+One thread owns the connection. It opens (or resumes) the session, then runs one ``Upload``
+stream: gRPC's own thread pulls messages from ``_requests`` (files read from disk chunk by chunk,
+hashed as they are sent) while this thread reads the host's per-file acknowledgements. What is
+in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so memory
+does not depend on how much is waiting; gRPC's flow control bounds the rest.
+
+A file acknowledged STORED or DUPLICATE goes into the journal; CHECKSUM_MISMATCH sends it again;
+REFUSED is reported. When the stream breaks, everything in flight goes back to the head of the
+queue and the thread reconnects with exponential backoff and jitter, giving up after
+``give_up`` seconds without progress. Before a file is sent, the journal and the host's list of
+stored files (from ``OpenSession``) are consulted, so files delivered before a crash or a
+restart of either side are not sent twice, and files the host lost are sent again.
+
+The uploader never calls AscendCL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+
+from dumpcmp.agent.journal import Journal, JournalEntry
+from dumpcmp.errors import DumpcmpError, TransferError
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+
+__all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader"]
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNK = 4 * 1024 * 1024  # the protocol's limit for one data message
+ChannelFactory = Callable[[], grpc.Channel]
+
+# Worth another connection: the host went away, restarts, or is overloaded. Anything else (a
+# wrong token, an unknown session, a request the host calls malformed) ends the upload.
+_RETRYABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.INTERNAL,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadSettings:
+    chunk_size: int = 1024 * 1024
+    window_bytes: int = 64 * 1024 * 1024
+    window_files: int = 256
+    backoff_first: float = 0.2
+    backoff_max: float = 10.0
+    give_up: float = 300.0  # seconds without progress before the upload fails
+    max_resends: int = 5  # CHECKSUM_MISMATCH answers for one file before it is reported
+    delete_acked: bool = False  # remove a DUMP file once the host has it and the journal is synced
+    sync_every: float = 1.0  # seconds between journal fsyncs (and always before a delete)
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    seq: int
+    kind: pb.FileKind  # FILE_KIND_UNSPECIFIED for a run mark
+    path: str  # wire path of a file, or the run id of a run mark
+    local: Path | None = None
+    run_id: str = ""
+    event: pb.RunMark.Event = pb.RunMark.EVENT_UNSPECIFIED
+    resends: int = 0
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.kind, self.path) if self.local is not None else (-self.event, self.path)
+
+    @property
+    def label(self) -> str:
+        return str(self.local) if self.local is not None else f"run {self.path}"
+
+
+@dataclass(slots=True)
+class _InFlight:
+    item: _Item
+    size: int
+    mtime_ns: int
+    sha256: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class UploadStats:
+    """A snapshot for progress displays."""
+
+    files_done: int
+    bytes_done: int
+    bytes_sent: int
+    backlog_files: int
+    in_flight: int
+    peak_in_flight: int  # most files in flight at once so far (the window's effect, for tests and benches)
+    reconnects: int
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UploadReport:
+    stored: int
+    duplicates: int  # the host had them already (sent again after a crash)
+    already: int  # not sent: the journal or the host's list showed them delivered
+    bytes_sent: int
+    reconnects: int
+    problems: tuple[str, ...]  # one line each: refused, vanished, lost on the host
+    replaced_runs: tuple[str, ...]
+    session: Any = field(repr=False)  # the last SessionInfo the host sent
+
+
+class Uploader:
+    """Sends the files given to ``add_file`` (and run marks) into one session."""
+
+    def __init__(
+        self,
+        connect: ChannelFactory,
+        open_request: pb.OpenSessionRequest,
+        journal: Journal,
+        settings: UploadSettings = UploadSettings(),
+        metadata: Sequence[tuple[str, str]] = (),
+        target: str = "",
+    ) -> None:
+        if not 0 < settings.chunk_size <= MAX_CHUNK:
+            raise TransferError(f"chunk size {settings.chunk_size} is outside 1..{MAX_CHUNK} bytes")
+        self._connect = connect
+        self._open = open_request
+        self._session = open_request.session
+        self._journal = journal
+        self._settings = settings
+        self._metadata = tuple(metadata)
+        self._target = target
+        self._cond = threading.Condition()
+        self._queue: deque[_Item] = deque()
+        self._in_flight: dict[tuple[int, str], _InFlight] = {}
+        self._in_flight_bytes = 0
+        self._seq = 0
+        self._gen = 0
+        self._closed = False
+        self._aborted = threading.Event()
+        self._error: DumpcmpError | None = None
+        self._thread: threading.Thread | None = None
+        self._call: Any = None
+        self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}
+        self._last_sync = time.monotonic()
+        self._connected = False
+        # counters
+        self._stored = self._duplicates = self._already = 0
+        self._bytes_done = self._bytes_sent = 0
+        self._reconnects = 0
+        self._peak_in_flight = 0
+        self._problems: list[str] = []
+        self._replaced: list[str] = []
+        self.session_info: Any = None
+
+    # -- the caller's side -----------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="dumpcmp-upload", daemon=True)
+        self._thread.start()
+
+    def add_file(self, kind: pb.FileKind, wire_path: str, local: Path, run_id: str = "") -> None:
+        self._add(lambda seq: _Item(seq, kind, wire_path, local, run_id))
+
+    def add_run_mark(self, run_id: str, event: pb.RunMark.Event) -> None:
+        self._add(lambda seq: _Item(seq, pb.FILE_KIND_UNSPECIFIED, run_id, None, run_id, event))
+
+    def _add(self, make: Callable[[int], _Item]) -> None:
+        with self._cond:
+            if self._closed:
+                raise TransferError("internal: a file was added after the upload was finished")
+            self._seq += 1
+            self._queue.append(make(self._seq))
+            self._cond.notify_all()
+
+    def stats(self) -> UploadStats:
+        with self._cond:
+            return UploadStats(
+                files_done=self._stored + self._duplicates + self._already,
+                bytes_done=self._bytes_done,
+                bytes_sent=self._bytes_sent,
+                backlog_files=len(self._queue),
+                in_flight=len(self._in_flight),
+                peak_in_flight=self._peak_in_flight,
+                reconnects=self._reconnects,
+                connected=self._connected,
+            )
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waiting and nothing in flight."""
+        with self._cond:
+            return not self._queue and not self._in_flight
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def finish(self, on_wait: Callable[[], None] | None = None) -> UploadReport:
+        """No more files: wait until every one is acknowledged; raise TransferError if the upload failed."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        thread = self._thread
+        while thread is not None and thread.is_alive():
+            thread.join(timeout=0.2)
+            if on_wait is not None:
+                on_wait()
+        self._journal.close()
+        if self._error is not None:
+            raise self._error
+        return self.report()
+
+    def abort(self) -> None:
+        """Stop now (a second Ctrl-C): what is in flight stays unacknowledged and is sent next time."""
+        self._aborted.set()
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        call = self._call
+        if call is not None:
+            call.cancel()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        self._journal.close()
+
+    def report(self) -> UploadReport:
+        with self._cond:
+            return UploadReport(
+                stored=self._stored,
+                duplicates=self._duplicates,
+                already=self._already,
+                bytes_sent=self._bytes_sent,
+                reconnects=self._reconnects,
+                problems=tuple(self._problems),
+                replaced_runs=tuple(self._replaced),
+                session=self.session_info,
+            )
+
+    def close_session(self) -> Any:
+        """CloseSession, retried like the upload; returns the host's SessionInfo."""
+        request = pb.CloseSessionRequest(session=self._session)
+        return self._with_retries(
+            lambda stub: stub.CloseSession(request, metadata=self._metadata, timeout=600.0)
+        )
+
+    # -- the connection thread -------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self._with_retries(self._session_pass)
+        except DumpcmpError as exc:
+            self._error = exc
+        finally:
+            with self._cond:
+                self._connected = False
+                self._cond.notify_all()
+
+    def _with_retries(self, action: Callable[[pb_grpc.DumpCompareStub], Any]) -> Any:
+        attempt = 0
+        last_progress = time.monotonic()
+        while True:
+            channel = self._connect()
+            progress_before = self._progress_mark()
+            try:
+                return action(pb_grpc.DumpCompareStub(channel))
+            except grpc.RpcError as exc:
+                code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+                details = (exc.details() if hasattr(exc, "details") else "") or str(code)
+                if self._aborted.is_set():
+                    raise TransferError("upload stopped") from None
+                if code not in _RETRYABLE:
+                    raise TransferError(_fatal_line(self._target, code, details)) from None
+                self._requeue_in_flight()
+                if self._progress_mark() != progress_before:
+                    attempt, last_progress = 0, time.monotonic()
+                waited = time.monotonic() - last_progress
+                if waited >= self._settings.give_up:
+                    raise TransferError(
+                        f"host {self._target}: gave up after {waited:.0f} s without progress "
+                        f"({code.name.lower()}: {details}); unacknowledged files are sent on the next run"
+                    ) from None
+                delay = min(self._settings.backoff_max, self._settings.backoff_first * 2**attempt)
+                delay = min(delay * random.uniform(0.5, 1.0), self._settings.give_up - waited)
+                attempt += 1
+                with self._cond:
+                    self._reconnects += 1
+                log.info("host %s: %s (%s); retrying in %.1f s", self._target, code.name, details, delay)
+                if self._aborted.wait(max(delay, 0.0)):
+                    raise TransferError("upload stopped") from None
+            finally:
+                channel.close()
+
+    def _progress_mark(self) -> int:
+        with self._cond:
+            return self._stored + self._duplicates + self._already + (1 if self._connected else 0)
+
+    def _session_pass(self, stub: pb_grpc.DumpCompareStub) -> None:
+        info = stub.OpenSession(self._open, metadata=self._metadata, timeout=60.0)
+        self._reconcile(info)
+        with self._cond:
+            self._connected = True
+            self._gen += 1
+            gen = self._gen
+        try:
+            call = stub.Upload(self._requests(gen), metadata=self._metadata)
+            self._call = call
+            for ack in call:
+                self._on_ack(ack)
+        finally:
+            self._call = None
+            with self._cond:
+                self._connected = False
+                self._gen += 1  # whatever the old request iterator still does is void
+                self._cond.notify_all()
+        with self._cond:
+            unfinished = bool(self._queue or self._in_flight) and not self._aborted.is_set()
+        if unfinished:  # the host ended the stream cleanly but early: take it as a dropped connection
+            raise _Dropped()
+
+    def _reconcile(self, info: Any) -> None:
+        """Remember what the host holds; report journal entries the host lost and we cannot resend."""
+        self.session_info = info
+        held = {(f.kind, f.path): (bytes(f.sha256), int(f.size)) for f in info.files}
+        replaced = set(info.replaced_runs)
+        with self._cond:
+            self._host_files = held
+            self._replaced = sorted(replaced)
+        for entry in self._journal.entries():
+            key = (pb.FileKind.Value(entry.kind), entry.path)
+            if key in held or entry.run_id in replaced or os.path.exists(entry.local):
+                continue
+            self._problem(
+                f"{entry.local}: acknowledged earlier, but the host no longer has it and it was "
+                "deleted here (--delete-acked): cannot be sent again"
+            )
+
+    def _problem(self, line: str) -> None:
+        with self._cond:
+            if line not in self._problems:
+                self._problems.append(line)
+
+    def _requeue_in_flight(self) -> None:
+        with self._cond:
+            self._gen += 1
+            items = sorted((e.item for e in self._in_flight.values()), key=lambda i: i.seq)
+            self._in_flight.clear()
+            self._in_flight_bytes = 0
+            self._queue.extendleft(reversed(items))
+            self._cond.notify_all()
+
+    # -- what gRPC's thread pulls ----------------------------------------------------------
+
+    def _requests(self, gen: int) -> Iterator[pb.UploadMessage]:
+        while True:
+            item = self._next_item(gen)
+            if item is None:
+                return
+            if item.local is None:
+                if not self._register(gen, item, 0, 0):
+                    return
+                yield pb.UploadMessage(
+                    run=pb.RunMark(session=self._session, run_id=item.path, event=item.event)
+                )
+                continue
+            opened = self._prepare(item)
+            if opened is None:
+                continue
+            handle, size, mtime_ns = opened
+            with handle:
+                if not self._register(gen, item, size, mtime_ns):
+                    return
+                yield pb.UploadMessage(
+                    start=pb.FileStart(
+                        session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id
+                    )
+                )
+                yield from self._chunks(item, handle, size)
+
+    def _chunks(self, item: _Item, handle: IO[bytes], size: int) -> Iterator[pb.UploadMessage]:
+        digest = hashlib.sha256()
+        left = size
+        try:
+            while left > 0:
+                data = handle.read(min(self._settings.chunk_size, left))
+                if not data:
+                    break  # shrunk since it was opened: the host's check refuses it, it is sent again
+                digest.update(data)
+                left -= len(data)
+                with self._cond:
+                    self._bytes_sent += len(data)
+                yield pb.UploadMessage(data=data)
+        except OSError as exc:
+            log.info("%s: read failed mid-file (%s); the host will refuse it", item.label, exc)
+        with self._cond:
+            entry = self._in_flight.get(item.key)
+            if entry is not None and entry.item is item:
+                entry.sha256 = digest.digest()
+        yield pb.UploadMessage(end=pb.FileEnd(sha256=digest.digest()))
+
+    def _next_item(self, gen: int) -> _Item | None:
+        """The next item the window allows; None when the stream is to end."""
+        s = self._settings
+        with self._cond:
+            while True:
+                if gen != self._gen or self._aborted.is_set():
+                    return None
+                for index, item in enumerate(self._queue):
+                    if item.key in self._in_flight:
+                        continue  # the same file once more: after the host answered the first
+                    size = _size(item.local)
+                    fits = not self._in_flight or (
+                        len(self._in_flight) < s.window_files
+                        and self._in_flight_bytes + size <= s.window_bytes
+                    )
+                    if not fits:
+                        break
+                    del self._queue[index]
+                    return item
+                else:
+                    if self._closed and not self._queue and not self._in_flight:
+                        return None
+                self._cond.wait(0.5)
+
+    def _register(self, gen: int, item: _Item, size: int, mtime_ns: int) -> bool:
+        with self._cond:
+            if gen != self._gen:
+                self._queue.appendleft(item)  # the connection broke meanwhile; it goes out next time
+                return False
+            self._in_flight[item.key] = _InFlight(item, size, mtime_ns)
+            self._in_flight_bytes += size
+            self._peak_in_flight = max(self._peak_in_flight, len(self._in_flight))
+            return True
+
+    def _prepare(self, item: _Item) -> tuple[IO[bytes], int, int] | None:
+        """The open file to send, or None when it is not to be sent (delivered, or gone)."""
+        assert item.local is not None
+        kind = pb.FileKind.Name(item.kind)
+        try:
+            handle = item.local.open("rb")
+            st = os.fstat(handle.fileno())
+        except OSError as exc:
+            self._problem(f"{item.local}: not sent: {exc.strerror or exc}")
+            self._done_without_sending()
+            return None
+        known = self._journal.get(kind, item.path)
+        with self._cond:
+            held = self._host_files.get((item.kind, item.path))
+        if known is not None and (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns):
+            if held == (bytes.fromhex(known.sha256), known.size):
+                handle.close()
+                self._done_without_sending()
+                return None
+            log.info("%s: acknowledged earlier but the host does not hold it; sending again", item.local)
+        elif held is not None and held[1] == st.st_size:
+            # Delivered before the journal heard of it (the agent died between the host's
+            # acknowledgement and the journal line): the checksum decides.
+            digest = _sha256_of(handle)
+            if digest == held[0]:
+                handle.close()
+                self._journal.record(_entry(item, kind, st.st_size, digest, st.st_mtime_ns))
+                self._done_without_sending()
+                return None
+            handle.seek(0)
+        return handle, st.st_size, st.st_mtime_ns
+
+    def _done_without_sending(self) -> None:
+        with self._cond:
+            self._already += 1
+            self._cond.notify_all()
+
+    # -- acknowledgements ------------------------------------------------------------------
+
+    def _on_ack(self, ack: Any) -> None:
+        status = ack.status
+        if status == pb.UploadAck.RUN_ACCEPTED:
+            key = next((k for k in self._in_flight if k[0] < 0 and k[1] == ack.run_id), None)
+        else:
+            key = (ack.kind, ack.path)
+        with self._cond:
+            entry = self._in_flight.pop(key, None) if key is not None else None
+            if entry is not None:
+                self._in_flight_bytes -= entry.size
+            self._cond.notify_all()
+        if entry is None:
+            log.warning(
+                "host acknowledged %s %r, which is not in flight", pb.FileKind.Name(ack.kind), ack.path
+            )
+            return
+        item = entry.item
+        if status == pb.UploadAck.RUN_ACCEPTED:
+            if ack.message:
+                log.info("run %s: %s", item.path, ack.message)
+        elif status in (pb.UploadAck.STORED, pb.UploadAck.DUPLICATE):
+            self._acknowledged(entry, status == pb.UploadAck.DUPLICATE)
+        elif status == pb.UploadAck.CHECKSUM_MISMATCH and item.resends < self._settings.max_resends:
+            with self._cond:
+                self._queue.appendleft(_replace_resends(item))
+                self._cond.notify_all()
+        else:
+            why = ack.message or pb.UploadAck.Status.Name(status).lower()
+            self._problem(f"{item.label}: refused by the host: {why}")
+        self._maybe_sync()
+
+    def _acknowledged(self, entry: _InFlight, duplicate: bool) -> None:
+        item = entry.item
+        assert item.local is not None
+        kind = pb.FileKind.Name(item.kind)
+        self._journal.record(_entry(item, kind, entry.size, entry.sha256, entry.mtime_ns))
+        with self._cond:
+            if duplicate:
+                self._duplicates += 1
+            else:
+                self._stored += 1
+            self._bytes_done += entry.size
+        if self._settings.delete_acked and item.kind == pb.DUMP:
+            self._journal.sync()  # durable before the file is gone for good
+            try:
+                st = item.local.stat()
+                if (st.st_size, st.st_mtime_ns) == (entry.size, entry.mtime_ns):
+                    item.local.unlink()
+            except OSError as exc:
+                log.info("%s: not deleted (%s)", item.local, exc)
+
+    def _maybe_sync(self) -> None:
+        now = time.monotonic()
+        if now - self._last_sync >= self._settings.sync_every:
+            self._journal.sync()
+            self._last_sync = now
+
+
+class _Dropped(grpc.RpcError):
+    """The host closed the upload stream with files still unanswered."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def details(self) -> str:
+        return "the host ended the upload stream before answering every file"
+
+
+def _fatal_line(target: str, code: grpc.StatusCode, details: str) -> str:
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return f"host {target} refused the agent: {details} (check --token-file)"
+    return f"host {target}: {code.name.lower()}: {details}"
+
+
+def _replace_resends(item: _Item) -> _Item:
+    return _Item(item.seq, item.kind, item.path, item.local, item.run_id, item.event, item.resends + 1)
+
+
+def _entry(item: _Item, kind: str, size: int, sha256: bytes, mtime_ns: int) -> JournalEntry:
+    return JournalEntry(kind, item.path, size, sha256.hex(), mtime_ns, str(item.local), item.run_id)
+
+
+def _size(local: Path | None) -> int:
+    if local is None:
+        return 0
+    try:
+        return local.stat().st_size
+    except OSError:
+        return 0
+
+
+def _sha256_of(handle: IO[bytes]) -> bytes:
+    digest = hashlib.sha256()
+    while block := handle.read(1024 * 1024):
+        digest.update(block)
+    return digest.digest()

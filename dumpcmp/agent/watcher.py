@@ -1,0 +1,237 @@
+"""Watch a dump path and hand over each file once it is complete.
+
+watchdog reports changes (inotify on Linux; a polling observer when inotify is unavailable or
+asked for). A changed file becomes a candidate; a candidate is handed to ``on_ready`` when it
+is complete (``completeness.check_complete``) and either has been quiet for ``quiet`` seconds
+or was just renamed into place or closed by its writer. A candidate that is not complete waits
+for its next change. ``stop`` walks the tree one last time, hands over what is complete, and
+returns the files that never completed, with the reason: they are reported, not sent.
+
+The watcher runs on its own threads and never calls AscendCL.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from dumpcmp.agent.completeness import FileRole, check_complete, role_of
+
+__all__ = ["DumpWatcher", "NotSent"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NotSent:
+    path: Path
+    reason: str
+
+
+@dataclass(slots=True)
+class _Candidate:
+    role: FileRole
+    changed_at: float
+    settled: bool  # renamed into place or closed by its writer: no quiet time needed
+    checked: bool = False  # checked since its last change and found incomplete
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+class DumpWatcher:
+    """Hands every complete file under ``root`` to ``on_ready`` (from the watcher's thread)."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_ready: Callable[[Path], None],
+        *,
+        quiet: float = 1.0,
+        poll: bool = False,
+        poll_interval: float = 0.5,
+        exclude: tuple[Path, ...] = (),
+    ) -> None:
+        self.root = root.resolve()
+        self._on_ready = on_ready
+        self._quiet = quiet
+        self._poll = poll
+        self._poll_interval = poll_interval
+        self._exclude = tuple(p.resolve() for p in exclude)
+        self._lock = threading.Lock()
+        self._candidates: dict[Path, _Candidate] = {}
+        self._handed: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when handed over
+        self._stop = threading.Event()
+        self._observer: BaseObserver | None = None
+        self._checker: threading.Thread | None = None
+        self.last_change = time.monotonic()
+        self.backend = ""
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._observer = self._start_observer()
+        # Files already there (an earlier run, a restarted agent) are candidates from the start;
+        # the observer started first, so nothing written meanwhile falls between the two.
+        for path in self._walk():
+            self._touch(path, settled=False, old=True)
+        self._checker = threading.Thread(target=self._check_loop, name="dumpcmp-watch-check", daemon=True)
+        self._checker.start()
+
+    def _start_observer(self) -> BaseObserver:
+        handler = _Handler(self)
+        if not self._poll:
+            try:
+                from watchdog.observers.inotify import InotifyObserver
+
+                observer: BaseObserver = InotifyObserver()
+                observer.schedule(handler, str(self.root), recursive=True)
+                observer.start()
+                self.backend = "inotify"
+                return observer
+            except (ImportError, OSError) as exc:  # no inotify here, or out of watches
+                log.info("inotify unavailable (%s); polling %s", exc, self.root)
+        observer = PollingObserver(timeout=self._poll_interval)
+        observer.schedule(handler, str(self.root), recursive=True)
+        observer.start()
+        self.backend = "polling"
+        return observer
+
+    def stop(self) -> list[NotSent]:
+        """Stop watching; hand over what is complete now; return what never completed."""
+        self._stop.set()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5.0)
+        if self._checker is not None:
+            self._checker.join(timeout=5.0)
+        not_sent: list[NotSent] = []
+        for path in self._walk():
+            role = role_of(path)
+            if role is FileRole.FOREIGN:
+                not_sent.append(NotSent(path, "not a dump file name"))
+                continue
+            if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
+                continue
+            verdict = check_complete(path, role)
+            if verdict.complete:
+                self._hand_over(path)
+            else:
+                not_sent.append(NotSent(path, f"incomplete: {verdict.reason}"))
+        return not_sent
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _walk(self) -> Iterator[Path]:
+        for directory, dirnames, filenames in os.walk(self.root):
+            here = Path(directory)
+            dirnames[:] = sorted(d for d in dirnames if here / d not in self._exclude)
+            for name in sorted(filenames):
+                yield here / name
+
+    def _touch(self, path: Path, *, settled: bool, old: bool = False) -> None:
+        role = role_of(path)
+        if role not in (FileRole.DUMP, FileRole.SIDECAR) or any(p in self._exclude for p in path.parents):
+            return
+        now = time.monotonic()
+        # A file found by the first walk counts as quiet since its mtime, not since the agent started.
+        changed_at = now - self._quiet if old and _older_than(path, self._quiet) else now
+        with self._lock:
+            self._candidates[path] = _Candidate(role, changed_at, settled)
+            self.last_change = now
+
+    def _touch_tree(self, directory: Path) -> None:
+        """A directory created or moved in: its files may predate the observer's watch on it."""
+        for here, _dirs, files in os.walk(directory):
+            for name in files:
+                self._touch(Path(here) / name, settled=False)
+
+    # -- checking --------------------------------------------------------------------------
+
+    def _check_loop(self) -> None:
+        tick = max(0.02, min(0.2, self._quiet / 4))
+        while not self._stop.wait(tick):
+            self.check_now()
+
+    def check_now(self) -> None:
+        """Hand over every candidate that is due and complete."""
+        now = time.monotonic()
+        with self._lock:
+            due = [
+                (path, c)
+                for path, c in self._candidates.items()
+                if not c.checked and (c.settled or now - c.changed_at >= self._quiet)
+            ]
+        for path, candidate in due:
+            verdict = check_complete(path, candidate.role)
+            with self._lock:
+                if self._candidates.get(path) is not candidate:
+                    continue  # changed again while being checked: wait for quiet again
+                if verdict.complete:
+                    del self._candidates[path]
+                else:
+                    candidate.checked = True
+                    continue
+            self._hand_over(path)
+
+    def _hand_over(self, path: Path) -> None:
+        stamp = _stamp(path)
+        if stamp is None or self._handed.get(path) == stamp:
+            return
+        self._handed[path] = stamp
+        self._on_ready(path)
+
+    @property
+    def waiting(self) -> int:
+        """Files seen and not complete yet."""
+        with self._lock:
+            return len(self._candidates)
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime >= seconds
+    except OSError:
+        return False
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: DumpWatcher) -> None:
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        watcher = self._watcher
+        if event.event_type in ("deleted", "opened", "closed_no_write"):
+            return
+        if isinstance(event, DirCreatedEvent | DirMovedEvent):
+            target = event.dest_path if isinstance(event, DirMovedEvent) else event.src_path
+            watcher._touch_tree(Path(os.fsdecode(target)))
+            return
+        if event.is_directory:
+            return
+        if isinstance(event, FileMovedEvent):
+            watcher._touch(Path(os.fsdecode(event.dest_path)), settled=True)
+            return
+        watcher._touch(Path(os.fsdecode(event.src_path)), settled=isinstance(event, FileClosedEvent))

@@ -1,0 +1,395 @@
+"""``dumpcmp agent run``: stream dump files to a host comparator as they are written.
+
+Two sources: ``--watch DUMP_PATH`` streams what the user's own application dumps; ``--model``
+runs the model here (``--sim``: an ONNX model on the simulated NPU, whose golden data, fusion
+rule and inputs are streamed with the dump, so the host needs nothing else). Either way the
+files go through ``dumpcmp.agent.uploader``: acknowledged per file, journalled, resumed after
+a restart of either side.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, counted, error_console, fail, interrupted, user_errors
+
+if TYPE_CHECKING:
+    from dumpcmp.agent.connection import HostAddress
+    from dumpcmp.agent.session import SessionPlan
+    from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Stream dump files to a host comparator.", no_args_is_help=True)
+
+_MODEL_STATE = Path("dumpcmp-agent")  # the state dir of --model runs, unless --state is given
+
+
+@app.command("run", cls=StrictCommand)
+def run_command(
+    host: Annotated[str, typer.Option("--host", help="The host comparator, HOST:PORT.", show_default=False)],
+    session: Annotated[
+        str,
+        typer.Option(
+            "--session", help="Session name on the host (resumed if it exists).", show_default=False
+        ),
+    ],
+    watch: Annotated[
+        Path | None, typer.Option("--watch", help="Stream the dump files appearing under this dump path.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="Run this model here: an .om on AscendCL, or with --sim an .onnx / zoo:NAME."
+        ),
+    ] = None,
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--input", "-i", help="A model input .npy in input order; repeatable (default: seeded random)."
+        ),
+    ] = None,
+    sim: Annotated[bool, typer.Option("--sim", help="Run --model on the simulated NPU.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of generated inputs and simulated faults.")] = 0,
+    steps: Annotated[int, typer.Option("--steps", min=1, help="How many times to execute --model.")] = 1,
+    inject: Annotated[
+        list[str] | None,
+        typer.Option("--inject", help="With --sim: OP=KIND[:AMOUNT] fault at an ONNX op; repeatable."),
+    ] = None,
+    acl_config: Annotated[
+        Path | None, typer.Option("--acl-config", help="The acl.json to run --model under.")
+    ] = None,
+    device: Annotated[int, typer.Option("--device", help="NPU device id.")] = 0,
+    golden: Annotated[
+        Path | None, typer.Option("--golden", help="Upload this golden directory before the dump.")
+    ] = None,
+    fusion_rule: Annotated[
+        Path | None, typer.Option("--fusion-rule", help="Upload this ATC fusion rule json before the dump.")
+    ] = None,
+    golden_on_host: Annotated[
+        str | None,
+        typer.Option("--golden-on-host", help="The golden directory is already on the host, here."),
+    ] = None,
+    fusion_rule_on_host: Annotated[
+        str | None,
+        typer.Option("--fusion-rule-on-host", help="The fusion rule json is already on the host, here."),
+    ] = None,
+    tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="Trust this CA for the host (TLS).")] = None,
+    tls_cert: Annotated[
+        Path | None, typer.Option("--tls-cert", help="Client certificate, for hosts asking mutual TLS.")
+    ] = None,
+    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Key of --tls-cert.")] = None,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="Bearer token for the host, read from this file.")
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="Agent state directory (journal of acknowledged files). Default: beside the dump path "
+            "(DUMP_PATH.dumpcmp-agent), or ./dumpcmp-agent for --model.",
+        ),
+    ] = None,
+    delete_acked: Annotated[
+        bool, typer.Option("--delete-acked", help="Delete each dump file once the host acknowledged it.")
+    ] = False,
+    until_idle: Annotated[
+        float | None,
+        typer.Option(
+            "--until-idle", min=0.0, help="With --watch: stop after this many seconds with nothing new."
+        ),
+    ] = None,
+    quiet_time: Annotated[
+        float,
+        typer.Option("--quiet-time", min=0.0, help="Seconds a file must be unchanged before it is sent."),
+    ] = 1.0,
+    poll: Annotated[
+        bool, typer.Option("--poll", help="Poll the dump path instead of using inotify.")
+    ] = False,
+    give_up: Annotated[
+        float,
+        typer.Option("--give-up", min=0.0, help="Fail after this many seconds without reaching the host."),
+    ] = 300.0,
+    keep_open: Annotated[
+        bool, typer.Option("--keep-open", help="Leave the session open (other agents still send into it).")
+    ] = False,
+    model_name: Annotated[
+        str | None, typer.Option("--model-name", help="Model name the host shows (default: from the paths).")
+    ] = None,
+) -> None:
+    """Stream a dump to the host comparator HOST:PORT, into session NAME.
+
+    --watch DUMP_PATH sends each dump file when it is complete; Ctrl-C (or --until-idle) ends
+    the watch after the files ready so far are sent. --model runs the model here and sends its
+    dump; with --sim it also sends the golden data, fusion rule and inputs.
+    """
+    from dumpcmp.agent.connection import HostAddress
+    from dumpcmp.agent.session import SessionPlan
+    from dumpcmp.agent.uploader import UploadSettings
+    from dumpcmp.errors import TransferError
+
+    with user_errors():
+        if (watch is None) == (model is None):
+            raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
+        if watch is not None and (sim or inputs or inject):
+            raise TransferError("--sim, --input and --inject go with --model, not --watch")
+        if golden is not None and golden_on_host:
+            raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
+        if fusion_rule is not None and fusion_rule_on_host:
+            raise TransferError("--fusion-rule and --fusion-rule-on-host both give the rule; give one")
+        address = HostAddress.from_options(
+            host, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, token_file=token_file
+        )
+        settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
+        plan = SessionPlan(
+            session=session,
+            model=model_name or _model_label(watch, model),
+            golden_uploaded=golden is not None or sim,
+            golden_host_path=golden_on_host or "",
+            fusion_rule_name=fusion_rule.name
+            if fusion_rule is not None
+            else ("fusion_rule.json" if sim else ""),
+            fusion_rule_host_path=fusion_rule_on_host or "",
+            device=device,
+        )
+        extras = _Extras(golden, fusion_rule)
+        if watch is not None:
+            state_dir = state or watch.parent / f"{watch.name}.dumpcmp-agent"
+            outcome = _watch(address, plan, state_dir, settings, extras, watch, until_idle, quiet_time, poll)
+        else:
+            assert model is not None
+            run = _ModelRun(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            outcome = _run_model(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
+        if not keep_open:
+            outcome.closed = outcome.uploader.close_session()
+    _summary(outcome, address.target, session)
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+@dataclass(frozen=True)
+class _Extras:
+    golden: Path | None
+    fusion_rule: Path | None
+
+
+@dataclass(frozen=True)
+class _ModelRun:
+    model: str
+    inputs: list[Path]
+    seed: int
+    steps: int
+    faults: list[str]
+    acl_config: Path | None
+    device: int
+
+
+@dataclass
+class _Outcome:
+    uploader: Uploader
+    report: UploadReport
+    not_sent: list[str] = field(default_factory=list)
+    closed: Any = None
+    interrupted: bool = False
+
+
+def _model_label(watch: Path | None, model: str | None) -> str:
+    if model is not None:
+        return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
+    assert watch is not None
+    return watch.resolve().name
+
+
+def _queue_extras(uploader: Uploader, extras: _Extras) -> None:
+    from dumpcmp.agent.session import add_tree
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    if extras.golden is not None:
+        add_tree(uploader, pb.GOLDEN, extras.golden)
+    if extras.fusion_rule is not None:
+        if not extras.fusion_rule.is_file():
+            from dumpcmp.errors import TransferError
+
+            raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
+        add_tree(uploader, pb.FUSION_RULE, extras.fusion_rule)
+
+
+def _finish(uploader: Uploader, refresh: Callable[[], None]) -> UploadReport:
+    """Wait for every acknowledgement; a second Ctrl-C stops at once (the journal keeps the rest)."""
+    try:
+        return uploader.finish(on_wait=refresh)
+    except KeyboardInterrupt:
+        uploader.abort()
+        interrupted()
+
+
+def _watch(
+    address: HostAddress,
+    plan: SessionPlan,
+    state_dir: Path,
+    settings: UploadSettings,
+    extras: _Extras,
+    root: Path,
+    until_idle: float | None,
+    quiet_time: float,
+    poll: bool,
+) -> _Outcome:
+    from dumpcmp.agent.progress import UploadProgress
+    from dumpcmp.agent.session import open_uploader, wire_path
+    from dumpcmp.agent.watcher import DumpWatcher
+    from dumpcmp.errors import TransferError
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    if root.exists() and not root.is_dir():
+        raise TransferError(f"--watch {root}: is a file, not a dump directory")
+    root = root.resolve()
+    uploader = open_uploader(address, plan, state_dir, settings)
+    _queue_extras(uploader, extras)
+    watcher = DumpWatcher(
+        root,
+        lambda path: uploader.add_file(pb.DUMP, wire_path(path, root), path),
+        quiet=quiet_time,
+        poll=poll,
+        exclude=(state_dir.resolve(),),
+    )
+    uploader.start()
+    watcher.start()
+    stopped_by_user = False
+    progress = UploadProgress(error_console(), uploader.stats, lambda: f"watching {root} ({watcher.backend})")
+    with progress:
+        try:
+            while not uploader.failed:
+                progress.refresh()
+                quiet_for = time.monotonic() - watcher.last_change
+                if until_idle is not None and quiet_for >= until_idle and uploader.idle:
+                    break
+                time.sleep(0.1)
+        except KeyboardInterrupt:
+            stopped_by_user = True  # stop watching, send what is ready, then end
+        not_sent = watcher.stop()
+        report = _finish(uploader, progress.refresh)
+    lines = [f"{n.path}: not sent: {n.reason}" for n in not_sent]
+    return _Outcome(uploader, report, lines, interrupted=stopped_by_user)
+
+
+def _run_model(
+    address: HostAddress,
+    plan: SessionPlan,
+    state_dir: Path,
+    settings: UploadSettings,
+    extras: _Extras,
+    run: _ModelRun,
+    sim: bool,
+) -> _Outcome:
+    """Run the model, then stream inputs, golden data, fusion rule and the run's dump, in that order."""
+    from dumpcmp.agent.progress import UploadProgress
+    from dumpcmp.agent.session import add_tree, open_uploader
+    from dumpcmp.errors import TransferError
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    if not sim:
+        raise TransferError(
+            "running an .om on AscendCL is not available in this build yet; use --sim, or --watch the "
+            "dump path of your own application"
+        )
+    run_id = uuid.uuid4().hex[:16]
+    work = state_dir / "runs" / run_id
+    uploader = open_uploader(address, plan, state_dir, settings)
+    uploader.start()
+    try:
+        produced = _simulate(run, work)
+    except BaseException:
+        uploader.abort()
+        raise
+    add_tree(uploader, pb.INPUT, produced.inputs_dir)
+    _queue_extras(uploader, _Extras(produced.golden_dir, produced.fusion_rule))
+    _queue_extras(uploader, extras)
+    uploader.add_run_mark(run_id, pb.RunMark.START)
+    if produced.dump_files:
+        add_tree(uploader, pb.DUMP, produced.dump_dir, run_id)
+    uploader.add_run_mark(run_id, pb.RunMark.END)
+    with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
+        report = _finish(uploader, progress.refresh)
+    return _Outcome(uploader, report)
+
+
+@dataclass(frozen=True)
+class _Produced:
+    inputs_dir: Path
+    golden_dir: Path
+    fusion_rule: Path
+    dump_dir: Path
+    dump_files: int
+
+
+def _simulate(run: _ModelRun, work: Path) -> _Produced:
+    """The simulated NPU run of ``run.model`` in ``work``: dump, golden, fusion rule, inputs as npy."""
+    import numpy as np
+
+    from dumpcmp.fakes.inputs import resolve_inputs
+    from dumpcmp.fakes.onnx_model import analyse, load_model
+    from dumpcmp.fakes.simulate import simulate
+    from dumpcmp.fakes.zoo import build, is_zoo_name
+    from dumpcmp.outputs import atomic_path
+
+    proto = build(run.model) if is_zoo_name(run.model) else load_model(Path(run.model))
+    specs = analyse(proto).inputs
+    arrays = resolve_inputs(specs, run.inputs, seed=run.seed)
+    inputs_dir = work / "inputs"
+    for index, (spec, array) in enumerate(zip(specs, arrays, strict=True)):
+        with (
+            atomic_path(inputs_dir / f"{index}.{spec.name.replace('/', '_')}.npy") as temp,
+            temp.open("wb") as f,
+        ):
+            np.save(f, array, allow_pickle=False)
+    result = simulate(
+        run.model,
+        work,
+        seed=run.seed,
+        steps=run.steps,
+        faults=run.faults,
+        acl_config=run.acl_config,
+        inputs=arrays,
+    )
+    return _Produced(
+        inputs_dir, result.golden_dir, result.fusion_rule, result.npu_dump_dir, len(result.dump_files)
+    )
+
+
+def _summary(outcome: _Outcome, target: str, session: str) -> None:
+    report = outcome.report
+    printer = console()
+    for line in (*report.problems, *outcome.not_sent):
+        error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
+    sent = report.stored + report.duplicates
+    words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_sent)})"]
+    if report.already:
+        words.append(f"{report.already} already on the host")
+    if report.reconnects:
+        words.append(counted(report.reconnects, "reconnect"))
+    where = ""
+    if outcome.closed is not None and outcome.closed.data_dir:
+        where = f"; results on the host in {outcome.closed.data_dir}"
+    state = "closed" if outcome.closed is not None else "open"
+    printer.print(escape(f"session {session} on {target} ({state}): {', '.join(words)}{where}"), markup=True)
+    if outcome.closed is not None and outcome.closed.summary:
+        printer.print(escape(outcome.closed.summary))
+    missing = len(report.problems) + len(outcome.not_sent)
+    if missing:
+        fail(f"{counted(missing, 'file')} not delivered (see the warnings above)")
+
+
+def _mb(count: int) -> str:
+    from dumpcmp.agent.progress import human_bytes
+
+    return human_bytes(count)

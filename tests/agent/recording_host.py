@@ -1,0 +1,198 @@
+"""A minimal host for agent tests (and bench/stream.py): the DumpCompare service's upload half.
+
+It keeps the contract's promises the agent relies on: a file is written to disk under its
+session (temporary name, rename) and its size and SHA-256 checked before it is acknowledged;
+a path already held with the same checksum is DUPLICATE; OpenSession returns the files held;
+a bearer token is checked on every call when set. It records every acknowledgement, and can
+misbehave on request: corrupt the next files' bytes, answer slowly, or drop the stream after a
+number of files. It compares nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+
+
+@dataclass
+class _Session:
+    name: str
+    request: Any
+    files: dict[tuple[int, str], tuple[bytes, int]] = field(default_factory=dict)
+    closed: bool = False
+    runs: list[tuple[str, int]] = field(default_factory=list)
+
+
+class RecordingHost(pb_grpc.DumpCompareServicer):
+    def __init__(self, data_dir: Path, token: str | None = None, keep_data: bool = True) -> None:
+        self.data_dir = data_dir
+        self.token = token
+        self.keep_data = keep_data  # False: hash and count only (a host that stores elsewhere)
+        self.sessions: dict[str, _Session] = {}
+        self.acks: list[tuple[str, str, int]] = []  # (session, path, status) in answer order
+        self.lock = threading.Lock()
+        self.corrupt_next = 0  # flip a byte of the next N files received
+        self.ack_delay = 0.0  # seconds before each acknowledgement
+        self.drop_after: int | None = None  # end the stream UNAVAILABLE after this many acks
+        self.opened = 0
+        self.largest_chunk = 0
+
+    # -- helpers for tests -----------------------------------------------------------------
+
+    def statuses(self, path: str) -> list[int]:
+        with self.lock:
+            return [status for _s, p, status in self.acks if p == path]
+
+    def stored_count(self, path: str) -> int:
+        return self.statuses(path).count(pb.UploadAck.STORED)
+
+    # -- service ---------------------------------------------------------------------------
+
+    def _auth(self, context: grpc.ServicerContext) -> None:
+        if self.token is None:
+            return
+        metadata = dict(context.invocation_metadata())
+        if metadata.get("authorization") != f"Bearer {self.token}":
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+
+    def _info(self, session: _Session) -> pb.SessionInfo:
+        return pb.SessionInfo(
+            session=session.name,
+            model=session.request.model,
+            state=pb.SessionInfo.CLOSED if session.closed else pb.SessionInfo.OPEN,
+            settings=session.request.settings,
+            files=[
+                pb.StoredFile(kind=kind, path=path, sha256=sha, size=size)
+                for (kind, path), (sha, size) in session.files.items()
+            ],
+            data_dir=str(self.data_dir / session.name),
+        )
+
+    def OpenSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:
+        self._auth(context)
+        with self.lock:
+            self.opened += 1
+            session = self.sessions.setdefault(request.session, _Session(request.session, request))
+            return self._info(session)
+
+    def CloseSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:
+        self._auth(context)
+        with self.lock:
+            session = self.sessions.get(request.session)
+            if session is None:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"no session {request.session!r}")
+            session.closed = True
+            return self._info(session)
+
+    def Upload(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[pb.UploadAck]:
+        self._auth(context)
+        current: Any = None
+        digest: Any = None
+        handle: Any = None
+        received = 0
+        corrupt = False
+        temp = Path()
+        answered = 0
+        for message in request_iterator:
+            body = message.WhichOneof("body")
+            if body == "run":
+                with self.lock:
+                    session = self.sessions[message.run.session]
+                    session.runs.append((message.run.run_id, message.run.event))
+                    self.acks.append((message.run.session, f"run:{message.run.run_id}", pb.UploadAck.RUN_ACCEPTED))
+                yield pb.UploadAck(status=pb.UploadAck.RUN_ACCEPTED, run_id=message.run.run_id)
+            elif body == "start":
+                current = message.start
+                if current.session not in self.sessions:
+                    context.abort(grpc.StatusCode.NOT_FOUND, f"no session {current.session!r}")
+                digest, received = hashlib.sha256(), 0
+                with self.lock:
+                    corrupt = self.corrupt_next > 0
+                    self.corrupt_next -= int(corrupt)
+                target = self.data_dir / current.session / pb.FileKind.Name(current.kind) / current.path
+                temp = target.with_name(f".{target.name}.part")
+                if self.keep_data:
+                    temp.parent.mkdir(parents=True, exist_ok=True)
+                    handle = temp.open("wb")
+            elif body == "data":
+                data = message.data
+                self.largest_chunk = max(self.largest_chunk, len(data))
+                if corrupt and received == 0 and data:
+                    data = bytes([data[0] ^ 0xFF]) + data[1:]
+                digest.update(data)
+                received += len(data)
+                if handle is not None:
+                    handle.write(data)
+            elif body == "end":
+                if handle is not None:
+                    handle.close()
+                    handle = None
+                status = self._land(current, digest.digest(), received, message.end.sha256, temp)
+                if self.ack_delay:
+                    time.sleep(self.ack_delay)
+                answered += 1
+                yield pb.UploadAck(kind=current.kind, path=current.path, status=status)
+                if self.drop_after is not None and answered >= self.drop_after:
+                    self.drop_after = None
+                    context.abort(grpc.StatusCode.UNAVAILABLE, "dropped on purpose")
+
+    def _land(self, start: Any, got: bytes, received: int, claimed: bytes, temp: Path) -> int:
+        key = (start.kind, start.path)
+        with self.lock:
+            session = self.sessions[start.session]
+            if got != claimed or received != start.size:
+                status = pb.UploadAck.CHECKSUM_MISMATCH
+            elif session.files.get(key) == (got, received):
+                status = pb.UploadAck.DUPLICATE
+            else:
+                status = pb.UploadAck.STORED
+                session.files[key] = (got, received)
+                if self.keep_data:
+                    os.replace(temp, temp.with_name(temp.name[1 : -len(".part")]))
+            if self.keep_data and temp.exists():
+                temp.unlink()
+            self.acks.append((start.session, start.path, status))
+        return status
+
+
+class ServerHandle:
+    """A RecordingHost served on 127.0.0.1; ``restart`` brings it back on the same port."""
+
+    def __init__(self, host: RecordingHost, port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self._server: grpc.Server | None = None
+        self.start()
+
+    def start(self) -> None:
+        self._pool = futures.ThreadPoolExecutor(max_workers=8)
+        server = grpc.server(self._pool)
+        pb_grpc.add_DumpCompareServicer_to_server(self.host, server)
+        port = server.add_insecure_port(f"127.0.0.1:{self.port}")
+        if not port:
+            raise RuntimeError(f"cannot listen on 127.0.0.1:{self.port}")
+        self.port = port
+        server.start()
+        self._server = server
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None).wait(5.0)
+            self._server = None
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"

@@ -1,0 +1,300 @@
+"""The upload client against a recording host on loopback: chunks, checksums, acks, journal,
+reconnects, resends, and delivery exactly once across restarts of either side."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.agent.connection import HostAddress
+from dumpcmp.agent.journal import Journal
+from dumpcmp.agent.uploader import Uploader, UploadSettings
+from dumpcmp.errors import TransferError
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.agent.dumps import STEP_DIR, write_dumps
+from tests.agent.recording_host import RecordingHost, ServerHandle
+
+SESSION = "s1"
+FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2, give_up=20.0)
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[ServerHandle]:
+    handle = ServerHandle(RecordingHost(tmp_path / "host"))
+    yield handle
+    handle.stop()
+
+
+def make_uploader(
+    target: str, state: Path, settings: UploadSettings = FAST, token: str | None = None
+) -> Uploader:
+    address = HostAddress(target, token=token)
+    request = pb.OpenSessionRequest(session=SESSION, model="net")
+    return Uploader(address.channel, request, Journal(state, SESSION), settings, address.metadata, target)
+
+
+def send(uploader: Uploader, root: Path, files: list[Path]) -> None:
+    uploader.start()
+    for path in files:
+        uploader.add_file(pb.DUMP, path.relative_to(root).as_posix(), path)
+
+
+def wire(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def assert_landed(host: RecordingHost, root: Path, files: list[Path]) -> None:
+    for path in files:
+        name = wire(root, path)
+        assert host.stored_count(name) == 1, (name, host.statuses(name))
+        landed = host.data_dir / SESSION / "DUMP" / name
+        assert landed.read_bytes() == path.read_bytes()
+
+
+def test_files_arrive_whole_in_chunks_and_are_journalled(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 5, elements=50_000)  # 200 KB each: four chunks of 64 KiB
+    uploader = make_uploader(host.target, tmp_path / "state")
+    send(uploader, root, files)
+    report = uploader.finish()
+    assert (report.stored, report.duplicates, report.already, report.problems) == (5, 0, 0, ())
+    assert_landed(host.host, root, files)
+    assert 0 < host.host.largest_chunk <= 64 * 1024
+    with Journal(tmp_path / "state", SESSION) as journal:
+        assert len(journal) == 5
+        entry = journal.get("DUMP", wire(root, files[0]))
+    assert entry is not None and entry.size == files[0].stat().st_size
+
+
+def test_a_corrupted_file_is_sent_again(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 3)
+    host.host.corrupt_next = 1
+    uploader = make_uploader(host.target, tmp_path / "state")
+    send(uploader, root, files)
+    report = uploader.finish()
+    assert report.stored == 3 and not report.problems
+    first = wire(root, files[0])
+    assert host.host.statuses(first) == [pb.UploadAck.CHECKSUM_MISMATCH, pb.UploadAck.STORED]
+    assert_landed(host.host, root, files)
+
+
+def test_a_file_corrupted_every_time_is_reported_not_looped(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    host.host.corrupt_next = 100
+    settings = UploadSettings(chunk_size=64 * 1024, max_resends=2)
+    uploader = make_uploader(host.target, tmp_path / "state", settings)
+    send(uploader, root, files)
+    report = uploader.finish()
+    assert report.stored == 0
+    assert len(report.problems) == 2
+    assert "refused by the host: checksum_mismatch" in report.problems[0]
+    assert len(host.host.statuses(wire(root, files[0]))) == 3  # the first try and two resends
+
+
+def test_a_dropped_stream_is_resumed_and_nothing_is_stored_twice(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 8)
+    host.host.drop_after = 3
+    uploader = make_uploader(host.target, tmp_path / "state")
+    send(uploader, root, files)
+    report = uploader.finish()
+    assert report.reconnects >= 1
+    assert report.stored + report.already == 8  # files answered before the drop are not resent
+    assert_landed(host.host, root, files)
+
+
+def test_host_restart_mid_stream(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 12)
+    recording = RecordingHost(tmp_path / "host")
+    recording.ack_delay = 0.05
+    server = ServerHandle(recording)
+    try:
+        uploader = make_uploader(server.target, tmp_path / "state")
+        send(uploader, root, files)
+        deadline = time.monotonic() + 20
+        while len(recording.acks) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.stop()  # the host goes away with files in flight...
+        time.sleep(0.3)
+        recording.ack_delay = 0.0
+        server.start()  # ...and comes back on the same port with what it had stored
+        report = uploader.finish()
+    finally:
+        server.stop()
+    assert report.reconnects >= 1
+    assert_landed(recording, root, files)
+
+
+def test_unreachable_host_gives_up_with_one_line(tmp_path: Path) -> None:
+    server = ServerHandle(RecordingHost(tmp_path / "host"))
+    target = server.target
+    server.stop()  # nothing listens there now
+    root = tmp_path / "dump"
+    files = write_dumps(root, 1)
+    settings = UploadSettings(backoff_first=0.05, backoff_max=0.1, give_up=0.5)
+    uploader = make_uploader(target, tmp_path / "state", settings)
+    send(uploader, root, files)
+    with pytest.raises(TransferError, match=r"gave up after \d+ s without progress") as caught:
+        uploader.finish()
+    assert "\n" not in str(caught.value)
+
+
+def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
+    server = ServerHandle(RecordingHost(tmp_path / "host", token="right"))
+    try:
+        root = tmp_path / "dump"
+        files = write_dumps(root, 1)
+        uploader = make_uploader(server.target, tmp_path / "state", token="wrong")
+        send(uploader, root, files)
+        with pytest.raises(TransferError, match="refused the agent.*--token-file"):
+            uploader.finish()
+        uploader = make_uploader(server.target, tmp_path / "state2", token="right")
+        send(uploader, root, files)
+        assert uploader.finish().stored == 1
+    finally:
+        server.stop()
+
+
+def test_a_restarted_agent_sends_nothing_twice(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 4)
+    first = make_uploader(host.target, tmp_path / "state")
+    send(first, root, files)
+    first.finish()
+    acks = len(host.host.acks)
+    again = make_uploader(host.target, tmp_path / "state")
+    send(again, root, files)
+    report = again.finish()
+    assert (report.stored, report.duplicates, report.already) == (0, 0, 4)
+    assert len(host.host.acks) == acks
+
+
+def test_files_the_host_lost_are_sent_again(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 3)
+    for data in ("host-a", "host-b"):  # the second host knows nothing of the first one's files
+        server = ServerHandle(RecordingHost(tmp_path / data))
+        try:
+            uploader = make_uploader(server.target, tmp_path / "state")
+            send(uploader, root, files)
+            assert uploader.finish().stored == 3
+        finally:
+            server.stop()
+
+
+def test_files_the_host_has_but_the_journal_missed_are_not_resent(host: ServerHandle, tmp_path: Path) -> None:
+    """The agent died between the host's acknowledgement and its journal line."""
+    root = tmp_path / "dump"
+    files = write_dumps(root, 3)
+    first = make_uploader(host.target, tmp_path / "state")
+    send(first, root, files)
+    first.finish()
+    (tmp_path / "state" / f"{SESSION}.journal").write_text("")
+    acks = len(host.host.acks)
+    again = make_uploader(host.target, tmp_path / "state")
+    send(again, root, files)
+    assert again.finish().already == 3
+    assert len(host.host.acks) == acks
+    with Journal(tmp_path / "state", SESSION) as journal:
+        assert len(journal) == 3
+
+
+def test_a_changed_file_is_sent_again(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 1)
+    first = make_uploader(host.target, tmp_path / "state")
+    send(first, root, files)
+    first.finish()
+    files[0].write_bytes(files[0].read_bytes()[:-4] + b"\0\0\0\1")
+    again = make_uploader(host.target, tmp_path / "state")
+    send(again, root, files)
+    assert again.finish().stored == 1
+    assert host.host.stored_count(wire(root, files[0])) == 2
+
+
+def test_delete_acked_removes_dump_files_once_journalled(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 3)
+    golden = tmp_path / "golden.npy"
+    golden.write_bytes(b"not really npy")
+    settings = UploadSettings(delete_acked=True)
+    uploader = make_uploader(host.target, tmp_path / "state", settings)
+    uploader.start()
+    uploader.add_file(pb.GOLDEN, "golden.npy", golden)
+    for path in files:
+        uploader.add_file(pb.DUMP, wire(root, path), path)
+    assert uploader.finish().stored == 4
+    assert not any(p.exists() for p in files)
+    assert golden.exists()  # only dump files are deleted
+    with Journal(tmp_path / "state", SESSION) as journal:
+        assert len(journal) == 4
+    assert (root / STEP_DIR).is_dir()
+
+
+def test_deleted_files_the_host_lost_are_reported(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    server = ServerHandle(RecordingHost(tmp_path / "host-a"))
+    try:
+        uploader = make_uploader(server.target, tmp_path / "state", UploadSettings(delete_acked=True))
+        send(uploader, root, files)
+        uploader.finish()
+    finally:
+        server.stop()
+    server = ServerHandle(RecordingHost(tmp_path / "host-b"))
+    try:
+        uploader = make_uploader(server.target, tmp_path / "state")
+        uploader.start()
+        report = uploader.finish()
+    finally:
+        server.stop()
+    assert len(report.problems) == 2
+    assert "the host no longer has it and it was deleted here" in report.problems[0]
+
+
+def test_the_window_bounds_files_in_flight(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 20)
+    host.host.ack_delay = 0.01
+    uploader = make_uploader(host.target, tmp_path / "state", UploadSettings(window_files=3))
+    send(uploader, root, files)
+    uploader.finish()
+    assert 1 <= uploader.stats().peak_in_flight <= 3
+    assert_landed(host.host, root, files)
+
+
+def test_run_marks_keep_their_place_in_the_stream(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    uploader = make_uploader(host.target, tmp_path / "state")
+    uploader.start()
+    uploader.add_run_mark("r1", pb.RunMark.START)
+    for path in files:
+        uploader.add_file(pb.DUMP, wire(root, path), path, run_id="r1")
+    uploader.add_run_mark("r1", pb.RunMark.END)
+    uploader.finish()
+    order = [path for _s, path, _status in host.host.acks]
+    assert order == ["run:r1", wire(root, files[0]), wire(root, files[1]), "run:r1"]
+    assert host.host.sessions[SESSION].runs == [("r1", pb.RunMark.START), ("r1", pb.RunMark.END)]
+
+
+def test_abort_stops_at_once_and_keeps_the_journal(host: ServerHandle, tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 30)
+    host.host.ack_delay = 0.05
+    uploader = make_uploader(host.target, tmp_path / "state", UploadSettings(window_files=2))
+    send(uploader, root, files)
+    stop = threading.Timer(0.3, uploader.abort)
+    stop.start()
+    stop.join()
+    stored = len([a for a in host.host.acks if a[2] == pb.UploadAck.STORED])
+    assert stored < 30
+    with Journal(tmp_path / "state", SESSION) as journal:
+        assert len(journal) <= stored
