@@ -57,6 +57,9 @@ class Journal:
             if self.path.exists():
                 self._load()
             self._handle: IO[str] = self.path.open("a", encoding="utf-8")
+            if self._handle.tell() > 0 and not self._ends_with_newline():
+                self._handle.write("\n")  # end the torn line, or the next entry would be glued to it
+                self._handle.flush()
         except OSError as exc:
             raise TransferError(f"agent state {self.path}: {exc.strerror or exc}") from None
         self._unsynced = False
@@ -69,6 +72,11 @@ class Journal:
                 except (ValueError, TypeError):
                     continue  # a torn last line: that file is reconciled with the host again
                 self._entries[entry.key] = entry
+
+    def _ends_with_newline(self) -> bool:
+        with self.path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b"\n"
 
     def get(self, kind: str, path: str) -> JournalEntry | None:
         with self._lock:

@@ -96,7 +96,9 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             session.closed = True
             return self._info(session)
 
-    def Upload(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[pb.UploadAck]:
+    def Upload(
+        self, request_iterator: Iterator[Any], context: grpc.ServicerContext
+    ) -> Iterator[pb.UploadAck]:
         self._auth(context)
         current: Any = None
         digest: Any = None
@@ -111,7 +113,9 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                 with self.lock:
                     session = self.sessions[message.run.session]
                     session.runs.append((message.run.run_id, message.run.event))
-                    self.acks.append((message.run.session, f"run:{message.run.run_id}", pb.UploadAck.RUN_ACCEPTED))
+                    self.acks.append(
+                        (message.run.session, f"run:{message.run.run_id}", pb.UploadAck.RUN_ACCEPTED)
+                    )
                 yield pb.UploadAck(status=pb.UploadAck.RUN_ACCEPTED, run_id=message.run.run_id)
             elif body == "start":
                 current = message.start

@@ -1,0 +1,42 @@
+"""The journal of acknowledged files survives restarts and torn writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dumpcmp.agent.journal import Journal, JournalEntry, agent_id
+
+
+def entry(path: str, size: int = 10) -> JournalEntry:
+    return JournalEntry("DUMP", path, size, "ab" * 32, 123, f"/local/{path}", "run1")
+
+
+def test_entries_survive_a_restart(tmp_path: Path) -> None:
+    with Journal(tmp_path, "s") as journal:
+        journal.record(entry("a"))
+        journal.record(entry("b"))
+        journal.record(entry("a", size=20))  # sent again after a change: the last line wins
+    with Journal(tmp_path, "s") as journal:
+        assert len(journal) == 2
+        assert journal.get("DUMP", "a") == entry("a", size=20)
+        assert journal.get("GOLDEN", "a") is None
+    with Journal(tmp_path, "other") as journal:
+        assert len(journal) == 0  # one journal per session
+
+
+def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
+    with Journal(tmp_path, "s") as journal:
+        journal.record(entry("a"))
+    with (tmp_path / "s.journal").open("a") as handle:
+        handle.write('{"kind":"DUMP","path":"b","si')
+    with Journal(tmp_path, "s") as journal:
+        assert [e.path for e in journal.entries()] == ["a"]
+        journal.record(entry("c"))  # appended after the torn line, on a line of its own
+    with Journal(tmp_path, "s") as journal:
+        assert sorted(e.path for e in journal.entries()) == ["a", "c"]
+
+
+def test_agent_id_is_stable(tmp_path: Path) -> None:
+    first = agent_id(tmp_path / "state")
+    assert first == agent_id(tmp_path / "state")
+    assert first != agent_id(tmp_path / "other")

@@ -1,0 +1,162 @@
+"""The dump-path watcher: files are handed over once complete, never early, never twice."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.agent.completeness import FileRole, check_complete, role_of
+from dumpcmp.agent.watcher import DumpWatcher
+from tests.agent.dumps import STEP_DIR, dump_content, dump_name
+
+
+class Handed:
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, path: Path) -> None:
+        with self.lock:
+            self.paths.append(path)
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Path]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.paths) >= count:
+                    return list(self.paths)
+            time.sleep(0.02)
+        return list(self.paths)
+
+
+def _step(root: Path) -> Path:
+    step = root / STEP_DIR
+    step.mkdir(parents=True, exist_ok=True)
+    return step
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["inotify", "polling"])
+def test_a_file_written_in_pieces_is_handed_over_only_when_whole(tmp_path: Path, poll: bool) -> None:
+    root = tmp_path / "dump"
+    step = _step(root)
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=0.3, poll=poll, poll_interval=0.05)
+    watcher.start()
+    content = dump_content(20_000)
+    path = step / dump_name(0)
+    try:
+        with path.open("wb") as handle:
+            pieces = [content[i : i + 20_000] for i in range(0, len(content), 20_000)]
+            for piece in pieces[:-1]:
+                handle.write(piece)
+                handle.flush()
+                time.sleep(0.05)
+            # Incomplete and quiet for longer than the quiet time: still not handed over.
+            time.sleep(0.8)
+            assert handed.paths == []
+            handle.write(pieces[-1])
+        assert handed.wait_for(1) == [path.resolve()]
+    finally:
+        not_sent = watcher.stop()
+    assert not_sent == []
+    assert handed.paths == [path.resolve()]  # once, not again at stop
+    assert watcher.backend == ("polling" if poll else "inotify")
+
+
+def test_a_file_renamed_into_place_needs_no_quiet_time(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    step = _step(root)
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=3600.0)
+    watcher.start()
+    try:
+        temp = step / ".part"
+        temp.write_bytes(dump_content(100))
+        os.replace(temp, step / dump_name(1))
+        assert handed.wait_for(1) == [(step / dump_name(1)).resolve()]
+    finally:
+        watcher.stop()
+
+
+def test_files_already_there_and_in_new_directories_are_found(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    old = _step(root) / dump_name(0)
+    old.write_bytes(dump_content(10))
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=0.1)
+    watcher.start()
+    try:
+        deep = root / "20240101000001" / "1" / "net" / "1" / "0"
+        deep.mkdir(parents=True)
+        (deep / dump_name(2)).write_bytes(dump_content(10))
+        got = handed.wait_for(2)
+    finally:
+        watcher.stop()
+    assert sorted(got) == sorted([old.resolve(), (deep / dump_name(2)).resolve()])
+
+
+def test_stop_reports_what_never_completed_and_hands_over_the_rest(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    step = _step(root)
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=3600.0)  # only stop() can hand anything over
+    watcher.start()
+    whole = step / dump_name(0)
+    whole.write_bytes(dump_content(10))
+    torn = step / dump_name(1)
+    torn.write_bytes(dump_content(1000)[:-7])
+    (step / "notes.txt").write_text("ignored quietly")
+    (step / "garbage name").write_text("x")
+    (step / ".hidden.part").write_text("a writer's temporary")
+    not_sent = watcher.stop()
+    assert handed.paths == [whole.resolve()]
+    reasons = {n.path.name: n.reason for n in not_sent}
+    assert set(reasons) == {torn.name, "garbage name"}
+    assert reasons[torn.name].startswith("incomplete: ") and "still being written" in reasons[torn.name]
+    assert reasons["garbage name"] == "not a dump file name"
+
+
+def test_the_state_directory_inside_the_dump_path_is_left_alone(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    state = root / "state"
+    state.mkdir(parents=True)
+    (state / dump_name(5)).write_bytes(dump_content(10))
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=0.05, exclude=(state,))
+    watcher.start()
+    assert watcher.stop() == []
+    assert handed.paths == []
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [
+        (dump_name(0), FileRole.DUMP),
+        (dump_name(0) + ".csv", FileRole.SIDECAR),
+        ("mapping.csv", FileRole.SIDECAR),
+        ("12345678901234567890", FileRole.DUMP),
+        (".Conv2D.c.1.2.3.part", FileRole.HIDDEN),
+        ("acl.json", FileRole.QUIET),
+        ("core.dump.zip", FileRole.FOREIGN),
+    ],
+)
+def test_roles(name: str, role: FileRole) -> None:
+    assert role_of(Path(name)) is role
+
+
+def test_the_size_equation_decides_completeness(tmp_path: Path) -> None:
+    content = dump_content(100)
+    path = tmp_path / dump_name(0)
+    write: Callable[[bytes], int] = path.write_bytes
+    write(content[:-1])
+    verdict = check_complete(path, FileRole.DUMP)
+    assert not verdict.complete and "truncated" in verdict.reason
+    write(content + b"x")
+    assert not check_complete(path, FileRole.DUMP).complete
+    write(content)
+    assert check_complete(path, FileRole.DUMP).complete

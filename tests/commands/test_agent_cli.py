@@ -1,0 +1,215 @@
+"""``dumpcmp agent run`` against a recording host on loopback: what arrives, in which order,
+exactly once across a SIGKILL, and one line for every user mistake."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from dumpcmp.commands import agent
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.agent.dumps import STEP_DIR, dump_content, write_dumps
+from tests.agent.recording_host import RecordingHost, ServerHandle
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerHandle]:
+    handle = ServerHandle(RecordingHost(tmp_path / "host"))
+    yield handle
+    handle.stop()
+
+
+def _cli() -> typer.Typer:
+    app = typer.Typer()
+    app.add_typer(agent.app, name="agent")
+    return app
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(_cli(), ["agent", "run", *args])
+    return result.exit_code, result.output
+
+
+def test_watch_streams_every_complete_file_and_closes_the_session(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump"
+    files = write_dumps(dump, 4)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    rule = tmp_path / "rule.json"
+    rule.write_text("{}")
+    code, out = run(
+        "--host", server.target, "--session", "w1", "--watch", str(dump), "--until-idle", "0.5",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "session w1 on" in out and "(closed): 6 files sent" in out
+    assert "Traceback" not in out
+    host = server.host
+    assert [p for _s, p, _st in host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+    for path in files:
+        assert host.stored_count(path.relative_to(dump).as_posix()) == 1
+    session = host.sessions["w1"]
+    assert session.closed
+    assert (
+        session.request.settings.golden_uploaded and session.request.settings.fusion_rule_name == "rule.json"
+    )
+    assert (tmp_path / "dump.dumpcmp-agent" / "w1.journal").is_file()  # the state dir beside the dump path
+
+
+def test_watch_reports_files_that_never_complete(server: ServerHandle, tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    torn = dump / STEP_DIR / "Relu.relu1.9.0.1700000000000009"
+    torn.write_bytes(dump_content(100)[:-3])
+    code, out = run("--host", server.target, "--session", "w2", "--watch", str(dump), "--until-idle", "0.3",
+                    "--quiet-time", "0.1")  # fmt: skip
+    assert code == 1
+    assert f"{torn}: not sent: incomplete: " in out
+    assert out.strip().splitlines()[-1] == "Error: 1 file not delivered (see the warnings above)"
+    assert server.host.statuses(torn.relative_to(dump).as_posix()) == []
+
+
+def test_sim_sends_inputs_golden_rule_then_the_marked_run(server: ServerHandle, tmp_path: Path) -> None:
+    code, out = run("--host", server.target, "--session", "m1", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 0, out
+    host = server.host
+    kinds = []
+    for _s, path, status in host.acks:
+        assert status in (pb.UploadAck.STORED, pb.UploadAck.RUN_ACCEPTED), path
+        kinds.append("RUN" if path.startswith("run:") else path)
+    stored = host.sessions["m1"].files
+    by_kind = {
+        kind: [p for (k, p) in stored if k == kind] for kind in (pb.INPUT, pb.GOLDEN, pb.FUSION_RULE, pb.DUMP)
+    }
+    assert len(by_kind[pb.INPUT]) == 1 and by_kind[pb.FUSION_RULE] == ["fusion_rule.json"]
+    assert by_kind[pb.GOLDEN] and by_kind[pb.DUMP]
+    order = [p for _s, p, _st in host.acks]
+    first_dump = min(order.index(p) for p in by_kind[pb.DUMP])
+    start = order.index(next(p for p in order if p.startswith("run:")))
+    assert (
+        max(order.index(p) for p in by_kind[pb.GOLDEN] + by_kind[pb.FUSION_RULE] + by_kind[pb.INPUT]) < start
+    )
+    assert start < first_dump and order[-1].startswith("run:")
+    assert [event for _run, event in host.sessions["m1"].runs] == [pb.RunMark.START, pb.RunMark.END]
+    settings = host.sessions["m1"].request.settings
+    assert settings.golden_uploaded and settings.fusion_rule_name == "fusion_rule.json"
+    assert all(
+        p.startswith("20") and p.count("/") == 5 for p in by_kind[pb.DUMP]
+    )  # {time}/{dev}/{model}/{id}/{step}/f
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--session", "x"], "give one of --watch DUMP_PATH or --model MODEL"),
+        (
+            ["--session", "x", "--watch", "d", "--model", "m"],
+            "give one of --watch DUMP_PATH or --model MODEL",
+        ),
+        (["--session", "x", "--watch", "d", "--sim"], "--sim, --input and --inject go with --model"),
+        (["--session", "x", "--model", "m.om"], "running an .om on AscendCL is not available"),
+    ],
+)
+def test_user_mistakes_are_one_line(
+    args: list[str], line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = run("--host", "127.0.0.1:1", *args)
+    assert code == 1
+    assert out.strip() == f"Error: {line}" or out.strip().startswith(f"Error: {line}")
+    assert "Traceback" not in out and len(out.strip().splitlines()) == 1
+
+
+def test_bad_host_address_and_token(server: ServerHandle, tmp_path: Path) -> None:
+    code, out = run("--host", "nohost", "--session", "x", "--watch", str(tmp_path / "d"))
+    assert (code, out.strip()) == (1, "Error: --host 'nohost': expected HOST:PORT, e.g. 127.0.0.1:50051")
+    server.host.token = "secret"
+    token = tmp_path / "token"
+    token.write_text("guess\n")
+    write_dumps(tmp_path / "d", 1)
+    code, out = run("--host", server.target, "--session", "x", "--watch", str(tmp_path / "d"),
+                    "--token-file", str(token), "--until-idle", "0")  # fmt: skip
+    assert code == 1
+    assert out.strip() == (
+        f"Error: host {server.target} refused the agent: missing or wrong bearer token (check --token-file)"
+    )
+
+
+def _agent_process(target: str, dump: Path, session: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", target, "--session", session,
+         "--watch", str(dump), "--until-idle", "0.3", "--quiet-time", "0.05"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def test_sigkill_mid_stream_then_rerun_delivers_every_file_exactly_once(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    dump = tmp_path / "dump"
+    files = write_dumps(dump, 40, elements=20_000)
+    host = server.host
+    host.ack_delay = 0.05
+    first = _agent_process(server.target, dump, "k1")
+    try:
+        deadline = time.monotonic() + 60
+        while len(host.acks) < 8 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.01)
+        first.send_signal(signal.SIGKILL)
+    finally:
+        first.wait(timeout=30)
+        assert first.stdout is not None
+        first.stdout.close()
+    assert first.returncode == -signal.SIGKILL
+    before = len([a for a in host.acks if a[2] == pb.UploadAck.STORED])
+    assert 0 < before < 40  # killed mid-stream
+    host.ack_delay = 0.0
+    second = _agent_process(server.target, dump, "k1")
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode == 0, out.decode()
+    for path in files:
+        assert host.stored_count(path.relative_to(dump).as_posix()) == 1
+    duplicates = [a for a in host.acks if a[2] == pb.UploadAck.DUPLICATE]
+    assert len(duplicates) <= 1  # at most the file answered while the agent died
+
+
+def test_sigterm_flushes_then_closes(server: ServerHandle, tmp_path: Path) -> None:
+    dump = tmp_path / "dump"
+    files = write_dumps(dump, 5)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "t1",
+         "--watch", str(dump), "--quiet-time", "0.05"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while server.host.opened == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, out.decode()
+    assert "(closed): 5 files sent" in out.decode()
+    for path in files:
+        assert server.host.stored_count(path.relative_to(dump).as_posix()) == 1
