@@ -153,7 +153,7 @@ def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
         files = write_dumps(root, 1)
         uploader = make_uploader(server.target, tmp_path / "state", token="wrong")
         send(uploader, root, files)
-        with pytest.raises(TransferError, match="refused the agent.*--token-file"):
+        with pytest.raises(TransferError, match=r"refused the agent.*--token-file"):
             uploader.finish()
         uploader = make_uploader(server.target, tmp_path / "state2", token="right")
         send(uploader, root, files)
