@@ -1,10 +1,11 @@
 """The upload client: files of one session to the host, each exactly once, whatever breaks.
 
 One thread owns the connection. It opens (or resumes) the session, then runs one ``Upload``
-stream: gRPC's own thread pulls messages from ``_requests`` (files read from disk chunk by chunk,
-hashed as they are sent) while this thread reads the host's per-file acknowledgements. What is
-in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so memory
-does not depend on how much is waiting; gRPC's flow control bounds the rest.
+stream: gRPC's own thread sends messages that a reader thread prepares a few ahead (files read
+from disk chunk by chunk, hashed as they are read) while this thread reads the host's per-file
+acknowledgements. What is in flight — sent, not yet acknowledged — is bounded by a window of
+files and bytes, so memory does not depend on how much is waiting; gRPC's flow control bounds
+the rest.
 
 A file acknowledged STORED or DUPLICATE goes into the journal; CHECKSUM_MISMATCH sends it again;
 REFUSED is reported. When the stream breaks, everything in flight goes back to the head of the
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import queue
 import random
 import threading
 import time
@@ -70,6 +72,7 @@ class UploadSettings:
     max_resends: int = 5  # CHECKSUM_MISMATCH answers for one file before it is reported
     delete_acked: bool = False  # remove a DUMP file once the host has it and the journal is synced
     sync_every: float = 1.0  # seconds between journal fsyncs (and always before a delete)
+    read_ahead: int = 8  # messages read and hashed ahead of gRPC's sending (memory: this × chunk_size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +371,43 @@ class Uploader:
     # -- what gRPC's thread pulls ----------------------------------------------------------
 
     def _requests(self, gen: int) -> Iterator[pb.UploadMessage]:
+        """What gRPC sends: messages a reader thread prepared (read from disk, hashed) a few ahead.
+
+        Reading and hashing on their own thread overlap with gRPC's sending; the queue's bound
+        (``read_ahead`` messages) keeps memory independent of file sizes.
+        """
+        ready: queue.Queue[pb.UploadMessage | None] = queue.Queue(maxsize=self._settings.read_ahead)
+        reader = threading.Thread(
+            target=self._read_ahead, args=(gen, ready), name="dumpcmp-read", daemon=True
+        )
+        reader.start()
+        while True:
+            try:
+                message = ready.get(timeout=0.5)
+            except queue.Empty:
+                if self._stale(gen):
+                    return
+                continue
+            if message is None:
+                return
+            yield message
+
+    def _stale(self, gen: int) -> bool:
+        with self._cond:
+            return gen != self._gen or self._aborted.is_set()
+
+    def _read_ahead(self, gen: int, ready: queue.Queue[pb.UploadMessage | None]) -> None:
+        for message in self._messages(gen):
+            while True:
+                try:
+                    ready.put(message, timeout=0.5)
+                    break
+                except queue.Full:
+                    if self._stale(gen):
+                        return  # the stream is gone; what was registered is requeued already
+        ready.put(None)
+
+    def _messages(self, gen: int) -> Iterator[pb.UploadMessage]:
         while True:
             item = self._next_item(gen)
             if item is None:

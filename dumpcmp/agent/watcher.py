@@ -72,6 +72,7 @@ class DumpWatcher:
         poll: bool = False,
         poll_interval: float = 0.5,
         exclude: tuple[Path, ...] = (),
+        rescan_every: float = 2.0,
     ) -> None:
         self.root = root.resolve()
         self._on_ready = on_ready
@@ -79,6 +80,7 @@ class DumpWatcher:
         self._poll = poll
         self._poll_interval = poll_interval
         self._exclude = tuple(p.resolve() for p in exclude)
+        self._rescan_every = rescan_every
         self._lock = threading.Lock()
         self._candidates: dict[Path, _Candidate] = {}
         self._handed: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when handed over
@@ -172,8 +174,21 @@ class DumpWatcher:
 
     def _check_loop(self) -> None:
         tick = max(0.02, min(0.2, self._quiet / 4))
+        last_walk = time.monotonic()
         while not self._stop.wait(tick):
+            if time.monotonic() - last_walk >= self._rescan_every:
+                self._rescan()
+                last_walk = time.monotonic()
             self.check_now()
+
+    def _rescan(self) -> None:
+        """Pick up files the observer missed: a file written into a new directory before its watch
+        was in place, or an overflowing inotify queue. Names only; nothing is read."""
+        for path in self._walk():
+            with self._lock:
+                known = path in self._candidates or path in self._handed
+            if not known:
+                self._touch(path, settled=False, old=True)
 
     def check_now(self) -> None:
         """Hand over every candidate that is due and complete."""

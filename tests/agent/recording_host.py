@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import threading
 import time
 from collections.abc import Iterator
@@ -102,55 +103,58 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self._auth(context)
         current: Any = None
         digest: Any = None
-        handle: Any = None
+        writer: _Writer | None = None
         received = 0
         corrupt = False
         temp = Path()
         answered = 0
-        for message in request_iterator:
-            body = message.WhichOneof("body")
-            if body == "run":
-                with self.lock:
-                    session = self.sessions[message.run.session]
-                    session.runs.append((message.run.run_id, message.run.event))
-                    self.acks.append(
-                        (message.run.session, f"run:{message.run.run_id}", pb.UploadAck.RUN_ACCEPTED)
-                    )
-                yield pb.UploadAck(status=pb.UploadAck.RUN_ACCEPTED, run_id=message.run.run_id)
-            elif body == "start":
-                current = message.start
-                if current.session not in self.sessions:
-                    context.abort(grpc.StatusCode.NOT_FOUND, f"no session {current.session!r}")
-                digest, received = hashlib.sha256(), 0
-                with self.lock:
-                    corrupt = self.corrupt_next > 0
-                    self.corrupt_next -= int(corrupt)
-                target = self.data_dir / current.session / pb.FileKind.Name(current.kind) / current.path
-                temp = target.with_name(f".{target.name}.part")
-                if self.keep_data:
-                    temp.parent.mkdir(parents=True, exist_ok=True)
-                    handle = temp.open("wb")
-            elif body == "data":
-                data = message.data
-                self.largest_chunk = max(self.largest_chunk, len(data))
-                if corrupt and received == 0 and data:
-                    data = bytes([data[0] ^ 0xFF]) + data[1:]
-                digest.update(data)
-                received += len(data)
-                if handle is not None:
-                    handle.write(data)
-            elif body == "end":
-                if handle is not None:
-                    handle.close()
-                    handle = None
-                status = self._land(current, digest.digest(), received, message.end.sha256, temp)
-                if self.ack_delay:
-                    time.sleep(self.ack_delay)
-                answered += 1
-                yield pb.UploadAck(kind=current.kind, path=current.path, status=status)
-                if self.drop_after is not None and answered >= self.drop_after:
-                    self.drop_after = None
-                    context.abort(grpc.StatusCode.UNAVAILABLE, "dropped on purpose")
+        try:
+            for message in request_iterator:
+                body = message.WhichOneof("body")
+                if body == "run":
+                    with self.lock:
+                        session = self.sessions[message.run.session]
+                        session.runs.append((message.run.run_id, message.run.event))
+                        run_key = f"run:{message.run.run_id}"
+                        self.acks.append((message.run.session, run_key, pb.UploadAck.RUN_ACCEPTED))
+                    yield pb.UploadAck(status=pb.UploadAck.RUN_ACCEPTED, run_id=message.run.run_id)
+                elif body == "start":
+                    current = message.start
+                    if current.session not in self.sessions:
+                        context.abort(grpc.StatusCode.NOT_FOUND, f"no session {current.session!r}")
+                    digest, received = hashlib.sha256(), 0
+                    with self.lock:
+                        corrupt = self.corrupt_next > 0
+                        self.corrupt_next -= int(corrupt)
+                    target = self.data_dir / current.session / pb.FileKind.Name(current.kind) / current.path
+                    temp = target.with_name(f".{target.name}.part")
+                    if self.keep_data:
+                        writer = _Writer(temp)
+                elif body == "data":
+                    data = message.data
+                    self.largest_chunk = max(self.largest_chunk, len(data))
+                    if corrupt and received == 0 and data:
+                        data = bytes([data[0] ^ 0xFF]) + data[1:]
+                    if writer is not None:
+                        writer.put(data)  # written on the writer's thread while this one hashes
+                    digest.update(data)
+                    received += len(data)
+                elif body == "end":
+                    if writer is not None:
+                        writer.close()
+                        writer = None
+                    status = self._land(current, digest.digest(), received, message.end.sha256, temp)
+                    if self.ack_delay:
+                        time.sleep(self.ack_delay)
+                    answered += 1
+                    yield pb.UploadAck(kind=current.kind, path=current.path, status=status)
+                    if self.drop_after is not None and answered >= self.drop_after:
+                        self.drop_after = None
+                        context.abort(grpc.StatusCode.UNAVAILABLE, "dropped on purpose")
+        finally:
+            if writer is not None:
+                writer.close()
+                temp.unlink(missing_ok=True)
 
     def _land(self, start: Any, got: bytes, received: int, claimed: bytes, temp: Path) -> int:
         key = (start.kind, start.path)
@@ -169,6 +173,29 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                 temp.unlink()
             self.acks.append((start.session, start.path, status))
         return status
+
+
+class _Writer:
+    """Writes one file on its own thread, a few chunks behind the stream (memory stays bounded)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = path.open("wb")
+        self._chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
+        self._thread = threading.Thread(target=self._write, name="recording-host-writer", daemon=True)
+        self._thread.start()
+
+    def _write(self) -> None:
+        with self._handle:
+            while (chunk := self._chunks.get()) is not None:
+                self._handle.write(chunk)
+
+    def put(self, chunk: bytes) -> None:
+        self._chunks.put(chunk)
+
+    def close(self) -> None:
+        self._chunks.put(None)
+        self._thread.join()
 
 
 class ServerHandle:

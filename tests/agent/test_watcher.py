@@ -160,3 +160,21 @@ def test_the_size_equation_decides_completeness(tmp_path: Path) -> None:
     assert not check_complete(path, FileRole.DUMP).complete
     write(content)
     assert check_complete(path, FileRole.DUMP).complete
+
+
+def test_a_file_the_observer_missed_is_found_by_the_rescan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dumpcmp.agent import watcher as watcher_module
+
+    monkeypatch.setattr(watcher_module._Handler, "on_any_event", lambda self, event: None)  # every event lost
+    root = tmp_path / "dump"
+    step = _step(root)
+    handed = Handed()
+    watcher = DumpWatcher(root, handed, quiet=0.05, rescan_every=0.1)
+    watcher.start()
+    try:
+        (step / dump_name(3)).write_bytes(dump_content(10))
+        assert handed.wait_for(1) == [(step / dump_name(3)).resolve()]
+    finally:
+        watcher.stop()

@@ -1,0 +1,253 @@
+"""Agent → host streaming throughput on loopback, next to a raw gRPC stream of the same bytes.
+
+    python bench/stream.py                  # 1 GB of dump files in a temporary directory
+    python bench/stream.py --gb 2 --dir /data/bench --keep
+
+Builds dump files with ``bench/codec.py``'s builder, reads them once into the page cache, then
+runs, each pair in the same run and each process on its own (so CPU and peak RSS are its own):
+
+* raw: a client streaming every file in chunks over one gRPC client stream of plain bytes
+  (no protobuf message, no checksum, no acknowledgement) into a server that only counts them;
+* agent: ``dumpcmp.agent.uploader`` (per-file FileStart/data/FileEnd, SHA-256, per-file acks,
+  journal) into the recording host of the agent tests, which writes every file to disk with a
+  rename and verifies its SHA-256 before acknowledging, as the host does;
+* agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0`` end to end (imports, watcher,
+  completeness checks, session close), timed from its process's start, into a fresh recording host.
+
+Not a test: it prints MB/s, CPU seconds and peak RSS of client and server, and the agent/raw
+ratio (target ≥ 0.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.codec and tests.agent, from anywhere
+
+from bench.codec import _build, _peak_rss_kb, _warm
+
+_PROCESS_START = time.perf_counter()  # as near to the interpreter's start as this file gets
+MB = 1 << 20
+_RAW_METHOD = "/dumpcmp.bench.Raw/Push"
+SESSION = "bench"
+
+
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+# --------------------------------------------------------------------------- servers (children)
+
+
+def _serve(mode: str, data: Path) -> None:
+    """Serve until stdin closes, then print this process's figures as JSON."""
+    import grpc
+
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+    from tests.agent.recording_host import RecordingHost
+
+    received = [0]
+    options = [("grpc.max_receive_message_length", 8 * MB)]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
+    if mode == "raw":
+
+        def push(requests: Iterator[bytes], context: Any) -> bytes:
+            for chunk in requests:
+                received[0] += len(chunk)
+            return b""
+
+        handler = grpc.method_handlers_generic_handler(
+            "dumpcmp.bench.Raw",
+            {"Push": grpc.stream_unary_rpc_method_handler(push, lambda b: b, lambda b: b)},
+        )
+        server.add_generic_rpc_handlers((handler,))
+    else:
+        host = RecordingHost(data, keep_data=mode == "host")
+        pb_grpc.add_DumpCompareServicer_to_server(host, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(port, flush=True)
+    sys.stdin.read()  # the parent closes stdin when the client is done
+    server.stop(grace=None).wait(5.0)
+    if mode != "raw":
+        received[0] = sum(size for s in host.sessions.values() for _sha, size in s.files.values())
+    print(json.dumps({"bytes": received[0], "cpu": _cpu_seconds(), "rss_kb": _peak_rss_kb()}), flush=True)
+
+
+# --------------------------------------------------------------------------- clients (children)
+
+
+def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) -> None:
+    import grpc
+
+    from dumpcmp.agent.connection import HostAddress
+    from dumpcmp.agent.journal import Journal
+    from dumpcmp.agent.uploader import Uploader, UploadSettings
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    total = sum(p.stat().st_size for p in files)
+    cpu = _cpu_seconds()
+    start = time.perf_counter()
+    extra: dict[str, Any] = {}
+    if mode == "cli":
+        # As a user runs it; timed from this process's start (imports, watcher, session close).
+        from dumpcmp.cli import app
+
+        args = ["agent", "run", "--host", target, "--session", SESSION, "--watch", str(files[0].parent),
+                "--until-idle", "0", "--quiet-time", "0", "--state", str(state)]  # fmt: skip
+        try:
+            app(args, standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code:
+                raise
+        start, cpu = _PROCESS_START, 0.0
+    elif mode == "raw":
+
+        def chunks() -> Iterator[bytes]:
+            for path in files:
+                with path.open("rb") as handle:
+                    while data := handle.read(chunk):
+                        yield data
+
+        with grpc.insecure_channel(target) as channel:
+            push = channel.stream_unary(
+                _RAW_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
+            )
+            push(chunks())
+    else:
+        address = HostAddress(target)
+        request = pb.OpenSessionRequest(session=SESSION, model="bench")
+        uploader = Uploader(
+            address.channel, request, Journal(state, SESSION), UploadSettings(chunk_size=chunk), target=target
+        )
+        uploader.start()
+        root = files[0].parent
+        for path in files:
+            uploader.add_file(pb.DUMP, path.relative_to(root).as_posix(), path)
+        report = uploader.finish()
+        if report.stored != len(files) or report.problems:
+            raise SystemExit(f"agent: {report}")
+        extra = {"peak_in_flight": uploader.stats().peak_in_flight}
+    seconds = time.perf_counter() - start
+    figures = {"bytes": total, "seconds": seconds, "cpu": _cpu_seconds() - cpu, "rss_kb": _peak_rss_kb()}
+    print(json.dumps({**figures, **extra}))
+
+
+# --------------------------------------------------------------------------- the parent
+
+
+def _start_server(mode: str, data: Path) -> tuple[subprocess.Popen[str], str]:
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", mode, "--data", str(data)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    port = server.stdout.readline().strip()
+    if not port.isdigit():
+        server.kill()
+        raise SystemExit(f"{mode} server did not start")
+    return server, f"127.0.0.1:{port}"
+
+
+def _stop_server(server: subprocess.Popen[str]) -> dict[str, Any]:
+    out, _ = server.communicate(input="", timeout=120)
+    figures: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return figures
+
+
+def _pair(
+    mode: str, files: list[Path], chunk: int, work: Path, server_mode: str = "host"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = work / f"host-{mode}"
+    server, target = _start_server("raw" if mode == "raw" else server_mode, data)
+    try:
+        list_file = work / "files.txt"
+        list_file.write_text("\n".join(str(p) for p in files))
+        state = work / f"state-{mode}"
+        result = subprocess.run(
+            [sys.executable, __file__, "--client", mode, "--target", target, "--list", str(list_file),
+             "--chunk", str(chunk), "--state", str(state)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        client = json.loads(result.stdout.strip().splitlines()[-1])
+    finally:
+        host = _stop_server(server)
+        shutil.rmtree(data, ignore_errors=True)
+    return client, host
+
+
+def _line(label: str, client: dict[str, Any], host: dict[str, Any]) -> str:
+    rate = client["bytes"] / MB / client["seconds"]
+    return (
+        f"{label:<10} {client['bytes'] / MB:7.0f} MB {client['seconds']:7.2f} s {rate:7.0f} MB/s | "
+        f"client CPU {client['cpu']:6.2f} s RSS {client['rss_kb'] / 1024:6.1f} MB | "
+        f"server CPU {host['cpu']:6.2f} s RSS {host['rss_kb'] / 1024:6.1f} MB"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--gb", type=float, default=1.0, help="size of the dump directory (default 1.0)")
+    parser.add_argument("--dir", type=Path, default=None, help="where to build it (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep a temporary directory afterwards")
+    parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
+    parser.add_argument("--serve", choices=["raw", "host", "hash"], help=argparse.SUPPRESS)
+    parser.add_argument("--client", choices=["raw", "agent", "cli"], help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
+    parser.add_argument("--list", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--state", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve:
+        _serve(args.serve, args.data)
+        return 0
+    if args.client:
+        files = [Path(line) for line in args.list.read_text().splitlines()]
+        _client(args.client, args.target, files, args.chunk, args.state)
+        return 0
+
+    own_dir = args.dir is None
+    directory = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-")) if own_dir else args.dir
+    work = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-work-"))
+    try:
+        started = time.perf_counter()
+        files = sorted(p for p in _build(directory, args.gb))
+        total = sum(p.stat().st_size for p in files)
+        _warm(files)
+        ready = time.perf_counter() - started
+        print(f"{len(files)} dump files, {total / MB:.0f} MB in {directory} (ready in {ready:.1f} s)")
+        raw = _pair("raw", files, args.chunk, work)
+        agent = _pair("agent", files, args.chunk, work)
+        cli = _pair("cli", files, args.chunk, work)
+        print(_line("raw", *raw))
+        print(_line("agent", *agent))
+        print(_line("agent CLI", *cli) + "  (incl. start-up, watcher, close)")
+        ratio = (agent[0]["bytes"] / agent[0]["seconds"]) / (raw[0]["bytes"] / raw[0]["seconds"])
+        print(
+            f"agent/raw {ratio:.2f}x (target >= 0.7); agent peak files in flight {agent[0]['peak_in_flight']}"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if own_dir and not args.keep:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
