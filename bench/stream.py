@@ -9,8 +9,9 @@ runs, each pair in the same run and each process on its own (so CPU and peak RSS
 * raw: a client streaming every file in chunks over one gRPC client stream of plain bytes
   (no protobuf message, no checksum, no acknowledgement) into a server that only counts them;
 * agent: ``dumpcmp.agent.uploader`` (per-file FileStart/data/FileEnd, SHA-256, per-file acks,
-  journal) into the recording host of the agent tests, which writes every file to disk with a
-  rename and verifies its SHA-256 before acknowledging, as the host does;
+  journal) into the recording host of the agent tests: once verifying each file's SHA-256 only,
+  once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
+  the host does;
 * agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0`` end to end (imports, watcher,
   completeness checks, session close), timed from its process's start, into a fresh recording host.
 
@@ -206,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gb", type=float, default=1.0, help="size of the dump directory (default 1.0)")
     parser.add_argument("--dir", type=Path, default=None, help="where to build it (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep a temporary directory afterwards")
+    parser.add_argument(
+        "--host-data", type=Path, default=None, help="where the host stores (default: temp dir)"
+    )
     parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
     parser.add_argument("--serve", choices=["raw", "host", "hash"], help=argparse.SUPPRESS)
     parser.add_argument("--client", choices=["raw", "agent", "cli"], help=argparse.SUPPRESS)
@@ -225,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     own_dir = args.dir is None
     directory = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-")) if own_dir else args.dir
     work = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-work-"))
+    host_dir = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-host-", dir=args.host_data))
     try:
         started = time.perf_counter()
         files = sorted(p for p in _build(directory, args.gb))
@@ -233,17 +238,24 @@ def main(argv: list[str] | None = None) -> int:
         ready = time.perf_counter() - started
         print(f"{len(files)} dump files, {total / MB:.0f} MB in {directory} (ready in {ready:.1f} s)")
         raw = _pair("raw", files, args.chunk, work)
-        agent = _pair("agent", files, args.chunk, work)
-        cli = _pair("cli", files, args.chunk, work)
+        verify = _pair("agent", files, args.chunk, work, server_mode="hash")
+        agent = _pair("agent", files, args.chunk, host_dir)
+        cli = _pair("cli", files, args.chunk, host_dir)
         print(_line("raw", *raw))
-        print(_line("agent", *agent))
-        print(_line("agent CLI", *cli) + "  (incl. start-up, watcher, close)")
-        ratio = (agent[0]["bytes"] / agent[0]["seconds"]) / (raw[0]["bytes"] / raw[0]["seconds"])
+        print(_line("agent", *verify) + "  host verifies SHA-256, stores nothing")
+        print(_line("agent", *agent) + f"  host verifies and stores in {host_dir}")
+        print(_line("agent CLI", *cli) + "  the same, timed from the agent's start (watcher, close)")
+        rate = {
+            name: r[0]["bytes"] / r[0]["seconds"] for name, r in (("raw", raw), ("v", verify), ("a", agent))
+        }
         print(
-            f"agent/raw {ratio:.2f}x (target >= 0.7); agent peak files in flight {agent[0]['peak_in_flight']}"
+            f"agent/raw {rate['v'] / rate['raw']:.2f}x with a verifying host, {rate['a'] / rate['raw']:.2f}x "
+            f"with a storing host (target >= 0.7); chunks of {args.chunk // 1024} KiB; "
+            f"agent peak files in flight {agent[0]['peak_in_flight']}"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(host_dir, ignore_errors=True)
         if own_dir and not args.keep:
             shutil.rmtree(directory, ignore_errors=True)
     return 0
