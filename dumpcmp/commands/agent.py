@@ -291,26 +291,33 @@ def _run_model(
     run: _ModelRun,
     sim: bool,
 ) -> _Outcome:
-    """Run the model, then stream inputs, golden data, fusion rule and the run's dump, in that order."""
+    """Run the model here and send its inputs, golden data, fusion rule and dump, in that order."""
     from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import add_tree, open_uploader
-    from dumpcmp.errors import TransferError
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+    from dumpcmp.agent.session import open_uploader
 
-    if not sim:
-        raise TransferError(
-            "running an .om on AscendCL is not available in this build yet; use --sim, or --watch the "
-            "dump path of your own application"
-        )
     run_id = uuid.uuid4().hex[:16]
-    work = state_dir / "runs" / run_id
     uploader = open_uploader(address, plan, state_dir, settings)
     uploader.start()
+    not_sent: list[str] = []
     try:
-        produced = _simulate(run, work)
+        if sim:
+            _simulate_and_queue(uploader, run, state_dir / "runs" / run_id, extras, run_id)
+        else:
+            not_sent = _run_on_acl(uploader, run, extras, run_id, state_dir)
     except BaseException:
-        uploader.abort()
+        uploader.abort()  # unacknowledged files are sent by the next run; this run has no END
         raise
+    with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
+        report = _finish(uploader, progress.refresh)
+    return _Outcome(uploader, report, not_sent)
+
+
+def _simulate_and_queue(uploader: Uploader, run: _ModelRun, work: Path, extras: _Extras, run_id: str) -> None:
+    """The simulated run first (its golden data and rule exist only after it), then the stream."""
+    from dumpcmp.agent.session import add_tree
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    produced = _simulate(run, work)
     add_tree(uploader, pb.INPUT, produced.inputs_dir)
     _queue_extras(uploader, _Extras(produced.golden_dir, produced.fusion_rule))
     _queue_extras(uploader, extras)
@@ -318,9 +325,45 @@ def _run_model(
     if produced.dump_files:
         add_tree(uploader, pb.DUMP, produced.dump_dir, run_id)
     uploader.add_run_mark(run_id, pb.RunMark.END)
-    with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
-        report = _finish(uploader, progress.refresh)
-    return _Outcome(uploader, report)
+
+
+def _run_on_acl(
+    uploader: Uploader, run: _ModelRun, extras: _Extras, run_id: str, state_dir: Path
+) -> list[str]:
+    """An .om on AscendCL (main thread), its dump streamed while it runs."""
+    from dumpcmp.acl_config import load as load_config
+    from dumpcmp.errors import ConfigError, ModelError
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+    from dumpcmp.proto.npy import load_npy
+
+    model = Path(run.model)
+    if not model.is_file():
+        raise ModelError(f"--model {model}: no such file (on AscendCL the model is an .om; --sim runs ONNX)")
+    if run.acl_config is None:
+        raise ConfigError(
+            "--model on AscendCL needs --acl-config: the acl.json whose dump section says where"
+        )
+    config = load_config(run.acl_config)
+    dump_path = config.dump.dump_path if config.dump is not None else None
+    if not dump_path:
+        raise ConfigError(f"--acl-config {run.acl_config}: no dump.dump_path, so there is no dump to stream")
+    if run.faults:
+        raise ModelError("--inject needs --sim: faults are injected into the simulated NPU only")
+    if not run.inputs:
+        raise ModelError("give the model's inputs with --input (an .om's input shapes are not read here)")
+    arrays = [load_npy(path, mmap=False) for path in run.inputs]
+    for index, path in enumerate(run.inputs):
+        uploader.add_file(pb.INPUT, f"{index}.{path.name}", path)
+    _queue_extras(uploader, extras)
+    from dumpcmp.agent.live_run import stream_model_run  # after the checks: it loads the binding
+    from dumpcmp.agent.runtime import AclRuntime, open_backend
+
+    runtime = AclRuntime(open_backend("acl"))
+    streamed = stream_model_run(
+        runtime, uploader, model, arrays, run.acl_config, Path(dump_path),
+        run_id=run_id, device=run.device, steps=run.steps, exclude=(state_dir.resolve(),),
+    )  # fmt: skip
+    return [f"{n.path}: not sent: {n.reason}" for n in streamed.not_sent]
 
 
 @dataclass(frozen=True)

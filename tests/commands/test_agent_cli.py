@@ -127,7 +127,10 @@ def test_sim_sends_inputs_golden_rule_then_the_marked_run(server: ServerHandle, 
             "give one of --watch DUMP_PATH or --model MODEL",
         ),
         (["--session", "x", "--watch", "d", "--sim"], "--sim, --input and --inject go with --model"),
-        (["--session", "x", "--model", "m.om"], "running an .om on AscendCL is not available"),
+        (
+            ["--session", "x", "--model", "m.om"],
+            "--model m.om: no such file (on AscendCL the model is an .om",
+        ),
     ],
 )
 def test_user_mistakes_are_one_line(
