@@ -1,0 +1,86 @@
+"""A model run on the simulated backend, its dump streamed while it runs (the hardware path)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dumpcmp.agent.connection import HostAddress
+from dumpcmp.agent.journal import Journal
+from dumpcmp.agent.uploader import Uploader, UploadSettings
+from dumpcmp.errors import AclError
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.agent.dumps import dump_content
+from tests.agent.recording_host import RecordingHost, ServerHandle
+
+pytest.importorskip("dumpcmp.agent.model_run", reason="the model runner lands with the binding work")
+
+from dumpcmp.agent.live_run import stream_model_run
+from dumpcmp.agent.runtime import AclRuntime, open_backend
+from dumpcmp.fakes.simulate import prepare_simulation
+
+SESSION = "live"
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerHandle]:
+    handle = ServerHandle(RecordingHost(tmp_path / "host"))
+    yield handle
+    handle.stop()
+
+
+def _uploader(server: ServerHandle, state: Path) -> Uploader:
+    address = HostAddress(server.target)
+    request = pb.OpenSessionRequest(session=SESSION, model="small_cnn")
+    uploader = Uploader(
+        address.channel, request, Journal(state, SESSION), UploadSettings(), target=server.target
+    )
+    uploader.start()
+    return uploader
+
+
+def test_the_dump_streams_while_the_model_runs(server: ServerHandle, tmp_path: Path) -> None:
+    setup = prepare_simulation("zoo:small_cnn", tmp_path / "sim", steps=2)
+    earlier = (
+        setup.npu_dump_dir / "20200101000000" / "0" / "old" / "1" / "0" / "Conv2D.old.1.0.1700000000000000"
+    )
+    earlier.parent.mkdir(parents=True)
+    earlier.write_bytes(dump_content(10))  # an earlier run's file: not this run's
+    uploader = _uploader(server, tmp_path / "state")
+    runtime = AclRuntime(open_backend("sim", **setup.backend_options))
+    streamed = stream_model_run(
+        runtime, uploader, setup.model_path, setup.inputs, setup.acl_config, setup.npu_dump_dir,
+        run_id="r1", steps=2, quiet=0.05,
+    )  # fmt: skip
+    report = uploader.finish()
+    assert streamed.not_sent == () and report.problems == ()
+    written = sorted(p for p in setup.npu_dump_dir.rglob("*") if p.is_file() and p != earlier)
+    assert streamed.dump_files == len(written) == report.stored > 0
+    acks = [path for _s, path, _st in server.host.acks]
+    assert acks[0] == "run:r1" and acks[-1] == "run:r1"
+    sent = {p for p in acks if not p.startswith("run:")}
+    assert sent == {p.relative_to(setup.npu_dump_dir).as_posix() for p in written}
+    assert server.host.sessions[SESSION].runs == [("r1", pb.RunMark.START), ("r1", pb.RunMark.END)]
+
+
+def test_a_failed_run_has_no_end_mark(server: ServerHandle, tmp_path: Path) -> None:
+    setup = prepare_simulation("zoo:small_cnn", tmp_path / "sim")
+    uploader = _uploader(server, tmp_path / "state")
+    runtime = AclRuntime(open_backend("sim", **setup.backend_options))
+    wrong = [np.zeros((1, 1), dtype=np.float32)]
+    with pytest.raises(AclError):
+        stream_model_run(
+            runtime,
+            uploader,
+            setup.model_path,
+            wrong,
+            setup.acl_config,
+            setup.npu_dump_dir,
+            run_id="r2",
+            quiet=0.05,
+        )
+    uploader.finish()
+    assert server.host.sessions[SESSION].runs == [("r2", pb.RunMark.START)]
