@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,12 @@ class DumpWatcher:
             try:
                 from watchdog.observers.inotify import InotifyObserver
 
+                # watchdog warns from its own thread when a directory created under the watch is
+                # added twice (its recursive add races the new directory's own event); the watch
+                # is the same, nothing is lost, and the user must not see a RuntimeWarning for it.
+                warnings.filterwarnings(
+                    "ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning
+                )
                 observer: BaseObserver = InotifyObserver()
                 observer.schedule(handler, str(self.root), recursive=True)
                 observer.start()

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,3 +228,13 @@ class ServerHandle:
     @property
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+
+@contextmanager
+def serving(host: RecordingHost) -> Iterator[ServerHandle]:
+    """``host`` on a free loopback port for the length of a ``with`` block."""
+    handle = ServerHandle(host)
+    try:
+        yield handle
+    finally:
+        handle.stop()

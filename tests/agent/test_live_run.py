@@ -14,7 +14,7 @@ from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import AclError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import dump_content
-from tests.agent.recording_host import RecordingHost, ServerHandle
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving
 
 pytest.importorskip("dumpcmp.agent.model_run", reason="the model runner lands with the binding work")
 
@@ -27,9 +27,8 @@ SESSION = "live"
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerHandle]:
-    handle = ServerHandle(RecordingHost(tmp_path / "host"))
-    yield handle
-    handle.stop()
+    with serving(RecordingHost(tmp_path / "host")) as handle:
+        yield handle
 
 
 def _uploader(server: ServerHandle, state: Path) -> Uploader:

@@ -16,7 +16,7 @@ from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, write_dumps
-from tests.agent.recording_host import RecordingHost, ServerHandle
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving
 
 SESSION = "s1"
 FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2, give_up=20.0)
@@ -24,9 +24,8 @@ FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2,
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[ServerHandle]:
-    handle = ServerHandle(RecordingHost(tmp_path / "host"))
-    yield handle
-    handle.stop()
+    with serving(RecordingHost(tmp_path / "host")) as handle:
+        yield handle
 
 
 def make_uploader(
@@ -147,8 +146,7 @@ def test_unreachable_host_gives_up_with_one_line(tmp_path: Path) -> None:
 
 
 def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
-    server = ServerHandle(RecordingHost(tmp_path / "host", token="right"))
-    try:
+    with serving(RecordingHost(tmp_path / "host", token="right")) as server:
         root = tmp_path / "dump"
         files = write_dumps(root, 1)
         uploader = make_uploader(server.target, tmp_path / "state", token="wrong")
@@ -158,8 +156,6 @@ def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
         uploader = make_uploader(server.target, tmp_path / "state2", token="right")
         send(uploader, root, files)
         assert uploader.finish().stored == 1
-    finally:
-        server.stop()
 
 
 def test_a_restarted_agent_sends_nothing_twice(host: ServerHandle, tmp_path: Path) -> None:
@@ -180,13 +176,10 @@ def test_files_the_host_lost_are_sent_again(tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 3)
     for data in ("host-a", "host-b"):  # the second host knows nothing of the first one's files
-        server = ServerHandle(RecordingHost(tmp_path / data))
-        try:
+        with serving(RecordingHost(tmp_path / data)) as server:
             uploader = make_uploader(server.target, tmp_path / "state")
             send(uploader, root, files)
             assert uploader.finish().stored == 3
-        finally:
-            server.stop()
 
 
 def test_files_the_host_has_but_the_journal_missed_are_not_resent(host: ServerHandle, tmp_path: Path) -> None:
@@ -241,20 +234,14 @@ def test_delete_acked_removes_dump_files_once_journalled(host: ServerHandle, tmp
 def test_deleted_files_the_host_lost_are_reported(tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 2)
-    server = ServerHandle(RecordingHost(tmp_path / "host-a"))
-    try:
+    with serving(RecordingHost(tmp_path / "host-a")) as server:
         uploader = make_uploader(server.target, tmp_path / "state", UploadSettings(delete_acked=True))
         send(uploader, root, files)
         uploader.finish()
-    finally:
-        server.stop()
-    server = ServerHandle(RecordingHost(tmp_path / "host-b"))
-    try:
+    with serving(RecordingHost(tmp_path / "host-b")) as server:
         uploader = make_uploader(server.target, tmp_path / "state")
         uploader.start()
         report = uploader.finish()
-    finally:
-        server.stop()
     assert len(report.problems) == 2
     assert "the host no longer has it and it was deleted here" in report.problems[0]
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from dumpcmp.commands import agent
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, dump_content, write_dumps
-from tests.agent.recording_host import RecordingHost, ServerHandle
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,9 +30,8 @@ def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[ServerHandle]:
-    handle = ServerHandle(RecordingHost(tmp_path / "host"))
-    yield handle
-    handle.stop()
+    with serving(RecordingHost(tmp_path / "host")) as handle:
+        yield handle
 
 
 def _cli() -> typer.Typer:
