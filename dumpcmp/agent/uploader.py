@@ -529,11 +529,11 @@ class Uploader:
 
     def _on_ack(self, ack: Any) -> None:
         status = ack.status
-        if status == pb.UploadAck.RUN_ACCEPTED:
-            key = next((k for k in self._in_flight if k[0] < 0 and k[1] == ack.run_id), None)
-        else:
-            key = (ack.kind, ack.path)
         with self._cond:
+            if status == pb.UploadAck.RUN_ACCEPTED:
+                key = next((k for k in self._in_flight if k[0] < 0 and k[1] == ack.run_id), None)
+            else:
+                key = (ack.kind, ack.path)
             entry = self._in_flight.pop(key, None) if key is not None else None
             if entry is not None:
                 self._in_flight_bytes -= entry.size
