@@ -376,12 +376,13 @@ class _Produced:
 
 
 def _simulate(run: _ModelRun, work: Path) -> _Produced:
-    """The simulated NPU run of ``run.model`` in ``work``: dump, golden, fusion rule, inputs as npy."""
+    """``sim run`` of ``run.model`` into ``work`` (through the agent's runtime over the simulated
+    NPU, as on hardware): dump, golden, fusion rule; and the inputs it ran on, as npy files."""
     import numpy as np
 
+    from dumpcmp.commands.sim import simulate
     from dumpcmp.fakes.inputs import resolve_inputs
     from dumpcmp.fakes.onnx_model import analyse, load_model
-    from dumpcmp.fakes.simulate import simulate
     from dumpcmp.fakes.zoo import build, is_zoo_name
     from dumpcmp.outputs import atomic_path
 

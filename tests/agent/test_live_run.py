@@ -10,17 +10,14 @@ import pytest
 
 from dumpcmp.agent.connection import HostAddress
 from dumpcmp.agent.journal import Journal
+from dumpcmp.agent.live_run import stream_model_run
+from dumpcmp.agent.runtime import AclRuntime, open_backend
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import AclError
+from dumpcmp.fakes.simulate import prepare_simulation
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import dump_content
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving
-
-pytest.importorskip("dumpcmp.agent.model_run", reason="the model runner lands with the binding work")
-
-from dumpcmp.agent.live_run import stream_model_run
-from dumpcmp.agent.runtime import AclRuntime, open_backend
-from dumpcmp.fakes.simulate import prepare_simulation
 
 SESSION = "live"
 
