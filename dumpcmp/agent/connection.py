@@ -34,15 +34,15 @@ class HostAddress:
         target: str,
         *,
         tls_ca: Path | None = None,
-        tls_cert: Path | None = None,
-        tls_key: Path | None = None,
+        client_cert_file: Path | None = None,
+        client_key_file: Path | None = None,
         token_file: Path | None = None,
     ) -> HostAddress:
         host, sep, port = target.rpartition(":")
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise TransferError(f"--host {target!r}: expected HOST:PORT, e.g. 127.0.0.1:50051")
-        if (tls_cert is None) != (tls_key is None):
-            raise TransferError("--tls-cert and --tls-key go together (the agent's client certificate)")
+        if (client_cert_file is None) != (client_key_file is None):
+            raise TransferError("--client-cert and --client-key go together (the agent's client certificate)")
         token = None
         if token_file is not None:
             token = _read(token_file, "--token-file").decode("utf-8", "replace").strip()
@@ -51,8 +51,8 @@ class HostAddress:
         return cls(
             target,
             root_ca=_read(tls_ca, "--tls-ca") if tls_ca is not None else None,
-            client_cert=_read(tls_cert, "--tls-cert") if tls_cert is not None else None,
-            client_key=_read(tls_key, "--tls-key") if tls_key is not None else None,
+            client_cert=_read(client_cert_file, "--client-cert") if client_cert_file is not None else None,
+            client_key=_read(client_key_file, "--client-key") if client_key_file is not None else None,
             token=token,
         )
 

@@ -84,10 +84,12 @@ def run_command(
         typer.Option("--fusion-rule-on-host", help="The fusion rule json is already on the host, here."),
     ] = None,
     tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="Trust this CA for the host (TLS).")] = None,
-    tls_cert: Annotated[
-        Path | None, typer.Option("--tls-cert", help="Client certificate, for hosts asking mutual TLS.")
+    client_cert_file: Annotated[
+        Path | None, typer.Option("--client-cert", help="Client certificate, for hosts asking mutual TLS.")
     ] = None,
-    tls_key: Annotated[Path | None, typer.Option("--tls-key", help="Key of --tls-cert.")] = None,
+    client_key_file: Annotated[
+        Path | None, typer.Option("--client-key", help="Key of --client-cert.")
+    ] = None,
     token_file: Annotated[
         Path | None, typer.Option("--token-file", help="Bearer token for the host, read from this file.")
     ] = None,
@@ -147,7 +149,11 @@ def run_command(
         if fusion_rule is not None and fusion_rule_on_host:
             raise TransferError("--fusion-rule and --fusion-rule-on-host both give the rule; give one")
         address = HostAddress.from_options(
-            host, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key, token_file=token_file
+            host,
+            tls_ca=tls_ca,
+            client_cert_file=client_cert_file,
+            client_key_file=client_key_file,
+            token_file=token_file,
         )
         settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
         plan = SessionPlan(
