@@ -157,11 +157,14 @@ def test_bad_host_address_and_token(server: ServerHandle, tmp_path: Path) -> Non
     )
 
 
-def _agent_process(target: str, dump: Path, session: str) -> subprocess.Popen[bytes]:
+def _agent_process(
+    target: str, dump: Path, session: str, until_idle: float | None = 0.3
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    idle = ["--until-idle", str(until_idle)] if until_idle is not None else []
     return subprocess.Popen(
         [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", target, "--session", session,
-         "--watch", str(dump), "--until-idle", "0.3", "--quiet-time", "0.05"],
+         "--watch", str(dump), "--quiet-time", "0.05", *idle],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
 
@@ -215,3 +218,35 @@ def test_sigterm_flushes_then_closes(server: ServerHandle, tmp_path: Path) -> No
     assert "(closed): 5 files sent" in out.decode()
     for path in files:
         assert server.host.stored_count(path.relative_to(dump).as_posix()) == 1
+
+
+def test_watch_follows_a_dump_being_written(server: ServerHandle, tmp_path: Path) -> None:
+    """The simulated NPU writes its dump chunk by chunk while the agent watches: every file
+    arrives once, whole, and none early."""
+    from dumpcmp.commands.sim import simulate
+
+    out = tmp_path / "sim"
+    dump = out / "npu"
+    dump.mkdir(parents=True)
+    agent = _agent_process(server.target, dump, "live1", until_idle=None)
+    try:
+        deadline = time.monotonic() + 60
+        while server.host.opened == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        result = simulate("zoo:small_cnn", out, steps=2, atomic=False)
+        # Sent while watching, not by the final walk at stop: wait for them before stopping.
+        while len(server.host.acks) < len(result.dump_files) and time.monotonic() < deadline + 60:
+            time.sleep(0.02)
+        assert len(server.host.acks) == len(result.dump_files)
+        agent.send_signal(signal.SIGTERM)
+        output, _ = agent.communicate(timeout=120)
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.communicate()
+    assert agent.returncode == 0, output.decode()
+    assert result.dump_files
+    for path in result.dump_files:
+        name = path.relative_to(dump).as_posix()
+        assert server.host.statuses(name) == [pb.UploadAck.STORED], name
+        assert (server.host.data_dir / "live1" / "DUMP" / name).read_bytes() == path.read_bytes()
