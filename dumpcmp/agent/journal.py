@@ -93,6 +93,10 @@ class Journal:
         """Append ``entry`` (flushed to the kernel, not yet fsynced: see ``sync``)."""
         line = json.dumps(asdict(entry), separators=(",", ":")) + "\n"
         with self._lock:
+            if self._handle.closed:
+                # A reader thread of a connection that was just abandoned; the host holds the
+                # file, so the next start finds it in the host's list instead.
+                return
             try:
                 self._handle.write(line)
                 self._handle.flush()

@@ -40,3 +40,11 @@ def test_agent_id_is_stable(tmp_path: Path) -> None:
     first = agent_id(tmp_path / "state")
     assert first == agent_id(tmp_path / "state")
     assert first != agent_id(tmp_path / "other")
+
+
+def test_a_record_after_close_is_dropped_not_raised(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, "s")
+    journal.close()
+    journal.record(entry("late"))
+    with Journal(tmp_path, "s") as again:
+        assert len(again) == 0

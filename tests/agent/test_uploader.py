@@ -285,3 +285,24 @@ def test_abort_stops_at_once_and_keeps_the_journal(host: ServerHandle, tmp_path:
     assert stored < 30
     with Journal(tmp_path / "state", SESSION) as journal:
         assert len(journal) <= stored
+
+
+def test_four_agents_into_four_sessions_at_once(host: ServerHandle, tmp_path: Path) -> None:
+    uploaders = []
+    trees = []
+    for index in range(4):
+        root = tmp_path / f"dump{index}"
+        files = write_dumps(root, 6, elements=5_000 + index)
+        address = HostAddress(host.target)
+        request = pb.OpenSessionRequest(session=f"device{index}", model="net")
+        journal = Journal(tmp_path / f"state{index}", f"device{index}")
+        uploader = Uploader(address.channel, request, journal, FAST, target=host.target)
+        send(uploader, root, files)
+        uploaders.append(uploader)
+        trees.append((root, files))
+    for uploader in uploaders:
+        assert uploader.finish().stored == 6
+    for index, (root, files) in enumerate(trees):
+        for path in files:
+            landed = host.host.data_dir / f"device{index}" / "DUMP" / wire(root, path)
+            assert landed.read_bytes() == path.read_bytes()
