@@ -169,7 +169,8 @@ def run_command(
         )
         extras = _Extras(golden, fusion_rule)
         if watch is not None:
-            state_dir = state or watch.parent / f"{watch.name}.dumpcmp-agent"
+            root = watch.resolve()  # "." has no name to put a sibling state directory beside
+            state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
             outcome = _watch(address, plan, state_dir, settings, extras, watch, until_idle, quiet_time, poll)
         else:
             assert model is not None

@@ -250,3 +250,15 @@ def test_watch_follows_a_dump_being_written(server: ServerHandle, tmp_path: Path
         name = path.relative_to(dump).as_posix()
         assert server.host.statuses(name) == [pb.UploadAck.STORED], name
         assert (server.host.data_dir / "live1" / "DUMP" / name).read_bytes() == path.read_bytes()
+
+
+def test_watch_dot_keeps_its_state_beside_the_dump_path(
+    server: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    monkeypatch.chdir(dump)
+    code, out = run("--host", server.target, "--session", "dot", "--watch", ".", "--until-idle", "0")
+    assert code == 0, out
+    assert (tmp_path / "dump.dumpcmp-agent" / "dot.journal").is_file()
+    assert not any(p.name.endswith("dumpcmp-agent") for p in dump.iterdir())
