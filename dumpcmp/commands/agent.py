@@ -168,6 +168,7 @@ def run_command(
             device=device,
         )
         extras = _Extras(golden, fusion_rule)
+        _check_extras(extras)
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
             state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
@@ -207,7 +208,6 @@ class _Outcome:
     report: UploadReport
     not_sent: list[str] = field(default_factory=list)
     closed: Any = None
-    interrupted: bool = False
 
 
 def _model_label(watch: Path | None, model: str | None) -> str:
@@ -217,6 +217,16 @@ def _model_label(watch: Path | None, model: str | None) -> str:
     return watch.resolve().name
 
 
+def _check_extras(extras: _Extras) -> None:
+    """Refused before any work: a simulated run would otherwise be spent before the mistake shows."""
+    from dumpcmp.errors import TransferError
+
+    if extras.golden is not None and not extras.golden.exists():
+        raise TransferError(f"--golden {extras.golden}: no such directory")
+    if extras.fusion_rule is not None and not extras.fusion_rule.is_file():
+        raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
+
+
 def _queue_extras(uploader: Uploader, extras: _Extras) -> None:
     from dumpcmp.agent.session import add_tree
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -224,10 +234,6 @@ def _queue_extras(uploader: Uploader, extras: _Extras) -> None:
     if extras.golden is not None:
         add_tree(uploader, pb.GOLDEN, extras.golden)
     if extras.fusion_rule is not None:
-        if not extras.fusion_rule.is_file():
-            from dumpcmp.errors import TransferError
-
-            raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
         add_tree(uploader, pb.FUSION_RULE, extras.fusion_rule)
 
 
@@ -271,7 +277,6 @@ def _watch(
     )
     uploader.start()
     watcher.start()
-    stopped_by_user = False
     progress = UploadProgress(error_console(), uploader.stats, lambda: f"watching {root} ({watcher.backend})")
     with progress:
         try:
@@ -282,11 +287,11 @@ def _watch(
                     break
                 time.sleep(0.1)
         except KeyboardInterrupt:
-            stopped_by_user = True  # stop watching, send what is ready, then end
+            pass  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent, then the session closes
         not_sent = watcher.stop()
         report = _finish(uploader, progress.refresh)
     lines = [f"{n.path}: not sent: {n.reason}" for n in not_sent]
-    return _Outcome(uploader, report, lines, interrupted=stopped_by_user)
+    return _Outcome(uploader, report, lines)
 
 
 def _run_model(

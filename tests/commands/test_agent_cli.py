@@ -130,6 +130,10 @@ def test_sim_sends_inputs_golden_rule_then_the_marked_run(server: ServerHandle, 
             ["--session", "x", "--model", "m.om"],
             "--model m.om: no such file (on AscendCL the model is an .om",
         ),
+        (
+            ["--session", "x", "--model", "zoo:small_cnn", "--sim", "--golden", "gone"],
+            "--golden gone: no such",
+        ),
     ],
 )
 def test_user_mistakes_are_one_line(
