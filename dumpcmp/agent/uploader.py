@@ -530,7 +530,7 @@ class Uploader:
     def _on_ack(self, ack: Any) -> None:
         status = ack.status
         with self._cond:
-            if status == pb.UploadAck.RUN_ACCEPTED:
+            if ack.kind == pb.FILE_KIND_UNSPECIFIED and not ack.path:  # a run mark's answer, any status
                 key = next((k for k in self._in_flight if k[0] < 0 and k[1] == ack.run_id), None)
             else:
                 key = (ack.kind, ack.path)

@@ -48,6 +48,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.corrupt_next = 0  # flip a byte of the next N files received
         self.ack_delay = 0.0  # seconds before each acknowledgement
         self.drop_after: int | None = None  # end the stream UNAVAILABLE after this many acks
+        self.refuse_runs = False  # answer run marks REFUSED (as for a replaced run)
         self.opened = 0
         self.largest_chunk = 0
 
@@ -113,12 +114,14 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             for message in request_iterator:
                 body = message.WhichOneof("body")
                 if body == "run":
+                    status = pb.UploadAck.REFUSED if self.refuse_runs else pb.UploadAck.RUN_ACCEPTED
                     with self.lock:
                         session = self.sessions[message.run.session]
-                        session.runs.append((message.run.run_id, message.run.event))
-                        run_key = f"run:{message.run.run_id}"
-                        self.acks.append((message.run.session, run_key, pb.UploadAck.RUN_ACCEPTED))
-                    yield pb.UploadAck(status=pb.UploadAck.RUN_ACCEPTED, run_id=message.run.run_id)
+                        if not self.refuse_runs:
+                            session.runs.append((message.run.run_id, message.run.event))
+                        self.acks.append((message.run.session, f"run:{message.run.run_id}", status))
+                    why = "run was replaced" if self.refuse_runs else ""
+                    yield pb.UploadAck(status=status, run_id=message.run.run_id, message=why)
                 elif body == "start":
                     current = message.start
                     if current.session not in self.sessions:

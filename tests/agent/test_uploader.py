@@ -306,3 +306,12 @@ def test_four_agents_into_four_sessions_at_once(host: ServerHandle, tmp_path: Pa
         for path in files:
             landed = host.host.data_dir / f"device{index}" / "DUMP" / wire(root, path)
             assert landed.read_bytes() == path.read_bytes()
+
+
+def test_a_refused_run_mark_is_reported_and_does_not_hang(host: ServerHandle, tmp_path: Path) -> None:
+    host.host.refuse_runs = True
+    uploader = make_uploader(host.target, tmp_path / "state")
+    uploader.start()
+    uploader.add_run_mark("r9", pb.RunMark.START)
+    report = uploader.finish()
+    assert report.problems == ("run r9: refused by the host: run was replaced",)
