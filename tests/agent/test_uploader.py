@@ -12,7 +12,7 @@ import pytest
 
 from dumpcmp.agent.connection import HostAddress
 from dumpcmp.agent.journal import Journal
-from dumpcmp.agent.uploader import Uploader, UploadSettings
+from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, write_dumps
@@ -36,6 +36,20 @@ def make_uploader(
     return Uploader(address.channel, request, Journal(state, SESSION), settings, address.metadata, target)
 
 
+def upload(
+    target: str,
+    state: Path,
+    root: Path,
+    files: list[Path],
+    settings: UploadSettings = FAST,
+    token: str | None = None,
+) -> UploadReport:
+    """A whole upload of ``files``: start, queue, wait for every answer."""
+    uploader = make_uploader(target, state, settings, token)
+    send(uploader, root, files)
+    return uploader.finish()
+
+
 def send(uploader: Uploader, root: Path, files: list[Path]) -> None:
     uploader.start()
     for path in files:
@@ -57,9 +71,7 @@ def assert_landed(host: RecordingHost, root: Path, files: list[Path]) -> None:
 def test_files_arrive_whole_in_chunks_and_are_journalled(host: ServerHandle, tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 5, elements=50_000)  # 200 KB each: four chunks of 64 KiB
-    uploader = make_uploader(host.target, tmp_path / "state")
-    send(uploader, root, files)
-    report = uploader.finish()
+    report = upload(host.target, tmp_path / "state", root, files)
     assert (report.stored, report.duplicates, report.already, report.problems) == (5, 0, 0, ())
     assert_landed(host.host, root, files)
     assert 0 < host.host.largest_chunk <= 64 * 1024
@@ -73,9 +85,7 @@ def test_a_corrupted_file_is_sent_again(host: ServerHandle, tmp_path: Path) -> N
     root = tmp_path / "dump"
     files = write_dumps(root, 3)
     host.host.corrupt_next = 1
-    uploader = make_uploader(host.target, tmp_path / "state")
-    send(uploader, root, files)
-    report = uploader.finish()
+    report = upload(host.target, tmp_path / "state", root, files)
     assert report.stored == 3 and not report.problems
     first = wire(root, files[0])
     assert host.host.statuses(first) == [pb.UploadAck.CHECKSUM_MISMATCH, pb.UploadAck.STORED]
@@ -87,9 +97,7 @@ def test_a_file_corrupted_every_time_is_reported_not_looped(host: ServerHandle, 
     files = write_dumps(root, 2)
     host.host.corrupt_next = 100
     settings = UploadSettings(chunk_size=64 * 1024, max_resends=2)
-    uploader = make_uploader(host.target, tmp_path / "state", settings)
-    send(uploader, root, files)
-    report = uploader.finish()
+    report = upload(host.target, tmp_path / "state", root, files, settings)
     assert report.stored == 0
     assert len(report.problems) == 2
     assert "refused by the host: checksum_mismatch" in report.problems[0]
@@ -100,9 +108,7 @@ def test_a_dropped_stream_is_resumed_and_nothing_is_stored_twice(host: ServerHan
     root = tmp_path / "dump"
     files = write_dumps(root, 8)
     host.host.drop_after = 3
-    uploader = make_uploader(host.target, tmp_path / "state")
-    send(uploader, root, files)
-    report = uploader.finish()
+    report = upload(host.target, tmp_path / "state", root, files)
     assert report.reconnects >= 1
     assert report.stored + report.already == 8  # files answered before the drop are not resent
     assert_landed(host.host, root, files)
@@ -153,21 +159,15 @@ def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
         send(uploader, root, files)
         with pytest.raises(TransferError, match=r"refused the agent.*--token-file"):
             uploader.finish()
-        uploader = make_uploader(server.target, tmp_path / "state2", token="right")
-        send(uploader, root, files)
-        assert uploader.finish().stored == 1
+        assert upload(server.target, tmp_path / "state2", root, files, token="right").stored == 1
 
 
 def test_a_restarted_agent_sends_nothing_twice(host: ServerHandle, tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 4)
-    first = make_uploader(host.target, tmp_path / "state")
-    send(first, root, files)
-    first.finish()
+    upload(host.target, tmp_path / "state", root, files)
     acks = len(host.host.acks)
-    again = make_uploader(host.target, tmp_path / "state")
-    send(again, root, files)
-    report = again.finish()
+    report = upload(host.target, tmp_path / "state", root, files)
     assert (report.stored, report.duplicates, report.already) == (0, 0, 4)
     assert len(host.host.acks) == acks
 
@@ -177,23 +177,17 @@ def test_files_the_host_lost_are_sent_again(tmp_path: Path) -> None:
     files = write_dumps(root, 3)
     for data in ("host-a", "host-b"):  # the second host knows nothing of the first one's files
         with serving(RecordingHost(tmp_path / data)) as server:
-            uploader = make_uploader(server.target, tmp_path / "state")
-            send(uploader, root, files)
-            assert uploader.finish().stored == 3
+            assert upload(server.target, tmp_path / "state", root, files).stored == 3
 
 
 def test_files_the_host_has_but_the_journal_missed_are_not_resent(host: ServerHandle, tmp_path: Path) -> None:
     """The agent died between the host's acknowledgement and its journal line."""
     root = tmp_path / "dump"
     files = write_dumps(root, 3)
-    first = make_uploader(host.target, tmp_path / "state")
-    send(first, root, files)
-    first.finish()
+    upload(host.target, tmp_path / "state", root, files)
     (tmp_path / "state" / f"{SESSION}.journal").write_text("")
     acks = len(host.host.acks)
-    again = make_uploader(host.target, tmp_path / "state")
-    send(again, root, files)
-    assert again.finish().already == 3
+    assert upload(host.target, tmp_path / "state", root, files).already == 3
     assert len(host.host.acks) == acks
     with Journal(tmp_path / "state", SESSION) as journal:
         assert len(journal) == 3
@@ -202,13 +196,9 @@ def test_files_the_host_has_but_the_journal_missed_are_not_resent(host: ServerHa
 def test_a_changed_file_is_sent_again(host: ServerHandle, tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 1)
-    first = make_uploader(host.target, tmp_path / "state")
-    send(first, root, files)
-    first.finish()
+    upload(host.target, tmp_path / "state", root, files)
     files[0].write_bytes(files[0].read_bytes()[:-4] + b"\0\0\0\1")
-    again = make_uploader(host.target, tmp_path / "state")
-    send(again, root, files)
-    assert again.finish().stored == 1
+    assert upload(host.target, tmp_path / "state", root, files).stored == 1
     assert host.host.stored_count(wire(root, files[0])) == 2
 
 
@@ -235,9 +225,7 @@ def test_deleted_files_the_host_lost_are_reported(tmp_path: Path) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 2)
     with serving(RecordingHost(tmp_path / "host-a")) as server:
-        uploader = make_uploader(server.target, tmp_path / "state", UploadSettings(delete_acked=True))
-        send(uploader, root, files)
-        uploader.finish()
+        upload(server.target, tmp_path / "state", root, files, UploadSettings(delete_acked=True))
     with serving(RecordingHost(tmp_path / "host-b")) as server:
         uploader = make_uploader(server.target, tmp_path / "state")
         uploader.start()
