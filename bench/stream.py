@@ -94,10 +94,10 @@ def _serve(mode: str, data: Path) -> None:
 def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) -> None:
     import grpc
 
-    from dumpcmp.agent.connection import HostAddress
     from dumpcmp.agent.journal import Journal
     from dumpcmp.agent.uploader import Uploader, UploadSettings
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+    from dumpcmp.proto.channel import ChannelOptions, open_channel
 
     total = sum(p.stat().st_size for p in files)
     cpu = _cpu_seconds()
@@ -129,10 +129,14 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
             )
             push(chunks())
     else:
-        address = HostAddress(target)
+        address = ChannelOptions(target)
         request = pb.OpenSessionRequest(session=SESSION, model="bench")
         uploader = Uploader(
-            address.channel, request, Journal(state, SESSION), UploadSettings(chunk_size=chunk), target=target
+            lambda: open_channel(address),
+            request,
+            Journal(state, SESSION),
+            UploadSettings(chunk_size=chunk),
+            target=target,
         )
         uploader.start()
         root = files[0].parent

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp import __version__
-from dumpcmp.agent.connection import HostAddress
 from dumpcmp.agent.journal import Journal, agent_id
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import ChannelOptions, open_channel
 
 __all__ = ["SessionPlan", "add_tree", "open_uploader", "wire_path"]
 
@@ -53,17 +53,13 @@ class SessionPlan:
 
 
 def open_uploader(
-    address: HostAddress, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+    host: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
 ) -> Uploader:
     """An uploader for ``plan`` with its journal in ``state_dir`` (not started yet)."""
+    open_channel(host).close()  # a bad address, certificate or token file is one line now, not later
     journal = Journal(state_dir, plan.session)
     return Uploader(
-        address.channel,
-        plan.request(state_dir),
-        journal,
-        settings,
-        metadata=address.metadata,
-        target=address.target,
+        lambda: open_channel(host), plan.request(state_dir), journal, settings, target=host.address
     )
 
 

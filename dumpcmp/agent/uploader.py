@@ -27,7 +27,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -38,12 +38,12 @@ from dumpcmp.agent.journal import Journal, JournalEntry
 from dumpcmp.errors import DumpcmpError, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+from dumpcmp.proto.channel import MAX_CHUNK, call_failed
 
 __all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader"]
 
 log = logging.getLogger(__name__)
 
-MAX_CHUNK = 4 * 1024 * 1024  # the protocol's limit for one data message
 ChannelFactory = Callable[[], grpc.Channel]
 
 # Worth another connection: the host went away, restarts, or is overloaded. Anything else (a
@@ -137,7 +137,6 @@ class Uploader:
         open_request: pb.OpenSessionRequest,
         journal: Journal,
         settings: UploadSettings = UploadSettings(),
-        metadata: Sequence[tuple[str, str]] = (),
         target: str = "",
     ) -> None:
         if not 0 < settings.chunk_size <= MAX_CHUNK:
@@ -147,7 +146,6 @@ class Uploader:
         self._session = open_request.session
         self._journal = journal
         self._settings = settings
-        self._metadata = tuple(metadata)
         self._target = target
         self._cond = threading.Condition()
         self._queue: deque[_Item] = deque()
@@ -259,9 +257,7 @@ class Uploader:
     def close_session(self) -> Any:
         """CloseSession, retried like the upload; returns the host's SessionInfo."""
         request = pb.CloseSessionRequest(session=self._session)
-        return self._with_retries(
-            lambda stub: stub.CloseSession(request, metadata=self._metadata, timeout=600.0)
-        )
+        return self._with_retries(lambda stub: stub.CloseSession(request, timeout=600.0))
 
     # -- the connection thread -------------------------------------------------------------
 
@@ -289,7 +285,7 @@ class Uploader:
                 if self._aborted.is_set():
                     raise TransferError("upload stopped") from None
                 if code not in _RETRYABLE:
-                    raise TransferError(_fatal_line(self._target, code, details)) from None
+                    raise call_failed(exc, self._target) from None
                 self._requeue_in_flight()
                 if self._progress_mark() != progress_before:
                     attempt, last_progress = 0, time.monotonic()
@@ -315,14 +311,14 @@ class Uploader:
             return self._stored + self._duplicates + self._already + (1 if self._connected else 0)
 
     def _session_pass(self, stub: pb_grpc.DumpCompareStub) -> None:
-        info = stub.OpenSession(self._open, metadata=self._metadata, timeout=60.0)
+        info = stub.OpenSession(self._open, timeout=60.0)
         self._reconcile(info)
         with self._cond:
             self._connected = True
             self._gen += 1
             gen = self._gen
         try:
-            call = stub.Upload(self._requests(gen), metadata=self._metadata)
+            call = stub.Upload(self._requests(gen))
             self._call = call
             for ack in call:
                 self._on_ack(ack)
@@ -593,12 +589,6 @@ class _Dropped(grpc.RpcError):
 
     def details(self) -> str:
         return "the host ended the upload stream before answering every file"
-
-
-def _fatal_line(target: str, code: grpc.StatusCode, details: str) -> str:
-    if code == grpc.StatusCode.UNAUTHENTICATED:
-        return f"host {target} refused the agent: {details} (check --token-file)"
-    return f"host {target}: {code.name.lower()}: {details}"
 
 
 def _replace_resends(item: _Item) -> _Item:

@@ -21,11 +21,12 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, error_console, fail, interrupted, user_errors
+from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
 
 if TYPE_CHECKING:
-    from dumpcmp.agent.connection import HostAddress
     from dumpcmp.agent.session import SessionPlan
     from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
+    from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
 
@@ -36,7 +37,7 @@ _MODEL_STATE = Path("dumpcmp-agent")  # the state dir of --model runs, unless --
 
 @app.command("run", cls=StrictCommand)
 def run_command(
-    host: Annotated[str, typer.Option("--host", help="The host comparator, HOST:PORT.", show_default=False)],
+    host: HostAddress,
     session: Annotated[
         str,
         typer.Option(
@@ -83,16 +84,10 @@ def run_command(
         str | None,
         typer.Option("--fusion-rule-on-host", help="The fusion rule json is already on the host, here."),
     ] = None,
-    tls_ca: Annotated[Path | None, typer.Option("--tls-ca", help="Trust this CA for the host (TLS).")] = None,
-    client_cert_file: Annotated[
-        Path | None, typer.Option("--client-cert", help="Client certificate, for hosts asking mutual TLS.")
-    ] = None,
-    client_key_file: Annotated[
-        Path | None, typer.Option("--client-key", help="Key of --client-cert.")
-    ] = None,
-    token_file: Annotated[
-        Path | None, typer.Option("--token-file", help="Bearer token for the host, read from this file.")
-    ] = None,
+    tls_ca: TlsCa = None,
+    tls_cert: ClientCert = None,
+    tls_key: ClientKey = None,
+    token_file: TokenFile = None,
     state: Annotated[
         Path | None,
         typer.Option(
@@ -134,10 +129,10 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.connection import HostAddress
     from dumpcmp.agent.session import SessionPlan
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
+    from dumpcmp.proto.channel import ChannelOptions, check_address
 
     with user_errors():
         if (watch is None) == (model is None):
@@ -148,13 +143,7 @@ def run_command(
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
             raise TransferError("--fusion-rule and --fusion-rule-on-host both give the rule; give one")
-        address = HostAddress.from_options(
-            host,
-            tls_ca=tls_ca,
-            client_cert_file=client_cert_file,
-            client_key_file=client_key_file,
-            token_file=token_file,
-        )
+        address = ChannelOptions(check_address(host), tls_ca, tls_cert, tls_key, token_file)
         settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
         plan = SessionPlan(
             session=session,
@@ -179,7 +168,7 @@ def run_command(
             outcome = _run_model(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
         if not keep_open:
             outcome.closed = outcome.uploader.close_session()
-    _summary(outcome, address.target, session)
+    _summary(outcome, address.address, session)
 
 
 # --------------------------------------------------------------------------- pieces
@@ -247,7 +236,7 @@ def _finish(uploader: Uploader, refresh: Callable[[], None]) -> UploadReport:
 
 
 def _watch(
-    address: HostAddress,
+    address: ChannelOptions,
     plan: SessionPlan,
     state_dir: Path,
     settings: UploadSettings,
@@ -295,7 +284,7 @@ def _watch(
 
 
 def _run_model(
-    address: HostAddress,
+    address: ChannelOptions,
     plan: SessionPlan,
     state_dir: Path,
     settings: UploadSettings,

@@ -24,8 +24,11 @@ from typing import Any
 
 import grpc
 
+from dumpcmp.agent.journal import Journal
+from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+from dumpcmp.proto.channel import ChannelOptions, open_channel
 
 
 @dataclass
@@ -241,3 +244,22 @@ def serving(host: RecordingHost) -> Iterator[ServerHandle]:
         yield handle
     finally:
         handle.stop()
+
+
+def uploader_for(
+    target: str,
+    state: Path,
+    session: str,
+    settings: UploadSettings | None = None,
+    token: str | None = None,
+) -> Uploader:
+    """An agent's uploader into ``session`` at ``target``, its journal in ``state`` (not started)."""
+    token_file = None
+    if token is not None:
+        token_file = state.parent / f"token-{token}"
+        token_file.write_text(token)
+    address = ChannelOptions(target, token_file=token_file)
+    request = pb.OpenSessionRequest(session=session, model="net")
+    return Uploader(
+        lambda: open_channel(address), request, Journal(state, session), settings or UploadSettings(), target
+    )

@@ -8,16 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dumpcmp.agent.connection import HostAddress
-from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.live_run import stream_model_run
 from dumpcmp.agent.runtime import AclRuntime, open_backend
-from dumpcmp.agent.uploader import Uploader, UploadSettings
+from dumpcmp.agent.uploader import Uploader
 from dumpcmp.errors import AclError
 from dumpcmp.fakes.simulate import prepare_simulation
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import dump_content
-from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving, uploader_for
 
 SESSION = "live"
 
@@ -29,11 +27,7 @@ def server(tmp_path: Path) -> Iterator[ServerHandle]:
 
 
 def _uploader(server: ServerHandle, state: Path) -> Uploader:
-    address = HostAddress(server.target)
-    request = pb.OpenSessionRequest(session=SESSION, model="small_cnn")
-    uploader = Uploader(
-        address.channel, request, Journal(state, SESSION), UploadSettings(), target=server.target
-    )
+    uploader = uploader_for(server.target, state, SESSION)
     uploader.start()
     return uploader
 

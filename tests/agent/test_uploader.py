@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from dumpcmp.agent.connection import HostAddress
 from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, write_dumps
-from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving, uploader_for
 
 SESSION = "s1"
 FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2, give_up=20.0)
@@ -31,9 +30,7 @@ def host(tmp_path: Path) -> Iterator[ServerHandle]:
 def make_uploader(
     target: str, state: Path, settings: UploadSettings = FAST, token: str | None = None
 ) -> Uploader:
-    address = HostAddress(target, token=token)
-    request = pb.OpenSessionRequest(session=SESSION, model="net")
-    return Uploader(address.channel, request, Journal(state, SESSION), settings, address.metadata, target)
+    return uploader_for(target, state, SESSION, settings, token)
 
 
 def upload(
@@ -157,7 +154,9 @@ def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
         files = write_dumps(root, 1)
         uploader = make_uploader(server.target, tmp_path / "state", token="wrong")
         send(uploader, root, files)
-        with pytest.raises(TransferError, match=r"refused the agent.*--token-file"):
+        with pytest.raises(
+            TransferError, match=r"host 127\.0\.0\.1:\d+: UNAUTHENTICATED: missing or wrong bearer token"
+        ):
             uploader.finish()
         assert upload(server.target, tmp_path / "state2", root, files, token="right").stored == 1
 
@@ -281,10 +280,7 @@ def test_four_agents_into_four_sessions_at_once(host: ServerHandle, tmp_path: Pa
     for index in range(4):
         root = tmp_path / f"dump{index}"
         files = write_dumps(root, 6, elements=5_000 + index)
-        address = HostAddress(host.target)
-        request = pb.OpenSessionRequest(session=f"device{index}", model="net")
-        journal = Journal(tmp_path / f"state{index}", f"device{index}")
-        uploader = Uploader(address.channel, request, journal, FAST, target=host.target)
+        uploader = uploader_for(host.target, tmp_path / f"state{index}", f"device{index}", FAST)
         send(uploader, root, files)
         uploaders.append(uploader)
         trees.append((root, files))
