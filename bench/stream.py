@@ -11,7 +11,7 @@ runs, each pair in the same run and each process on its own (so CPU and peak RSS
 * agent: ``dumpcmp.agent.uploader`` (per-file FileStart/data/FileEnd, SHA-256, per-file acks,
   journal) into the recording host of the agent tests: once verifying each file's SHA-256 only,
   once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
-  the host does;
+  the host does; and once into ``dumpcmp host serve`` itself;
 * agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0`` end to end (imports, watcher,
   completeness checks, session close), timed from its process's start, into a fresh recording host.
 
@@ -60,6 +60,9 @@ def _serve(mode: str, data: Path) -> None:
     from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
     from tests.agent.recording_host import RecordingHost
 
+    if mode == "real":
+        _serve_real_host(data)
+        return
     received = [0]
     options = [("grpc.max_receive_message_length", 8 * MB)]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
@@ -86,6 +89,18 @@ def _serve(mode: str, data: Path) -> None:
     if mode != "raw":
         received[0] = sum(size for s in host.sessions.values() for _sha, size in s.files.values())
     print(json.dumps({"bytes": received[0], "cpu": _cpu_seconds(), "rss_kb": _peak_rss_kb()}), flush=True)
+
+
+def _serve_real_host(data: Path) -> None:
+    """``dumpcmp host serve`` in this process (no golden data is sent, so it stores and waits)."""
+    from dumpcmp.host.server.serve import HostConfig, start
+
+    host = start(HostConfig("127.0.0.1:0", data))
+    print(host.port, flush=True)
+    sys.stdin.read()
+    host.stop()
+    stored = sum(p.stat().st_size for p in data.rglob("*") if p.is_file() and p.suffix != ".sqlite")
+    print(json.dumps({"bytes": stored, "cpu": _cpu_seconds(), "rss_kb": _peak_rss_kb()}), flush=True)
 
 
 # --------------------------------------------------------------------------- clients (children)
@@ -226,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
-    parser.add_argument("--serve", choices=["raw", "host", "hash"], help=argparse.SUPPRESS)
+    parser.add_argument("--serve", choices=["raw", "host", "hash", "real"], help=argparse.SUPPRESS)
     parser.add_argument("--client", choices=["raw", "agent", "cli"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
@@ -253,24 +268,25 @@ def main(argv: list[str] | None = None) -> int:
         ready = time.perf_counter() - started
         print(f"{len(files)} dump files, {total / MB:.0f} MB in {directory} (ready in {ready:.1f} s)")
         Run = tuple[dict[str, Any], dict[str, Any]]
-        runs: dict[str, list[Run]] = {"raw": [], "verify": [], "agent": [], "cli": []}
+        runs: dict[str, list[Run]] = {"raw": [], "verify": [], "agent": [], "cli": [], "real": []}
         for _ in range(args.repeat):  # interleaved, so a busy moment of the machine hits all alike
             runs["raw"].append(_pair("raw", files, args.chunk, work))
             runs["verify"].append(_pair("agent", files, args.chunk, work, server_mode="hash"))
             runs["agent"].append(_pair("agent", files, args.chunk, host_dir))
             runs["cli"].append(_pair("cli", files, args.chunk, host_dir))
-        raw, verify, agent, cli = (_fastest(runs[name]) for name in ("raw", "verify", "agent", "cli"))
+            runs["real"].append(_pair("agent", files, args.chunk, host_dir, server_mode="real"))
+        raw, verify, agent, cli, real = (_fastest(runs[name]) for name in runs)
         print(_line("raw", *raw))
         print(_line("agent", *verify) + "  host verifies SHA-256, stores nothing")
         print(_line("agent", *agent) + f"  host verifies and stores in {host_dir}")
         print(_line("agent CLI", *cli) + "  the same, timed from the agent's start (watcher, close)")
-        rate = {
-            name: r[0]["bytes"] / r[0]["seconds"] for name, r in (("raw", raw), ("v", verify), ("a", agent))
-        }
+        print(_line("agent", *real) + "  into `dumpcmp host serve` (stores; no golden, so no comparing)")
+        pairs = (("raw", raw), ("v", verify), ("a", agent), ("h", real))
+        rate = {name: r[0]["bytes"] / r[0]["seconds"] for name, r in pairs}
         print(
             f"agent/raw {rate['v'] / rate['raw']:.2f}x with a verifying host, {rate['a'] / rate['raw']:.2f}x "
-            f"with a storing host (target >= 0.7); chunks of {args.chunk // 1024} KiB; "
-            f"agent peak files in flight {agent[0]['peak_in_flight']}"
+            f"with a storing host, {rate['h'] / rate['raw']:.2f}x with dumpcmp host (target >= 0.7); "
+            f"chunks of {args.chunk // 1024} KiB; agent peak files in flight {agent[0]['peak_in_flight']}"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
