@@ -18,7 +18,7 @@ import numpy as np
 
 from dumpcmp.agent.model_run import run_model
 from dumpcmp.agent.runtime import AclRuntime
-from dumpcmp.agent.session import wire_path
+from dumpcmp.agent.session import RunFile, add_files, wire_path
 from dumpcmp.agent.uploader import Uploader
 from dumpcmp.agent.watcher import DumpWatcher, NotSent
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -42,6 +42,7 @@ def stream_model_run(
     dump_root: Path,
     *,
     run_id: str,
+    run_files: Sequence[RunFile] = (),
     device: int = 0,
     steps: int = 1,
     quiet: float = 1.0,
@@ -49,8 +50,9 @@ def stream_model_run(
     exclude: tuple[Path, ...] = (),
 ) -> StreamedRun:
     """Run ``model`` under ``acl_config`` (whose dump path is ``dump_root``), streaming each dump
-    file into ``uploader`` as it completes. Raises what ``run_model`` raises, after handing over
-    the files already complete (the run then has no END mark)."""
+    file into ``uploader`` as it completes, after START and ``run_files`` (inputs, golden data,
+    rule: they belong to the run, and go with it if it is replaced). Raises what ``run_model``
+    raises, after handing over the files already complete (the run then has no END mark)."""
     root = dump_root.resolve()
     earlier = set(_files(root))
     handed = [0]
@@ -61,6 +63,7 @@ def stream_model_run(
             uploader.add_file(pb.DUMP, wire_path(path, root), path, run_id)
 
     uploader.add_run_mark(run_id, pb.RunMark.START)
+    add_files(uploader, list(run_files), run_id)
     watcher = DumpWatcher(root, ready, quiet=quiet, poll=poll, exclude=exclude)
     watcher.start()
     try:

@@ -19,7 +19,9 @@ from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import ChannelOptions, open_channel
 
-__all__ = ["SessionPlan", "add_tree", "open_uploader", "wire_path"]
+__all__ = ["RunFile", "SessionPlan", "add_files", "open_uploader", "tree_files", "wire_path"]
+
+RunFile = tuple[pb.FileKind, str, Path]  # kind, wire path, the file here
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +87,12 @@ def _files(root: Path) -> Iterator[Path]:
                 yield Path(directory) / name
 
 
-def add_tree(uploader: Uploader, kind: pb.FileKind, root: Path, run_id: str = "") -> int:
-    """Queue every file under ``root`` as ``kind`` (paths relative to ``root``); how many."""
+def tree_files(kind: pb.FileKind, root: Path) -> list[RunFile]:
+    """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``."""
     base = root.parent if root.is_file() else root
-    count = 0
-    for path in _files(root):
-        uploader.add_file(kind, wire_path(path, base), path, run_id)
-        count += 1
-    return count
+    return [(kind, wire_path(path, base), path) for path in _files(root)]
+
+
+def add_files(uploader: Uploader, files: list[RunFile], run_id: str = "") -> None:
+    for kind, name, path in files:
+        uploader.add_file(kind, name, path, run_id)

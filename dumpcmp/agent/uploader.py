@@ -495,6 +495,10 @@ class Uploader:
             self._problem(f"{item.local}: not sent: {exc.strerror or exc}")
             self._done_without_sending()
             return None
+        if item.run_id:
+            # A run's files always go: the run's START may have dropped an unfinished earlier
+            # run's copy since the host listed what it holds (the host answers DUPLICATE otherwise).
+            return handle, st.st_size, st.st_mtime_ns
         known = self._journal.get(kind, item.path)
         with self._cond:
             held = self._host_files.get((item.kind, item.path))

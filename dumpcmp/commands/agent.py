@@ -24,7 +24,7 @@ from dumpcmp.commands._output import console, counted, error_console, fail, inte
 from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
 
 if TYPE_CHECKING:
-    from dumpcmp.agent.session import SessionPlan
+    from dumpcmp.agent.session import RunFile, SessionPlan
     from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
     from dumpcmp.proto.channel import ChannelOptions
 
@@ -216,14 +216,17 @@ def _check_extras(extras: _Extras) -> None:
         raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
 
 
-def _queue_extras(uploader: Uploader, extras: _Extras) -> None:
-    from dumpcmp.agent.session import add_tree
+def _extra_files(extras: _Extras) -> list[RunFile]:
+    """The golden files and the rule file to send before any dump file."""
+    from dumpcmp.agent.session import tree_files
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
+    files = []
     if extras.golden is not None:
-        add_tree(uploader, pb.GOLDEN, extras.golden)
+        files += tree_files(pb.GOLDEN, extras.golden)
     if extras.fusion_rule is not None:
-        add_tree(uploader, pb.FUSION_RULE, extras.fusion_rule)
+        files += tree_files(pb.FUSION_RULE, extras.fusion_rule)
+    return files
 
 
 def _finish(uploader: Uploader, refresh: Callable[[], None]) -> UploadReport:
@@ -247,7 +250,7 @@ def _watch(
     poll: bool,
 ) -> _Outcome:
     from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import open_uploader, wire_path
+    from dumpcmp.agent.session import add_files, open_uploader, wire_path
     from dumpcmp.agent.watcher import DumpWatcher
     from dumpcmp.errors import TransferError
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -256,7 +259,7 @@ def _watch(
         raise TransferError(f"--watch {root}: is a file, not a dump directory")
     root = root.resolve()
     uploader = open_uploader(address, plan, state_dir, settings)
-    _queue_extras(uploader, extras)
+    add_files(uploader, _extra_files(extras))
     watcher = DumpWatcher(
         root,
         lambda path: uploader.add_file(pb.DUMP, wire_path(path, root), path),
@@ -315,16 +318,17 @@ def _run_model(
 
 def _simulate_and_queue(uploader: Uploader, run: _ModelRun, work: Path, extras: _Extras, run_id: str) -> None:
     """The simulated run first (its golden data and rule exist only after it), then the stream."""
-    from dumpcmp.agent.session import add_tree
+    from dumpcmp.agent.session import add_files, tree_files
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
     produced = _simulate(run, work)
-    add_tree(uploader, pb.INPUT, produced.inputs_dir)
-    _queue_extras(uploader, _Extras(produced.golden_dir, produced.fusion_rule))
-    _queue_extras(uploader, extras)
+    # Everything of the run carries its id, so a run replaced later takes its golden data along.
     uploader.add_run_mark(run_id, pb.RunMark.START)
+    add_files(uploader, tree_files(pb.INPUT, produced.inputs_dir), run_id)
+    add_files(uploader, _extra_files(_Extras(produced.golden_dir, produced.fusion_rule)), run_id)
+    add_files(uploader, _extra_files(extras), run_id)
     if produced.dump_files:
-        add_tree(uploader, pb.DUMP, produced.dump_dir, run_id)
+        add_files(uploader, tree_files(pb.DUMP, produced.dump_dir), run_id)
     uploader.add_run_mark(run_id, pb.RunMark.END)
 
 
@@ -353,16 +357,15 @@ def _run_on_acl(
     if not run.inputs:
         raise ModelError("give the model's inputs with --input (an .om's input shapes are not read here)")
     arrays = [load_npy(path, mmap=False) for path in run.inputs]
-    for index, path in enumerate(run.inputs):
-        uploader.add_file(pb.INPUT, f"{index}.{path.name}", path)
-    _queue_extras(uploader, extras)
+    inputs = [(pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(run.inputs)]
     from dumpcmp.agent.live_run import stream_model_run  # after the checks: it loads the binding
     from dumpcmp.agent.runtime import AclRuntime, open_backend
 
     runtime = AclRuntime(open_backend("acl"))
     streamed = stream_model_run(
         runtime, uploader, model, arrays, run.acl_config, Path(dump_path),
-        run_id=run_id, device=run.device, steps=run.steps, exclude=(state_dir.resolve(),),
+        run_id=run_id, run_files=[*inputs, *_extra_files(extras)], device=run.device, steps=run.steps,
+        exclude=(state_dir.resolve(),),
     )  # fmt: skip
     return [f"{n.path}: not sent: {n.reason}" for n in streamed.not_sent]
 

@@ -38,6 +38,14 @@ class _Session:
     files: dict[tuple[int, str], tuple[bytes, int]] = field(default_factory=dict)
     closed: bool = False
     runs: list[tuple[str, int]] = field(default_factory=list)
+    file_runs: dict[tuple[int, str], str] = field(default_factory=dict)
+
+    def start_run(self, run_id: str) -> None:
+        """As the host does: a run started and never ended is replaced, its files dropped."""
+        ended = {r for r, event in self.runs if event == pb.RunMark.END}
+        stale = {r for r, event in self.runs if event == pb.RunMark.START and r not in ended and r != run_id}
+        for key in [k for k, r in self.file_runs.items() if r in stale]:
+            del self.files[key], self.file_runs[key]
 
 
 class RecordingHost(pb_grpc.DumpCompareServicer):
@@ -121,6 +129,8 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                     with self.lock:
                         session = self.sessions[message.run.session]
                         if not self.refuse_runs:
+                            if message.run.event == pb.RunMark.START:
+                                session.start_run(message.run.run_id)
                             session.runs.append((message.run.run_id, message.run.event))
                         self.acks.append((message.run.session, f"run:{message.run.run_id}", status))
                     why = "run was replaced" if self.refuse_runs else ""
@@ -174,6 +184,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             else:
                 status = pb.UploadAck.STORED
                 session.files[key] = (got, received)
+                session.file_runs[key] = start.run_id
                 if self.keep_data:
                     os.replace(temp, temp.with_name(temp.name[1 : -len(".part")]))
             if self.keep_data and temp.exists():

@@ -41,17 +41,20 @@ def test_the_dump_streams_while_the_model_runs(server: ServerHandle, tmp_path: P
     earlier.write_bytes(dump_content(10))  # an earlier run's file: not this run's
     uploader = _uploader(server, tmp_path / "state")
     runtime = AclRuntime(open_backend("sim", **setup.backend_options))
+    golden = tmp_path / "conv.0.1.npy"
+    golden.write_bytes(b"golden")
     streamed = stream_model_run(
         runtime, uploader, setup.model_path, setup.inputs, setup.acl_config, setup.npu_dump_dir,
-        run_id="r1", steps=2, quiet=0.05,
+        run_id="r1", run_files=[(pb.GOLDEN, golden.name, golden)], steps=2, quiet=0.05,
     )  # fmt: skip
     report = uploader.finish()
     assert streamed.not_sent == () and report.problems == ()
     written = sorted(p for p in setup.npu_dump_dir.rglob("*") if p.is_file() and p != earlier)
     assert streamed.dump_files == len(written) == report.stored > 0
     acks = [path for _s, path, _st in server.host.acks]
-    assert acks[0] == "run:r1" and acks[-1] == "run:r1"
-    sent = {p for p in acks if not p.startswith("run:")}
+    assert acks[:2] == ["run:r1", golden.name] and acks[-1] == "run:r1"
+    assert set(server.host.sessions[SESSION].file_runs.values()) == {"r1"}
+    sent = {p for p in acks[2:] if not p.startswith("run:")}
     assert sent == {p.relative_to(setup.npu_dump_dir).as_posix() for p in written}
     assert server.host.sessions[SESSION].runs == [("r1", pb.RunMark.START), ("r1", pb.RunMark.END)]
 

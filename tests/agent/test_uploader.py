@@ -299,3 +299,18 @@ def test_a_refused_run_mark_is_reported_and_does_not_hang(host: ServerHandle, tm
     uploader.add_run_mark("r9", pb.RunMark.START)
     report = uploader.finish()
     assert report.problems == ("run r9: refused by the host: run was replaced",)
+
+
+def test_a_replaced_runs_files_are_sent_again_with_the_new_run(host: ServerHandle, tmp_path: Path) -> None:
+    """The host drops an unfinished run's files when the next run starts: the journal and the
+    host's list from before the start must not stop the new run's copy."""
+    golden = tmp_path / "golden.0.1.npy"
+    golden.write_bytes(b"the same golden data in both runs")
+    for run in ("a", "b"):
+        uploader = make_uploader(host.target, tmp_path / "state")
+        uploader.start()
+        uploader.add_run_mark(run, pb.RunMark.START)
+        uploader.add_file(pb.GOLDEN, golden.name, golden, run_id=run)
+        uploader.finish()  # run "a" never ends: the agent died
+    assert host.host.stored_count(golden.name) == 2
+    assert (pb.GOLDEN, golden.name) in host.host.sessions[SESSION].files

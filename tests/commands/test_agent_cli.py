@@ -87,34 +87,32 @@ def test_watch_reports_files_that_never_complete(server: ServerHandle, tmp_path:
     assert server.host.statuses(torn.relative_to(dump).as_posix()) == []
 
 
-def test_sim_sends_inputs_golden_rule_then_the_marked_run(server: ServerHandle, tmp_path: Path) -> None:
+def test_sim_sends_the_marked_run_inputs_golden_and_rule_first(server: ServerHandle, tmp_path: Path) -> None:
     code, out = run("--host", server.target, "--session", "m1", "--model", "zoo:small_cnn", "--sim",
                     "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 0, out
     host = server.host
-    kinds = []
-    for _s, path, status in host.acks:
-        assert status in (pb.UploadAck.STORED, pb.UploadAck.RUN_ACCEPTED), path
-        kinds.append("RUN" if path.startswith("run:") else path)
-    stored = host.sessions["m1"].files
+    assert all(status in (pb.UploadAck.STORED, pb.UploadAck.RUN_ACCEPTED) for _s, _p, status in host.acks)
+    session = host.sessions["m1"]
     by_kind = {
-        kind: [p for (k, p) in stored if k == kind] for kind in (pb.INPUT, pb.GOLDEN, pb.FUSION_RULE, pb.DUMP)
+        kind: [p for (k, p) in session.files if k == kind] for kind in (pb.INPUT, pb.GOLDEN, pb.FUSION_RULE)
     }
     assert len(by_kind[pb.INPUT]) == 1 and by_kind[pb.FUSION_RULE] == ["fusion_rule.json"]
-    assert by_kind[pb.GOLDEN] and by_kind[pb.DUMP]
-    order = [p for _s, p, _st in host.acks]
-    first_dump = min(order.index(p) for p in by_kind[pb.DUMP])
-    start = order.index(next(p for p in order if p.startswith("run:")))
-    assert (
-        max(order.index(p) for p in by_kind[pb.GOLDEN] + by_kind[pb.FUSION_RULE] + by_kind[pb.INPUT]) < start
-    )
-    assert start < first_dump and order[-1].startswith("run:")
-    assert [event for _run, event in host.sessions["m1"].runs] == [pb.RunMark.START, pb.RunMark.END]
-    settings = host.sessions["m1"].request.settings
-    assert settings.golden_uploaded and settings.fusion_rule_name == "fusion_rule.json"
-    assert all(
-        p.startswith("20") and p.count("/") == 5 for p in by_kind[pb.DUMP]
+    assert by_kind[pb.GOLDEN]
+    dumps = [p for (k, p) in session.files if k == pb.DUMP]
+    assert dumps and all(
+        p.startswith("20") and p.count("/") == 5 for p in dumps
     )  # {time}/{dev}/{model}/{id}/{step}/f
+    # START, then the plan files, then the dump, then END; every file tagged with the run.
+    order = [p for _s, p, _st in host.acks]
+    plan_files = by_kind[pb.INPUT] + by_kind[pb.GOLDEN] + by_kind[pb.FUSION_RULE]
+    assert order[0].startswith("run:") and order[-1] == order[0]
+    assert max(order.index(p) for p in plan_files) < min(order.index(p) for p in dumps)
+    (run_id, _), (same, _) = session.runs
+    assert [event for _run, event in session.runs] == [pb.RunMark.START, pb.RunMark.END] and run_id == same
+    assert set(session.file_runs.values()) == {run_id}
+    settings = session.request.settings
+    assert settings.golden_uploaded and settings.fusion_rule_name == "fusion_rule.json"
 
 
 @pytest.mark.parametrize(
