@@ -30,16 +30,17 @@ def test_every_command_has_help(command: str) -> None:
 def test_demo_names_the_fused_op_holding_the_fault(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "first diverging operator: /block2.gconv/conv/Conv" in result.output
-    assert "original ops: /block2.gconv/conv/Conv" in result.output
-    results = list((tmp_path / "result").glob("result_*.csv"))
+    assert "first divergence: step 0, index 6 Conv2D /block2.gconv/conv/Conv" in result.output
+    assert "ground truth /block2.gconv/conv/Conv,/block2.gconv/bn/BatchNormalization" in result.output
+    results = list((tmp_path / "host" / "sessions" / "demo" / "results").glob("result_*.csv"))
     assert len(results) == 1
+    assert f"result: {results[0]}" in result.output
 
 
 def test_clean_demo_says_everything_agrees(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"])
     assert result.exit_code == 0, result.output
-    assert "every output agrees" in result.output
+    assert "no divergence: all 41 compared tensors are within the thresholds" in result.output
 
 
 def test_compare_with_a_missing_path_is_one_line(tmp_path: Path) -> None:
@@ -107,7 +108,8 @@ def test_file_against_file_writes_a_one_row_result(tmp_path: Path, shared_fixtur
 def test_transformer_demo_has_a_fault_of_its_own(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--model", "zoo:transformer_block", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "first diverging operator: /mlp.fc1/MatMul" in result.output
+    assert "first divergence: step 0, index" in result.output
+    assert "ground truth /mlp.fc1/MatMul" in result.output
 
 
 def test_demo_twice_without_out_runs_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,14 +120,14 @@ def test_demo_twice_without_out_runs_twice(tmp_path: Path, monkeypatch: pytest.M
         assert result.exit_code == 0, result.output
     runs = sorted((tmp_path / "dumpcmp-demo").iterdir())
     assert len(runs) == 2
-    assert all(len(list(run.glob("result/result_*.csv"))) == 1 for run in runs)
+    assert all(len(list(run.glob("host/sessions/demo/results/result_*.csv"))) == 1 for run in runs)
 
 
 def test_second_demo_into_one_out_is_one_line(tmp_path: Path) -> None:
     assert runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"]).exit_code == 0
     again = runner.invoke(app, ["demo", "--out", str(tmp_path)])
     assert again.exit_code == 1
-    assert again.output.startswith(f"Error: {tmp_path} already holds a simulation")
+    assert again.output.startswith(f"Error: --out {tmp_path} already holds files")
     assert len(again.output.splitlines()) == 1
 
 

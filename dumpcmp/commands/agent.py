@@ -156,7 +156,7 @@ def run_command(
             fusion_rule_host_path=fusion_rule_on_host or "",
             device=device,
         )
-        extras = _Extras(golden, fusion_rule)
+        extras = Extras(golden, fusion_rule)
         _check_extras(extras)
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
@@ -164,24 +164,24 @@ def run_command(
             outcome = _watch(address, plan, state_dir, settings, extras, watch, until_idle, quiet_time, poll)
         else:
             assert model is not None
-            run = _ModelRun(model, inputs or [], seed, steps, inject or [], acl_config, device)
-            outcome = _run_model(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
+            run = ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            outcome = run_model_and_stream(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
         if not keep_open:
             outcome.closed = outcome.uploader.close_session()
-    _summary(outcome, address.address, session)
+    print_summary(outcome, address.address, session)
 
 
 # --------------------------------------------------------------------------- pieces
 
 
 @dataclass(frozen=True)
-class _Extras:
+class Extras:
     golden: Path | None
     fusion_rule: Path | None
 
 
 @dataclass(frozen=True)
-class _ModelRun:
+class ModelRequest:
     model: str
     inputs: list[Path]
     seed: int
@@ -192,7 +192,7 @@ class _ModelRun:
 
 
 @dataclass
-class _Outcome:
+class AgentOutcome:
     uploader: Uploader
     report: UploadReport
     not_sent: list[str] = field(default_factory=list)
@@ -206,7 +206,7 @@ def _model_label(watch: Path | None, model: str | None) -> str:
     return watch.resolve().name
 
 
-def _check_extras(extras: _Extras) -> None:
+def _check_extras(extras: Extras) -> None:
     """Refused before any work: a simulated run would otherwise be spent before the mistake shows."""
     from dumpcmp.errors import TransferError
 
@@ -216,7 +216,7 @@ def _check_extras(extras: _Extras) -> None:
         raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
 
 
-def _extra_files(extras: _Extras) -> list[RunFile]:
+def _extra_files(extras: Extras) -> list[RunFile]:
     """The golden files and the rule file to send before any dump file."""
     from dumpcmp.agent.session import tree_files
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -243,12 +243,12 @@ def _watch(
     plan: SessionPlan,
     state_dir: Path,
     settings: UploadSettings,
-    extras: _Extras,
+    extras: Extras,
     root: Path,
     until_idle: float | None,
     quiet_time: float,
     poll: bool,
-) -> _Outcome:
+) -> AgentOutcome:
     from dumpcmp.agent.progress import UploadProgress
     from dumpcmp.agent.session import add_files, open_uploader, wire_path
     from dumpcmp.agent.watcher import DumpWatcher
@@ -283,18 +283,18 @@ def _watch(
         not_sent = watcher.stop()
         report = _finish(uploader, progress.refresh)
     lines = [f"{n.path}: not sent: {n.reason}" for n in not_sent]
-    return _Outcome(uploader, report, lines)
+    return AgentOutcome(uploader, report, lines)
 
 
-def _run_model(
+def run_model_and_stream(
     address: ChannelOptions,
     plan: SessionPlan,
     state_dir: Path,
     settings: UploadSettings,
-    extras: _Extras,
-    run: _ModelRun,
+    extras: Extras,
+    run: ModelRequest,
     sim: bool,
-) -> _Outcome:
+) -> AgentOutcome:
     """Run the model here and send its inputs, golden data, fusion rule and dump, in that order."""
     from dumpcmp.agent.progress import UploadProgress
     from dumpcmp.agent.session import open_uploader
@@ -313,10 +313,12 @@ def _run_model(
         raise
     with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
         report = _finish(uploader, progress.refresh)
-    return _Outcome(uploader, report, not_sent)
+    return AgentOutcome(uploader, report, not_sent)
 
 
-def _simulate_and_queue(uploader: Uploader, run: _ModelRun, work: Path, extras: _Extras, run_id: str) -> None:
+def _simulate_and_queue(
+    uploader: Uploader, run: ModelRequest, work: Path, extras: Extras, run_id: str
+) -> None:
     """The simulated run first (its golden data and rule exist only after it), then the stream."""
     from dumpcmp.agent.session import add_files, tree_files
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -325,7 +327,7 @@ def _simulate_and_queue(uploader: Uploader, run: _ModelRun, work: Path, extras: 
     # Everything of the run carries its id, so a run replaced later takes its golden data along.
     uploader.add_run_mark(run_id, pb.RunMark.START)
     add_files(uploader, tree_files(pb.INPUT, produced.inputs_dir), run_id)
-    add_files(uploader, _extra_files(_Extras(produced.golden_dir, produced.fusion_rule)), run_id)
+    add_files(uploader, _extra_files(Extras(produced.golden_dir, produced.fusion_rule)), run_id)
     add_files(uploader, _extra_files(extras), run_id)
     if produced.dump_files:
         add_files(uploader, tree_files(pb.DUMP, produced.dump_dir), run_id)
@@ -333,7 +335,7 @@ def _simulate_and_queue(uploader: Uploader, run: _ModelRun, work: Path, extras: 
 
 
 def _run_on_acl(
-    uploader: Uploader, run: _ModelRun, extras: _Extras, run_id: str, state_dir: Path
+    uploader: Uploader, run: ModelRequest, extras: Extras, run_id: str, state_dir: Path
 ) -> list[str]:
     """An .om on AscendCL (main thread), its dump streamed while it runs."""
     from dumpcmp.acl_config import load as load_config
@@ -379,7 +381,7 @@ class _Produced:
     dump_files: int
 
 
-def _simulate(run: _ModelRun, work: Path) -> _Produced:
+def _simulate(run: ModelRequest, work: Path) -> _Produced:
     """``sim run`` of ``run.model`` into ``work`` (through the agent's runtime over the simulated
     NPU, as on hardware): dump, golden, fusion rule; and the inputs it ran on, as npy files."""
     import numpy as np
@@ -414,7 +416,7 @@ def _simulate(run: _ModelRun, work: Path) -> _Produced:
     )
 
 
-def _summary(outcome: _Outcome, target: str, session: str) -> None:
+def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
     report = outcome.report
     printer = console()
     for line in (*report.problems, *outcome.not_sent):

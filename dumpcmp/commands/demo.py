@@ -1,31 +1,32 @@
 """``dumpcmp demo``: the whole product in a few seconds, on the simulated NPU.
 
-A zoo model runs with one injected fault; its dump is compared with the float32 golden run
-through the same code as ``compare -m offline_data``; the worst ops and the first diverging op
-are printed, naming the fused NPU op and the original ops inside it.
+A host comparator starts on a free loopback port; an agent runs a zoo model with one injected
+fault on the simulated NPU (through the same AscendCL runtime calls as on hardware) and streams
+the dump, the golden run and the fusion rule to it; the host compares each file as it lands.
+The host's report names the first diverging operator (the fused NPU op and the original ops
+inside it) and where the results are; then both stop.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
 
 DEFAULT_MODEL = "zoo:small_cnn"
+SESSION = "demo"
+RULE_NAME = "fusion_rule.json"  # what the simulated compile writes
 DEFAULT_OUT = Path("dumpcmp-demo")
 # A fault needs an op of the model it is injected into: one per zoo model.
 DEFAULT_FAULTS = {
     "zoo:small_cnn": "/block2.gconv/conv/Conv=bias:0.5",
     "zoo:transformer_block": "/mlp.fc1/MatMul=bias:0.5",
 }
-WORST_ROWS = 8
 
 
 def demo(
@@ -45,68 +46,62 @@ def demo(
         Path | None,
         typer.Option(
             "--out",
-            help=f"Where the simulation and results go (new or empty). "
+            help=f"Where the agent's run and the host's data go (new or empty). "
             f"Default: a new {DEFAULT_OUT}/run-TIMESTAMP for every run.",
             show_default=False,
         ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
-    """Simulate a model with one fault, compare with its golden run, name the first bad op."""
-    from dumpcmp.commands.sim import simulate
-    from dumpcmp.host.offline import CompareRequest, run_compare
-    from dumpcmp.host.verdict import Thresholds
+    """Stream a simulated NPU run with one fault to a local host, name the first bad op."""
+    from dumpcmp.agent.session import SessionPlan
+    from dumpcmp.agent.uploader import UploadSettings
+    from dumpcmp.commands.agent import Extras, ModelRequest, print_summary, run_model_and_stream
+    from dumpcmp.errors import OutputError
+    from dumpcmp.host.server.serve import HostConfig, start
     from dumpcmp.outputs import new_output_dir
+    from dumpcmp.proto.channel import ChannelOptions
 
     fault = fault or DEFAULT_FAULTS.get(model, "none")
-    faults = () if fault.lower() == "none" else (fault,)
+    faults = [] if fault.lower() == "none" else [fault]
     out_console = console()
-    limits = Thresholds()
     with user_errors():
-        with new_output_dir(out or _fresh_run_dir(), "--out") as run_dir:
-            sim = simulate(model, run_dir, seed=seed, faults=faults)
-        files = f"{len(sim.dump_files)} dump files, {len(sim.golden_files)} golden files"
-        out_console.print(f"simulated {sim.model_name}: {files}")
-        for original, npu_op in sim.fault_npu_ops.items():
-            out_console.print(f"injected {fault.split('=', 1)[1]} into {original} (inside NPU op {npu_op})")
-        outcome = run_compare(
-            CompareRequest(
-                sim.run_dir or sim.npu_dump_dir,
-                sim.golden_dir,
-                fusion_rule=sim.fusion_rule,
-                out_dir=run_dir / "result",
+        if out is not None and out.is_dir() and any(out.iterdir()):
+            raise OutputError(
+                f"--out {out} already holds files (a previous demo?); give a new or empty directory"
             )
-        )
-    rows = [r for r in outcome.rows if r.index is not None and not math.isnan(r.cosine)]
-    table = Table(title=f"worst {WORST_ROWS} tensors by CosineSimilarity")
-    table.add_column("Index", justify="right")
-    table.add_column("NPU op", overflow="fold")
-    table.add_column("tensor", no_wrap=True)
-    table.add_column("cosine", no_wrap=True)
-    table.add_column("max abs err", no_wrap=True)
-    for row in sorted(rows, key=lambda r: r.cosine)[:WORST_ROWS]:
-        style = "red" if limits.diverges(row.metrics) else None
-        table.add_row(
-            str(row.index),
-            row.npu_name,
-            ":".join(row.tensor_index.rsplit(":", 2)[-2:]),
-            f"{row.cosine:.6f}",
-            f"{row.metrics.max_absolute_error:.4g}",
-            style=style,
-        )
-    out_console.print(table)
-    first = next((r for r in rows if ":output:" in r.tensor_index and limits.diverges(r.metrics)), None)
-    if first is None:
-        out_console.print(f"every output agrees with the golden run (none has {limits.describe()})")
-    else:
-        out_console.print(
-            f"first diverging operator: [bold]{first.npu_name}[/bold] "
-            f"({first.op_type}, index {first.index}), original ops: {first.ground_truth}; "
-            f"cosine {first.cosine:.6f}"
-        )
-    for shard in outcome.shards:
-        out_console.print(f"result file: {shard.result_file}", markup=False)
-    out_console.print(f"simulation: {sim.out_dir} (npu/, golden/, fusion_rule.json)", markup=False)
+    # A refused input (an unknown fault target) leaves no directory behind.
+    with user_errors(), new_output_dir(out or _fresh_run_dir(), "--out") as run_dir:
+        agent_state = run_dir / "agent"
+        host = start(HostConfig("127.0.0.1:0", run_dir / "host"))
+        try:
+            address = f"127.0.0.1:{host.port}"
+            plan = SessionPlan(SESSION, _model_name(model), golden_uploaded=True, fusion_rule_name=RULE_NAME)
+            request = ModelRequest(model, [], seed, 1, faults, None, 0)
+            outcome = run_model_and_stream(
+                ChannelOptions(address),
+                plan,
+                agent_state,
+                UploadSettings(),
+                Extras(None, None),
+                request,
+                True,
+            )
+            outcome.closed = outcome.uploader.close_session()
+        finally:
+            host.stop()
+    # Printed once the run is over: a refused input is then the only line.
+    out_console.print(f"host comparator on {address}, data in {run_dir / 'host'}", markup=False)
+    injected = f" with {fault}" if faults else ", no fault injected"
+    out_console.print(f"agent: ran {model} on the simulated NPU{injected}", markup=False)
+    print_summary(outcome, address, SESSION)
+    out_console.print(
+        f"the agent's simulated run (npu/, golden/, fusion_rule.json): {agent_state / 'runs'}", markup=False
+    )
+
+
+def _model_name(model: str) -> str:
+    return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
 
 
 def _fresh_run_dir() -> Path:

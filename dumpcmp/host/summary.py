@@ -186,6 +186,8 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
     if tally.first is not None:
         lines.append(tally.first.line("first divergence"))
+    elif tally.compared and not tally.diverging:
+        lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
     if tally.compared_stats:
         lines.append(
             f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "

@@ -140,7 +140,8 @@ def test_six_percent_noise_everywhere_is_not_all_clear(golden_tree: Path, tmp_pa
 def test_threshold_options_move_the_verdict(golden_tree: Path, tmp_path: Path) -> None:
     target = write_tree(tmp_path / "npu", noisy(0.06))
     lenient = _run(target, golden_tree, tmp_path / "a", Thresholds(relative_euclidean=0.1))
-    assert lenient[-1].endswith("): 0")
+    assert lenient[-2].endswith("): 0")
+    assert lenient[-1] == f"no divergence: all {len(OPS)} compared tensors are within the thresholds"
     strict = _run(write_tree(tmp_path / "clean"), golden_tree, tmp_path / "b", Thresholds(cosine=1.5))
     assert strict[-2].endswith(f"): {len(OPS)}")
 

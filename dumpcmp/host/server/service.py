@@ -100,6 +100,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             u = request.uploader
             uploader = UploaderRecord(u.host, u.device, u.agent_id, u.version)
         with self._lock:
+            if self.store.is_closed(name):
+                # Files sent now would be refused one by one; a closed session's results are final.
+                _abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"session {name} is closed and its results are final; stream into a new session name",
+                )
             self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
         return self._info(name, context, with_files=True)
 

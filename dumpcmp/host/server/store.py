@@ -198,6 +198,11 @@ class SessionStore:
             names = [r[0] for r in db.execute("SELECT name FROM sessions ORDER BY created, name")]
             return [_session(db, n) for n in names]
 
+    def is_closed(self, name: str) -> bool:
+        with self._transaction() as db:
+            row = db.execute("SELECT state FROM sessions WHERE name=?", (name,)).fetchone()
+            return row is not None and row[0] == "closed"
+
     def open_session_names(self) -> list[str]:
         with self._transaction() as db:
             return [r[0] for r in db.execute("SELECT name FROM sessions WHERE state='open' ORDER BY name")]

@@ -256,3 +256,14 @@ def test_closing_before_the_files_came_is_refused_and_the_session_stays_open(
     client.send("s1", files)
     client.close("s1")
     assert result_csv(client, "s1") == expected_csv
+
+
+def test_a_closed_session_is_not_reopened(client: Client, sim: SimulationResult) -> None:
+    # An agent streaming into a finished session would see every file refused one by one.
+    client.open("done", **session_settings())
+    client.send("done", simulation_files(sim))
+    client.close("done")
+    with pytest.raises(grpc.RpcError) as caught:
+        client.open("done")
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "session done is closed" in (caught.value.details() or "")
