@@ -40,7 +40,7 @@ def _compare_with_package_copy(tmp_path: Path, cache_home: Path) -> Path:
 
 
 def _cache_files(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc")]
+    return [p for p in root.rglob("*") if p.suffix in (".nbi", ".nbc", ".o")]
 
 
 def test_kernel_cache_goes_to_the_user_cache_dir_not_the_package(tmp_path: Path) -> None:
@@ -145,3 +145,64 @@ def test_log_of_a_kl_ratio_propagates_nan_and_inf() -> None:
     _ratio_logs(np.array([np.nan, np.inf]), got)
     assert np.isnan(got[0])
     assert got[1] == np.inf
+
+
+# ---------------------------------------------------------------------------------------------
+# Native code: the pipeline's kernels, loaded without numba
+
+
+@pytest.mark.parametrize(("x_dtype", "y_dtype"), [(np.float16, np.float32), (np.float32, np.float32),
+                                                  (np.float64, np.float32)])  # fmt: skip
+def test_native_kernels_give_the_njit_kernels_bits(x_dtype: type, y_dtype: type) -> None:
+    from dumpcmp.host.metrics import _kernels, _native
+
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(70001) * 3).astype(x_dtype)
+    y = (rng.standard_normal(70001) * 3).astype(y_dtype)
+    x[5], x[9], y[9], y[100] = np.nan, np.inf, np.inf, -np.inf
+    if x_dtype == np.float16 and _native.FLOAT16_BITS:
+        x = x.view(np.uint16)
+    for a, b in ((x[:70000], y[:70000]), (x[200:], y[200:])):  # special values in and out
+        assert _bits(_native.first_pass(a, b)) == _bits(_kernels.first_pass(a, b))
+        assert _native.special_counts(a, b) == _kernels.special_counts(a, b)
+        args = (0.1, -0.2, -4.0, -3.5, 0.125, 0.15)
+        assert _bits(_native.kl_terms(a, b, *args)) == _bits(_kernels.kl_terms(a, b, *args))
+
+
+def _bits(values: tuple[float, ...]) -> list[int]:
+    return np.array(values, dtype=np.float64).view(np.int64).tolist()
+
+
+_NATIVE_RUN = """
+import sys
+import numpy as np
+from dumpcmp.host.metrics import compare_arrays
+
+x = np.linspace(-3, 5, 4099, dtype=np.float32)
+print(repr(compare_arrays(x, x[::-1].copy())), "numba" in sys.modules)
+"""
+
+
+def test_native_kernels_load_from_the_cache_without_numba_and_recompile_a_damaged_file(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    env.update(NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(PACKAGE.parent))
+
+    def run() -> tuple[str, bool]:
+        done = subprocess.run([sys.executable, "-c", _NATIVE_RUN], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        values, imported = done.stdout.rsplit(" ", 1)
+        return values, imported.strip() == "True"
+
+    first, compiled = run()
+    assert compiled
+    (cached,) = (tmp_path / "cache").glob("kernels-*.o")
+    again, compiled = run()
+    assert (again, compiled) == (first, False)
+    whole = cached.read_bytes()
+    cached.write_bytes(whole[: len(whole) - 100])  # a torn write: executing it could crash
+    again, compiled = run()
+    assert (again, compiled) == (first, True)
+    assert cached.read_bytes() == whole

@@ -1,8 +1,8 @@
 """Compiled per-chunk loops of the offline-data metrics (spec/metrics.md §1), one loop per pass.
 
-Imported on first use by ``offline_data`` (importing numba costs ~0.2 s, which commands that
-compare nothing should not pay). Every loop releases the GIL (``nogil``), so the pipeline's
-thread pool runs pairs in parallel; none uses fast-math: every operation rounds as written.
+Imported only to compile (numba costs ~0.9 s to import and set up, see ``_native``). Every loop
+releases the GIL (``nogil``), so the pipeline's thread pool runs pairs in parallel; none uses
+fast-math: every operation rounds as written.
 
 Inputs are 1-D C-contiguous chunks of float32, float64, or uint16 holding float16 bits (numba has
 no float16 type); ``_value`` turns each element into the spec's value, float32 widened exactly
@@ -24,21 +24,19 @@ a degree-7 polynomial in s², error below 1 ulp) rather than a call: LLVM cannot
 ``log``, and numpy's float64 ``np.log`` took half the time of both passes here. It may differ
 from the C library's ``log`` in the last bit of a term, which moves KL by ~1e-16 relative.
 
-Compiled kernels are cached in the user's cache directory (``cache_dir``), never next to this
-file: a cache written into an installed package's directory outlives the package and shadows
-the next install of it.
+The pipeline calls these loops through ``_native``, which keeps them as object code (compiled
+here, by ``native_ir``, the first time a pair of dtypes is met) and loads them without numba.
+The njit functions are the same loops, called directly by the tests. Both are cached in the
+user's cache directory (``cache_dir``), never next to this file.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import platform
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import llvmlite.binding
 import numba
 import numpy as np
 import numpy.typing as npt
@@ -46,51 +44,24 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["FLOAT16_BITS", "LANES", "cache_dir", "first_pass", "kl_terms", "log", "special_counts"]
+from dumpcmp.host.metrics._native import FLOAT16_BITS, LANES, cache_dir
+
+__all__ = [
+    "FLOAT16_BITS",
+    "LANES",
+    "cache_dir",
+    "first_pass",
+    "kl_terms",
+    "log",
+    "native_ir",
+    "special_counts",
+]
 
 EPS64 = 2.220446049250313e-16  # the spec's eps64 (np.finfo(np.float64).eps)
 EPS32 = 1.1920928955078125e-07  # the spec's eps32 (np.finfo(np.float32).eps)
 INF = math.inf
 
-# Accumulators per quantity. 128 float64 lanes x 12 quantities is 12 KB, well inside L1; the
-# inner loop's trip count must be this constant (a variable one measured ~3x slower).
-LANES = 128
-
-
-def _widens_float16_in_hardware() -> bool:
-    """Whether LLVM widens float16 with an instruction here (x86 with F16C, any ARMv8).
-
-    Elsewhere it would call a runtime helper that numba's JIT may not provide.
-    """
-    machine = platform.machine().lower()
-    if machine in ("aarch64", "arm64"):
-        return True
-    if machine not in ("x86_64", "amd64"):
-        return False
-    try:
-        return bool(llvmlite.binding.get_host_cpu_features().get("f16c", False))
-    except RuntimeError:
-        return False
-
-
-# True: float16 chunks may be passed as their uint16 bits. False: convert them to float32 first.
-FLOAT16_BITS = _widens_float16_in_hardware()
-
 Chunk = npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16]
-
-
-def cache_dir() -> Path | None:
-    """Where compiled kernels are cached: ``NUMBA_CACHE_DIR`` when the user set it, else
-    ``$XDG_CACHE_HOME/dumpcmp/numba`` (``~/.cache/dumpcmp/numba``); None when it is not writable."""
-    configured = os.environ.get("NUMBA_CACHE_DIR")
-    try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        path = Path(configured) if configured else base / "dumpcmp" / "numba"
-        path.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
-        return None
-    return path if os.access(path, os.W_OK | os.X_OK) else None
-
 
 _CACHE_DIR = cache_dir()
 if _CACHE_DIR is not None and not os.environ.get("NUMBA_CACHE_DIR"):
@@ -306,15 +277,13 @@ def _first(acc: npt.NDArray[np.float64], a: float, b: float, i: int) -> None:
     acc[11 * lanes + i] = _greater(b, acc[11 * lanes + i])
 
 
-@_kernel
-def first_pass(x: Chunk, y: Chunk) -> tuple[float, ...]:
-    """Σxy, Σx, Σy, Σ|d|, Σd², max|d|, Σrel, max rel, min x, max x, min y, max y (d = x − y).
-
-    The maxima and minima skip NaN (see the module doc).
-    """
+@_inline
+def _first_pass_into(x: Chunk, y: Chunk, acc: npt.NDArray[np.float64], out: npt.NDArray[np.float64]) -> None:
+    """Pass 1 over a chunk into ``out`` (12 floats), ``acc`` (``12 * LANES`` floats) as scratch."""
     lanes = LANES
-    acc = np.zeros(12 * lanes)
+    acc[: 5 * lanes] = 0.0
     acc[5 * lanes : 6 * lanes] = -INF
+    acc[6 * lanes : 7 * lanes] = 0.0
     acc[7 * lanes : 8 * lanes] = -INF
     acc[8 * lanes : 9 * lanes] = INF
     acc[9 * lanes : 10 * lanes] = -INF
@@ -327,7 +296,6 @@ def first_pass(x: Chunk, y: Chunk) -> tuple[float, ...]:
             _first(acc, _value(x[base + i]), _value(y[base + i]), i)
     for i in range(n - full):
         _first(acc, _value(x[full + i]), _value(y[full + i]), i)
-    out = np.empty(12)
     for k in range(12):
         v = acc[k * lanes]
         for i in range(1, lanes):
@@ -339,16 +307,22 @@ def first_pass(x: Chunk, y: Chunk) -> tuple[float, ...]:
             else:
                 v += w
         out[k] = v
+
+
+@_kernel
+def first_pass(x: Chunk, y: Chunk) -> tuple[float, ...]:
+    """Σxy, Σx, Σy, Σ|d|, Σd², max|d|, Σrel, max rel, min x, max x, min y, max y (d = x − y).
+
+    The maxima and minima skip NaN (see the module doc).
+    """
+    out = np.empty(12)
+    _first_pass_into(x, y, np.empty(12 * LANES), out)
     return (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8], out[9], out[10],
             out[11])  # fmt: skip
 
 
-@_kernel
-def special_counts(x: Chunk, y: Chunk) -> tuple[int, int, int, int, int]:
-    """NaN and inf counts per side, and positions where the two sides' NaN/±inf differ.
-
-    Only run on chunks whose sums are not finite, so it is a plain loop.
-    """
+@_inline
+def _special_counts_into(x: Chunk, y: Chunk, out: npt.NDArray[np.int64]) -> None:
     nan_x = inf_x = nan_y = inf_y = differ = 0
     for i in range(x.shape[0]):
         a = _value(x[i])
@@ -361,7 +335,18 @@ def special_counts(x: Chunk, y: Chunk) -> tuple[int, int, int, int, int]:
         inf_y += ib
         if (na or ia or nb or ib) and not ((na and nb) or (ia and a == b)):
             differ += 1
-    return nan_x, inf_x, nan_y, inf_y, differ
+    out[0], out[1], out[2], out[3], out[4] = nan_x, inf_x, nan_y, inf_y, differ
+
+
+@_kernel
+def special_counts(x: Chunk, y: Chunk) -> tuple[int, int, int, int, int]:
+    """NaN and inf counts per side, and positions where the two sides' NaN/±inf differ.
+
+    Only run on chunks whose sums are not finite, so it is a plain loop.
+    """
+    out = np.empty(5, dtype=np.int64)
+    _special_counts_into(x, y, out)
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +389,27 @@ def _kl_block(
         acc[4 * lanes + i] += scratch[i] * _log_of_ratio(scratch[lanes + i])
 
 
+@_inline
+def _kl_terms_into(
+    x: Chunk, y: Chunk, mx: float, my: float, sx: float, sy: float, kx: float, ky: float,
+    acc: npt.NDArray[np.float64], scratch: npt.NDArray[np.float64], out: npt.NDArray[np.float64],
+) -> None:  # fmt: skip
+    """Pass 2 over a chunk into ``out`` (5 floats); ``acc`` (``5 * LANES``) and ``scratch``
+    (``2 * LANES``) are scratch."""
+    lanes = LANES
+    acc[:] = 0.0
+    n = x.shape[0]
+    full = n - n % lanes
+    for base in range(0, full, lanes):
+        _kl_block(acc, scratch, x, y, base, lanes, mx, my, sx, sy, kx, ky)
+    _kl_block(acc, scratch, x, y, full, n - full, mx, my, sx, sy, kx, ky)
+    out[0] = acc[:lanes].sum()
+    out[1] = acc[lanes : 2 * lanes].sum()
+    out[2] = acc[2 * lanes : 3 * lanes].sum()
+    out[3] = acc[3 * lanes : 4 * lanes].sum()
+    out[4] = acc[4 * lanes :].sum()
+
+
 @_kernel
 def kl_terms(
     x: Chunk, y: Chunk, mx: float, my: float, sx: float, sy: float, kx: float, ky: float
@@ -412,13 +418,58 @@ def kl_terms(
 
     p = max((x − mx − sx)·kx, eps32) and q likewise: centred values shifted and scaled to [0, 1].
     """
+    out = np.empty(5)
+    _kl_terms_into(x, y, mx, my, sx, sy, kx, ky, np.empty(5 * LANES), np.empty(2 * LANES), out)
+    return out[0], out[1], out[2], out[3], out[4]
+
+
+# ---------------------------------------------------------------------------------------------
+# Native objects for ``_native``, which loads them in later runs without importing numba
+
+# numpy dtype character → numba type of a chunk element: float32, float64, float16 bits.
+_ELEMENT = {"f": types.float32, "d": types.float64, "H": types.uint16}
+
+
+def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
+    """The three passes for chunks of dtypes ``x_code`` and ``y_code`` (``_ELEMENT``'s keys) as
+    C-callable functions: pass name → (symbol, optimised LLVM IR of its module).
+
+    Each takes pointers and lengths, writes its results through ``out`` and allocates nothing;
+    the caller passes the scratch the njit kernels above allocate themselves. The loops are the
+    same inlined code, so the results are the same bits.
+    """
+    x_ptr, y_ptr = types.CPointer(_ELEMENT[x_code]), types.CPointer(_ELEMENT[y_code])
+    f64_ptr, i64_ptr, f64, i64 = (
+        types.CPointer(types.float64),
+        types.CPointer(types.int64),
+        types.float64,
+        types.int64,
+    )
     lanes = LANES
-    acc = np.zeros(5 * lanes)
-    scratch = np.empty(2 * lanes)
-    n = x.shape[0]
-    full = n - n % lanes
-    for base in range(0, full, lanes):
-        _kl_block(acc, scratch, x, y, base, lanes, mx, my, sx, sy, kx, ky)
-    _kl_block(acc, scratch, x, y, full, n - full, mx, my, sx, sy, kx, ky)
-    return (acc[:lanes].sum(), acc[lanes : 2 * lanes].sum(), acc[2 * lanes : 3 * lanes].sum(),
-            acc[3 * lanes : 4 * lanes].sum(), acc[4 * lanes :].sum())  # fmt: skip
+
+    def first(xp: Any, yp: Any, n: int, acc: Any, out: Any) -> None:
+        _first_pass_into(numba.carray(xp, n), numba.carray(yp, n), numba.carray(acc, 12 * lanes),
+                         numba.carray(out, 12))  # fmt: skip
+
+    def special(xp: Any, yp: Any, n: int, out: Any) -> None:
+        _special_counts_into(numba.carray(xp, n), numba.carray(yp, n), numba.carray(out, 5))
+
+    def kl(xp: Any, yp: Any, n: int, mx: float, my: float, sx: float, sy: float, kx: float, ky: float,
+           acc: Any, scratch: Any, out: Any) -> None:  # fmt: skip
+        _kl_terms_into(numba.carray(xp, n), numba.carray(yp, n), mx, my, sx, sy, kx, ky,
+                       numba.carray(acc, 5 * lanes), numba.carray(scratch, 2 * lanes),
+                       numba.carray(out, 5))  # fmt: skip
+
+    signatures: dict[str, tuple[Callable[..., None], Any]] = {
+        "first_pass": (first, types.void(x_ptr, y_ptr, i64, f64_ptr, f64_ptr)),
+        "special_counts": (special, types.void(x_ptr, y_ptr, i64, i64_ptr)),
+        "kl_terms": (
+            kl,
+            types.void(x_ptr, y_ptr, i64, f64, f64, f64, f64, f64, f64, f64_ptr, f64_ptr, f64_ptr),
+        ),
+    }
+    out = {}
+    for name, (fn, signature) in signatures.items():
+        compiled: Any = numba.cfunc(signature, nogil=True, fastmath=False, error_model="numpy")(fn)  # type: ignore[type-var]
+        out[name] = (compiled.native_name, compiled.inspect_llvm())
+    return out

@@ -9,7 +9,8 @@ Inputs are converted as the spec says (float32, except when both sides are bool)
 element-wise operation and every sum runs in float64: a float64 holds any float32 exactly, and a
 float32 accumulator would make ``1 - cosine`` meaningless on large tensors.
 
-Speed: each pass is one compiled loop over the chunk (``_kernels``, numba, GIL released), reading
+Speed: each pass is one compiled loop over the chunk (``_kernels``, numba, loaded as native code
+by ``_native``, GIL released), reading
 float32, float64 and float16 chunks as they are and converting every other dtype to float32
 first. Chunks are sized for L2 (``DEFAULT_CHUNK``) and per-thread scratch buffers are reused, so a chunk
 allocates nothing of its size. Σx² and Σy² for the cosine come from pass 2's centred sums rather
@@ -218,10 +219,10 @@ def _scratch(m: int) -> _Scratch:
 
 
 def _kernels() -> ModuleType:
-    """The compiled loops, imported on first use: numba takes ~0.2 s to import."""
-    from dumpcmp.host.metrics import _kernels
+    """The compiled loops, imported on first use (native code, see ``_native``)."""
+    from dumpcmp.host.metrics import _native
 
-    return _kernels
+    return _native
 
 
 def _kernel_input(src: npt.NDArray[np.generic], f32: npt.NDArray[np.float32], k: ModuleType) -> _Chunk:

@@ -1,0 +1,300 @@
+"""The metric kernels as the pipeline calls them: native code loaded without importing numba.
+
+Importing numba and loading its cached kernels cost every run ~0.9 s before the first pair
+(numba's import, its target set-up importing every lowering module it has, and on machines with
+scipy, scipy.linalg): more than the comparing itself on a quarter-gigabyte tree. So the kernels of
+``_kernels`` are kept here as object code for this CPU, one file per pair of chunk dtypes, and
+loaded with llvmlite's MCJIT (~3 ms); numba is imported only to compile a pair for the first time,
+in the first run that meets it. The functions are called through ctypes, which releases the GIL.
+
+A file is named by a digest of everything its code depends on: ``_kernels.py``, the numba and
+llvmlite versions, the CPU and its features, the dtypes. A changed kernel or an upgrade is a new
+file, never stale code. Each file carries the SHA-256 of its object code, checked before loading:
+a truncated or damaged file is compiled again, never executed.
+
+Symbols the object refers to only on numba's error path (raising an exception from a kernel;
+these kernels raise nothing: no bounds checks, numpy's division semantics, no allocation) are
+bound to ``abort`` when numba is not loaded to provide them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import llvmlite
+import llvmlite.binding as ll
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["FLOAT16_BITS", "LANES", "cache_dir", "first_pass", "kl_terms", "special_counts"]
+
+# Accumulators per quantity in the kernels. 128 float64 lanes x 12 quantities is 12 KB, well
+# inside L1; the inner loop's trip count must be this constant (a variable one measured ~3x slower).
+LANES = 128
+_MAGIC = b"dumpcmp-kernels 1\n"
+
+
+def _widens_float16_in_hardware() -> bool:
+    """Whether LLVM widens float16 with an instruction here (x86 with F16C, any ARMv8).
+
+    Elsewhere it would call a runtime helper that a JIT may not provide.
+    """
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return True
+    if machine not in ("x86_64", "amd64"):
+        return False
+    try:
+        return bool(ll.get_host_cpu_features().get("f16c", False))
+    except RuntimeError:
+        return False
+
+
+# True: float16 chunks may be passed as their uint16 bits. False: convert them to float32 first.
+FLOAT16_BITS = _widens_float16_in_hardware()
+
+
+def cache_dir() -> Path | None:
+    """Where compiled kernels are cached: ``NUMBA_CACHE_DIR`` when the user set it, else
+    ``$XDG_CACHE_HOME/dumpcmp/numba`` (``~/.cache/dumpcmp/numba``); None when it is not writable.
+
+    Never next to the package: a cache written into an installed package's directory outlives
+    the package and shadows the next install of it.
+    """
+    configured = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        path = Path(configured) if configured else base / "dumpcmp" / "numba"
+        path.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError):  # RuntimeError: no home directory to be found
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def _target_machine() -> Any:
+    """A target machine for this CPU, set up as numba's JIT sets up its own."""
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    target = ll.Target.from_triple(ll.get_process_triple())
+    arch = target.name
+    reloc = "static" if arch.startswith("x86") else ("pic" if arch.startswith("ppc") else "default")
+    return target.create_target_machine(
+        cpu=ll.get_host_cpu_name(),
+        features=ll.get_host_cpu_features().flatten(),
+        opt=3,
+        reloc=reloc,
+        codemodel="jitdefault",
+        jit=True,
+    )
+
+
+def _file_digest(path: Path) -> bytes:
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+def _key(x_code: str, y_code: str) -> str:
+    """The digest naming a pair's file: everything its object code depends on."""
+    numba_spec = importlib.util.find_spec("numba")  # finds it without importing it
+    numba_version = (
+        Path(numba_spec.origin).with_name("_version.py") if numba_spec and numba_spec.origin else None
+    )
+    parts = [
+        _file_digest(Path(__file__).with_name("_kernels.py")),
+        _file_digest(Path(__file__)),
+        _file_digest(numba_version) if numba_version and numba_version.is_file() else b"",
+        llvmlite.__version__.encode(),
+        ll.get_process_triple().encode(),
+        ll.get_host_cpu_name().encode(),
+        ll.get_host_cpu_features().flatten().encode(),
+        f"{sys.version_info[:2]} {x_code} {y_code}".encode(),
+    ]
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A pair's object code and what linking it needs."""
+
+    symbols: dict[str, str]  # pass name → symbol
+    externals: tuple[str, ...]  # symbols it refers to and does not define
+    code: bytes
+
+    def to_bytes(self) -> bytes:
+        header = {"symbols": self.symbols, "externals": self.externals,
+                  "sha256": hashlib.sha256(self.code).hexdigest()}  # fmt: skip
+        return _MAGIC + json.dumps(header).encode() + b"\n" + self.code
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> _Compiled | None:
+        """None for anything but a whole file this module wrote."""
+        if not data.startswith(_MAGIC):
+            return None
+        head, sep, code = data[len(_MAGIC) :].partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not sep or hashlib.sha256(code).hexdigest() != header["sha256"]:
+                return None
+            return cls(dict(header["symbols"]), tuple(header["externals"]), code)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def _compile(x_code: str, y_code: str, machine: Any) -> _Compiled:
+    """Compile a pair with numba (imported now) and turn it into object code for ``machine``."""
+    from dumpcmp.host.metrics import _kernels
+
+    module: Any = None
+    symbols = {}
+    for name, (symbol, ir) in _kernels.native_ir(x_code, y_code).items():
+        part = ll.parse_assembly(ir)
+        if module is None:
+            module = part
+        else:
+            module.link_in(part)
+        symbols[name] = symbol
+    module.verify()
+    functions = {f.name for f in module.functions if f.is_declaration and not f.name.startswith("llvm.")}
+    data = {g.name for g in module.global_variables if g.is_declaration}
+    externals = tuple(sorted(functions | data))
+    return _Compiled(symbols, externals, machine.emit_object(module))
+
+
+def _store(path: Path, compiled: _Compiled) -> None:
+    """Write ``path`` whole or not at all; several processes may write the same file at once."""
+    try:
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(handle, "wb") as f:
+            f.write(compiled.to_bytes())
+        os.replace(temp, path)
+    except OSError:
+        return  # no cache this time; the code is in memory already
+
+
+_Pass = Callable[..., None]
+_P = ctypes.c_void_p
+_I64 = ctypes.c_int64
+_F64 = ctypes.c_double
+_C_SIGNATURES = {
+    "first_pass": ctypes.CFUNCTYPE(None, _P, _P, _I64, _P, _P),
+    "special_counts": ctypes.CFUNCTYPE(None, _P, _P, _I64, _P),
+    "kl_terms": ctypes.CFUNCTYPE(None, _P, _P, _I64, _F64, _F64, _F64, _F64, _F64, _F64, _P, _P, _P),
+}
+
+
+class _Engine:
+    """One MCJIT engine per process holding every pair loaded so far."""
+
+    def __init__(self) -> None:
+        self.machine = _target_machine()
+        self.engine = ll.create_mcjit_compiler(ll.parse_assembly(""), self.machine)
+        self.lock = threading.Lock()
+        self.pairs: dict[tuple[str, str], dict[str, _Pass]] = {}
+
+    def pair(self, x_code: str, y_code: str) -> dict[str, _Pass]:
+        found = self.pairs.get((x_code, y_code))
+        if found is not None:
+            return found
+        with self.lock:
+            if (x_code, y_code) not in self.pairs:
+                self.pairs[(x_code, y_code)] = self._load(x_code, y_code)
+            return self.pairs[(x_code, y_code)]
+
+    def _load(self, x_code: str, y_code: str) -> dict[str, _Pass]:
+        directory = cache_dir()
+        path = directory / f"kernels-{_key(x_code, y_code)}.o" if directory is not None else None
+        compiled = None
+        if path is not None and path.is_file():
+            compiled = _Compiled.from_bytes(path.read_bytes())
+        if compiled is None:
+            compiled = _compile(x_code, y_code, self.machine)
+            if path is not None:
+                _store(path, compiled)
+        self._bind_error_path(compiled.externals)
+        self.engine.add_object_file(ll.ObjectFileRef.from_data(compiled.code))
+        self.engine.finalize_object()
+        return {name: _C_SIGNATURES[name](self.engine.get_function_address(symbol))
+                for name, symbol in compiled.symbols.items()}  # fmt: skip
+
+    @staticmethod
+    def _bind_error_path(externals: tuple[str, ...]) -> None:
+        abort = ctypes.cast(ctypes.CDLL(None).abort, ctypes.c_void_p).value
+        for name in externals:
+            if ll.address_of_symbol(name) is None:
+                ll.add_symbol(name, abort)
+
+
+_ENGINE: _Engine | None = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def _pair(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> dict[str, _Pass]:
+    global _ENGINE
+    if _ENGINE is None:
+        with _ENGINE_LOCK:
+            if _ENGINE is None:
+                _ENGINE = _Engine()
+    return _ENGINE.pair(x.dtype.char, y.dtype.char)
+
+
+# ---------------------------------------------------------------------------------------------
+# The passes, as ``_kernels``' njit functions take and return them
+
+_local = threading.local()
+
+
+def _scratch() -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64], list[int]]:
+    """This thread's accumulators, results, and their addresses."""
+    found = getattr(_local, "scratch", None)
+    if found is None:
+        acc, out, counts = np.empty(12 * LANES), np.empty(12), np.empty(5, dtype=np.int64)
+        found = _local.scratch = (acc, out, counts, [a.ctypes.data for a in (acc, out, counts)])
+    return found
+
+
+def _address(a: npt.NDArray[Any]) -> int:
+    address: int = a.__array_interface__["data"][0]
+    return address
+
+
+def first_pass(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[float, ...]:
+    """``_kernels.first_pass``: 1-D C-contiguous float32, float64 or float16-bits chunks."""
+    _, out, _, (acc_at, out_at, _) = _scratch()
+    _pair(x, y)["first_pass"](_address(x), _address(y), x.shape[0], acc_at, out_at)
+    return tuple(out.tolist())
+
+
+def special_counts(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[int, int, int, int, int]:
+    """``_kernels.special_counts``."""
+    _, _, counts, (_, _, counts_at) = _scratch()
+    _pair(x, y)["special_counts"](_address(x), _address(y), x.shape[0], counts_at)
+    a, b, c, d, e = counts.tolist()
+    return a, b, c, d, e
+
+
+def kl_terms(
+    x: npt.NDArray[Any], y: npt.NDArray[Any], mx: float, my: float, sx: float, sy: float, kx: float, ky: float
+) -> tuple[float, float, float, float, float]:
+    """``_kernels.kl_terms``; pass 1's accumulators serve as its scratch."""
+    acc, out, _, (acc_at, out_at, _) = _scratch()
+    scratch_at = acc_at + 5 * LANES * acc.itemsize  # acc holds 12 LANES: 5 for the sums, 2 here
+    _pair(x, y)["kl_terms"](
+        _address(x), _address(y), x.shape[0], mx, my, sx, sy, kx, ky, acc_at, scratch_at, out_at
+    )
+    a, b, c, d, e = out[:5].tolist()
+    return a, b, c, d, e
