@@ -258,11 +258,23 @@ def _pair(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> dict[str, _Pass]:
 _local = threading.local()
 
 
+def _aligned(size: int, dtype: type = np.float64) -> npt.NDArray[Any]:
+    """An array of ``size`` elements starting on a 64-byte boundary (a cache line).
+
+    The kernels load and store their accumulators every iteration in whole vectors: on a
+    misaligned buffer pass 1 measured up to 4.5 times slower than on an aligned one.
+    """
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.empty(size * itemsize + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + size * itemsize].view(dtype)
+
+
 def _scratch() -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64], list[int]]:
     """This thread's accumulators, results, and their addresses."""
     found = getattr(_local, "scratch", None)
     if found is None:
-        acc, out, counts = np.empty(12 * LANES), np.empty(12), np.empty(5, dtype=np.int64)
+        acc, out, counts = _aligned(12 * LANES), _aligned(12), _aligned(5, np.int64)
         found = _local.scratch = (acc, out, counts, [a.ctypes.data for a in (acc, out, counts)])
     return found
 
