@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import platform
@@ -94,14 +95,12 @@ def _target_machine() -> Any:
     target = ll.Target.from_triple(ll.get_process_triple())
     arch = target.name
     reloc = "static" if arch.startswith("x86") else ("pic" if arch.startswith("ppc") else "default")
-    return target.create_target_machine(
-        cpu=ll.get_host_cpu_name(),
-        features=ll.get_host_cpu_features().flatten(),
-        opt=3,
-        reloc=reloc,
-        codemodel="jitdefault",
-        jit=True,
-    )
+    features = ll.get_host_cpu_features().flatten()
+    options: dict[str, Any] = {"cpu": ll.get_host_cpu_name(), "features": features, "opt": 3, "reloc": reloc,
+                               "codemodel": "jitdefault"}  # fmt: skip
+    if "jit" in inspect.signature(target.create_target_machine).parameters:  # llvmlite >= 0.44
+        options["jit"] = True
+    return target.create_target_machine(**options)
 
 
 def _file_digest(path: Path) -> bytes:
@@ -179,11 +178,14 @@ def _store(path: Path, compiled: _Compiled) -> None:
     """Write ``path`` whole or not at all; several processes may write the same file at once."""
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError:
+        return  # no cache this time; the code is in memory already
+    try:
         with os.fdopen(handle, "wb") as f:
             f.write(compiled.to_bytes())
         os.replace(temp, path)
     except OSError:
-        return  # no cache this time; the code is in memory already
+        Path(temp).unlink(missing_ok=True)
 
 
 _Pass = Callable[..., None]
