@@ -22,9 +22,10 @@ size measures, each in its own subprocess so peak RSS belongs to that measuremen
 * numpy+codec: the baseline of earlier sessions, kept so that ratios stay comparable: the same
   metrics, but reading dumps with dumpcmp's memory-mapped codec and layout code (and a glob of
   the golden directory per file). It was meant to be the straightforward baseline too; "numpy"
-  replaced it because it leaned on our own reader. Both measure within a few percent of each
-  other here: the metrics are ~85% of either, so msaccucmp's remaining distance from them (its
-  28 s for 1 GB, the issue says) is not in how it reads files.
+  replaced it because it leaned on our own reader. Their CPU times differ by 0-20% (the glob
+  per file costs more as the golden directory grows): the metrics are ~85% of either, so
+  msaccucmp's remaining distance from them (its 28 s for 1 GB, the issue says) is not in how it
+  reads files.
 
 Prints one table; "x numpy" and "x np+codec" are that baseline's time of that size over the
 row's time, all measured in the same run (absolute speed swings with the machine's load, ratios
