@@ -27,7 +27,7 @@ _COMMANDS: dict[str, str] = {
     "inspect": "Show a dump file: header fields and, per tensor, dtype, format, shapes and statistics.",
     "golden": "Write golden npy files from an ONNX model run on onnxruntime.",
     "compare": "Compare an NPU dump with golden data; one CSV row per target tensor.",
-    "demo": "Simulate a model with one fault, compare with its golden run, name the first bad op.",
+    "demo": "Stream a simulated NPU run with one fault to a local host, name the first bad op.",
     "convert": "Convert dump files to npy, npy to dump files, or layouts.",
     "config": "Write and check acl.json dump configurations.",
     "sim": "Run models on the simulated NPU.",
