@@ -13,7 +13,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -41,10 +41,11 @@ def _plain(value: Any, annotation: Any, info: Any, param: Any, ctx: Any) -> Any:
     if getattr(info, "parser", None) is not None or not isinstance(annotation, type):
         raise _NotPlain
     if annotation is Path and isinstance(value, (str, Path)):
+        from typer._param_types import coerce_cli_path
+
         # typer's own path checks (exists, readable...), given a Path: it builds a pydantic
         # adapter only to turn a str into one.
-        coerce_path, _ = _typer_parts()
-        return coerce_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+        return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
     if annotation is bool and type(value) is bool:
         return value
     if issubclass(annotation, Enum) and info.case_sensitive:
@@ -91,25 +92,13 @@ class _PlainValues:
         try:
             return _plain(value, descriptor.annotation, descriptor.parameter_info, param, ctx)
         except _NotPlain:
-            _, typer_conversion = _typer_parts()
-            return typer_conversion(descriptor).coerce(value, param=param, ctx=ctx)
+            from typer._coercion import build_runtime_param
 
-
-def _typer_parts() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """typer's path checks and its own conversion builder (modules typer's core has imported
-    already); ImportError or AttributeError where this typer has neither."""
-    from typer import _coercion, _param_types
-
-    return _param_types.coerce_cli_path, _coercion.build_runtime_param
+            return build_runtime_param(descriptor).coerce(value, param=param, ctx=ctx)
 
 
 def plain_values(params: Iterable[Any]) -> None:
-    """Give each of ``params`` (typer parameters) the plain conversion, before parsing; nothing
-    when typer's internals are not those of the versions this was written against."""
-    try:
-        _typer_parts()
-    except (ImportError, AttributeError):
-        return
+    """Give each of ``params`` (typer parameters) the plain conversion, before parsing."""
     for param in params:
         # typer builds a parameter's runtime on first use (None until then); parameters whose
         # internals differ from this typer's are left alone.
