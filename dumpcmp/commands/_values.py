@@ -9,7 +9,6 @@ through typer, so its results and messages stay typer's.
 
 from __future__ import annotations
 
-import math
 import re
 import types
 import typing
@@ -21,7 +20,6 @@ from typing import Any
 __all__ = ["plain_values"]
 
 _INT = re.compile(r"[+-]?[0-9]+")
-_LONGEST = 32  # longer numbers (beyond int()'s digit limit, or float's range) are typer's to judge
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -55,8 +53,6 @@ def _plain(value: Any, annotation: Any, info: Any, param: Any, ctx: Any) -> Any:
         raise _NotPlain
     if annotation is str and isinstance(value, str):
         return value
-    if isinstance(value, str) and len(value) > _LONGEST:
-        raise _NotPlain
     number: int | float
     if annotation is int and type(value) is int:
         number = value
@@ -69,9 +65,7 @@ def _plain(value: Any, annotation: Any, info: Any, param: Any, ctx: Any) -> Any:
     else:
         raise _NotPlain
     low, high = info.min, info.max
-    if info.clamp or not math.isfinite(number):
-        raise _NotPlain
-    if (low is not None and number < low) or (high is not None and number > high):
+    if info.clamp or (low is not None and number < low) or (high is not None and number > high):
         raise _NotPlain
     return number
 

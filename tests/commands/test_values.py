@@ -34,8 +34,7 @@ def test_compare_reads_its_command_line_without_importing_pydantic(tmp_path: Any
 
 
 _TEXTS = ["0", "1", "-1", "+2", "007", "1.5", "-2.5e-3", "1E3", ".5", "5.", "1_000", " 1", "1 ", "", "abc",
-          "nan", "inf", "-inf", "0x10", "9" * 5000, "1" + "0" * 400, "1e400",
-          "offline_data", "input", "output", "OUTPUT", "a/b", "."]  # fmt: skip
+          "nan", "inf", "-inf", "0x10", "offline_data", "input", "output", "OUTPUT", "a/b", "."]  # fmt: skip
 
 
 def _outcome(runtime: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]:
