@@ -19,7 +19,6 @@ from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp import __version__
 from dumpcmp.commands._output import console, interrupted
-from dumpcmp.commands._values import plain_values
 
 # Command → the one line ``dumpcmp --help`` shows, in its order. Command ``c`` lives in module
 # ``dumpcmp.commands.c``, which has ``register(app)`` adding the command, or a sub-app ``app``.
@@ -69,10 +68,6 @@ class _Group(TyperGroup):
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        plain_values(self.get_params(ctx))
-        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         try:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Literal, cast
 
 import typer
 
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
-from dumpcmp.commands._values import plain_values
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
 
@@ -185,13 +184,5 @@ def compare(
         fail(problem)
 
 
-class _CompareCommand(StrictCommand):
-    """compare's command: strict flags, option values converted without pydantic."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        plain_values(self.get_params(ctx))
-        return super().parse_args(ctx, args)
-
-
 def register(app: typer.Typer) -> None:
-    app.command("compare", cls=_CompareCommand)(compare)
+    app.command("compare", cls=StrictCommand)(compare)
