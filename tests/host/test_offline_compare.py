@@ -208,7 +208,8 @@ def test_npu_vs_npu_by_name_detects_a_changed_op(shared_fixtures: Path, tmp_path
     assert all(r.cosine == pytest.approx(1.0) for r in outcome.rows if r.index is not None)
     lines = summarize(outcome, Thresholds())
     assert any(line.startswith("tensors beyond thresholds (CosineSimilarity < 0.99") for line in lines)
-    assert lines[-1].endswith("): 0")
+    assert lines[-2].endswith("): 0")
+    assert lines[-1].startswith("no divergence: all ")
 
 
 def test_detail_writes_summary_and_csv(shared_fixtures: Path, tmp_path: Path) -> None:
