@@ -40,7 +40,7 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
 
-__all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader"]
+__all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader", "data_message"]
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +257,9 @@ class Uploader:
     def close_session(self) -> Any:
         """CloseSession, retried like the upload; returns the host's SessionInfo."""
         request = pb.CloseSessionRequest(session=self._session)
-        return self._with_retries(lambda stub: stub.CloseSession(request, timeout=600.0))
+        return self._with_retries(
+            lambda channel: pb_grpc.DumpCompareStub(channel).CloseSession(request, timeout=600.0)
+        )
 
     # -- the connection thread -------------------------------------------------------------
 
@@ -271,14 +273,14 @@ class Uploader:
                 self._connected = False
                 self._cond.notify_all()
 
-    def _with_retries(self, action: Callable[[pb_grpc.DumpCompareStub], Any]) -> Any:
+    def _with_retries(self, action: Callable[[grpc.Channel], Any]) -> Any:
         attempt = 0
         last_progress = time.monotonic()
         while True:
             channel = self._connect()
             progress_before = self._progress_mark()
             try:
-                return action(pb_grpc.DumpCompareStub(channel))
+                return action(channel)
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
                 details = (exc.details() if hasattr(exc, "details") else "") or str(code)
@@ -310,15 +312,18 @@ class Uploader:
         with self._cond:
             return self._stored + self._duplicates + self._already + (1 if self._connected else 0)
 
-    def _session_pass(self, stub: pb_grpc.DumpCompareStub) -> None:
-        info = stub.OpenSession(self._open, timeout=60.0)
+    def _session_pass(self, channel: grpc.Channel) -> None:
+        info = pb_grpc.DumpCompareStub(channel).OpenSession(self._open, timeout=60.0)
         self._reconcile(info)
         with self._cond:
             self._connected = True
             self._gen += 1
             gen = self._gen
         try:
-            call = stub.Upload(self._requests(gen))
+            upload = channel.stream_stream(
+                _UPLOAD_METHOD, request_serializer=_serialized, response_deserializer=pb.UploadAck.FromString
+            )
+            call = upload(self._requests(gen))
             self._call = call
             for ack in call:
                 self._on_ack(ack)
@@ -366,13 +371,13 @@ class Uploader:
 
     # -- what gRPC's thread pulls ----------------------------------------------------------
 
-    def _requests(self, gen: int) -> Iterator[pb.UploadMessage]:
+    def _requests(self, gen: int) -> Iterator[_Message]:
         """What gRPC sends: messages a reader thread prepared (read from disk, hashed) a few ahead.
 
         Reading and hashing on their own thread overlap with gRPC's sending; the queue's bound
         (``read_ahead`` messages) keeps memory independent of file sizes.
         """
-        ready: queue.Queue[pb.UploadMessage | None] = queue.Queue(maxsize=self._settings.read_ahead)
+        ready: queue.Queue[_Message | None] = queue.Queue(maxsize=self._settings.read_ahead)
         reader = threading.Thread(
             target=self._read_ahead, args=(gen, ready), name="dumpcmp-read", daemon=True
         )
@@ -392,7 +397,7 @@ class Uploader:
         with self._cond:
             return gen != self._gen or self._aborted.is_set()
 
-    def _read_ahead(self, gen: int, ready: queue.Queue[pb.UploadMessage | None]) -> None:
+    def _read_ahead(self, gen: int, ready: queue.Queue[_Message | None]) -> None:
         for message in self._messages(gen):
             while True:
                 try:
@@ -403,7 +408,7 @@ class Uploader:
                         return  # the stream is gone; what was registered is requeued already
         ready.put(None)
 
-    def _messages(self, gen: int) -> Iterator[pb.UploadMessage]:
+    def _messages(self, gen: int) -> Iterator[_Message]:
         while True:
             item = self._next_item(gen)
             if item is None:
@@ -429,7 +434,7 @@ class Uploader:
                 )
                 yield from self._chunks(item, handle, size)
 
-    def _chunks(self, item: _Item, handle: IO[bytes], size: int) -> Iterator[pb.UploadMessage]:
+    def _chunks(self, item: _Item, handle: IO[bytes], size: int) -> Iterator[_Message]:
         digest = hashlib.sha256()
         left = size
         try:
@@ -441,7 +446,7 @@ class Uploader:
                 left -= len(data)
                 with self._cond:
                     self._bytes_sent += len(data)
-                yield pb.UploadMessage(data=data)
+                yield data_message(data)
         except OSError as exc:
             log.info("%s: read failed mid-file (%s); the host will refuse it", item.label, exc)
         with self._cond:
@@ -583,6 +588,28 @@ class Uploader:
         if now - self._last_sync >= self._settings.sync_every:
             self._journal.sync()
             self._last_sync = now
+
+
+# A data message goes out already encoded (see data_message); the others as protobuf messages.
+_Message = pb.UploadMessage | bytes
+_UPLOAD_METHOD = "/{}/Upload".format(pb.DESCRIPTOR.services_by_name["DumpCompare"].full_name)
+_DATA_TAG = bytes([pb.UploadMessage.DATA_FIELD_NUMBER << 3 | 2])  # field 2, length-delimited
+
+
+def data_message(data: bytes) -> bytes:
+    """``UploadMessage(data=data)`` encoded: one copy of the chunk, where building the message
+    and serializing it costs two (into protobuf's arena, then out of it)."""
+    size = len(data)
+    length = bytearray()
+    while size > 0x7F:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return b"".join((_DATA_TAG, length, data))
+
+
+def _serialized(message: _Message) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
 
 
 class _Dropped(grpc.RpcError):

@@ -74,13 +74,16 @@ class IncomingFile:
         self._hash = hashlib.sha256()
         self._temp = f"{secrets.token_hex(8)}.part"
         with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
-            fd = os.open(
+            self._fd = os.open(
                 self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming
             )
-        self._handle = os.fdopen(fd, "wb")
+        self._closed = False
 
-    def write(self, data: bytes) -> None:
-        self._handle.write(data)
+    def write(self, data: bytes | memoryview) -> None:
+        # Chunks are large: straight to the descriptor, no buffered file object copying them again.
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
         self._hash.update(data)
         self.received += len(data)
 
@@ -89,9 +92,8 @@ class IncomingFile:
 
     def commit(self) -> Path:
         """Make the file durable and rename it into place; its final path."""
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
+        os.fdatasync(self._fd)  # the data and the size, all a rename of a new file needs
+        self._close()
         base = ("sessions", self.session)
         with (
             opened_dir(self.data_dir, (*base, INCOMING_DIR), create=False) as incoming,
@@ -101,8 +103,13 @@ class IncomingFile:
             os.fsync(parent)
         return session_dir(self.data_dir, self.session).joinpath(KIND_DIRS[self.kind], *self.parts)
 
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+
     def discard(self) -> None:
-        self._handle.close()
+        self._close()
         with (
             contextlib.suppress(OSError),
             opened_dir(self.data_dir, ("sessions", self.session, INCOMING_DIR), create=False) as incoming,

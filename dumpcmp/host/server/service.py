@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent import futures
@@ -167,18 +168,34 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def Upload(
         self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
     ) -> Iterator[Ack]:
-        upload = _Upload(self)
+        # Two threads per stream: one receives (writes and hashes each chunk), this one makes
+        # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
+        # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
+        steps: queue.Queue[_Step] = queue.Queue(maxsize=_FILES_COMMITTING)
+        receiver = threading.Thread(
+            target=_receive, args=(self, request_iterator, context, steps), name="dumpcmp-recv", daemon=True
+        )
+        receiver.start()
         try:
-            for message in request_iterator:
-                ack = upload.feed(message, context)
-                if ack is not None:
-                    yield ack
-            if upload.receiving is not None:
-                context.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}"
-                )
+            while True:
+                try:
+                    step = steps.get(timeout=_WATCH_POLL_S)
+                except queue.Empty:
+                    if not context.is_active():
+                        return
+                    continue
+                if step is None:
+                    return
+                if isinstance(step, _StreamError):
+                    _abort(context, step.code, step.reason)
+                if isinstance(step, _Finished):
+                    yield self.end_file(step.start, step.file, step.sha256)
+                elif isinstance(step, pb.RunMark):
+                    yield self.run_mark(step)
+                else:
+                    yield step
         finally:
-            upload.abandon()
+            _discard_pending(steps)
 
     def start_file(self, start: pb.FileStart) -> IncomingFile:
         """The file about to be received, or _Refused."""
@@ -329,6 +346,84 @@ class _Receiving:
         return self.start.path
 
 
+@dataclass(frozen=True)
+class _Finished:
+    """A file received whole; the committing thread checks it, makes it durable and answers."""
+
+    start: pb.FileStart
+    file: IncomingFile
+    sha256: bytes
+
+
+class _StreamError(Exception):
+    """The stream broke the protocol (or the disk failed): the call ends with this status."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+# What the receiving thread hands over, in stream order; None: the stream ended.
+_Step = Ack | _Finished | pb.RunMark | _StreamError | None
+_FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descriptors, no file data
+
+
+def _receive(
+    service: DumpCompareService,
+    requests: Iterable[pb.UploadMessage],
+    context: grpc.ServicerContext,
+    steps: queue.Queue[_Step],
+) -> None:
+    upload = _Upload(service)
+    last: _Step = None
+    try:
+        for message in requests:
+            step = upload.feed(message)
+            if step is not None and not _hand_over(steps, step, context):
+                return
+        if upload.receiving is not None:
+            raise _StreamError(
+                grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}"
+            )
+    except _StreamError as exc:
+        last = exc
+    except grpc.RpcError:
+        pass  # the call was cancelled or broke: nothing more comes, nothing is answered
+    except Exception as exc:  # a bug here ends this call (as it did on the handler's thread), not the server
+        last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
+    finally:
+        upload.abandon()
+        if last is not None:
+            _hand_over(steps, last, context)
+        _hand_over(steps, None, context)
+
+
+def _hand_over(steps: queue.Queue[_Step], step: _Step, context: grpc.ServicerContext) -> bool:
+    """Queue ``step`` for the committing thread; False (and the step dropped) once the call is over."""
+    while True:
+        try:
+            steps.put(step, timeout=_WATCH_POLL_S)
+            return True
+        except queue.Full:
+            if not context.is_active():
+                if isinstance(step, _Finished):
+                    step.file.discard()
+                return False
+
+
+def _discard_pending(steps: queue.Queue[_Step]) -> None:
+    """Files received but never answered (the call ended first): not kept, the agent resends."""
+    while True:
+        try:
+            step = steps.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(step, _Finished):
+            with contextlib.suppress(OSError):
+                step.file.discard()
+
+
 class _Upload:
     """The state of one Upload stream: between files, or inside one."""
 
@@ -336,37 +431,38 @@ class _Upload:
         self.service = service
         self.receiving: _Receiving | None = None
 
-    def feed(self, message: pb.UploadMessage, context: grpc.ServicerContext) -> Ack | None:
+    def feed(self, message: pb.UploadMessage) -> _Step:
         body = message.WhichOneof("body")
         if body == "start":
             if self.receiving is not None:
-                self._fail(
-                    context, f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}"
-                )
+                self._fail(f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
             return self._start(message.start)
         if body == "data":
             if self.receiving is None:
-                self._fail(context, "data before FileStart")
-            if len(message.data) > MAX_CHUNK:
-                self._fail(context, f"a chunk of {len(message.data)} bytes; the limit is {MAX_CHUNK}")
+                self._fail("data before FileStart")
+            data = message.data  # each access of a bytes field copies it: once only
+            if len(data) > MAX_CHUNK:
+                self._fail(f"a chunk of {len(data)} bytes; the limit is {MAX_CHUNK}")
             try:
-                self._write(message.data)
+                self._write(data)
             except OSError as exc:  # a full or failing disk: this upload ends, the agent retries later
                 self.abandon()
-                _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, f"host cannot write: {_reason(exc)}")
+                raise _StreamError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, f"host cannot write: {_reason(exc)}"
+                ) from None
             return None
         if body == "end":
             if self.receiving is None:
-                self._fail(context, "FileEnd before FileStart")
+                self._fail("FileEnd before FileStart")
             receiving, self.receiving = self.receiving, None
             if receiving.file is None:
                 return None  # refused at its start, already answered
-            return self.service.end_file(receiving.start, receiving.file, message.end.sha256)
+            return _Finished(receiving.start, receiving.file, message.end.sha256)
         if body == "run":
             if self.receiving is not None:
-                self._fail(context, f"RunMark inside file {self.receiving.path!r}")
-            return self.service.run_mark(message.run)
-        self._fail(context, "an empty UploadMessage")
+                self._fail(f"RunMark inside file {self.receiving.path!r}")
+            return message.run
+        self._fail("an empty UploadMessage")
 
     def _start(self, start: pb.FileStart) -> Ack | None:
         try:
@@ -389,9 +485,9 @@ class _Upload:
             return
         incoming.write(data)
 
-    def _fail(self, context: grpc.ServicerContext, reason: str) -> NoReturn:
+    def _fail(self, reason: str) -> NoReturn:
         self.abandon()
-        _abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason)
+        raise _StreamError(grpc.StatusCode.INVALID_ARGUMENT, reason)
 
     def abandon(self) -> None:
         if self.receiving is not None and self.receiving.file is not None:
