@@ -13,7 +13,12 @@ runs, each pair in the same run and each process on its own (so CPU and peak RSS
   once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
   the host does; and once into ``dumpcmp host serve`` itself;
 * agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0`` end to end (imports, watcher,
-  completeness checks, session close), timed from its process's start, into a fresh recording host.
+  completeness checks, session close), timed from its process's start, into a fresh recording host;
+* disk: the same files written, fdatasynced and renamed where the host stores, with no network
+  and no checksum: the rate no host that acknowledges only durable files can beat on this disk.
+
+``--only host`` runs just raw, ``dumpcmp host serve`` and disk. The last line has the machine's
+load averages: the machine may be shared, and ratios within one run are what compare.
 
 Each measurement runs ``--repeat`` times, interleaved with the others; the fastest counts (peak
 RSS: the largest seen). Not a test: it prints MB/s, CPU seconds and peak RSS of client and
@@ -211,6 +216,26 @@ def _pair(
     return client, host
 
 
+def _disk(files: list[Path], chunk: int, where: Path) -> float:
+    """Seconds to store the files as the host must (write, fdatasync, rename), with no network."""
+    where.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    for number, path in enumerate(files):
+        part = where / f"{number}.part"
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with path.open("rb") as source:
+                while data := source.read(chunk):
+                    os.write(fd, data)
+            os.fdatasync(fd)
+        finally:
+            os.close(fd)
+        os.replace(part, where / f"{number}.bin")
+    seconds = time.perf_counter() - start
+    shutil.rmtree(where)
+    return seconds
+
+
 def _fastest(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fastest run, with the largest peak RSS seen on each side across all of them."""
     client, host = min(runs, key=lambda run: run[0]["seconds"])
@@ -241,9 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
-    parser.add_argument(
-        "--only", choices=["host"], default=None, help="host: only raw and agent → dumpcmp host serve"
-    )
+    parser.add_argument("--only", choices=["host"], help="host: only raw, dumpcmp host serve and disk")
     parser.add_argument("--serve", choices=["raw", "host", "hash", "real"], help=argparse.SUPPRESS)
     parser.add_argument("--client", choices=["raw", "agent", "cli"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
@@ -277,25 +300,34 @@ def main(argv: list[str] | None = None) -> int:
             "verify": ("agent", "hash", work, "  host verifies SHA-256, stores nothing"),
             "agent": ("agent", "host", host_dir, f"  host verifies and stores in {host_dir}"),
             "cli": ("cli", "host", host_dir, "  the same, timed from the agent's start (watcher, close)"),
-            "real": ("agent", "real", host_dir, "  into `dumpcmp host serve` (stores; no golden, so no comparing)"),
+            "real": ("agent", "real", host_dir, "  into `dumpcmp host serve` (stores, no golden)"),
         }  # fmt: skip
         if args.only == "host":
             plan = {name: plan[name] for name in ("raw", "real")}
         runs: dict[str, list[Run]] = {name: [] for name in plan}
+        disk: list[float] = []
         for _ in range(args.repeat):  # interleaved, so a busy moment of the machine hits all alike
             for name, (client_mode, server_mode, where, _note) in plan.items():
                 runs[name].append(_pair(client_mode, files, args.chunk, where, server_mode))
+            disk.append(_disk(files, args.chunk, host_dir / "disk"))
         best = {name: _fastest(found) for name, found in runs.items()}
         for name, (client_mode, _server, _where, note) in plan.items():
             label = "raw" if name == "raw" else "agent CLI" if client_mode == "cli" else "agent"
             print(_line(label, *best[name]) + note)
+        print(
+            f"{'disk':<10} {total / MB:7.0f} MB {min(disk):7.2f} s {total / MB / min(disk):7.0f} MB/s | "
+            "write, fdatasync and rename of each file where the host stores, no network: its floor"
+        )
         rate = {name: r[0]["bytes"] / r[0]["seconds"] for name, r in best.items()}
         ratios = {"verify": "a verifying host", "agent": "a storing host", "real": "dumpcmp host"}
-        shown = ", ".join(f"{rate[n] / rate['raw']:.2f}x with {what}" for n, what in ratios.items() if n in rate)
+        shown = ", ".join(
+            f"{rate[n] / rate['raw']:.2f}x with {what}" for n, what in ratios.items() if n in rate
+        )
         in_flight = best["real"][0]["peak_in_flight"]
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
         print(
             f"agent/raw {shown} (target >= 0.7); chunks of {args.chunk // 1024} KiB; "
-            f"agent peak files in flight {in_flight}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+            f"agent peak files in flight {in_flight}; load average {load}"
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -29,8 +29,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from io import BufferedReader
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import grpc
 
@@ -434,18 +435,21 @@ class Uploader:
                 )
                 yield from self._chunks(item, handle, size)
 
-    def _chunks(self, item: _Item, handle: IO[bytes], size: int) -> Iterator[_Message]:
+    def _chunks(self, item: _Item, handle: BufferedReader, size: int) -> Iterator[_Message]:
         digest = hashlib.sha256()
         left = size
+        # One buffer per file, read into again and again: data_message copies out of it.
+        buffer = memoryview(bytearray(min(self._settings.chunk_size, size)))
         try:
             while left > 0:
-                data = handle.read(min(self._settings.chunk_size, left))
-                if not data:
+                got = handle.readinto(buffer[: min(len(buffer), left)])
+                if not got:
                     break  # shrunk since it was opened: the host's check refuses it, it is sent again
+                data = buffer[:got]
                 digest.update(data)
-                left -= len(data)
+                left -= got
                 with self._cond:
-                    self._bytes_sent += len(data)
+                    self._bytes_sent += got
                 yield data_message(data)
         except OSError as exc:
             log.info("%s: read failed mid-file (%s); the host will refuse it", item.label, exc)
@@ -489,7 +493,7 @@ class Uploader:
             self._peak_in_flight = max(self._peak_in_flight, len(self._in_flight))
             return True
 
-    def _prepare(self, item: _Item) -> tuple[IO[bytes], int, int] | None:
+    def _prepare(self, item: _Item) -> tuple[BufferedReader, int, int] | None:
         """The open file to send, or None when it is not to be sent (delivered, or gone)."""
         assert item.local is not None
         kind = pb.FileKind.Name(item.kind)
@@ -596,10 +600,10 @@ _UPLOAD_METHOD = "/{}/Upload".format(pb.DESCRIPTOR.services_by_name["DumpCompare
 _DATA_TAG = bytes([pb.UploadMessage.DATA_FIELD_NUMBER << 3 | 2])  # field 2, length-delimited
 
 
-def data_message(data: bytes) -> bytes:
+def data_message(data: bytes | memoryview) -> bytes:
     """``UploadMessage(data=data)`` encoded: one copy of the chunk, where building the message
     and serializing it costs two (into protobuf's arena, then out of it)."""
-    size = len(data)
+    size = len(data)  # a byte view's length is its size
     length = bytearray()
     while size > 0x7F:
         length.append(size & 0x7F | 0x80)
@@ -639,7 +643,7 @@ def _size(local: Path | None) -> int:
         return 0
 
 
-def _sha256_of(handle: IO[bytes]) -> bytes:
+def _sha256_of(handle: BufferedReader) -> bytes:
     digest = hashlib.sha256()
     while block := handle.read(1024 * 1024):
         digest.update(block)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dumpcmp.agent.journal import Journal
-from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
+from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings, data_message
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, write_dumps
@@ -314,3 +314,11 @@ def test_a_replaced_runs_files_are_sent_again_with_the_new_run(host: ServerHandl
         uploader.finish()  # run "a" never ends: the agent died
     assert host.host.stored_count(golden.name) == 2
     assert (pb.GOLDEN, golden.name) in host.host.sessions[SESSION].files
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 16383, 16384, 1024 * 1024 + 3])
+def test_a_pre_encoded_data_message_is_the_protobuf_encoding(size: int) -> None:
+    data = bytes(i % 251 for i in range(size))
+    encoded = data_message(memoryview(bytearray(data)))
+    assert encoded == pb.UploadMessage(data=data).SerializeToString()
+    assert pb.UploadMessage.FromString(encoded).data == data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -183,3 +184,61 @@ def test_a_failing_disk_ends_the_upload_with_resource_exhausted(
     assert "No space left on device" in caught.value.details()  # type: ignore[attr-defined]
     monkeypatch.undo()
     assert [a.status for a in client.upload(file_messages("s1", DUMP, "a", b"data"))] == [Ack.STORED]
+
+
+def test_each_file_is_answered_before_the_client_sends_more(client: Client) -> None:
+    # An agent whose window is full sends nothing until an answer comes: the host must answer a
+    # file it has made durable without waiting for the stream's next message.
+    client.open("s1")
+    answered: list[pb.UploadAck] = []
+    got_one = threading.Condition()
+
+    def stream() -> Iterator[pb.UploadMessage]:
+        for number in range(3):
+            yield from file_messages("s1", DUMP, f"f{number}", b"x" * 1000)
+            with got_one:
+                assert got_one.wait_for(lambda n=number: len(answered) > n, CALL_TIMEOUT_S)
+
+    for ack in client.stub.Upload(stream(), timeout=CALL_TIMEOUT_S):
+        with got_one:
+            answered.append(ack)
+            got_one.notify_all()
+    assert [(a.path, a.status) for a in answered] == [(f"f{n}", Ack.STORED) for n in range(3)]
+
+
+def test_a_cancelled_upload_leaves_no_partial_files(client: Client, tmp_path: Path) -> None:
+    client.open("s1")
+    whole = file_messages("s1", DUMP, "whole", b"w" * 100)
+    half = file_messages("s1", DUMP, "half", b"h" * 3000, chunk=1000)[:2]
+    sent = threading.Event()
+
+    def stream() -> Iterator[pb.UploadMessage]:
+        yield from whole + half
+        sent.set()
+        time.sleep(CALL_TIMEOUT_S)  # cancelled before it ends
+
+    call = client.stub.Upload(stream(), timeout=CALL_TIMEOUT_S)
+    assert next(call).path == "whole"
+    assert sent.wait(CALL_TIMEOUT_S)
+    call.cancel()
+    incoming = tmp_path / "data/sessions/s1/.incoming"
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while any(incoming.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the host notices the cancellation and drops the half file
+    assert not any(incoming.iterdir())
+    assert [f.path for f in client.info("s1").files] == ["whole"]
+
+
+def test_short_writes_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_write = os.write
+    monkeypatch.setattr(
+        os, "write", lambda fd, data: real_write(fd, bytes(data)[:7])
+    )  # a slow pipe, a full disk
+    incoming = IncomingFile(tmp_path, "s1", DUMP, ("a",))
+    data = bytes(range(256)) * 4
+    incoming.write(data)
+    incoming.write(memoryview(data)[:100])
+    monkeypatch.undo()
+    stored = incoming.commit()
+    assert stored.read_bytes() == data + data[:100]
+    assert incoming.digest() == hashlib.sha256(data + data[:100]).digest()
