@@ -1,7 +1,7 @@
 """Received files on disk: written whole or not at all, never outside the session directory.
 
 A file arrives into ``sessions/NAME/.incoming/`` (so a half file is never inside the dump tree
-a comparison walks), is hashed as it is written, fsynced, and only then renamed into
+a comparison walks), is hashed as it is written, fdatasynced, and only then renamed into
 ``sessions/NAME/{dump,golden,rules,inputs}/<path>``. Every directory on the way is opened with
 ``O_NOFOLLOW`` relative to its parent's descriptor, so a symlink planted anywhere in the session
 directory (or a name racing with one) cannot redirect a write elsewhere.
