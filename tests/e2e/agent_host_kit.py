@@ -308,3 +308,22 @@ def assert_results_are_offline_compare(
     assert_csv_is_the_offline_tables(got.read_bytes(), offline)
     assert not [p for p in got.parent.iterdir() if p != got]  # no temporary left beside it
     return shown
+
+
+def assert_session_holds(
+    host: HostProcess, session: str, want: dict[int, dict[str, bytes]], address: str = "", **options: object
+) -> Any:
+    """The session lists each wanted file once, and holds it byte for byte where a user finds it
+    (``DATA/sessions/NAME/{dump,golden,inputs,rules}``), with no half file left; its info."""
+    from dumpcmp.host.server.files import INCOMING_DIR, KIND_DIRS
+
+    info = session_info(address or host.address, session, **options)
+    directory = host.session_dir(session)
+    assert info.data_dir == str(directory.resolve())
+    for kind, files in want.items():
+        listed = [f.path for f in info.files if f.kind == kind]
+        assert len(listed) == len(set(listed)), KIND_DIRS[kind]
+        assert sorted(listed) == sorted(files), KIND_DIRS[kind]
+        assert files_under(directory / KIND_DIRS[kind]) == files, KIND_DIRS[kind]
+    assert not list((directory / INCOMING_DIR).glob("*"))
+    return info

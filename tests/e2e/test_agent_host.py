@@ -13,11 +13,11 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     HostProcess,
     Processes,
     assert_results_are_offline_compare,
+    assert_session_holds,
     count_files,
     dumpcmp,
     files_under,
     procs_fixture,
-    session_info,
     wait_for,
 )
 
@@ -29,29 +29,18 @@ def run_dirs(state: Path) -> list[Path]:
     return sorted((state / "runs").iterdir(), key=lambda p: p.stat().st_mtime_ns)
 
 
-def stored(info: pb.SessionInfo, kind: int) -> list[str]:
-    return [f.path for f in info.files if f.kind == kind]
-
-
 def assert_holds_exactly_the_run(host: HostProcess, session: str, run: Path) -> pb.SessionInfo:
-    """The session's files are the run's files, each once, byte for byte, where a user finds them."""
-    info = session_info(host.address, session)
-    directory = host.session_dir(session)
-    assert info.data_dir == str(directory.resolve())
-    want = {
-        pb.DUMP: files_under(run / "npu"),
-        pb.GOLDEN: files_under(run / "golden"),
-        pb.INPUT: files_under(run / "inputs"),
-        pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
-    }
-    places = ((pb.DUMP, "dump"), (pb.GOLDEN, "golden"), (pb.INPUT, "inputs"), (pb.FUSION_RULE, "rules"))
-    for kind, where in places:
-        listed = stored(info, kind)
-        assert len(listed) == len(set(listed))
-        assert sorted(listed) == sorted(want[kind]), where
-        assert files_under(directory / where) == want[kind], where
-    assert not list((directory / ".incoming").glob("*"))  # no half file left behind
-    return info
+    """The session's files are the run's files (inputs, golden data, rule, dump), nothing else."""
+    return assert_session_holds(
+        host,
+        session,
+        {
+            pb.DUMP: files_under(run / "npu"),
+            pb.GOLDEN: files_under(run / "golden"),
+            pb.INPUT: files_under(run / "inputs"),
+            pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
+        },
+    )
 
 
 def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Processes, tmp_path: Path) -> None:

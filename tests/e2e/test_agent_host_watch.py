@@ -14,12 +14,12 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     HostProcess,
     Processes,
     assert_results_are_offline_compare,
+    assert_session_holds,
     count_files,
     dumpcmp,
     files_under,
     offline_results,
     procs_fixture,
-    session_info,
     wait_for,
 )
 from tests.host.server.hostkit import make_pki
@@ -49,18 +49,12 @@ def copy_tree(source: Path, target: Path) -> Path:
 
 def assert_holds_exactly(host: HostProcess, session: str, sim: Path, dump: Path, **options: object) -> None:
     """Each file of the tree, golden data and rule stored once, byte for byte, under DATA."""
-    info = session_info(options.pop("address", host.address), session, **options)  # type: ignore[arg-type]
-    directory = host.session_dir(session)
-    for kind, where, want in (
-        (pb.DUMP, "dump", files_under(dump)),
-        (pb.GOLDEN, "golden", files_under(sim / "golden")),
-        (pb.FUSION_RULE, "rules", {"fusion_rule.json": (sim / "fusion_rule.json").read_bytes()}),
-    ):
-        listed = [f.path for f in info.files if f.kind == kind]
-        assert len(listed) == len(set(listed)), where
-        assert sorted(listed) == sorted(want), where
-        assert files_under(directory / where) == want, where
-    assert not list((directory / ".incoming").glob("*"))
+    want = {
+        pb.DUMP: files_under(dump),
+        pb.GOLDEN: files_under(sim / "golden"),
+        pb.FUSION_RULE: {"fusion_rule.json": (sim / "fusion_rule.json").read_bytes()},
+    }
+    assert_session_holds(host, session, want, **options)  # type: ignore[arg-type]
 
 
 def watch_args(sim: Path, dump: Path) -> tuple[object, ...]:
