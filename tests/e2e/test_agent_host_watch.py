@@ -4,6 +4,7 @@ token, TLS with a CA. Every piece is a real process on loopback."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     files_under,
     offline_results,
     procs_fixture,
+    session_info,
     wait_for,
 )
 from tests.host.server.hostkit import make_pki
@@ -83,6 +85,31 @@ def test_host_killed_and_restarted_mid_session(procs: Processes, sim_tree: Path,
     here = offline_results_of(sim_tree, dump, tmp_path / "source")
     assert here == offline_results(host.session_dir("h1"), tmp_path / "again")
     assert host.stop().code == 0
+
+
+def test_watching_agent_killed_mid_stream_and_rerun(procs: Processes, sim_tree: Path, tmp_path: Path) -> None:
+    dump = copy_tree(sim_tree / "npu", tmp_path / "npu")
+    host = procs.host(tmp_path)
+    landed_dir = host.session_dir("a1") / "dump"
+    first = procs.agent(tmp_path / "agent1.log", host, "a1", *watch_args(sim_tree, dump))
+    wait_for(lambda: count_files(landed_dir) > 0, "the first dump files on the host", every=0.005)
+    host.pause()
+    try:
+        first.kill()
+    finally:
+        host.resume()
+    assert 0 < count_files(landed_dir) < count_files(dump)  # killed mid-stream
+    done = procs.agent(tmp_path / "agent2.log", host, "a1", *watch_args(sim_tree, dump)).wait()
+    assert done.code == 0, done.output
+    sent = re.search(r"\(closed\): (\d+) files? sent \([^)]*\)(?:, (\d+) already on the host)?", done.output)
+    assert sent is not None, done.output
+    total = count_files(dump) + count_files(sim_tree / "golden") + 1
+    # each file either sent once now or known delivered (journal, host's list): never both
+    assert int(sent[1]) + int(sent[2] or 0) == total
+    assert int(sent[1]) < total
+    assert_holds_exactly(host, "a1", sim_tree, dump)
+    assert_results_are_offline_compare(host, "a1", tmp_path)
+    assert not session_info(host.address, "a1").replaced_runs  # no run marks: nothing to replace
 
 
 def offline_results_of(sim: Path, dump: Path, out: Path) -> dict[str, bytes]:
