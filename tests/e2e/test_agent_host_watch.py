@@ -59,6 +59,14 @@ def assert_holds_exactly(host: HostProcess, session: str, sim: Path, dump: Path,
     assert_session_holds(host, session, want, **options)  # type: ignore[arg-type]
 
 
+def delivered(output: str) -> tuple[int, int]:
+    """The agent's count of files sent, and of files not sent because the host had them: each
+    file of the tree is one or the other, exactly once."""
+    said = re.search(r"\(closed\): (\d+) files? sent \([^)]*\)(?:, (\d+) already on the host)?", output)
+    assert said is not None, output
+    return int(said[1]), int(said[2] or 0)
+
+
 def watch_args(sim: Path, dump: Path) -> tuple[object, ...]:
     return ("--watch", dump, "--golden", sim / "golden", "--fusion-rule", sim / "fusion_rule.json", *WATCH)
 
@@ -78,6 +86,8 @@ def test_host_killed_and_restarted_mid_session(procs: Processes, sim_tree: Path,
     done = agent.wait()
     assert done.code == 0, done.output
     assert "reconnect" in done.output
+    sent, already = delivered(done.output)
+    assert sent + already == count_files(dump) + count_files(sim_tree / "golden") + 1
     assert "(closed):" in done.output
     assert_holds_exactly(host, "h1", sim_tree, dump)
     assert_results_are_offline_compare(host, "h1", tmp_path)
@@ -101,12 +111,9 @@ def test_watching_agent_killed_mid_stream_and_rerun(procs: Processes, sim_tree: 
     assert 0 < count_files(landed_dir) < count_files(dump)  # killed mid-stream
     done = procs.agent(tmp_path / "agent2.log", host, "a1", *watch_args(sim_tree, dump)).wait()
     assert done.code == 0, done.output
-    sent = re.search(r"\(closed\): (\d+) files? sent \([^)]*\)(?:, (\d+) already on the host)?", done.output)
-    assert sent is not None, done.output
-    total = count_files(dump) + count_files(sim_tree / "golden") + 1
-    # each file either sent once now or known delivered (journal, host's list): never both
-    assert int(sent[1]) + int(sent[2] or 0) == total
-    assert int(sent[1]) < total
+    sent, already = delivered(done.output)
+    assert sent + already == count_files(dump) + count_files(sim_tree / "golden") + 1
+    assert already > 0  # the journal's files were not offered again
     assert_holds_exactly(host, "a1", sim_tree, dump)
     assert_results_are_offline_compare(host, "a1", tmp_path)
     assert not session_info(host.address, "a1").replaced_runs  # no run marks: nothing to replace
