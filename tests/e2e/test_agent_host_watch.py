@@ -182,6 +182,7 @@ def test_a_wrong_or_missing_token_is_one_line_and_stores_nothing(
         "--state", tmp_path / "state", "--token-file", tmp_path / "wrong",
     ).wait()  # fmt: skip
     one_line_error(done, "UNAUTHENTICATED")
+    assert not (tmp_path / "state" / "runs").exists()  # refused before the model run, not after
     for command in (("sessions",), ("results", "t1")):
         done = dumpcmp("host", *command, "--host", host.address, "--token-file", tmp_path / "wrong")
         one_line_error(done, "UNAUTHENTICATED")
