@@ -18,6 +18,7 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     dumpcmp,
     files_under,
     procs_fixture,
+    start_dumpcmp,
     wait_for,
 )
 
@@ -50,8 +51,16 @@ def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Process
         tmp_path / "agent.log", host, "s1", "--model", "zoo:small_cnn", "--sim", "--inject", FAULT,
         "--seed", "5", "--state", state,
     )  # fmt: skip
+    # a laptop following the session while it streams gets the same table when it closes
+    wait_for(lambda: host.session_dir("s1").is_dir(), "the session on the host")
+    follow = start_dumpcmp(
+        tmp_path / "follow.log", "host", "results", "s1", "--host", host.address, "--follow",
+        "--csv", tmp_path / "followed.csv",
+    )  # fmt: skip
     done = agent.wait()
     assert done.code == 0, done.output
+    followed = follow.wait()
+    assert followed.code == 0 and "session s1: closed" in followed.output, followed.output
     (run,) = run_dirs(state)
     sent = count_files(run / "npu") + count_files(run / "golden") + count_files(run / "inputs") + 1
     directory = host.session_dir("s1").resolve()
@@ -66,6 +75,7 @@ def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Process
     assert f"result: {result[1]}" in shown.output
     got = tmp_path / "results-s1" / "r.csv"
     assert got.read_bytes() == Path(result[1]).read_bytes()
+    assert (tmp_path / "followed.csv").read_bytes() == got.read_bytes()
     sessions = dumpcmp("host", "sessions", "--host", host.address)
     assert sessions.code == 0, sessions.output
     rows = got.read_text().count("\n") - 1

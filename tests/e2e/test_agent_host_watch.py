@@ -119,6 +119,20 @@ def test_watching_agent_killed_mid_stream_and_rerun(procs: Processes, sim_tree: 
     assert not session_info(host.address, "a1").replaced_runs  # no run marks: nothing to replace
 
 
+def test_delete_acked_frees_the_dump_path_and_the_host_has_it_all(
+    procs: Processes, sim_tree: Path, tmp_path: Path
+) -> None:
+    sim = copy_tree(sim_tree, tmp_path / "sim")
+    host = procs.host(tmp_path)
+    args = (*watch_args(sim, sim / "npu"), "--delete-acked")
+    done = procs.agent(tmp_path / "agent.log", host, "d1", *args).wait()
+    assert done.code == 0, done.output
+    assert count_files(sim / "npu") == 0  # every dump file went, once the host had it
+    assert files_under(sim / "golden") == files_under(sim_tree / "golden")  # the golden data stays
+    assert_holds_exactly(host, "d1", sim_tree, sim_tree / "npu")
+    assert_results_are_offline_compare(host, "d1", tmp_path)
+
+
 def offline_results_of(sim: Path, dump: Path, out: Path) -> dict[str, bytes]:
     """compare of the tree the agent watched, in the host's session-dir layout."""
     layout = out / "session"
