@@ -49,6 +49,11 @@ class DumpFormatError(FormatError):
         super().__init__(f"{self.path}: at byte {offset}: {reason}")
 
 
+class TruncatedDumpError(DumpFormatError):
+    """A dump file shorter than its own header says: cut off, or still being written (more bytes
+    could complete it, unlike any other DumpFormatError)."""
+
+
 class BadFileNameError(FormatError):
     """A file name does not follow the dump or golden npy naming grammar."""
 

@@ -1,7 +1,8 @@
 """Which files under a dump path are worth sending, and whether one has finished being written.
 
 A dump file is finished when its size equation holds (formats.md §1: the header declares every
-payload's size, the file is exactly header + payloads), checked by the one dump codec. Files
+payload's size, the file is exactly header + payloads), checked by the one dump codec, or when it
+is broken in a way more bytes cannot mend (so that the host reports it, as compare would). Files
 without an equation (statistics ``.csv``, ``mapping.csv``) are finished when quiet; the watcher
 applies the quiet time to every file alike, so a dump file that happens to be consistent between
 two appends of a writer is not sent early.
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from dumpcmp.errors import BadFileNameError, DumpFormatError
+from dumpcmp.errors import BadFileNameError, DumpFormatError, TruncatedDumpError
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, parse_dump_name
 
@@ -62,6 +63,10 @@ def check_complete(path: Path, role: FileRole) -> Verdict:
         return Verdict(path.is_file(), "" if path.is_file() else "gone")
     try:
         read_dump(path)
-    except DumpFormatError as exc:
+    except TruncatedDumpError as exc:
         return Verdict(False, exc.reason)
+    except DumpFormatError:
+        # Whole but unreadable (a broken header, bytes beyond what it declares): no later write
+        # mends it, so it is sent and the host reports it unreadable, as compare does.
+        return Verdict(True)
     return Verdict(True)

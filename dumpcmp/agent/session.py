@@ -12,12 +12,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+
 from dumpcmp import __version__
 from dumpcmp.agent.journal import Journal, agent_id
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.channel import ChannelOptions, open_channel
+from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 
 __all__ = ["RunFile", "SessionPlan", "add_files", "open_uploader", "tree_files", "wire_path"]
 
@@ -58,11 +61,31 @@ def open_uploader(
     host: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
 ) -> Uploader:
     """An uploader for ``plan`` with its journal in ``state_dir`` (not started yet)."""
-    open_channel(host).close()  # a bad address, certificate or token file is one line now, not later
+    _refused_now(host, plan.session)
     journal = Journal(state_dir, plan.session)
     return Uploader(
         lambda: open_channel(host), plan.request(state_dir), journal, settings, target=host.address
     )
+
+
+# What the host says to a client it will never serve; anything else (not up yet, an unknown
+# session) is the uploader's to wait out or to open.
+_REFUSALS = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+_PROBE_TIMEOUT_S = 10.0
+
+
+def _refused_now(host: ChannelOptions, session: str) -> None:
+    """A bad address, certificate or token file is one line now, before a model run is spent."""
+    channel = open_channel(host)
+    try:
+        pb_grpc.DumpCompareStub(channel).GetSession(
+            pb.GetSessionRequest(session=session), timeout=_PROBE_TIMEOUT_S
+        )
+    except grpc.RpcError as exc:
+        if isinstance(exc, grpc.Call) and exc.code() in _REFUSALS:
+            raise call_failed(exc, host.address) from None
+    finally:
+        channel.close()
 
 
 def wire_path(path: Path, root: Path) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dumpcmp.errors import DumpFormatError, LayoutError, UnsupportedDtypeError
+from dumpcmp.errors import DumpFormatError, LayoutError, TruncatedDumpError, UnsupportedDtypeError
 from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.dtypes import (
     DataType,
@@ -214,7 +214,7 @@ def read_dump(path: str | os.PathLike[str]) -> DumpFile:
     data = _map_file(path_str)
     size = len(data)
     if size < _U64.size:
-        raise DumpFormatError(path_str, 0, f"file has {size} bytes, fewer than the 8-byte header length")
+        raise TruncatedDumpError(path_str, 0, f"file has {size} bytes, fewer than the 8-byte header length")
     if size >= 12 and struct.unpack_from("<I", data.data, 8)[0] == NANO_MAGIC:
         from dumpcmp.proto.nano import read_nano  # rare layout: parsed in its own module
 
@@ -258,7 +258,7 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
     size = len(data)
     header_len = _U64.unpack_from(data.data, 0)[0]
     if header_len > size - 8:
-        raise DumpFormatError(
+        raise TruncatedDumpError(
             path, 0, f"header length field says {header_len} bytes, but only {size - 8} follow it"
         )
     message = dump_data_pb2.DumpData()
@@ -275,7 +275,7 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
         for index, item in enumerate(items):
             declared = int(item.size)  # type: ignore[attr-defined]
             if declared > size - offset:
-                raise DumpFormatError(
+                raise TruncatedDumpError(
                     path,
                     offset,
                     f"{kind.value}:{index} declares {declared} bytes but the file has {size - offset} left "

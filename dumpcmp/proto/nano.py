@@ -14,7 +14,7 @@ from typing import cast
 
 import numpy as np
 
-from dumpcmp.errors import DumpFormatError
+from dumpcmp.errors import DumpFormatError, TruncatedDumpError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, _check_payload_size
 
 _TAG_INPUTS = 4
@@ -56,7 +56,7 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
     size = len(data)
     (head_len,) = struct.unpack_from("<Q", data.data, 0)
     if head_len > size - 8:
-        raise DumpFormatError(
+        raise TruncatedDumpError(
             path, 0, f"nano header length {head_len} exceeds the {size - 8} bytes that follow"
         )
     cursor = _Cursor(path, data, 8, 8 + head_len)
@@ -73,7 +73,7 @@ def read_nano(path: str, data: np.ndarray) -> DumpFile:
         for index, desc in enumerate(descs[tag]):
             declared = int(desc["size"])  # type: ignore[call-overload]
             if declared > size - offset:
-                raise DumpFormatError(
+                raise TruncatedDumpError(
                     path, offset, f"{kind.value}:{index} declares {declared} bytes past the end"
                 )
             shape = tuple(cast("tuple[int, ...]", desc["shape"]))

@@ -156,10 +156,21 @@ def test_the_size_equation_decides_completeness(tmp_path: Path) -> None:
     write(content[:-1])
     verdict = check_complete(path, FileRole.DUMP)
     assert not verdict.complete and "truncated" in verdict.reason
-    write(content + b"x")
-    assert not check_complete(path, FileRole.DUMP).complete
     write(content)
     assert check_complete(path, FileRole.DUMP).complete
+
+
+def test_a_whole_but_broken_dump_is_sent_a_short_one_waits(tmp_path: Path) -> None:
+    """More bytes cannot mend a broken header or bytes beyond the declared ones: such a file is
+    sent, so that the host reports it unreadable as compare does, instead of waiting forever."""
+    content = dump_content(100)
+    path = tmp_path / dump_name(0)
+    path.write_bytes(content + b"x")
+    assert check_complete(path, FileRole.DUMP).complete
+    path.write_bytes(content[:8] + b"\xff" * 16 + content[24:])
+    assert check_complete(path, FileRole.DUMP).complete
+    path.write_bytes(content[:8] + b"\xff" * 16)  # the header itself still being written
+    assert not check_complete(path, FileRole.DUMP).complete
 
 
 def test_a_file_the_observer_missed_is_found_by_the_rescan(
