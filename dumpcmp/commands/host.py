@@ -141,11 +141,20 @@ def results_command(
         typer.Option(
             "--csv",
             help="Write the result table here: a closed session's result file itself, else the rows so far "
-            "with every optional column.",
+            "with every optional column (a session of several steps has a file per step: use --out).",
         ),
     ] = None,
     xlsx_out: Annotated[
         Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Download every result file of the closed session here, as compare writes them "
+            "(one per device/model/step).",
+        ),
     ] = None,
     tls_ca: TlsCa = None,
     client_cert: ClientCert = None,
@@ -162,6 +171,8 @@ def results_command(
         for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx")):
             if target is not None:
                 prepare_output_dir(target.parent, option)
+        if out_dir is not None:
+            prepare_output_dir(out_dir, "--out")
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
         if follow and info.state != pb.SessionInfo.CLOSED:
@@ -172,15 +183,36 @@ def results_command(
             _write_csv(stub, info, csv_out, columns, rows, timeout)
         if xlsx_out is not None:
             _write_xlsx(stub, info, xlsx_out, columns, rows, timeout)
+        downloaded = _download(stub, info, out_dir, timeout) if out_dir is not None else []
     state = "closed" if info.state == pb.SessionInfo.CLOSED else "open (results so far)"
     out.print(f"session {session}: {state}, {len(rows)} rows", markup=False)
     if info.replaced_runs:
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
         out.print(line, markup=False)
-    for target in (csv_out, xlsx_out):
+    for target in (csv_out, xlsx_out, *downloaded):
         if target is not None:
             out.print(f"wrote {target}", markup=False)
+
+
+def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:
+    """Each of the closed session's result files, byte for byte, under its own name."""
+    from dumpcmp.errors import TransferError
+    from dumpcmp.outputs import atomic_path
+
+    if info.state != pb.SessionInfo.CLOSED:
+        raise TransferError(
+            f"session {info.session} is open: its result files are written when it closes (use --follow)"
+        )
+    written = []
+    for name in info.result_files:
+        target = out_dir / Path(name).name  # a name from the wire never leaves --out
+        with atomic_path(target) as temp, temp.open("wb") as handle:
+            request = pb.FetchResultRequest(session=info.session, name=name)
+            for chunk in stub.FetchResult(request, timeout=timeout):
+                handle.write(chunk.data)
+        written.append(target)
+    return written
 
 
 def _follow(stub: DumpCompareStub, session: str) -> None:

@@ -252,3 +252,29 @@ def test_sessions_over_mutual_tls_with_a_token(hosts: Hosts, tmp_path: Path) -> 
     code, output = invoke("sessions", "--host", address, *secure, "--timeout", "5")  # no client certificate
     assert code == 1
     assert output.startswith(f"Error: cannot reach the host at {address}")
+
+
+def test_out_downloads_every_result_file_of_a_multi_step_session(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # One CSV per step, as compare writes them: --csv cannot be all of them, --out gets each.
+    sim = simulate("zoo:small_cnn", tmp_path / "run", steps=2, faults=("/block2/Add=noise:0.5",))
+    closed_session(hosts.client(host), sim, "two")
+    code, output = invoke("results", "two", "--host", f"127.0.0.1:{host.port}", "--out", tmp_path / "got")
+    assert code == 0, output
+    offline = tmp_path / "offline"
+    compare = runner.invoke(app, ["compare", "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir,
+                                  "-fr", sim.fusion_rule, "-o", offline])  # fmt: skip
+    assert compare.exit_code == 0, compare.output
+    expected = {p.name.rsplit("_result_", 1)[0]: p.read_bytes() for p in offline.glob("*.csv")}
+    got = {p.name.rsplit("_result_", 1)[0]: p.read_bytes() for p in (tmp_path / "got").glob("*.csv")}
+    assert len(got) == 2 and got == expected
+    assert output.count("wrote ") == 2
+
+
+def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
+    hosts.client(host).open("s1")
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--out", tmp_path / "got")
+    assert code == 1
+    assert output.strip().endswith("its result files are written when it closes (use --follow)")
+    assert len(output.strip().splitlines()) == 1
