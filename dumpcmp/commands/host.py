@@ -15,6 +15,7 @@ from typing import Annotated
 import grpc
 import typer
 
+from dumpcmp.commands._cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, error_console, user_errors
 from dumpcmp.commands._remote import (
@@ -35,6 +36,12 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 __all__ = ["app"]
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
+
+HOST_CLUSTER_HELP = (
+    "Run every session's comparisons on a Dask cluster: its scheduler's address (tcp://HOST:8786), "
+    'or local[:N] for N worker processes on this machine. Needs pip install "dumpcmp[cluster]"; '
+    "workers must see --data (and golden host paths) at the same place."
+)
 
 app = typer.Typer(
     help="Serve sessions to agents; list sessions and fetch their results.", no_args_is_help=True
@@ -59,10 +66,17 @@ def serve_command(
     max_file_size: Annotated[
         int, typer.Option("--max-file-size", min=1, help="Largest file accepted, in bytes.")
     ] = 64 * 1024**3,
+    cluster: Annotated[str | None, typer.Option("--cluster", help=HOST_CLUSTER_HELP)] = None,
+    cluster_timeout: Annotated[
+        float,
+        typer.Option(
+            "--cluster-timeout", min=0.1, help="Seconds to reach the --cluster scheduler and a worker."
+        ),
+    ] = DEFAULT_CLUSTER_TIMEOUT,
 ) -> None:
     """Receive dump files from agents, compare them as they land, serve the results."""
     from dumpcmp.host.server.auth import TlsFiles
-    from dumpcmp.host.server.serve import HostConfig, needs_tls_warning, start
+    from dumpcmp.host.server.serve import ClusterConfig, HostConfig, needs_tls_warning, start
 
     with user_errors():
         if (tls_cert is None) != (tls_key is None):
@@ -70,9 +84,12 @@ def serve_command(
         if client_ca is not None and tls_cert is None:
             raise DumpcmpError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
         tls = None if tls_cert is None or tls_key is None else TlsFiles(tls_cert, tls_key, client_ca)
-        config = HostConfig(listen, data, tls, token_file, max_file_size)
+        on_cluster = None if cluster is None else ClusterConfig(cluster, cluster_timeout)
+        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster)
         server = start(config)
     out = console()
+    if server.dashboard_link:
+        error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
     if needs_tls_warning(config):
         error_console().print(
             f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "

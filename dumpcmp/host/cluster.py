@@ -22,6 +22,7 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -72,6 +73,15 @@ def _hold(value: object) -> object:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """One batch of files of one plan, with that plan's parts on the cluster."""
+
+    entries: tuple[DumpEntry, ...]
+    plan: ComparePlan
+    parts: tuple[distributed.Future, ...]
+
+
 class ClusterRunner:
     """A ``FileRunner`` on a connected Dask client; one per run, shards one after another."""
 
@@ -97,24 +107,54 @@ class ClusterRunner:
         """Each file's rows in the order of ``entries``; ``workers`` is the cluster's, not ours."""
         return self._run(tuple(entries), plan, on_files)
 
+    def compare_each(self, work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+        """Each file's rows, in the order of ``work``, the files of several plans in one round trip.
+
+        For the host, whose sessions hand over the files that landed together: every plan part
+        not already on the cluster goes once, however many files use it.
+        """
+        by_plan: dict[int, tuple[ComparePlan, list[int]]] = {}
+        for place, (_, plan) in enumerate(work):
+            by_plan.setdefault(id(plan), (plan, []))[1].append(place)
+        runs = list(by_plan.values())
+        shipped = self._ship([plan for plan, _ in runs])
+        size = self._batch_size(len(work))
+        tasks = [
+            _Task(tuple(work[place][0] for place in places[start : start + size]), plan, parts)
+            for (plan, places), parts in zip(runs, shipped, strict=True)
+            for start in range(0, len(places), size)
+        ]
+        rows: list[FileRows | None] = [None] * len(work)
+        order = (place for _, places in runs for place in places)
+        for place, result in zip(order, self._stream(tasks, None), strict=True):
+            rows[place] = result
+        return [result for result in rows if result is not None]
+
     def _run(
         self, entries: tuple[DumpEntry, ...], plan: ComparePlan, on_files: OnFiles
     ) -> Iterator[FileRows]:
         if not entries:
             return
-        parts = self._ship(plan)
+        (parts,) = self._ship([plan])
+        size = self._batch_size(len(entries))
+        tasks = [_Task(entries[start : start + size], plan, parts) for start in range(0, len(entries), size)]
+        yield from self._stream(tasks, on_files)
+
+    def _batch_size(self, files: int) -> int:
         threads = max(1, sum(self.client.nthreads().values()))
-        size = max(1, min(_MAX_BATCH_FILES, len(entries) // (threads * _BATCHES_PER_THREAD)))
-        batches = [entries[start : start + size] for start in range(0, len(entries), size)]
-        window = threads * _BATCHES_PER_THREAD
+        return max(1, min(_MAX_BATCH_FILES, files // (threads * _BATCHES_PER_THREAD)))
+
+    def _stream(self, tasks: list[_Task], on_files: OnFiles) -> Iterator[FileRows]:
+        """The tasks' rows in task order, a bounded number of them in flight."""
+        window = max(1, sum(self.client.nthreads().values())) * _BATCHES_PER_THREAD
         running: dict[distributed.Future, int] = {}
         finished: dict[int, tuple[FileRows, ...]] = {}
         completed = distributed.as_completed(loop=self.client.loop)
         submitted = yielded = 0
         try:
-            while yielded < len(batches):
-                while submitted < len(batches) and submitted - yielded < window:
-                    future = self._submit(batches[submitted], parts)
+            while yielded < len(tasks):
+                while submitted < len(tasks) and submitted - yielded < window:
+                    future = self._submit(tasks[submitted].entries, tasks[submitted].parts)
                     running[future] = submitted
                     completed.add(future)
                     submitted += 1
@@ -124,28 +164,34 @@ class ClusterRunner:
                     continue
                 future = next(completed)
                 index = running.pop(future)
-                finished[index] = self._settle(future, batches[index], parts, plan)
+                task = tasks[index]
+                finished[index] = self._settle(future, task.entries, task.parts, task.plan)
                 if on_files:
-                    on_files(len(batches[index]))
+                    on_files(len(task.entries))
         finally:
             # Stopped early (an error, Ctrl-C, a consumer that stopped): drop what is left.
             if running:
                 self.client.cancel(list(running))
 
-    def _ship(self, plan: ComparePlan) -> tuple[distributed.Future, ...]:
-        """The plan's parts on the cluster, reusing those the previous shard shipped."""
+    def _ship(self, plans: Sequence[ComparePlan]) -> list[tuple[distributed.Future, ...]]:
+        """Each plan's parts on the cluster, reusing those the previous call shipped."""
         kept = {id(value): (value, future) for value, future in self._held}
-        held = []
-        for value in (plan.golden, plan.matcher, plan.options):
-            if id(value) in kept:
-                held.append(kept[id(value)])
-                continue
-            with warnings.catch_warnings():
-                # A large golden index makes Dask suggest what this does: embed it once.
-                warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
-                held.append((value, self.client.submit(_hold, value, pure=False)))
-        self._held = held
-        return tuple(future for _, future in held)
+        held: dict[int, tuple[object, distributed.Future]] = {}
+        shipped = []
+        for plan in plans:
+            for value in (plan.golden, plan.matcher, plan.options):
+                if id(value) in held:
+                    continue
+                if id(value) in kept:
+                    held[id(value)] = kept[id(value)]
+                    continue
+                with warnings.catch_warnings():
+                    # A large golden index makes Dask suggest what this does: embed it once.
+                    warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
+                    held[id(value)] = (value, self.client.submit(_hold, value, pure=False))
+            shipped.append(tuple(held[id(v)][1] for v in (plan.golden, plan.matcher, plan.options)))
+        self._held = list(held.values())
+        return shipped
 
     def _submit(
         self, batch: tuple[DumpEntry, ...], parts: tuple[distributed.Future, ...]

@@ -5,25 +5,46 @@ result files ``dumpcmp compare -tp DUMP_ROOT -gp GOLDEN [-fr RULE] -o OUT`` writ
 files on disk, because both are the same core feeding the same session layer. The one thing a
 file alone cannot know is which ops of an L1 fusion group were dumped first and last; files of
 such groups are compared again at close, with every file's dump time known.
+
+``add_many`` takes the files that landed together and hands them to the session's runner at
+once: here, one after another, or a Dask cluster's in one round trip (``host serve --cluster``).
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.core import ComparePlan, compare_file
+from dumpcmp.host.core import ComparePlan, FileRows, compare_file
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline import CompareRequest, RuleSet, check_arguments, result_settings
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.session import CompareOutcome, CompareSession, ShardRows
+from dumpcmp.host.session import CompareOutcome, CompareSession
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.walker import DumpEntry, GroupKey, SkippedFile, dump_entry
+
+# (each file with its plan) -> each file's rows, in that order
+FilesRunner = Callable[[Sequence[tuple[DumpEntry, ComparePlan]]], list[FileRows]]
+
+
+def compare_here(work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+    """The runner of a host without a cluster: the files in this thread, one after another."""
+    return [compare_file(entry, plan) for entry, plan in work]
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What ``add_many`` made of its files: rows (none for skipped and statistics files), or why not."""
+
+    rows: dict[Path, list[ResultRow]] = field(default_factory=dict)
+    problems: dict[Path, DumpcmpError] = field(default_factory=dict)
+
 
 # Every optional column: rows streamed before the table's shape is known carry them all.
 _FULL_TABLE = TableShape(op_sequence=True, npu_address=True, golden_address=True, overflow=True)
@@ -32,8 +53,15 @@ _FULL_TABLE = TableShape(op_sequence=True, npu_address=True, golden_address=True
 class LiveCompare:
     """One session's comparison, fed by the files as they land; safe to call from any thread."""
 
-    def __init__(self, request: CompareRequest, golden: GoldenSource, rules: RuleSet) -> None:
+    def __init__(
+        self,
+        request: CompareRequest,
+        golden: GoldenSource,
+        rules: RuleSet,
+        runner: FilesRunner = compare_here,
+    ) -> None:
         self._request = request
+        self._runner = runner
         self._golden = golden
         self._rules = rules
         self._options = CompareOptions(overflow_detection=request.overflow_detection, jobs=1)
@@ -52,6 +80,7 @@ class LiveCompare:
         fusion_rule: Path | None,
         out_dir: Path,
         overflow_detection: bool = False,
+        runner: FilesRunner = compare_here,
     ) -> LiveCompare:
         """Load the golden index and the rule file; their errors are raised here, before any file."""
         request = CompareRequest(
@@ -59,29 +88,57 @@ class LiveCompare:
         )
         source = open_golden(golden)
         check_arguments(request, isinstance(source, NpuDumpGolden))
-        return cls(request, source, RuleSet.load(request))
+        return cls(request, source, RuleSet.load(request), runner)
 
     def add(self, dump_file: Path) -> list[ResultRow]:
         """Compare one file under the dump root (again, if it came before: its rows are replaced)."""
-        found = dump_entry(dump_file, self._request.target)
+        added = self.add_many([dump_file])
+        if dump_file in added.problems:
+            raise added.problems[dump_file]
+        return added.rows.get(dump_file, [])
+
+    def add_many(self, dump_files: Sequence[Path]) -> Added:
+        """``add`` for each file, the comparisons handed to the runner together.
+
+        Every file's dump time is known before any is compared, so one plan per shard serves the
+        whole batch. A file whose plan cannot be made (no rule file for its model) is a problem,
+        the others are still compared.
+        """
+        added = Added()
+        found_entries: list[tuple[Path, DumpEntry]] = []
+        landed = [(path, dump_entry(path, self._request.target)) for path in dump_files]
         with self._lock:
-            if not isinstance(found, DumpEntry):
-                if isinstance(found, SkippedFile):
+            for path, found in landed:
+                if isinstance(found, DumpEntry):
+                    found_entries.append((path, found))
+                    self._record(found)
+                elif isinstance(found, SkippedFile):
                     self._skipped[found.path] = found.reason
-                return []
-            self._entries[found.path] = found
-            times = self._times.setdefault(found.group, {})
-            name = found.name.op_name
-            times[name] = min(found.name.timestamp, times.get(name, found.name.timestamp))
-            plan = self._plan(found.group)
-        result = compare_file(found, plan)
+            plans: dict[GroupKey, ComparePlan] = {}
+            work: list[tuple[Path, DumpEntry, ComparePlan]] = []
+            for path, entry in found_entries:
+                try:
+                    plan = plans[entry.group] if entry.group in plans else self._plan(entry.group)
+                except DumpcmpError as exc:
+                    added.problems[path] = exc
+                    continue
+                plans[entry.group] = plan
+                work.append((path, entry, plan))
+        results = self._runner([(entry, plan) for _, entry, plan in work])
         with self._lock:
-            shard = self._session.shard(found.group)
-            shard.add(result)
-            if found.is_stats:
-                return []
-            place = shard.place(result)
-        return [replace(row, index=place) for row in result.rows]
+            for (path, entry, _), result in zip(work, results, strict=True):
+                shard = self._session.shard(entry.group)
+                shard.add(result)
+                if not entry.is_stats:
+                    place = shard.place(result)
+                    added.rows[path] = [replace(row, index=place) for row in result.rows]
+        return added
+
+    def _record(self, entry: DumpEntry) -> None:
+        self._entries[entry.path] = entry
+        times = self._times.setdefault(entry.group, {})
+        name = entry.name.op_name
+        times[name] = min(entry.name.timestamp, times.get(name, entry.name.timestamp))
 
     def close(self) -> CompareOutcome:
         """Write the result files (every shard, golden-only rows after the last)."""
@@ -89,16 +146,12 @@ class LiveCompare:
             if not self._entries:
                 hint = f" ({len(self._skipped)} files skipped)" if self._skipped else ""
                 raise DumpcmpError(f"no dump files received under {self._request.target}{hint}")
-            for key, shard in self._session_shards():
-                self._settle_l1_groups(key, shard)
+            for result in self._runner(self._l1_members()):
+                self._session.shard(result.entry.group).add(result)
             prepare_output_dir(self._request.out_dir, "-o")
             shards = self._session.close()
         skipped = tuple(sorted(self._skipped.items())) + tuple(self._golden.skipped)
         return CompareOutcome(shards, skipped=skipped)
-
-    def _session_shards(self) -> list[tuple[GroupKey, ShardRows]]:
-        keys = sorted({e.group for e in self._entries.values()})
-        return [(key, self._session.shard(key)) for key in keys]
 
     def _plan(self, key: GroupKey) -> ComparePlan:
         matcher = self._rules.matcher_for(key)
@@ -106,15 +159,21 @@ class LiveCompare:
             matcher = matcher.with_dump_times(self._times.get(key, {}))
         return ComparePlan(self._golden, matcher, self._options)
 
-    def _settle_l1_groups(self, key: GroupKey, shard: ShardRows) -> None:
-        """Compare L1 fusion members again now that every file's dump time is known."""
-        base: Matcher | None = self._rules.matcher_for(key)
-        if base is None:
-            return
-        plan = self._plan(key)
-        for result in shard.ordered():
-            if base.depends_on_dump_times(result.entry.name.op_name):
-                shard.add(compare_file(result.entry, plan))
+    def _l1_members(self) -> list[tuple[DumpEntry, ComparePlan]]:
+        """The files of L1 fusion groups, to compare again now that every dump time is known."""
+        work = []
+        for key in sorted({e.group for e in self._entries.values()}):
+            base: Matcher | None = self._rules.matcher_for(key)
+            if base is None:
+                continue
+            plan = self._plan(key)
+            shard = self._session.shard(key)
+            work += [
+                (result.entry, plan)
+                for result in shard.ordered()
+                if base.depends_on_dump_times(result.entry.name.op_name)
+            ]
+        return work
 
 
 def row_cells(row: ResultRow) -> tuple[list[str], list[str]]:

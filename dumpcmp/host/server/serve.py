@@ -1,4 +1,9 @@
-"""Start and stop the host: a gRPC server over the session store in a data directory."""
+"""Start and stop the host: a gRPC server over the session store in a data directory.
+
+With a Dask cluster (``--cluster``) the host connects once at start, every session compares its
+files on it, and stopping the host closes the client (and the ``local[:N]`` cluster it started).
+Dask is imported only then.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import fcntl
 import ipaddress
 import os
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +20,7 @@ import grpc
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
+from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
@@ -26,22 +33,37 @@ _STOP_GRACE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    address: str  # tcp://HOST:PORT of a Dask scheduler, or local[:N]
+    timeout: float  # seconds to reach it and find a worker
+
+
+@dataclass(frozen=True, slots=True)
 class HostConfig:
     listen: str  # HOST:PORT; port 0 picks a free one
     data_dir: Path
     tls: TlsFiles | None = None
     token_file: Path | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    cluster: ClusterConfig | None = None  # None: each session compares in its own thread
 
 
 class HostServer:
     """A running host; ``port`` is the port it listens on."""
 
-    def __init__(self, server: grpc.Server, service: DumpCompareService, port: int, lock: int) -> None:
+    def __init__(
+        self, server: grpc.Server, service: DumpCompareService, port: int, lock: int, cluster: _Cluster
+    ) -> None:
         self._server = server
         self.service = service
         self.port = port
         self._lock = lock
+        self._cluster = cluster
+
+    @property
+    def dashboard_link(self) -> str | None:
+        """The Dask dashboard of the cluster the sessions compare on, if it has one."""
+        return self._cluster.dashboard_link
 
     def wait(self) -> None:
         self._server.wait_for_termination()
@@ -49,7 +71,31 @@ class HostServer:
     def stop(self, grace: float = _STOP_GRACE_S) -> None:
         self._server.stop(grace).wait()
         self.service.stop()
+        self._cluster.close()
         os.close(self._lock)
+
+
+class _Cluster:
+    """The connection to the host's cluster, if any: a runner for each comparison a session opens."""
+
+    def __init__(self, config: ClusterConfig | None) -> None:
+        self._stack = ExitStack()
+        self.new_runner: NewRunner | None = None
+        self.dashboard_link: str | None = None
+        if config is None:
+            return
+        from dumpcmp.host.cluster import ClusterRunner, connect
+
+        with ExitStack() as stack:  # closed again if anything below fails
+            connected = stack.enter_context(connect(config.address, config.timeout))
+            self.dashboard_link = connected.dashboard_link
+            self._stack = stack.pop_all()
+        # One runner per comparison: it keeps that comparison's plan on the cluster, and a
+        # session's plan changes (new golden data) drop the old one with it.
+        self.new_runner = lambda: ClusterRunner(connected.client).compare_each
+
+    def close(self) -> None:
+        self._stack.close()
 
 
 def needs_tls_warning(config: HostConfig) -> bool:
@@ -72,10 +118,24 @@ def start(config: HostConfig) -> HostServer:
         raise DumpcmpError(f"--max-file-size {config.max_file_size}: must be positive")
     interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
     credentials = None if config.tls is None else server_credentials(config.tls)
-    prepare_output_dir(config.data_dir, "--data")
-    lock = _lock_data_dir(config.data_dir)
+    cluster = _Cluster(config.cluster)  # unreachable: one error before anything is made
     try:
-        service = DumpCompareService(config.data_dir, config.max_file_size)
+        return _serve(config, credentials, interceptors, cluster)
+    except BaseException:
+        cluster.close()
+        raise
+
+
+def _serve(
+    config: HostConfig, credentials: grpc.ServerCredentials | None, interceptors: list[TokenCheck],
+    cluster: _Cluster,
+) -> HostServer:  # fmt: skip
+    # Cluster workers read the received files themselves, from another working directory.
+    data_dir = config.data_dir if config.cluster is None else config.data_dir.absolute()
+    prepare_output_dir(data_dir, "--data")
+    lock = _lock_data_dir(data_dir)
+    try:
+        service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner)
     except BaseException:
         os.close(lock)
         raise
@@ -101,7 +161,7 @@ def start(config: HostConfig) -> HostServer:
         os.close(lock)
         raise DumpcmpError(f"--listen {config.listen}: cannot listen (address in use or not local)")
     server.start()
-    return HostServer(server, service, port, lock)
+    return HostServer(server, service, port, lock, cluster)
 
 
 def _lock_data_dir(data_dir: Path) -> int:

@@ -25,7 +25,7 @@ from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
-from dumpcmp.host.server.worker import Notifier, SessionWorker
+from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK
@@ -42,9 +42,12 @@ class _Refused(Exception):
 
 
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
-    def __init__(self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
+    def __init__(
+        self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, new_runner: NewRunner | None = None
+    ) -> None:
         self.data_dir = data_dir
         self.max_file_size = max_file_size
+        self._new_runner = new_runner  # where sessions compare their files; None: in their threads
         (data_dir / "sessions").mkdir(parents=True, exist_ok=True)
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
@@ -74,7 +77,8 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 return worker
             if self.store.state(name).closed:
                 return None
-            worker = self._workers[name] = SessionWorker(self.data_dir, name, self.store, self.notifier)
+            worker = SessionWorker(self.data_dir, name, self.store, self.notifier, self._new_runner)
+            self._workers[name] = worker
             return worker
 
     def stop(self) -> None:

@@ -6,7 +6,9 @@ acts once. The plan (golden, fusion rule) is built when the first dump file is c
 the golden data and rule file the session names have arrived; a plan file landing later, or a
 replaced run's files going away, re-open the comparison and re-add every stored dump file, so
 nothing stale is kept. Plan files come in bursts (a golden directory is many files), so the
-worker waits for a burst to pause before re-opening, not once per file.
+worker waits for a burst to pause before re-opening, not once per file. The dump files of one
+batch go to the session's runner together (a cluster's: one round trip), their rows are stored
+in one transaction.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.live import LiveCompare, row_cells
+from dumpcmp.host.live import FilesRunner, LiveCompare, compare_here, row_cells
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
@@ -115,11 +118,19 @@ class Plan:
         )
 
 
+# A runner for each comparison the worker opens (a cluster runner holds its plan's parts).
+NewRunner = Callable[[], FilesRunner]
+
+
 class SessionWorker:
     """The comparison thread of one open session."""
 
-    def __init__(self, data_dir: Path, name: str, store: SessionStore, notifier: Notifier) -> None:
+    def __init__(
+        self, data_dir: Path, name: str, store: SessionStore, notifier: Notifier,
+        new_runner: NewRunner | None = None,
+    ) -> None:  # fmt: skip
         self.name = name
+        self._new_runner = new_runner
         self._store = store
         self._notifier = notifier
         settings = CompareSettings.FromString(store.session(name).settings)
@@ -205,13 +216,13 @@ class SessionWorker:
                     fusion_rule=self._plan.fusion_rule,
                     out_dir=self._plan.out_dir,
                     overflow_detection=self._plan.overflow_detection,
+                    runner=compare_here if self._new_runner is None else self._new_runner(),
                 )
             self.problem = ""
         except DumpcmpError as exc:
             self.problem = str(exc)  # e.g. the rule file has not arrived yet: retried when it does
             return
-        for path in dumps:
-            self._add(self._live, path)
+        self._add(self._live, dumps)
 
     def _missing_plan_files(self) -> str:
         if (
@@ -223,18 +234,20 @@ class SessionWorker:
             return "waiting for golden data"
         return ""
 
-    def _add(self, live: LiveCompare, path: str) -> None:
-        try:
-            rows = live.add(self._plan.dump_root / path)
-        except DumpcmpError as exc:
-            self.problem = f"{path}: {exc}"
-            return
+    def _add(self, live: LiveCompare, paths: list[str]) -> None:
+        added = live.add_many([self._plan.dump_root / path for path in paths])
+        for path in paths:
+            problem = added.problems.get(self._plan.dump_root / path)
+            if problem is not None:
+                self.problem = f"{path}: {problem}"
+        done = [path for path in paths if self._plan.dump_root / path not in added.problems]
         columns: list[str] = []
         cells = []
-        for row in rows:
-            columns, row_text = row_cells(row)
-            cells.append((path, row_text))
-        self._store.replace_rows(self.name, [path], cells, columns)
+        for path in done:
+            for row in added.rows.get(self._plan.dump_root / path, []):
+                columns, row_text = row_cells(row)
+                cells.append((path, row_text))
+        self._store.replace_rows(self.name, done, cells, columns)
         self._notifier.notify()
 
     def _finish(self, closing: list[_Close]) -> bool:

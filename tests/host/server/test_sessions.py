@@ -6,6 +6,7 @@ import csv
 import io
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import grpc
@@ -13,8 +14,7 @@ import pytest
 
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
-from dumpcmp.host.live import LiveCompare
-from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.live import Added, LiveCompare
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (
@@ -226,15 +226,15 @@ def test_a_failed_comparison_is_redone_not_lost(
     client: Client, sim: SimulationResult, expected_csv: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     failures = []
-    real_add = LiveCompare.add
+    real_add = LiveCompare.add_many
 
-    def add_failing_once(self: LiveCompare, dump_file: Path) -> list[ResultRow]:
+    def add_failing_once(self: LiveCompare, dump_files: Sequence[Path]) -> Added:
         if not failures:
-            failures.append(dump_file)
+            failures.append(dump_files)
             raise RuntimeError("disk hiccup")
-        return real_add(self, dump_file)
+        return real_add(self, dump_files)
 
-    monkeypatch.setattr(LiveCompare, "add", add_failing_once)
+    monkeypatch.setattr(LiveCompare, "add_many", add_failing_once)
     client.open("s1", **session_settings())
     client.send("s1", simulation_files(sim))
     client.close("s1")
