@@ -113,6 +113,8 @@ class ClusterRunner:
         For the host, whose sessions hand over the files that landed together: every plan part
         not already on the cluster goes once, however many files use it.
         """
+        if not work:  # nothing to ship: the plan parts held stay held
+            return []
         by_plan: dict[int, tuple[ComparePlan, list[int]]] = {}
         for place, (_, plan) in enumerate(work):
             by_plan.setdefault(id(plan), (plan, []))[1].append(place)

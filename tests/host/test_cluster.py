@@ -8,20 +8,23 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from random import Random
 
 import pytest
 
 from dumpcmp.errors import ClusterError
-from dumpcmp.host.core import ComparePlan, file_order
+from dumpcmp.host.core import ComparePlan, compare_file, file_order
 from dumpcmp.host.golden import open_golden
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import CompareRequest, RuleSet, run_compare
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.proto.walker import walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, GroupKey, walk_dump_tree
 
 distributed = pytest.importorskip("distributed")
 cloudpickle = pytest.importorskip("cloudpickle")
@@ -207,6 +210,56 @@ def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
         assert "comparison failed on the cluster (3 tries): RuntimeError: simulated crash" in poisoned[0]
     # A failed batch is split into its files: only the poisoned file is given up.
     assert runner.tasks == 40 // files_per_task + (2 * files_per_task if files_per_task > 1 else 0)
+
+
+def _session_work(request: CompareRequest) -> list[tuple[DumpEntry, ComparePlan]]:
+    """Every file with its shard's plan, shuffled: what a host session hands over at once."""
+    golden = open_golden(request.golden)
+    matcher = RuleSet.load(request).default
+    options = CompareOptions()
+    plans: dict[GroupKey, ComparePlan] = {}  # sharing golden data and options, as a session's do
+    work = [
+        (entry, plans.setdefault(entry.group, ComparePlan(golden, matcher, options)))
+        for entry in walk_dump_tree(request.target).entries
+    ]
+    Random(4).shuffle(work)
+    assert len(plans) == 2
+    return work
+
+
+def test_files_of_several_plans_in_one_call_come_back_in_order_the_plans_shipped_once(
+    simulated: CompareRequest, client: distributed.Client
+) -> None:
+    work = _session_work(simulated)
+    runner = ClusterRunner(client)
+    rows = runner.compare_each(work)
+    assert [r.entry for r in rows] == [entry for entry, _ in work]
+    assert repr(rows) == repr([compare_file(entry, plan) for entry, plan in work])
+    shipped = sorted(future.key for _, future in runner._held)
+    assert len(shipped) == 3  # golden, matcher, options: once for both plans
+    runner.compare_each(work[:3])
+    assert sorted(future.key for _, future in runner._held) == shipped  # nothing sent again
+    assert runner.compare_each([]) == []
+    assert sorted(future.key for _, future in runner._held) == shipped
+
+
+def test_a_worker_killed_during_a_sessions_batch_costs_a_retry(
+    simulated: CompareRequest, client: distributed.Client
+) -> None:
+    work = _session_work(simulated)
+    want = repr([compare_file(entry, plan) for entry, plan in work])
+    address, victim = next(iter(client.run(os.getpid).items()))
+    runner = ClusterRunner(client)
+    with patched_workers(client, _first_files_slow), ThreadPoolExecutor(1) as pool:
+        running = pool.submit(runner.compare_each, work)
+        deadline = time.monotonic() + TIMEOUT
+        while not client.processing().get(address) and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the victim holds tasks of the batch
+        assert not running.done()
+        os.kill(victim, signal.SIGKILL)
+        rows = running.result(timeout=TIMEOUT)
+    assert repr(rows) == want
+    client.wait_for_workers(WORKERS, timeout=TIMEOUT)  # the nanny's replacement, for the next tests
 
 
 def test_an_unreachable_scheduler_fails_fast_in_one_error() -> None:

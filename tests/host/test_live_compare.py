@@ -6,14 +6,17 @@ import json
 import random
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from dumpcmp.commands.sim import simulate
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.live import LiveCompare, row_cells
+from dumpcmp.host.core import ComparePlan, FileRows
+from dumpcmp.host.live import LiveCompare, compare_here, row_cells
 from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.proto.walker import DumpEntry
 from tests.atc_ops import document, op
 from tests.e2e.atc_fit import make_fit
 
@@ -118,6 +121,92 @@ def test_l1_fusion_members_are_settled_when_the_session_closes(tmp_path: Path) -
         if "l1_b" not in path.name:
             live.add(path)
     live.close()
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")
+
+
+class Recording:
+    """A runner comparing here, keeping what each call was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[tuple[DumpEntry, ComparePlan]]] = []
+
+    def __call__(self, work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+        self.calls.append(list(work))
+        return compare_here(work)
+
+
+def test_files_added_together_are_one_runner_call_with_one_plan_per_shard(
+    sim_run: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    dump, golden, rule = sim_run
+    run_compare(CompareRequest(dump, golden, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    order = _files(dump)
+    random.Random(2).shuffle(order)
+    runner = Recording()
+    live = LiveCompare.open(
+        dump_root=dump, golden=golden, fusion_rule=rule, out_dir=tmp_path / "live", runner=runner
+    )
+    added = live.add_many(order)
+    (work,) = runner.calls
+    assert [entry.path for entry, _ in work] == order
+    assert len({id(plan) for _, plan in work}) == 2  # one per step's shard
+    one_by_one = _live(dump, golden, rule, tmp_path / "single", [])
+    assert added.rows == {path: one_by_one.add(path) for path in order}  # rows and Index as add gives
+    assert not added.problems
+    live.close()
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")
+
+
+def test_a_file_without_a_plan_is_a_problem_and_the_rest_are_compared(
+    sim_run: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    dump, golden, rule = sim_run
+    copy = tmp_path / "npu"
+    shutil.copytree(dump, copy)
+    (model,) = {p.parent for p in copy.glob("*/*/small_cnn")}
+    shutil.copytree(model / "small_cnn", model / "ghost")  # a model no rule file names
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(rule, rules / "small_cnn.json")
+    live = LiveCompare.open(dump_root=copy, golden=golden, fusion_rule=rules, out_dir=tmp_path / "out")
+    files = _files(copy)
+    added = live.add_many(files)
+    ghosts = [p for p in files if "ghost" in p.parts]
+    assert ghosts and sorted(added.problems) == ghosts
+    assert all(
+        "no rule file in the -fr directory matches model 'ghost'" in str(e) for e in added.problems.values()
+    )
+    assert sorted(added.rows) == [p for p in files if "ghost" not in p.parts]
+    assert all(added.rows.values())
+    with pytest.raises(DumpcmpError, match="matches model 'ghost'"):
+        live.add(ghosts[0])
+
+
+def test_l1_members_are_compared_again_in_one_runner_call_at_close(tmp_path: Path) -> None:
+    rule = tmp_path / "l1.json"
+    chain = [("l1_a", "Conv2D", "x:0", "conv"), ("l1_b", "Relu", "l1_a:0", "relu")]
+    ops = [op("x", 0, "Data")]
+    for i, (name, kind, source, original) in enumerate(chain, start=1):
+        ops.append(
+            op(name, i, kind, (source,), (original,), (original,), l1="7",
+               layout="ND", shape=(2, 8), origin_format="ND", origin_shape=(2, 8))
+        )  # fmt: skip
+    rule.write_text(json.dumps(document(*ops)))
+    case = make_fit(rule, tmp_path / "case")
+    run_compare(CompareRequest(case.npu_dir, case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    runner = Recording()
+    live = LiveCompare.open(
+        dump_root=case.npu_dir,
+        golden=case.golden_dir,
+        fusion_rule=rule,
+        out_dir=tmp_path / "live",
+        runner=runner,
+    )
+    files = _files(case.npu_dir)
+    live.add_many(files)
+    live.close()
+    assert len(runner.calls) == 2
+    assert sorted(entry.name.op_name for entry, _ in runner.calls[1]) == ["l1_a", "l1_b"]
     assert _results(tmp_path / "live") == _results(tmp_path / "offline")
 
 
