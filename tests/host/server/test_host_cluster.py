@@ -5,8 +5,11 @@ the option nothing imports Dask."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +28,8 @@ from tests.host.server.hostkit import Client, Hosts, session_settings, simulatio
 
 distributed = pytest.importorskip("distributed")
 
+ROOT = Path(__file__).resolve().parents[3]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}  # the subprocesses run this checkout's dumpcmp
 TIMEOUT = 120  # a bound for a machine other jobs load too; never reached when all is well
 FAULT = "/block1.pw/conv/Conv=noise:0.5"
 
@@ -130,7 +135,7 @@ def test_stopping_the_host_stops_the_local_cluster_it_started(tmp_path: Path) ->
 def _cli(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
     script = "import sys; from dumpcmp.cli import main; sys.argv[0] = 'dumpcmp'; main()"
     command = [sys.executable, "-c", script, "host", "serve", *(str(a) for a in args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd)
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, cwd=cwd, env=ENV)
 
 
 def test_an_unreachable_scheduler_is_one_line_and_nothing_listens(tmp_path: Path) -> None:
@@ -160,6 +165,36 @@ def test_a_host_without_cluster_imports_no_dask(tmp_path: Path) -> None:
         "server.stop(grace=0)\n"
         "print(sorted(m for m in ('dask', 'distributed', 'dumpcmp.host.cluster') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=TIMEOUT, env=ENV
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_host_serve_on_a_local_cluster_prints_its_dashboard_and_stops_it(tmp_path: Path) -> None:
+    psutil = pytest.importorskip("psutil")
+    script = "import sys; from dumpcmp.cli import main; sys.argv[0] = 'dumpcmp'; main()"
+    command = [sys.executable, "-c", script, "host", "serve", "--listen", "127.0.0.1:0", "--data", "data"]
+    command += ["--cluster", "local:1"]
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV
+    ) as host:
+        watchdog = threading.Timer(TIMEOUT, host.kill)  # a host that never says it listens fails the test
+        watchdog.start()
+        try:
+            assert host.stdout is not None
+            first = host.stdout.readline()
+            assert first.startswith("dumpcmp host listening on 127.0.0.1:"), first + host.communicate()[1]
+            workers = psutil.Process(host.pid).children(recursive=True)
+            assert workers  # the cluster's worker process (and Python's helpers for starting it)
+            host.send_signal(signal.SIGTERM)
+            stdout, stderr = host.communicate(timeout=TIMEOUT)
+        finally:
+            watchdog.cancel()
+    assert host.returncode == 0, stderr
+    assert stdout.strip() == "host stopped"
+    assert stderr.startswith("Dask dashboard: http://127.0.0.1:"), stderr
+    assert "Traceback" not in stderr
+    _, alive = psutil.wait_procs(workers, timeout=TIMEOUT)
+    assert not alive
