@@ -280,12 +280,15 @@ def _local_cluster(address: str) -> distributed.LocalCluster:
         raise ClusterError(f"--cluster {address} is neither local nor local:N with N ≥ 1 workers")
     # The workers' sampling profiler (the dashboard's Profile page) costs a tenth of their CPU
     # on the cores the comparison needs; its other pages stay.
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
-        return distributed.LocalCluster(
-            n_workers=int(count) if count else os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",  # a free port: the link is printed, and 8787 may be taken
-            silence_logs=logging.ERROR,
-        )
+    try:
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            return distributed.LocalCluster(
+                n_workers=int(count) if count else os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",  # a free port: the link is printed, and 8787 may be taken
+                silence_logs=logging.ERROR,
+            )
+    except (OSError, RuntimeError) as exc:  # no free port, workers that cannot start
+        raise ClusterError(f"--cluster {address}: the local cluster did not start ({exc})") from None
