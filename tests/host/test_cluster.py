@@ -294,3 +294,17 @@ def test_without_dask_the_error_names_the_extra() -> None:
     assert done.returncode == 1
     assert "ClusterError: --cluster needs Dask distributed" in done.stderr
     assert 'pip install "dumpcmp[cluster]"' in done.stderr
+
+
+def test_a_local_cluster_that_cannot_start_is_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dumpcmp.errors import ClusterError
+
+    def refuse(*_: object, **__: object) -> None:
+        raise RuntimeError("An attempt has been made to start a new process before bootstrapping")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refuse)
+    with (
+        pytest.raises(ClusterError, match="local:2: the local cluster did not start"),
+        connect("local:2", 1.0),
+    ):
+        pass
