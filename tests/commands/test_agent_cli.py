@@ -83,8 +83,12 @@ def test_watch_reports_files_that_never_complete(server: ServerHandle, tmp_path:
                     "--quiet-time", "0.1")  # fmt: skip
     assert code == 1
     assert f"{torn}: not sent: incomplete: " in out
-    assert out.strip().splitlines()[-1] == "Error: 1 file not delivered (see the warnings above)"
+    assert out.strip().splitlines()[-1] == (
+        "Error: 1 file not delivered (see the warnings above); "
+        "session w2 is left open, so its results never lack them"
+    )
     assert server.host.statuses(torn.relative_to(dump).as_posix()) == []
+    assert not server.host.sessions["w2"].closed  # a verdict without the torn file would be final
 
 
 def test_sim_sends_the_marked_run_inputs_golden_and_rule_first(server: ServerHandle, tmp_path: Path) -> None:
