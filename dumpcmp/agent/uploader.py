@@ -418,7 +418,12 @@ class Uploader:
                 if not self._register(gen, item, 0, 0):
                     return
                 yield pb.UploadMessage(
-                    run=pb.RunMark(session=self._session, run_id=item.path, event=item.event)
+                    run=pb.RunMark(
+                        session=self._session,
+                        run_id=item.path,
+                        event=item.event,
+                        agent_id=self._open.uploader.agent_id,
+                    )
                 )
                 continue
             opened = self._prepare(item)

@@ -291,7 +291,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
-        started = self.store.start_run(name, mark.run_id)
+        started = self.store.start_run(name, mark.run_id, mark.agent_id)
         for f in started.dropped:
             files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
         worker = self._worker(name)

@@ -20,7 +20,7 @@ from pathlib import Path
 from dumpcmp.errors import SessionNotFound, StoreError
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: runs belong to an agent
 DB_NAME = "dumpcmp.sqlite"
 
 _SCHEMA = """
@@ -48,6 +48,7 @@ CREATE TABLE runs (
     session TEXT NOT NULL REFERENCES sessions(name),
     run_id TEXT NOT NULL,
     state TEXT NOT NULL,           -- 'open', 'ended' or 'replaced'
+    agent TEXT NOT NULL DEFAULT '',  -- a START replaces the open runs of its own agent only
     PRIMARY KEY (session, run_id)
 );
 CREATE TABLE rows (
@@ -251,14 +252,16 @@ class SessionStore:
                 if f.kind == FileKind.DUMP:
                     db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
 
-    def start_run(self, session: str, run_id: str) -> RunStart:
-        """Mark ``run_id`` started; every other unfinished run of the session is replaced."""
+    def start_run(self, session: str, run_id: str, agent: str = "") -> RunStart:
+        """Mark ``run_id`` started; every other unfinished run of the same agent is replaced
+        (an agent that runs again was interrupted; other agents may be running right now)."""
         with self._transaction() as db:
             stale = [
                 r[0]
                 for r in db.execute(
-                    "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? ORDER BY run_id",
-                    (session, run_id),
+                    "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? AND agent=? "
+                    "ORDER BY run_id",
+                    (session, run_id, agent),
                 )
             ]
             dropped: list[StoredFile] = []
@@ -275,14 +278,14 @@ class SessionStore:
             for f in dropped:
                 if f.kind == FileKind.DUMP:
                     db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
-            db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open')", (session, run_id))
+            db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
             return RunStart(tuple(stale), tuple(dropped))
 
     def end_run(self, session: str, run_id: str) -> None:
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO runs VALUES (?, ?, 'ended') ON CONFLICT (session, run_id) DO UPDATE "
-                "SET state='ended' WHERE state='open'",
+                "INSERT INTO runs (session, run_id, state) VALUES (?, ?, 'ended') "
+                "ON CONFLICT (session, run_id) DO UPDATE SET state='ended' WHERE state='open'",
                 (session, run_id),
             )
 

@@ -61,7 +61,7 @@ class OpenSessionRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., uploader: _Optional[_Union[Uploader, _Mapping]] = ...) -> None: ...
 
 class RunMark(_message.Message):
-    __slots__ = ("session", "run_id", "event")
+    __slots__ = ("session", "run_id", "event", "agent_id")
     class Event(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         EVENT_UNSPECIFIED: _ClassVar[RunMark.Event]
@@ -73,10 +73,12 @@ class RunMark(_message.Message):
     SESSION_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     session: str
     run_id: str
     event: RunMark.Event
-    def __init__(self, session: _Optional[str] = ..., run_id: _Optional[str] = ..., event: _Optional[_Union[RunMark.Event, str]] = ...) -> None: ...
+    agent_id: str
+    def __init__(self, session: _Optional[str] = ..., run_id: _Optional[str] = ..., event: _Optional[_Union[RunMark.Event, str]] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class FileStart(_message.Message):
     __slots__ = ("session", "kind", "path", "size", "run_id")

@@ -267,3 +267,27 @@ def test_a_closed_session_is_not_reopened(client: Client, sim: SimulationResult)
         client.open("done")
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "session done is closed" in (caught.value.details() or "")
+
+
+def test_a_run_replaces_only_its_own_agents_unfinished_run(
+    client: Client, host: HostServer, sim: SimulationResult
+) -> None:
+    # Eight devices stream into one session at once: device 1 starting its run must not drop
+    # device 0's run, which is still going; device 0 running again replaces its own.
+    client.open("s1", **session_settings())
+
+    def start(run_id: str, agent: str) -> pb.UploadAck:
+        mark = pb.RunMark(session="s1", run_id=run_id, event=pb.RunMark.START, agent_id=agent)
+        (ack,) = client.upload([pb.UploadMessage(run=mark)])
+        return ack
+
+    dumps = {k: v for k, v in simulation_files(sim).items() if k[0] == pb.DUMP}
+    first = dict(list(dumps.items())[:3])
+    assert start("a1", "device0").status == Ack.RUN_ACCEPTED
+    assert {a.status for a in client.send("s1", first, run_id="a1")} == {Ack.STORED}
+    other = start("b1", "device1")
+    assert (other.status, other.message) == (Ack.RUN_ACCEPTED, "")
+    assert {f.path for f in client.info("s1").files} == {path for _, path in first}
+    again = start("a2", "device0")
+    assert (again.status, again.message) == (Ack.RUN_ACCEPTED, "replaced runs: a1")
+    assert not client.info("s1").files
