@@ -278,3 +278,20 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
     assert code == 1
     assert output.strip().endswith("its result files are written when it closes (use --follow)")
     assert len(output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "target"),
+    [("--csv", "."), ("--csv", "existing_dir"), ("--csv", "cdir/"), ("--xlsx", "cdir/"), ("--xlsx", "..")],
+)
+def test_a_directory_as_the_table_file_is_one_line(
+    hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, target: str
+) -> None:
+    hosts.client(host).open("s1")
+    work = tmp_path / "work"
+    (work / "existing_dir").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", option, target)
+    assert (code, output.strip()) == (1, f"Error: {option} {target}: a file path is needed, not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "work"]  # data: the host's
+    assert [p.name for p in work.rglob("*")] == ["existing_dir"]
