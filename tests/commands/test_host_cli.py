@@ -295,3 +295,21 @@ def test_a_directory_as_the_table_file_is_one_line(
     assert (code, output.strip()) == (1, f"Error: {option} {target}: a file path is needed, not a directory")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "work"]  # data: the host's
     assert [p.name for p in work.rglob("*")] == ["existing_dir"]
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_leaves_no_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "host"
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "dumpcmp.cli", "host", "serve", "--listen", f"127.0.0.1:{port}",
+             "--data", str(data)],
+            env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"Error: --listen 127.0.0.1:{port}: cannot listen (")  # not gRPC's log
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -21,7 +21,7 @@ from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
 from dumpcmp.host.server.worker import NewRunner
-from dumpcmp.outputs import prepare_output_dir
+from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
@@ -132,7 +132,14 @@ def _serve(
 ) -> HostServer:  # fmt: skip
     # Cluster workers read the received files themselves, from another working directory.
     data_dir = config.data_dir if config.cluster is None else config.data_dir.absolute()
-    prepare_output_dir(data_dir, "--data")
+    with new_output_dir(data_dir, "--data"):  # a host that does not start leaves no directory it made
+        return _serve_in(config, credentials, interceptors, cluster, data_dir)
+
+
+def _serve_in(
+    config: HostConfig, credentials: grpc.ServerCredentials | None, interceptors: list[TokenCheck],
+    cluster: _Cluster, data_dir: Path,
+) -> HostServer:  # fmt: skip
     lock = _lock_data_dir(data_dir)
     try:
         service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner)
