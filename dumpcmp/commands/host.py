@@ -67,6 +67,15 @@ def serve_command(
     max_file_size: Annotated[
         int, typer.Option("--max-file-size", min=1, help="Largest file accepted, in bytes.")
     ] = 64 * 1024**3,
+    host_paths: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--host-paths",
+            metavar="DIR",
+            help="Agents may name golden data or a fusion rule already on this machine "
+            "(--golden-on-host, --fusion-rule-on-host) only under this directory; repeatable. Default: none.",
+        ),
+    ] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help=HOST_CLUSTER_HELP)] = None,
     cluster_timeout: Annotated[
         float,
@@ -86,7 +95,7 @@ def serve_command(
             raise DumpcmpError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
         tls = None if tls_cert is None or tls_key is None else TlsFiles(tls_cert, tls_key, client_ca)
         on_cluster = None if cluster is None else ClusterConfig(cluster, cluster_timeout)
-        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster)
+        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster, tuple(host_paths or ()))
         server = start(config)
     out = console()
     if server.dashboard_link:
