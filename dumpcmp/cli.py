@@ -121,6 +121,9 @@ def _stop_on_sigterm() -> None:
 
 
 def main() -> None:
+    # gRPC's C core logs its own view of every failure (E1123 ... add_port.cc) to stderr, before
+    # the one line our commands say; read when grpc is imported, which no command did yet.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     _stop_on_sigterm()
     app()
 

@@ -174,7 +174,9 @@ def run_command(
             assert model is not None
             run = ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
             outcome = run_model_and_stream(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
-        if not keep_open:
+        # A session closed without some of its files would give a final verdict that silently
+        # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
+        if not keep_open and not outcome.undelivered:
             outcome.closed = outcome.uploader.close_session()
     print_summary(outcome, address.address, session)
 
@@ -205,6 +207,10 @@ class AgentOutcome:
     report: UploadReport
     not_sent: list[str] = field(default_factory=list)
     closed: Any = None
+
+    @property
+    def undelivered(self) -> int:
+        return len(self.report.problems) + len(self.not_sent)
 
 
 def _model_label(watch: Path | None, model: str | None) -> str:
@@ -442,9 +448,13 @@ def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
     printer.print(escape(f"session {session} on {target} ({state}): {', '.join(words)}{where}"), markup=True)
     if outcome.closed is not None and outcome.closed.summary:
         printer.print(escape(outcome.closed.summary))
-    missing = len(report.problems) + len(outcome.not_sent)
-    if missing:
-        fail(f"{counted(missing, 'file')} not delivered (see the warnings above)")
+    if outcome.undelivered:
+        still_open = (
+            ""
+            if outcome.closed is not None
+            else f"; session {session} is left open, so its results never lack them"
+        )
+        fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
 
 
 def _mb(count: int) -> str:

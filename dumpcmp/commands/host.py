@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
-from dumpcmp.errors import DumpcmpError
+from dumpcmp.errors import DumpcmpError, OutputError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
@@ -66,6 +67,15 @@ def serve_command(
     max_file_size: Annotated[
         int, typer.Option("--max-file-size", min=1, help="Largest file accepted, in bytes.")
     ] = 64 * 1024**3,
+    host_paths: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--host-paths",
+            metavar="DIR",
+            help="Agents may name golden data or a fusion rule already on this machine "
+            "(--golden-on-host, --fusion-rule-on-host) only under this directory; repeatable. Default: none.",
+        ),
+    ] = None,
     cluster: Annotated[str | None, typer.Option("--cluster", help=HOST_CLUSTER_HELP)] = None,
     cluster_timeout: Annotated[
         float,
@@ -85,7 +95,7 @@ def serve_command(
             raise DumpcmpError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
         tls = None if tls_cert is None or tls_key is None else TlsFiles(tls_cert, tls_key, client_ca)
         on_cluster = None if cluster is None else ClusterConfig(cluster, cluster_timeout)
-        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster)
+        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster, tuple(host_paths or ()))
         server = start(config)
     out = console()
     if server.dashboard_link:
@@ -153,16 +163,18 @@ def results_command(
     follow: Annotated[
         bool, typer.Option("--follow", help="Wait for new rows until the session closes.")
     ] = False,
-    csv_out: Annotated[
-        Path | None,
+    # Text, not Path: Path("cdir/") forgets the separator that says a directory was meant.
+    csv_text: Annotated[
+        str | None,
         typer.Option(
             "--csv",
+            metavar="FILE",
             help="Write the result table here: a closed session's result file itself, else the rows so far "
             "with every optional column (a session of several steps has a file per step: use --out).",
         ),
     ] = None,
-    xlsx_out: Annotated[
-        Path | None, typer.Option("--xlsx", help="Write the result table here (.xlsx).")
+    xlsx_text: Annotated[
+        str | None, typer.Option("--xlsx", metavar="FILE", help="Write the result table here (.xlsx).")
     ] = None,
     out_dir: Annotated[
         Path | None,
@@ -185,6 +197,8 @@ def results_command(
     options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
     out = console()
     with user_errors():
+        csv_out = _file_target(csv_text, "--csv")
+        xlsx_out = _file_target(xlsx_text, "--xlsx")
         for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx")):
             if target is not None:
                 prepare_output_dir(target.parent, option)
@@ -210,6 +224,16 @@ def results_command(
     for target in (csv_out, xlsx_out, *downloaded):
         if target is not None:
             out.print(f"wrote {target}", markup=False)
+
+
+def _file_target(text: str | None, option: str) -> Path | None:
+    """The file ``option`` names; a directory, or a path ending in a separator, is one line."""
+    if text is None:
+        return None
+    path = Path(text)
+    if text.rpartition(os.sep)[2] in ("", ".", "..") or path.is_dir():
+        raise OutputError(f"{option} {text}: a file path is needed, not a directory")
+    return path
 
 
 def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:

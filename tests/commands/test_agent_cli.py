@@ -149,12 +149,12 @@ def test_user_mistakes_are_one_line(
 
 
 def test_bad_host_address_and_token(server: ServerHandle, tmp_path: Path) -> None:
+    write_dumps(tmp_path / "d", 1)
     code, out = run("--host", "nohost", "--session", "x", "--watch", str(tmp_path / "d"))
     assert (code, out.strip()) == (1, "Error: --host 'nohost': expected HOST:PORT")
     server.host.token = "secret"
     token = tmp_path / "token"
     token.write_text("guess\n")
-    write_dumps(tmp_path / "d", 1)
     code, out = run("--host", server.target, "--session", "x", "--watch", str(tmp_path / "d"),
                     "--token-file", str(token), "--until-idle", "0")  # fmt: skip
     assert code == 1
@@ -266,3 +266,48 @@ def test_watch_dot_keeps_its_state_beside_the_dump_path(
     assert code == 0, out
     assert (tmp_path / "dump.dumpcmp-agent" / "dot.journal").is_file()
     assert not any(p.name.endswith("dumpcmp-agent") for p in dump.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("session", "said"),
+    [
+        ("../escape2", "--session '../escape2': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
+        ("a/b", "--session 'a/b': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
+        (".hidden", "--session '.hidden': a session name must not start with '.'"),
+        ("x" * 129, f"--session '{'x' * 129}': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
+    ],
+    ids=["dotdot", "slash", "hidden", "long"],
+)
+@pytest.mark.parametrize("source", ["watch", "model"])
+def test_a_bad_session_name_is_refused_before_anything_is_made_or_run(
+    server: ServerHandle,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    session: str,
+    said: str,
+    source: str,
+) -> None:
+    work = tmp_path / "work"
+    dump = work / "dump"
+    write_dumps(dump, 1)
+    before = sorted(work.rglob("*"))
+    monkeypatch.chdir(dump)
+    what = ["--watch", str(dump)] if source == "watch" else ["--model", "zoo:small_cnn", "--sim"]
+    code, out = run("--host", server.target, "--session", session, *what, "--until-idle", "0")
+    assert (code, out.strip()) == (1, f"Error: {said}")
+    assert "Traceback" not in out
+    assert sorted(work.rglob("*")) == before  # no journal, no state dir, no model output
+    assert server.host.opened == 0 and not server.host.sessions
+
+
+def test_watch_of_a_missing_path_is_refused_up_front(
+    server: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out = run("--host", server.target, "--session", "w", "--watch", "nosuch/npu", "--until-idle", "0")
+    assert (code, out.strip()) == (
+        1, "Error: --watch nosuch/npu: no such dump directory (start the agent once it exists)"
+    )  # fmt: skip
+    assert "Traceback" not in out
+    assert not list(tmp_path.iterdir())  # neither nosuch/npu nor nosuch/npu.dumpcmp-agent
+    assert server.host.opened == 0 and not server.host.sessions

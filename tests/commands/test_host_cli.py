@@ -186,6 +186,10 @@ def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) ->
         (["serve", "--data", "DATA", "--client-ca", "ca.pem"], "--client-ca needs --tls-cert"),
         (["serve", "--data", "DATA", "--listen", "127.0.0.1"], "--listen '127.0.0.1': expected HOST:PORT"),
         (["serve", "--data", "FILE", "--listen", "127.0.0.1:0"], "is a file, not a directory"),
+        (
+            ["serve", "--data", "DATA", "--listen", "127.0.0.1:0", "--host-paths", "FILE"],
+            "FILE: not an existing directory",
+        ),
     ],
 )
 def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) -> None:
@@ -278,3 +282,61 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
     assert code == 1
     assert output.strip().endswith("its result files are written when it closes (use --follow)")
     assert len(output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "target"),
+    [("--csv", "."), ("--csv", "existing_dir"), ("--csv", "cdir/"), ("--xlsx", "cdir/"), ("--xlsx", "..")],
+)
+def test_a_directory_as_the_table_file_is_one_line(
+    hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, target: str
+) -> None:
+    hosts.client(host).open("s1")
+    work = tmp_path / "work"
+    (work / "existing_dir").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", option, target)
+    assert (code, output.strip()) == (1, f"Error: {option} {target}: a file path is needed, not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "work"]  # data: the host's
+    assert [p.name for p in work.rglob("*")] == ["existing_dir"]
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_leaves_no_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "host"
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "dumpcmp.cli", "host", "serve", "--listen", f"127.0.0.1:{port}",
+             "--data", str(data)],
+            env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"Error: --listen 127.0.0.1:{port}: cannot listen (")  # not gRPC's log
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_agent_naming_a_host_file_outside_host_paths_is_refused_in_one_line(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    from tests.agent.dumps import write_dumps
+
+    write_dumps(tmp_path / "dump", 1)
+    secret = tmp_path / "outside.bashrc"
+    secret.write_text("export SECRET=1\n")
+    target = f"127.0.0.1:{host.port}"
+    result = runner.invoke(
+        app,
+        ["agent", "run", "--host", target, "--session", "s1", "--watch", str(tmp_path / "dump"),
+         "--fusion-rule-on-host", str(secret), "--until-idle", "0"],
+    )  # fmt: skip
+    assert (result.exit_code, result.output.strip()) == (
+        1,
+        f"Error: host {target}: PERMISSION_DENIED: --fusion-rule-on-host {str(secret)!r}: this host allows "
+        "no host paths (dumpcmp host serve --host-paths DIR); or send the fusion rule with --fusion-rule",
+    )
+    assert "Traceback" not in result.output
+    assert not hosts.client(host).stub.ListSessions(pb.ListSessionsRequest(), timeout=30).sessions

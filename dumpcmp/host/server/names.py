@@ -8,14 +8,12 @@ characters, over-long names) is refused with the reason.
 
 from __future__ import annotations
 
-import re
-
 from dumpcmp.errors import TransferError
+from dumpcmp.proto.session_names import session_name_problem
 
 MAX_PART_BYTES = 255  # NAME_MAX of Linux file systems
 MAX_PATH_BYTES = 1024
 MAX_DEPTH = 16
-_SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 class BadWireName(TransferError):
@@ -28,10 +26,9 @@ class BadWireName(TransferError):
 
 
 def check_session_name(name: str) -> str:
-    if not _SESSION.fullmatch(name):
-        raise BadWireName(name, "a session name is 1 to 128 of A-Z a-z 0-9 _ . -")
-    if name.startswith("."):
-        raise BadWireName(name, "a session name must not start with '.'")
+    problem = session_name_problem(name)
+    if problem is not None:
+        raise BadWireName(name, problem)
     return name
 
 

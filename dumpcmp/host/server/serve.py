@@ -21,7 +21,7 @@ from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
 from dumpcmp.host.server.worker import NewRunner
-from dumpcmp.outputs import prepare_output_dir
+from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
@@ -46,6 +46,7 @@ class HostConfig:
     token_file: Path | None = None
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cluster: ClusterConfig | None = None  # None: each session compares in its own thread
+    host_paths: tuple[Path, ...] = ()  # where clients may name files already on the host (--host-paths)
 
 
 class HostServer:
@@ -116,26 +117,45 @@ def start(config: HostConfig) -> HostServer:
     check_address(config.listen, "--listen", any_port=True)
     if config.max_file_size <= 0:
         raise DumpcmpError(f"--max-file-size {config.max_file_size}: must be positive")
+    host_paths = tuple(_host_path_dir(p) for p in config.host_paths)
     interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
     credentials = None if config.tls is None else server_credentials(config.tls)
     cluster = _Cluster(config.cluster)  # unreachable: one error before anything is made
     try:
-        return _serve(config, credentials, interceptors, cluster)
+        return _serve(config, credentials, interceptors, cluster, host_paths)
     except BaseException:
         cluster.close()
         raise
 
 
+def _host_path_dir(path: Path) -> Path:
+    """A --host-paths directory, resolved as the paths checked against it are."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        resolved = None
+    if resolved is None or not resolved.is_dir():
+        raise DumpcmpError(f"--host-paths {path}: not an existing directory")
+    return resolved
+
+
 def _serve(
     config: HostConfig, credentials: grpc.ServerCredentials | None, interceptors: list[TokenCheck],
-    cluster: _Cluster,
+    cluster: _Cluster, host_paths: tuple[Path, ...],
 ) -> HostServer:  # fmt: skip
     # Cluster workers read the received files themselves, from another working directory.
     data_dir = config.data_dir if config.cluster is None else config.data_dir.absolute()
-    prepare_output_dir(data_dir, "--data")
+    with new_output_dir(data_dir, "--data"):  # a host that does not start leaves no directory it made
+        return _serve_in(config, credentials, interceptors, cluster, data_dir, host_paths)
+
+
+def _serve_in(
+    config: HostConfig, credentials: grpc.ServerCredentials | None, interceptors: list[TokenCheck],
+    cluster: _Cluster, data_dir: Path, host_paths: tuple[Path, ...],
+) -> HostServer:  # fmt: skip
     lock = _lock_data_dir(data_dir)
     try:
-        service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner)
+        service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner, host_paths)
     except BaseException:
         os.close(lock)
         raise

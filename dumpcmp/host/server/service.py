@@ -37,16 +37,33 @@ _RESULT_CHUNK = 1024 * 1024
 Ack = pb.UploadAck
 
 
+@dataclass(frozen=True)
+class _HostPathUse:
+    """A setting naming a file on the host, as the agent's options call it."""
+
+    option: str
+    what: str
+    upload: str
+
+
+_GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden")
+_RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule")
+
+
 class _Refused(Exception):
     """A file the host will not take; its REFUSED acknowledgement says why."""
 
 
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def __init__(
-        self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, new_runner: NewRunner | None = None
-    ) -> None:
+        self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, new_runner: NewRunner | None = None,
+        host_paths: tuple[Path, ...] = (),
+    ) -> None:  # fmt: skip
         self.data_dir = data_dir
         self.max_file_size = max_file_size
+        # Directories (resolved) under which a client may name golden data or a fusion rule
+        # already on the host; none: a client can make the host read no file of its own.
+        self.host_paths = host_paths
         self._new_runner = new_runner  # where sessions compare their files; None: in their threads
         (data_dir / "sessions").mkdir(parents=True, exist_ok=True)
         self.store = SessionStore(data_dir)
@@ -100,6 +117,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             )
         if settings.WhichOneof("fusion_rule") == "fusion_rule_name":
             _checked_path(settings.fusion_rule_name, context, single_part=True)
+        # Stored resolved: the session reads the very file that was checked.
+        if settings.WhichOneof("golden") == "golden_host_path":
+            settings.golden_host_path = self._host_path(settings.golden_host_path, _GOLDEN, context)
+        if settings.WhichOneof("fusion_rule") == "fusion_rule_host_path":
+            settings.fusion_rule_host_path = self._host_path(settings.fusion_rule_host_path, _RULE, context)
         uploader = None
         if request.HasField("uploader"):
             u = request.uploader
@@ -114,6 +136,26 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 )
             self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
         return self._info(name, context, with_files=True)
+
+    def _host_path(self, path: str, use: _HostPathUse, context: grpc.ServicerContext) -> str:
+        """``path`` resolved (symlinks followed), when it lies under one of ``host_paths``."""
+        try:
+            resolved = Path(path).resolve() if path else None
+        except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
+            resolved = None
+        if resolved is not None and any(resolved.is_relative_to(d) for d in self.host_paths):
+            return str(resolved)
+        allowed = (
+            "the host reads host paths only under its --host-paths directories"
+            if self.host_paths
+            else "this host allows no host paths"
+        )
+        _abort(
+            context,
+            grpc.StatusCode.PERMISSION_DENIED,
+            f"{use.option} {path!r}: {allowed} (dumpcmp host serve --host-paths DIR); "
+            f"or send {use.what} with {use.upload}",
+        )
 
     def GetSession(self, request: pb.GetSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         return self._info(_checked_session(request.session, context), context, with_files=True)

@@ -14,7 +14,13 @@ def test_a_second_host_on_the_same_port_is_refused(tmp_path: Path) -> None:
     first = start(HostConfig("127.0.0.1:0", tmp_path / "a"))
     try:
         with pytest.raises(DumpcmpError, match="cannot listen"):
-            start(HostConfig(f"127.0.0.1:{first.port}", tmp_path / "b"))
+            start(HostConfig(f"127.0.0.1:{first.port}", tmp_path / "b" / "data"))
+        assert not (tmp_path / "b").exists()  # no store, no lock file, no directory it made
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / "keep").write_text("x")
+        with pytest.raises(DumpcmpError, match="cannot listen"):
+            start(HostConfig(f"127.0.0.1:{first.port}", tmp_path / "c"))
+        assert (tmp_path / "c" / "keep").read_text() == "x"  # a directory that was there stays
     finally:
         first.stop(0)
 

@@ -1,0 +1,20 @@
+"""The session-name rule of the wire protocol (``OpenSessionRequest.session``), for both sides.
+
+A host turns a session name into a directory and an agent into a journal file name, so the
+agent checks ``--session`` before it creates or runs anything, with the rule the host applies.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def session_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a session name (dumpcmp_v1.proto), or None when it is one."""
+    if not _SESSION.fullmatch(name):
+        return "a session name is 1 to 128 of A-Z a-z 0-9 _ . -"
+    if name.startswith("."):
+        return "a session name must not start with '.'"
+    return None

@@ -1,0 +1,104 @@
+"""Files already on the host (golden data, a fusion rule) are read only under ``--host-paths``.
+
+A client names a host path in OpenSession's settings; without the allow-list any client could
+make the host open any file it can read (``/root/.bashrc`` answered "not valid json").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import pytest
+
+from dumpcmp.commands.sim import simulate
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.server.serve import HostConfig, start
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.host.server.hostkit import Client, Hosts, offline_csv, simulation_files
+
+StatusOf = Callable[[Callable[[], object]], grpc.StatusCode]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", seed=4)
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    path = tmp_path / "outside" / ".bashrc"
+    path.parent.mkdir()
+    path.write_text("export SECRET=1\n")
+    return path
+
+
+def refusal(client: Client, session: str, **settings: object) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as caught:
+        client.open(session, **settings)
+    return caught.value
+
+
+@pytest.mark.parametrize("setting", ["golden_host_path", "fusion_rule_host_path"])
+def test_by_default_no_host_path_is_read(
+    client: Client, secret: Path, setting: str, status_of: StatusOf
+) -> None:
+    error = refusal(client, "s1", **{setting: str(secret)})
+    option = "--golden-on-host" if setting == "golden_host_path" else "--fusion-rule-on-host"
+    upload = "--golden" if setting == "golden_host_path" else "--fusion-rule"
+    assert error.code() == grpc.StatusCode.PERMISSION_DENIED  # type: ignore[attr-defined]
+    assert error.details() == (  # type: ignore[attr-defined]
+        f"{option} {str(secret)!r}: this host allows no host paths (dumpcmp host serve --host-paths DIR); "
+        f"or send the {'golden data' if upload == '--golden' else 'fusion rule'} with {upload}"
+    )
+    assert status_of(lambda: client.info("s1")) == grpc.StatusCode.NOT_FOUND  # no session was made
+
+
+def test_only_paths_under_the_allowed_directories_are_read(
+    hosts: Hosts, tmp_path: Path, secret: Path, status_of: StatusOf
+) -> None:
+    allowed = tmp_path / "allowed"
+    (allowed / "golden").mkdir(parents=True)
+    (allowed / "rule.json").write_text("{}")
+    (allowed / "link.json").symlink_to(secret)  # inside by name, outside once followed
+    server = hosts.start(tmp_path / "data", host_paths=(allowed,))
+    client = hosts.client(server)
+    for name, path in [
+        ("link", allowed / "link.json"),
+        ("dotdot", allowed / ".." / "outside" / ".bashrc"),
+        ("prefix", tmp_path / "allowed-not"),  # a sibling whose name starts alike
+        ("empty", ""),
+        ("relative", "outside/.bashrc"),
+    ]:
+        error = refusal(client, name, fusion_rule_host_path=str(path))
+        assert error.code() == grpc.StatusCode.PERMISSION_DENIED, name  # type: ignore[attr-defined]
+        assert "the host reads host paths only under its --host-paths directories" in error.details()  # type: ignore[attr-defined]
+    info = client.open(
+        "ok", golden_host_path=str(allowed / "golden"), fusion_rule_host_path=str(allowed / "." / "rule.json")
+    )
+    # Stored as resolved: the session reads the very file that was checked.
+    assert info.settings.golden_host_path == str((allowed / "golden").resolve())
+    assert info.settings.fusion_rule_host_path == str((allowed / "rule.json").resolve())
+
+
+def test_a_session_compares_with_allowed_host_files_as_offline_compare_does(
+    hosts: Hosts, sim: SimulationResult, tmp_path: Path
+) -> None:
+    server = hosts.start(tmp_path / "data", host_paths=(sim.golden_dir.parent,))
+    client = hosts.client(server)
+    client.open("h1", golden_host_path=str(sim.golden_dir), fusion_rule_host_path=str(sim.fusion_rule))
+    dumps = {key: data for key, data in simulation_files(sim).items() if key[0] == pb.DUMP}
+    assert {a.status for a in client.send("h1", dumps)} == {pb.UploadAck.STORED}
+    info = client.close("h1")
+    (name,) = [n for n in info.result_files if n.startswith("result_") and n.endswith(".csv")]
+    assert client.fetch("h1", name) == offline_csv(sim, tmp_path / "offline")
+
+
+def test_an_allowed_directory_must_exist(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for given in (tmp_path / "nosuch", tmp_path / "file"):
+        with pytest.raises(DumpcmpError, match=f"^--host-paths {given}: not an existing directory$"):
+            start(HostConfig("127.0.0.1:0", tmp_path / "data", host_paths=(given,)))
+    assert not (tmp_path / "data").exists()
