@@ -264,6 +264,15 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(f"session {name} is closed")
         if start.run_id and start.run_id in record.replaced_runs:
             raise _Refused(f"run {start.run_id} was replaced by a later run")
+        if start.kind == pb.GOLDEN:
+            other = self.store.golden_of_other_run(name, start.run_id)
+            if other is not None:
+                # Each run would be compared against the newest golden files, whichever run they
+                # came from: another run's golden data is another comparison.
+                raise _Refused(
+                    f"session {name} already holds the golden data of run {other or '(no run)'}; "
+                    "stream a run with golden data of its own into a new session"
+                )
         try:
             return IncomingFile(self.data_dir, name, start.kind, parts)
         except (OSError, DumpcmpError) as exc:

@@ -194,6 +194,20 @@ class SessionStore:
             ).fetchall()
         return SessionState(row[0] == "closed", frozenset(r[0] for r in replaced))
 
+    def golden_of_other_run(self, name: str, run_id: str) -> str | None:
+        """The run (``""``: none) whose golden files the session holds, when that is not ``run_id``
+        and it has ended; None when golden data of ``run_id`` may be added."""
+        with self._transaction() as db:
+            rows = db.execute(
+                "SELECT DISTINCT f.run_id, r.state FROM files f LEFT JOIN runs r "
+                "ON r.session=f.session AND r.run_id=f.run_id WHERE f.session=? AND f.kind=? AND f.run_id<>?",
+                (name, FileKind.GOLDEN, run_id),
+            ).fetchall()
+        for other, state in rows:
+            if other == "" or state == "ended":
+                return str(other)
+        return None
+
     def sessions(self) -> list[SessionRecord]:
         with self._transaction() as db:
             names = [r[0] for r in db.execute("SELECT name FROM sessions ORDER BY created, name")]

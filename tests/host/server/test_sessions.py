@@ -291,3 +291,24 @@ def test_a_run_replaces_only_its_own_agents_unfinished_run(
     again = start("a2", "device0")
     assert (again.status, again.message) == (Ack.RUN_ACCEPTED, "replaced runs: a1")
     assert not client.info("s1").files
+
+
+def test_golden_data_of_a_second_finished_run_is_refused(client: Client, sim: SimulationResult) -> None:
+    # Two simulated runs with other inputs in one session: the first run's dump would be
+    # compared with the second run's golden files (the newest win), a silently wrong verdict.
+    client.open("s1", **session_settings())
+    golden = {k: v for k, v in simulation_files(sim).items() if k[0] == pb.GOLDEN}
+
+    def mark(run_id: str, event: int) -> pb.UploadAck:
+        message = pb.RunMark(session="s1", run_id=run_id, event=event, agent_id=run_id)  # type: ignore[arg-type]
+        (ack,) = client.upload([pb.UploadMessage(run=message)])
+        return ack
+
+    mark("r1", pb.RunMark.START)
+    assert {a.status for a in client.send("s1", golden, run_id="r1")} == {Ack.STORED}
+    mark("r1", pb.RunMark.END)
+    mark("r2", pb.RunMark.START)
+    second = {(kind, path.replace(".npy", "0.npy")): data for (kind, path), data in golden.items()}
+    acks = client.send("s1", dict(list(second.items())[:1]), run_id="r2")
+    assert [a.status for a in acks] == [Ack.REFUSED]
+    assert "already holds the golden data of run r1" in acks[0].message
