@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -113,8 +115,18 @@ def serve_command(
     except KeyboardInterrupt:
         pass  # Ctrl-C or SIGTERM: the normal way to stop a server
     finally:
+        # A second signal (a wrapper such as timeout forwarding the first one) must not cut the
+        # stop short: it left threads behind that interpreter exit then waited for forever.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
         server.stop()
     out.print("host stopped", markup=False)
+    # Everything is stored (the store commits, files are renamed only once synced). What may be
+    # left is a gRPC pool thread stuck sending an ack on the stopped server: gRPC never wakes it,
+    # and interpreter exit would wait for it forever (seen with an agent mid-stream).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @contextmanager

@@ -5,7 +5,9 @@ the way (an agent killed mid-stream and rerun, several agents at once)."""
 from __future__ import annotations
 
 import re
+import signal
 import threading
+import time
 from pathlib import Path
 
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -142,3 +144,26 @@ def test_four_agents_into_four_sessions_at_once(procs: Processes, tmp_path: Path
         thread.join(timeout=180)
     assert sorted(csvs) == [0, 1, 2, 3]
     assert len(set(csvs.values())) == 4  # four different runs, not one result four times
+
+
+def test_host_stopped_while_an_agent_streams_exits_and_the_agent_finishes_later(
+    procs: Processes, tmp_path: Path
+) -> None:
+    # A second SIGTERM cut the stop short, and gRPC left a handler thread stuck sending an ack
+    # on the stopped server: the host never exited, and the agent's stream hung with it.
+    host = procs.host(tmp_path)
+    args = ("--model", "zoo:transformer_block", "--sim", "--steps", "12", "--state", tmp_path / "state")
+    dumps = host.session_dir("t1") / "dump"
+    agent = procs.agent(tmp_path / "agent.log", host, "t1", *args)
+    wait_for(lambda: count_files(dumps) > 100, "a hundred dump files on the host", every=0.005)
+    assert host.current is not None
+    # SIGTERM, and another while it stops (a wrapper such as `timeout` forwarding it does so).
+    host.current.process.send_signal(signal.SIGTERM)
+    time.sleep(0.2)  # the second lands while the first one's stop is under way
+    stopped = host.stop()
+    assert stopped.code == 0 and "host stopped" in stopped.output, stopped.output
+    assert "Traceback" not in stopped.output
+    host.start()  # the agent reconnects and delivers the rest
+    done = agent.wait()
+    assert done.code == 0, done.output
+    assert_results_are_offline_compare(host, "t1", tmp_path)
