@@ -100,17 +100,17 @@ def serve_command(
         config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster, tuple(host_paths or ()))
         server = start(config)
     out = console()
-    if server.dashboard_link:
-        error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
-    if needs_tls_warning(config):
-        error_console().print(
-            f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "
-            "read the dumps (give --tls-cert/--tls-key)",
-            soft_wrap=True,
-        )
-    host = listen.rpartition(":")[0]
-    out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
-    try:
+    try:  # from here on, a signal stops the server: it is running
+        if server.dashboard_link:
+            error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
+        if needs_tls_warning(config):
+            error_console().print(
+                f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "
+                "read the dumps (give --tls-cert/--tls-key)",
+                soft_wrap=True,
+            )
+        host = listen.rpartition(":")[0]
+        out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
         server.wait()
     except KeyboardInterrupt:
         pass  # Ctrl-C or SIGTERM: the normal way to stop a server
