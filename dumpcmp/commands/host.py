@@ -261,11 +261,16 @@ def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeou
     for name in info.result_files:
         target = out_dir / Path(name).name  # a name from the wire never leaves --out
         with atomic_path(target) as temp, temp.open("wb") as handle:
-            request = pb.FetchResultRequest(session=info.session, name=name)
-            for chunk in stub.FetchResult(request, timeout=timeout):
-                handle.write(chunk.data)
+            for data in _result_chunks(stub, info, name, timeout):
+                handle.write(data)
         written.append(target)
     return written
+
+
+def _result_chunks(stub: DumpCompareStub, info: pb.SessionInfo, name: str, timeout: float) -> Iterator[bytes]:
+    """The bytes of one of the session's result files, as they come."""
+    for chunk in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout):
+        yield chunk.data
 
 
 def _follow(stub: DumpCompareStub, session: str) -> None:
@@ -289,8 +294,7 @@ def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str
         columns = list(batch.columns) or columns
         rows += [list(r.cells) for r in batch.rows]
     # No rows yet: the header rows streamed live would have (every optional column).
-    every_column = TableShape(op_sequence=True, npu_address=True, golden_address=True, overflow=True)
-    return columns or every_column.header(), rows
+    return columns or TableShape.every_column().header(), rows
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
@@ -311,10 +315,8 @@ def _write_csv(
     with atomic_path(target) as temp:
         if name is not None:
             with temp.open("wb") as handle:
-                for chunk in stub.FetchResult(
-                    pb.FetchResultRequest(session=info.session, name=name), timeout=timeout
-                ):
-                    handle.write(chunk.data)
+                for data in _result_chunks(stub, info, name, timeout):
+                    handle.write(data)
             return
         with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
@@ -331,10 +333,7 @@ def _write_xlsx(
 
     name = _single_result(info, ".csv")
     if name is not None:  # the result table's own columns, not every optional one
-        text = b"".join(
-            c.data
-            for c in stub.FetchResult(pb.FetchResultRequest(session=info.session, name=name), timeout=timeout)
-        )
+        text = b"".join(_result_chunks(stub, info, name, timeout))
         table = list(csv.reader(text.decode("utf-8").splitlines()))
         columns, rows = table[0], table[1:]
     write_xlsx_cells(target, columns, rows, thresholds=Thresholds())

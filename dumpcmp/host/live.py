@@ -46,8 +46,7 @@ class Added:
     problems: dict[Path, DumpcmpError] = field(default_factory=dict)
 
 
-# Every optional column: rows streamed before the table's shape is known carry them all.
-_FULL_TABLE = TableShape(op_sequence=True, npu_address=True, golden_address=True, overflow=True)
+_FULL_TABLE = TableShape.every_column()  # rows streamed before the table's shape is known
 
 
 class LiveCompare:

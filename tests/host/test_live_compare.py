@@ -18,7 +18,7 @@ from dumpcmp.host.live import LiveCompare, compare_here, row_cells
 from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.proto.walker import DumpEntry
 from tests.atc_ops import document, op
-from tests.e2e.atc_fit import make_fit
+from tests.e2e.atc_fit import FitCase, make_fit
 
 
 def _files(root: Path) -> list[Path]:
@@ -94,14 +94,10 @@ def test_corrupt_and_foreign_files_are_handled_as_offline(
     assert [s[1] for s in outcome.skipped] == [s[1] for s in offline.skipped]
 
 
-def test_l1_fusion_members_are_settled_when_the_session_closes(tmp_path: Path) -> None:
-    # Only with every dump time known is l1_c the last op of the group; before it lands, l1_b is.
+def _l1_case(tmp_path: Path, *chain: tuple[str, str, str, str]) -> tuple[Path, FitCase]:
+    """A rule file whose ``chain`` of ops (name, type, input, original) is L1 fusion group 7,
+    a dump and golden data made to fit it, and offline compare's result files in ``offline``."""
     rule = tmp_path / "l1.json"
-    chain = [
-        ("l1_a", "Conv2D", "x:0", "conv"),
-        ("l1_b", "Relu", "l1_a:0", "relu"),
-        ("l1_c", "Add", "l1_b:0", "add"),
-    ]
     ops = [op("x", 0, "Data")]
     for i, (name, kind, source, original) in enumerate(chain, start=1):
         ops.append(
@@ -111,6 +107,17 @@ def test_l1_fusion_members_are_settled_when_the_session_closes(tmp_path: Path) -
     rule.write_text(json.dumps(document(*ops)))
     case = make_fit(rule, tmp_path / "case")
     run_compare(CompareRequest(case.npu_dir, case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    return rule, case
+
+
+def test_l1_fusion_members_are_settled_when_the_session_closes(tmp_path: Path) -> None:
+    # Only with every dump time known is l1_c the last op of the group; before it lands, l1_b is.
+    rule, case = _l1_case(
+        tmp_path,
+        ("l1_a", "Conv2D", "x:0", "conv"),
+        ("l1_b", "Relu", "l1_a:0", "relu"),
+        ("l1_c", "Add", "l1_b:0", "add"),
+    )
     live = LiveCompare.open(
         dump_root=case.npu_dir, golden=case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "live"
     )
@@ -183,17 +190,7 @@ def test_a_file_without_a_plan_is_a_problem_and_the_rest_are_compared(
 
 
 def test_l1_members_are_compared_again_in_one_runner_call_at_close(tmp_path: Path) -> None:
-    rule = tmp_path / "l1.json"
-    chain = [("l1_a", "Conv2D", "x:0", "conv"), ("l1_b", "Relu", "l1_a:0", "relu")]
-    ops = [op("x", 0, "Data")]
-    for i, (name, kind, source, original) in enumerate(chain, start=1):
-        ops.append(
-            op(name, i, kind, (source,), (original,), (original,), l1="7",
-               layout="ND", shape=(2, 8), origin_format="ND", origin_shape=(2, 8))
-        )  # fmt: skip
-    rule.write_text(json.dumps(document(*ops)))
-    case = make_fit(rule, tmp_path / "case")
-    run_compare(CompareRequest(case.npu_dir, case.golden_dir, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    rule, case = _l1_case(tmp_path, ("l1_a", "Conv2D", "x:0", "conv"), ("l1_b", "Relu", "l1_a:0", "relu"))
     runner = Recording()
     live = LiveCompare.open(
         dump_root=case.npu_dir,

@@ -29,6 +29,11 @@ class TableShape:
             overflow=overflow,
         )
 
+    @classmethod
+    def every_column(cls) -> TableShape:
+        """Every optional column: the shape of rows streamed before a table's shape is known."""
+        return cls(op_sequence=True, npu_address=True, golden_address=True, overflow=True)
+
     def header(self) -> list[str]:
         cols = ["Index"]
         cols += ["OpSequence"] if self.op_sequence else []
