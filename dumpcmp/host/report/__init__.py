@@ -1,0 +1,1 @@
+"""Reports over finished result tables: advisor findings, row grades, xlsx colours, HTML."""
