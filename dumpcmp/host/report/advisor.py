@@ -40,6 +40,7 @@ from dumpcmp.host.report.grading import (
     amplification,
     group_ops,
     metric_evidence,
+    worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
 
@@ -150,7 +151,7 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     """The findings and suspects of ``table``."""
     judge = RowJudge(table, thresholds or GradeThresholds())
     ops = group_ops(table)
-    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if r.compared]
+    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
     disagreeing = sum(judge.agreement(r) is Agreement.DISAGREE for r in rows)
     findings: list[Finding] = []
     if not rows:
@@ -226,7 +227,7 @@ def _input_inconsistency(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding
 def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     earlier_bad = False
     for at, op in enumerate(ops):
-        inputs = [judge.agreement(r) for r in op.inputs if r.compared]
+        inputs = [judge.agreement(r) for r in op.inputs if judge.judged(r)]
         bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
         inputs_agree = all(a is Agreement.AGREE for a in inputs) if inputs else not earlier_bad
         if bad and inputs_agree:
@@ -237,7 +238,7 @@ def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
 
 def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult) -> Finding:
     op = ops[at]
-    later = [o for o in ops[at + 1 :] if any(r.compared for r in o.outputs)]
+    later = [o for o in ops[at + 1 :] if any(judge.judged(r) for r in o.outputs)]
     later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
     last = later[-1] if later else None
     if last is None:
@@ -266,12 +267,12 @@ def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResu
 def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
     found = []
     for op in ops:
-        inputs = [r for r in op.inputs if r.compared and not math.isnan(judge.error(r))]
-        outputs = [r for r in op.outputs if r.compared and not math.isnan(judge.error(r))]
+        inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
+        outputs = [r for r in op.outputs if judge.judged(r) and not math.isnan(judge.error(r))]
         if not inputs or not outputs:
             continue
-        input_error = max(judge.error(r) for r in inputs)
-        output_error = max(judge.error(r) for r in outputs)
+        input_error = worst(judge.error(r) for r in inputs)
+        output_error = worst(judge.error(r) for r in outputs)
         ratio = amplification(output_error, input_error, judge.t.error_floor)
         if ratio >= judge.t.growth:
             found.append(
@@ -286,9 +287,9 @@ def _op_finding(
     kind: str, judge: RowJudge, op: OpRows, row: TensorResult, detail: str, advice: str
 ) -> Finding:
     evidence = dict(metric_evidence(judge, row))
-    inputs = [r for r in op.inputs if r.compared and not math.isnan(judge.error(r))]
+    inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
     if inputs and not math.isnan(judge.error(row)):
-        input_error = max(judge.error(r) for r in inputs)
+        input_error = worst(judge.error(r) for r in inputs)
         evidence["input error"] = input_error
         evidence["output error"] = judge.error(row)
         evidence["amplification"] = amplification(judge.error(row), input_error, judge.t.error_floor)
