@@ -308,21 +308,22 @@ def _json_number(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
 
 
-def write_advice(advice: Advice, out_dir: Path, stamp: str) -> tuple[Path, Path]:
-    """``advisor_{stamp}.txt`` and ``.json`` in ``out_dir`` (next free names; never overwrites)."""
+def write_advice(advice: Advice, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
+    """``{prefix}advisor_{stamp}.txt`` and ``.json`` in ``out_dir``; never overwrites (an existing
+    name gets the next free ``_1``, ``_2`` … as result files do)."""
     from dumpcmp.host.sinks.csv_file import claim_new_path
     from dumpcmp.outputs import atomic_path
 
-    text_path = claim_new_path(out_dir / f"advisor_{stamp}.txt")
-    json_path = text_path.with_suffix(".json")
+    claimed = [claim_new_path(out_dir / f"{prefix}advisor_{stamp}.txt")]
     try:
-        json_path = claim_new_path(json_path)
+        claimed.append(claim_new_path(claimed[0].with_suffix(".json")))
+        text_path, json_path = claimed
         with atomic_path(text_path) as temp:
             temp.write_text("\n".join(advice.lines()) + "\n", encoding="utf-8")
         with atomic_path(json_path) as temp:
             temp.write_text(json.dumps(advice.to_json(), indent=2) + "\n", encoding="utf-8")
     except BaseException:
-        for claimed in (text_path, json_path):
-            claimed.unlink(missing_ok=True)
+        for path in claimed:  # only the names this call claimed: still empty, or half ours
+            path.unlink(missing_ok=True)
         raise
     return text_path, json_path
