@@ -70,6 +70,9 @@ _SPECIAL = re.compile(
 )
 
 
+_SPECIAL_CELLS = {"NaN", "nan", "inf", "-inf"}
+
+
 class Grade(str, Enum):
     RED = "red"  # abnormal precision
     YELLOW = "yellow"  # suspicious
@@ -169,7 +172,10 @@ class RowJudge:
         NaN in the data can make every offline metric NaN, indistinguishable from "not
         compared" by the numbers alone; the reason's counts tell them apart.
         """
-        return row.compared or self.special_counts(row) is not None
+        if row.compared or self.special_counts(row) is not None:
+            return True
+        # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
+        return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
 
     def agreement(self, row: TensorResult) -> Agreement:
         if not self.judged(row):
@@ -228,7 +234,7 @@ class RowJudge:
         counts = self.special_counts(row)
         if counts is not None and counts[0] > 0 and counts[1] == 0:
             return f"NaN/inf on the target side only ({counts[0]} values)"
-        if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in ("NaN", "inf"):
+        if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
             return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"
         max_abs_name = "MaxAbsoluteError" if self.offline else "MaxAbsErr"
         max_abs = row.metric(max_abs_name)
@@ -272,8 +278,6 @@ def _grade_alone(judge: RowJudge, row: TensorResult) -> RowGrade:
     agreement = judge.agreement(row)
     if agreement is Agreement.DISAGREE:
         return RowGrade(Grade.YELLOW, _disagrees(judge, row))
-    if agreement is Agreement.BETWEEN:
-        return RowGrade(Grade.YELLOW, "One Thousandth Err Ratio between the agree and disagree thresholds")
     return RowGrade(Grade.GREEN, "")
 
 
