@@ -102,6 +102,10 @@ def print_advice(advice: Advice, text: Path, data: Path, heading: str = "") -> N
     out.print(f"advisor: {text}, {data}", markup=False)
 
 
+# A table to advise: the table, its result's file stem, the directory beside it, a heading line.
+_ToAdvise = tuple["ResultTable", str, Path, str]
+
+
 def advise_command(
     result: Annotated[
         Path | None,
@@ -135,43 +139,53 @@ def advise_command(
     """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
     from dumpcmp.outputs import prepare_output_dir
 
+    tables: list[_ToAdvise] = []
     with user_errors():
         if (host is None) != (session is None):
             raise DumpcmpError("--host and --session go together: give both, or neither")
         if (host is None) == (result is None):
             raise DumpcmpError("give a RESULT file or directory, or --host and --session (not both)")
+        tables = _read_path(result) if result is not None else []
+    if host is not None and session is not None:
+        from dumpcmp.commands.host import session_tables
+
+        options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+        fetched = session_tables(options, session)
+        with user_errors():
+            tables = _read_cells(fetched)
+    # Every table is read before anything is written: a bad one leaves no output behind.
+    with user_errors():
         if output is not None:
             prepare_output_dir(output, "-o")
-        if result is not None:
-            _advise_path(result, output)
-            return
-    assert host is not None and session is not None
-    options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
-    from dumpcmp.commands.host import session_tables
-
-    tables = session_tables(options, session)
-    with user_errors():
-        _advise_tables(tables, output or Path("."))
+        for table, stem, beside, heading in tables:
+            print_advice(*advise_table(table, stem, output or beside), heading=heading)
 
 
-def _advise_path(result: Path, output: Path | None) -> None:
+def _read_path(result: Path) -> list[_ToAdvise]:
+    from dumpcmp.host.report.table import read_result
+
     if not result.is_dir():
-        print_advice(*advise_file(result, output))
-        return
+        return [(read_result(result), result.stem, result.parent, "")]
     files = result_files(result)
     if not files:
         raise DumpcmpError(f"{result}: no result table in this directory (result_*.csv or .xlsx)")
-    for path in files:  # every shard: a batch compare writes one per device/model/step
-        print_advice(*advise_file(path, output), heading=f"result {path}")
+    # Every shard: a batch compare writes one per device/model/step.
+    return [(read_result(path), path.stem, path.parent, f"result {path}") for path in files]
 
 
-def _advise_tables(tables: Sequence[tuple[str, Sequence[Sequence[str]]]], out_dir: Path) -> None:
+def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:
+    """A host session's tables; their advice goes to the current directory unless -o says."""
     from dumpcmp.host.report.table import table_from_cells
 
-    for name, cells in tables:
-        table = table_from_cells(cells, source=name)
-        heading = f"result {name}" if len(tables) > 1 else ""
-        print_advice(*advise_table(table, Path(name).stem, out_dir), heading=heading)
+    return [
+        (
+            table_from_cells(cells, source=name),
+            Path(name).stem,
+            Path("."),
+            f"result {name}" if len(fetched) > 1 else "",
+        )
+        for name, cells in fetched
+    ]
 
 
 def register(app: typer.Typer) -> None:

@@ -84,6 +84,7 @@ def test_advise_an_xlsx_and_into_another_directory(tmp_path: Path) -> None:
 def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     write_csv(tmp_path / f"0_net_0_result_{STAMP}.csv")
     write_csv(tmp_path / f"0_net_1_result_{STAMP}.csv", [offline(0, "conv1", red=0.001)])
+    (tmp_path / f"0_net_1_result_{STAMP}.xlsx").write_text("the csv's twin: not read")
     (tmp_path / f"stats_result_{STAMP}.csv").write_text("not, a result table\n")  # another shape: skipped
     (tmp_path / "notes.txt").write_text("hello")
     result = advise(tmp_path)
@@ -119,7 +120,8 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, me
         target.mkdir()
     before = files(tmp_path)
     one_error_line(advise(target), message)
-    assert files(tmp_path) == before
+    one_error_line(advise(target, "-o", tmp_path / "out"), message)
+    assert files(tmp_path) == before and not (tmp_path / "out").exists()
 
 
 def test_argument_mistakes_are_one_line(tmp_path: Path) -> None:
