@@ -32,6 +32,7 @@ from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
     from dumpcmp.host.report.advisor import Advice
+    from dumpcmp.host.report.grading import GradeThresholds
     from dumpcmp.host.report.table import ResultTable
 
 __all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
@@ -67,14 +68,18 @@ def _is_result_name(stem: str) -> bool:
     return _RESULT_NAME.match(stem) is not None and not stem.startswith("stats_")
 
 
-def advise_file(path: Path, out_dir: Path | None = None) -> tuple[Advice, Path, Path]:
+def advise_file(
+    path: Path, out_dir: Path | None = None, thresholds: GradeThresholds | None = None
+) -> tuple[Advice, Path, Path]:
     """Advise the result table at ``path``; its advisor files go beside it (or into ``out_dir``)."""
     from dumpcmp.host.report.table import read_result
 
-    return advise_table(read_result(path), path.stem, out_dir or path.parent)
+    return advise_table(read_result(path), path.stem, out_dir or path.parent, thresholds)
 
 
-def advise_table(table: ResultTable, result_stem: str, out_dir: Path) -> tuple[Advice, Path, Path]:
+def advise_table(
+    table: ResultTable, result_stem: str, out_dir: Path, thresholds: GradeThresholds | None = None
+) -> tuple[Advice, Path, Path]:
     """Advise ``table`` (the result named ``result_stem``) and write its advisor files in ``out_dir``.
 
     A result ``{prefix}result_{stamp}`` gets ``{prefix}advisor_{stamp}.txt``/``.json``, so the
@@ -87,7 +92,7 @@ def advise_table(table: ResultTable, result_stem: str, out_dir: Path) -> tuple[A
         prefix, stamp = named["prefix"], named["stamp"]
     else:
         prefix, stamp = f"{result_stem}_", time.strftime("%Y%m%d%H%M%S")
-    advice = advise(table)
+    advice = advise(table, thresholds)
     text, data = write_advice(advice, out_dir, stamp, prefix=prefix)
     return advice, text, data
 

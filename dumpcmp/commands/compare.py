@@ -185,11 +185,13 @@ def compare(
         out.print(line, markup=False)
     if advisor:
         from dumpcmp.commands.advise import advise_file, print_advice
+        from dumpcmp.host.report.grading import GradeThresholds
 
         with user_errors():
             for shard in outcome.shards:
                 if shard.result_file is not None:
-                    print_advice(*advise_file(shard.result_file))
+                    limits = GradeThresholds(verdict=request.thresholds)  # the verdict's own thresholds
+                    print_advice(*advise_file(shard.result_file, thresholds=limits))
     problem = nothing_compared(outcome, request.thresholds)
     if problem is not None:
         fail(problem)

@@ -152,3 +152,17 @@ def test_compare_with_advisor_prints_and_writes_findings(tmp_path: Path) -> None
     # The advisor's own command on the written result says the same.
     again = advise(result_file, "-o", out / "again")
     assert again.exit_code == 0 and again.output.splitlines()[0] in result.output
+
+
+def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=["/block2.pw/bn/BatchNormalization=bias"])
+    loose = ["--cosine-threshold", "0", "--euclidean-threshold", "100", "--kl-threshold", "1e9",
+             "--rmse-threshold", "1e9", "--mre-threshold", "1e9"]  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir), "-fr", str(sim.fusion_rule),
+         "-o", str(tmp_path / "out"), "--advisor", *loose],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
+    assert "suspect:" not in result.output  # growth within the thresholds blames no op

@@ -175,7 +175,10 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
                     detail=f"all {len(rows)} compared tensors agree",
                 )
             )  # fmt: skip
-    return Advice(tuple(findings), _suspects(judge, ops), table.source, table.family, len(rows), disagreeing)
+    # A consistent run has nothing to blame: amplified errors that stay within the thresholds
+    # are the user's accepted precision, not suspects.
+    suspects = _suspects(judge, ops) if disagreeing else ()
+    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
 
 
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
@@ -231,13 +234,17 @@ def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
         bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
         inputs_agree = all(a is Agreement.AGREE for a in inputs) if inputs else not earlier_bad
         if bad and inputs_agree:
-            return [_divergence(judge, ops, at, bad[0])]
+            return [_divergence(judge, ops, at, bad[0], inferred=not inputs)]
         earlier_bad = earlier_bad or bool(bad)
     return []
 
 
-def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult) -> Finding:
+def _divergence(
+    judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult, *, inferred: bool
+) -> Finding:
     op = ops[at]
+    # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
+    agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
     later = [o for o in ops[at + 1 :] if any(judge.judged(r) for r in o.outputs)]
     later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
     last = later[-1] if later else None
@@ -260,7 +267,7 @@ def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResu
             "implementation, dtype and precision mode first."
         )
     return _op_finding(
-        FIRST_DIVERGENCE, judge, op, row, f"inputs agree, {_tensor(row)} does not; {spread}", advice
+        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not; {spread}", advice
     )
 
 
