@@ -31,6 +31,8 @@ Choices the spec leaves open, and why:
   (error 0) and whose output carries rounding would otherwise grow "infinitely".
 * A row that disagrees and matches no red or yellow rule (its op's inputs are not in the table,
   or they disagree too: it inherits the error) is yellow, not green: it is not normal.
+* A TorchAir One Thousandth ratio between 0.6 and 0.9 neither agrees nor disagrees: no rule
+  makes it red or yellow on its own (fp16 rounding alone leaves many elements above 0.001).
 * A row with no numbers is ``NONE`` (not compared, golden-only), unless its reason counts NaN/inf
   in the data: NaN can make every metric NaN, and that row is judged (``RowJudge.judged``).
 
