@@ -1,0 +1,336 @@
+"""The advisor (metrics.md §3): what went wrong and where, in words, from a result table alone.
+
+It reads only the rows of a finished result (``ResultTable``), so it runs the same on a table
+written just now, a CSV or xlsx from elsewhere, or a host session's result, for both families.
+Rows are judged by ``grading.RowJudge`` (one reading of "agree" for the colours and the advisor).
+
+Findings, in the order they are printed:
+
+* ``fp16 overflow``: the first op whose float16 output overflows: OverFlow ``YES`` when the
+  column is there; otherwise a float16 output whose target side holds NaN/inf (the offline
+  reason counts them) or an error of at least 65504 (only an overflowing value is that far off).
+* ``input inconsistency``: an op input that disagrees while every earlier op's outputs agree:
+  nothing in the table produced the difference, so the network's inputs (or constants) differ.
+* ``first divergence``: the problem node, the earliest op whose inputs agree and whose outputs
+  do not. Inputs "agree" when its compared input rows all agree, or, with none in the table,
+  when every earlier op's outputs agree. The finding says whether the error is single-point (the
+  last compared op's outputs agree again: later ops absorbed it) or accumulating.
+* ``network consistent``: every compared row agrees, and nothing else was found.
+* ``nothing compared``: no row has numbers; the run must not pass for consistent.
+
+Suspects: every op with compared inputs and outputs whose error grows (output error over input
+error, see ``grading.amplification``) at least ``GradeThresholds.growth`` times, ranked by it.
+Fused ops are one op of the table and name their original ops (GroundTruth).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dumpcmp.host.report.grading import (
+    Agreement,
+    GradeThresholds,
+    OpRows,
+    RowJudge,
+    amplification,
+    group_ops,
+    metric_evidence,
+    worst,
+)
+from dumpcmp.host.report.table import ResultTable, TensorResult
+
+__all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
+
+FP16_MAX = 65504.0
+_FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
+
+FP16_OVERFLOW = "fp16 overflow"
+INPUT_INCONSISTENCY = "input inconsistency"
+FIRST_DIVERGENCE = "first divergence"
+NETWORK_CONSISTENT = "network consistent"
+NOTHING_COMPARED = "nothing compared"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    kind: str  # one of the module's detection types
+    order: int | None  # the op's place in execution order; None for whole-network findings
+    op_name: str  # "" for whole-network findings
+    originals: tuple[str, ...]  # the golden-side ops of a fused op
+    evidence: Mapping[str, float]  # metric values that show it
+    advice: str  # one sentence
+    detail: str = ""  # the finding's facts in words (which tensor, single-point or not)
+
+    def line(self) -> str:
+        parts = [f"{self.kind}:"]
+        if self.order is not None:
+            parts.append(f"op #{self.order} {self.op_name}")
+            if self.originals and self.originals != (self.op_name,):
+                parts.append(f"(originals: {', '.join(self.originals)})")
+        if self.detail:
+            parts.append(("- " if self.order is not None else "") + self.detail)
+        if self.evidence:
+            parts.append("[" + ", ".join(f"{k} {_number(v)}" for k, v in self.evidence.items()) + "]")
+        parts.append("- " + self.advice)
+        return " ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "order": self.order,
+            "op_name": self.op_name,
+            "originals": list(self.originals),
+            "detail": self.detail,
+            "evidence": {k: _json_number(v) for k, v in self.evidence.items()},
+            "advice": self.advice,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Suspect:
+    """An op that makes error rather than inheriting it: its output error over its input error."""
+
+    order: int
+    op_name: str
+    originals: tuple[str, ...]
+    input_error: float
+    output_error: float
+    amplification: float
+    metric: str  # the error column the three numbers are read from
+
+    def line(self) -> str:
+        return (
+            f"suspect: op #{self.order} {self.op_name} amplifies {self.metric} {self.amplification:.1f}x "
+            f"(input {_number(self.input_error)} -> output {_number(self.output_error)})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "op_name": self.op_name,
+            "originals": list(self.originals),
+            "metric": self.metric,
+            "input_error": _json_number(self.input_error),
+            "output_error": _json_number(self.output_error),
+            "amplification": _json_number(self.amplification),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    findings: tuple[Finding, ...]
+    suspects: tuple[Suspect, ...] = ()
+    source: str = ""  # the result it was made from
+    family: str = ""
+    compared: int = 0  # rows with numbers
+    disagreeing: int = 0  # of them, rows that disagree
+
+    def lines(self) -> list[str]:
+        return [f.line() for f in self.findings] + [s.line() for s in self.suspects]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "family": self.family,
+            "compared": self.compared,
+            "disagreeing": self.disagreeing,
+            "findings": [f.to_json() for f in self.findings],
+            "suspects": [s.to_json() for s in self.suspects],
+        }
+
+    def first(self, kind: str) -> Finding | None:
+        return next((f for f in self.findings if f.kind == kind), None)
+
+
+def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Advice:
+    """The findings and suspects of ``table``."""
+    judge = RowJudge(table, thresholds or GradeThresholds())
+    ops = group_ops(table)
+    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
+    disagreeing = sum(judge.agreement(r) is Agreement.DISAGREE for r in rows)
+    findings: list[Finding] = []
+    if not rows:
+        findings.append(
+            Finding(
+                NOTHING_COMPARED, None, "", (), {},
+                "check that the golden data matches the dump (op names, fusion rule, shapes): "
+                "no tensor had a counterpart to compare with.",
+                detail=f"no row of {len(table.rows)} has metric values",
+            )
+        )  # fmt: skip
+    else:
+        findings += _overflow(judge, ops)
+        findings += _input_inconsistency(judge, ops)
+        findings += _first_divergence(judge, ops)
+        if not findings and not disagreeing:
+            findings.append(
+                Finding(
+                    NETWORK_CONSISTENT, None, "", (), {},
+                    "nothing to fix: every compared tensor is within the thresholds.",
+                    detail=f"all {len(rows)} compared tensors agree",
+                )
+            )  # fmt: skip
+    # A consistent run has nothing to blame: amplified errors that stay within the thresholds
+    # are the user's accepted precision, not suspects.
+    suspects = _suspects(judge, ops) if disagreeing else ()
+    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
+
+
+def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+    for op in ops:
+        for row in op.outputs:
+            why = _overflows(judge, row)
+            if why:
+                return [
+                    _op_finding(
+                        FP16_OVERFLOW, judge, op, row, why,
+                        "the float16 result exceeds 65504: compute this op in float32 (keep it out of "
+                        "fp16 mixed precision) or scale its inputs down.",
+                    )
+                ]  # fmt: skip
+    return []
+
+
+def _overflows(judge: RowJudge, row: TensorResult) -> str:
+    if row.overflow is not None:
+        return f"{_tensor(row)} OverFlow YES" if row.overflow else ""
+    if row.dtype.strip().upper() not in _FP16:
+        return ""
+    counts = judge.special_counts(row)
+    if counts is not None and counts[0] > 0:
+        return f"{_tensor(row)} holds {counts[0]} NaN/inf on the target side"
+    error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
+    if row.metric(error_name) >= FP16_MAX:
+        return f"{_tensor(row)} is off by {error_name} >= {FP16_MAX:g}"
+    return ""
+
+
+def _input_inconsistency(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+    for op in ops:
+        bad = [r for r in op.inputs if judge.agreement(r) is Agreement.DISAGREE]
+        if bad:
+            return [
+                _op_finding(
+                    INPUT_INCONSISTENCY, judge, op, bad[0],
+                    f"{_tensor(bad[0])} differs though every earlier op's outputs agree",
+                    "the network's inputs (or constants) differ between the two runs: feed both "
+                    "sides the same input data before judging any op.",
+                )
+            ]  # fmt: skip
+        if any(judge.agreement(r) is Agreement.DISAGREE for r in op.outputs):
+            return []  # later inputs may inherit this op's error
+    return []
+
+
+def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+    earlier_bad = False
+    for at, op in enumerate(ops):
+        inputs = [judge.agreement(r) for r in op.inputs if judge.judged(r)]
+        bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
+        inputs_agree = all(a is Agreement.AGREE for a in inputs) if inputs else not earlier_bad
+        if bad and inputs_agree:
+            return [_divergence(judge, ops, at, bad[0], inferred=not inputs)]
+        earlier_bad = earlier_bad or bool(bad)
+    return []
+
+
+def _divergence(
+    judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult, *, inferred: bool
+) -> Finding:
+    op = ops[at]
+    # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
+    agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
+    later = [o for o in ops[at + 1 :] if any(judge.judged(r) for r in o.outputs)]
+    later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
+    last = later[-1] if later else None
+    if last is None:
+        spread = "it is the last compared op"
+        advice = "check this op's implementation and precision on the NPU."
+    elif last not in later_bad:
+        spread = (
+            f"single-point: later ops recover ({len(later_bad)} of {len(later)} later ops disagree, "
+            f"the last, op #{last.order} {last.op_name}, agrees)"
+        )
+        advice = (
+            "an isolated error that later ops absorb: fix this op if its own output matters, "
+            "else it is harmless."
+        )
+    else:
+        spread = f"accumulating: {len(later_bad)} of {len(later)} later ops stay bad, up to the last"
+        advice = (
+            "the error starts here and reaches the network's output: check this op's "
+            "implementation, dtype and precision mode first."
+        )
+    return _op_finding(
+        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not; {spread}", advice
+    )
+
+
+def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
+    found = []
+    for op in ops:
+        inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
+        outputs = [r for r in op.outputs if judge.judged(r) and not math.isnan(judge.error(r))]
+        if not inputs or not outputs:
+            continue
+        input_error = worst(judge.error(r) for r in inputs)
+        output_error = worst(judge.error(r) for r in outputs)
+        ratio = amplification(output_error, input_error, judge.t.error_floor)
+        if ratio >= judge.t.growth:
+            found.append(
+                Suspect(
+                    op.order, op.op_name, op.originals, input_error, output_error, ratio, judge.error_name
+                )
+            )
+    return tuple(sorted(found, key=lambda s: (-s.amplification, s.order)))
+
+
+def _op_finding(
+    kind: str, judge: RowJudge, op: OpRows, row: TensorResult, detail: str, advice: str
+) -> Finding:
+    evidence = dict(metric_evidence(judge, row))
+    inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
+    if inputs and not math.isnan(judge.error(row)):
+        input_error = worst(judge.error(r) for r in inputs)
+        evidence["input error"] = input_error
+        evidence["output error"] = judge.error(row)
+        evidence["amplification"] = amplification(judge.error(row), input_error, judge.t.error_floor)
+    return Finding(kind, op.order, op.op_name, op.originals, evidence, advice, detail)
+
+
+def _tensor(row: TensorResult) -> str:
+    return f"{row.io or 'tensor'} {row.tensor_index}" if row.tensor_index is not None else "its output"
+
+
+def _number(value: float) -> str:
+    return f"{value:.6g}" if math.isfinite(value) else str(value)
+
+
+def _json_number(value: float) -> float | str:
+    return value if math.isfinite(value) else str(value)
+
+
+def write_advice(advice: Advice, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
+    """``{prefix}advisor_{stamp}.txt`` and ``.json`` in ``out_dir``; never overwrites (an existing
+    name gets the next free ``_1``, ``_2`` … as result files do)."""
+    from dumpcmp.host.sinks.csv_file import claim_new_path
+    from dumpcmp.outputs import atomic_path
+
+    claimed = [claim_new_path(out_dir / f"{prefix}advisor_{stamp}.txt")]
+    try:
+        claimed.append(claim_new_path(claimed[0].with_suffix(".json")))
+        text_path, json_path = claimed
+        with atomic_path(text_path) as temp:
+            temp.write_text("\n".join(advice.lines()) + "\n", encoding="utf-8")
+        with atomic_path(json_path) as temp:
+            temp.write_text(json.dumps(advice.to_json(), indent=2) + "\n", encoding="utf-8")
+    except BaseException:
+        for path in claimed:  # only the names this call claimed: still empty, or half ours
+            path.unlink(missing_ok=True)
+        raise
+    return text_path, json_path

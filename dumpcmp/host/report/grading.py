@@ -1,0 +1,339 @@
+"""Red / yellow / green per result row (metrics.md §2 colours), for both metric families.
+
+The spec writes the colour rules in TorchAir column names; the offline_data family reads them
+as follows (every threshold is a field of ``GradeThresholds``):
+
+==========================================  ===============================  ==============================
+rule (metrics.md §2)                        torchair                         offline_data
+==========================================  ===============================  ==============================
+red: NaN/inf on the target side only        a metric cell spelled ``NaN``    CompareFailReason "target has
+                                            (real data: NaN in the data)     A NaN and B inf, golden has 0
+                                                                             NaN and 0 inf"
+red: MaxAbsErr > 1e10                       MaxAbsErr                        MaxAbsoluteError
+red: MaxRelativeErr >= 0.5                  MaxRelativeErr (statistics:      MaxRelativeError, only on a row
+                                            its percentage / 100)            that also disagrees (below)
+red: inputs agree, an output does not       One Thousandth Err Ratio         verdict.Thresholds: no breach
+                                            > 0.9 / < 0.6; statistics and    agrees, a breach disagrees
+                                            md5: Result PASS / FAIL
+yellow: error grows >= 10x in -> out        MaxAbsErr (statistics:           RelativeEuclideanDistance
+                                            NormRelativeErr)
+yellow: agree measure or cosine drops       One Thousandth Err Ratio,        CosineSimilarity
+> 0.1 in -> out                             Cosine
+==========================================  ===============================  ==============================
+
+Choices the spec leaves open, and why:
+
+* Offline MaxRelativeError skips only golden values that are exactly zero (|y| <= eps64), so
+  golden values near zero push it past 0.5 on plain rounding: a clean small_cnn simulation has
+  1.57 at a fused conv. Alone it would paint clean runs red, so it counts only together with a
+  threshold breach.
+* Growth is measured against ``max(input error, error_floor)``: an op whose inputs are exact
+  (error 0) and whose output carries rounding would otherwise grow "infinitely".
+* A row that disagrees and matches no red or yellow rule (its op's inputs are not in the table,
+  or they disagree too: it inherits the error) is yellow, not green: it is not normal.
+* A TorchAir One Thousandth ratio between 0.6 and 0.9 neither agrees nor disagrees: no rule
+  makes it red or yellow on its own (fp16 rounding alone leaves many elements above 0.001).
+* A row with no numbers is ``NONE`` (not compared, golden-only), unless its reason counts NaN/inf
+  in the data: NaN can make every metric NaN, and that row is judged (``RowJudge.judged``).
+
+Growth and drops compare an output row with the worst of its op's compared input rows; an
+op's input and output rows are those of the same op (``group_ops``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
+from dumpcmp.host.verdict import Thresholds
+
+__all__ = [
+    "Agreement",
+    "Grade",
+    "GradeThresholds",
+    "OpRows",
+    "RowGrade",
+    "RowJudge",
+    "amplification",
+    "grade_rows",
+    "group_ops",
+    "metric_evidence",
+    "worst",
+]
+
+# The offline CompareFailReason of a pair with NaN/inf (host/metrics/offline_data.py).
+_SPECIAL = re.compile(
+    r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf; "
+    r"NaN/inf positions (agree|differ)"
+)
+
+
+_SPECIAL_CELLS = {"NaN", "nan", "inf", "-inf"}
+
+
+class Grade(str, Enum):
+    RED = "red"  # abnormal precision
+    YELLOW = "yellow"  # suspicious
+    GREEN = "green"  # normal
+    NONE = "none"  # not compared: no numbers to judge
+
+
+@dataclass(frozen=True, slots=True)
+class RowGrade:
+    grade: Grade
+    why: str  # the rule that decided, with the values; "" for green and none
+
+
+class Agreement(str, Enum):
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    BETWEEN = "between"  # TorchAir's One Thousandth ratio in [0.6, 0.9]: neither
+    UNKNOWN = "unknown"  # no numbers
+
+
+@dataclass(frozen=True, slots=True)
+class GradeThresholds:
+    """The colour rules' thresholds (metrics.md §2 defaults)."""
+
+    verdict: Thresholds = field(default_factory=Thresholds)  # offline agree / disagree
+    max_abs: float = 1e10  # red above
+    max_relative: float = 0.5  # red at or above
+    ratio_agree: float = 0.9  # One Thousandth Err Ratio above: inputs agree
+    ratio_disagree: float = 0.6  # below: outputs do not
+    growth: float = 10.0  # yellow when the error grows this many times in -> out
+    drop: float = 0.1  # yellow when cosine / the ratio drops more than this in -> out
+    error_floor: float = 1e-3  # errors below this count as this much for growth
+
+
+@dataclass(frozen=True, slots=True)
+class OpRows:
+    """One target op's rows: its compared-or-not input and output tensors, in table order."""
+
+    order: int
+    op_name: str
+    originals: tuple[str, ...]
+    inputs: tuple[TensorResult, ...]
+    outputs: tuple[TensorResult, ...]
+
+
+def group_ops(table: ResultTable) -> tuple[OpRows, ...]:
+    """The table's target ops in execution order (golden-only rows left out)."""
+    by_op: dict[tuple[int, str], list[TensorResult]] = {}
+    for row in table.targets():
+        assert row.order is not None  # targets() has no golden-only rows
+        by_op.setdefault((row.order, row.op_name), []).append(row)
+    ops = []
+    for (order, name), rows in sorted(by_op.items(), key=lambda item: item[0][0]):
+        originals = next((r.originals for r in rows if r.io == "output" and r.originals), ())
+        originals = originals or next((r.originals for r in rows if r.originals), ())
+        ops.append(
+            OpRows(
+                order,
+                name,
+                originals,
+                tuple(r for r in rows if r.io == "input"),
+                tuple(r for r in rows if r.io != "input"),  # "" (unknown) counts as an output
+            )
+        )
+    return tuple(ops)
+
+
+class RowJudge:
+    """The family's reading of one row: agreement, error, closeness, red-alone reasons."""
+
+    def __init__(self, table: ResultTable, thresholds: GradeThresholds) -> None:
+        self.table = table
+        self.t = thresholds
+        self.offline = table.family == OFFLINE_DATA
+        self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
+        self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
+
+    # -- the family's measures -------------------------------------------------------------
+
+    @property
+    def error_name(self) -> str:
+        if self.offline:
+            return "RelativeEuclideanDistance"
+        return "NormRelativeErr" if self.table.mode == "statistics" else "MaxAbsErr"
+
+    @property
+    def closeness_names(self) -> tuple[str, ...]:
+        if self.offline:
+            return ("CosineSimilarity",)
+        return ("One Thousandth Err Ratio", "Cosine") if self.table.mode == "real" else ()
+
+    def error(self, row: TensorResult) -> float:
+        return row.metric(self.error_name)
+
+    def judged(self, row: TensorResult) -> bool:
+        """True when the row can be judged: it has numbers, or its reason counts NaN/inf.
+
+        NaN in the data can make every offline metric NaN, indistinguishable from "not
+        compared" by the numbers alone; the reason's counts tell them apart.
+        """
+        if row.compared or self.special_counts(row) is not None:
+            return True
+        # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
+        return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
+
+    def agreement(self, row: TensorResult) -> Agreement:
+        known = self._agreements.get(row.position)
+        if known is None:
+            known = self._agreements[row.position] = self._agreement(row)
+        return known
+
+    def _agreement(self, row: TensorResult) -> Agreement:
+        if not self.judged(row):
+            return Agreement.UNKNOWN
+        if self.offline:
+            counts = self.special_counts(row)
+            if counts is not None and (counts[0] != counts[1] or "positions differ" in row.reason):
+                return Agreement.DISAGREE
+            return Agreement.DISAGREE if self.breaches(row) else Agreement.AGREE
+        if self.table.mode == "real":
+            ratio = row.metric("One Thousandth Err Ratio")
+            if math.isnan(ratio):
+                return Agreement.DISAGREE if self._cell(row, "Cosine") == "NaN" else Agreement.UNKNOWN
+            if ratio > self.t.ratio_agree:
+                return Agreement.AGREE
+            return Agreement.DISAGREE if ratio < self.t.ratio_disagree else Agreement.BETWEEN
+        if row.result in ("PASS", "FAIL"):
+            return Agreement.AGREE if row.result == "PASS" else Agreement.DISAGREE
+        return Agreement.UNKNOWN
+
+    def breaches(self, row: TensorResult) -> tuple[str, ...]:
+        """The verdict thresholds an offline row is beyond (as the summary words them)."""
+        from dumpcmp.host.metrics.offline_data import MetricValues
+
+        m = row.metric
+        values = MetricValues(
+            cosine_similarity=m("CosineSimilarity"),
+            max_absolute_error=m("MaxAbsoluteError"),
+            accumulated_relative_error=m("AccumulatedRelativeError"),
+            relative_euclidean_distance=m("RelativeEuclideanDistance"),
+            kullback_leibler_divergence=m("KullbackLeiblerDivergence"),
+            mean_x=math.nan,
+            std_x=math.nan,
+            mean_y=math.nan,
+            std_y=math.nan,
+            mean_absolute_error=m("MeanAbsoluteError"),
+            root_mean_square_error=m("RootMeanSquareError"),
+            max_relative_error=m("MaxRelativeError"),
+            mean_relative_error=m("MeanRelativeError"),
+            spread_computed=False,
+        )
+        return self.t.verdict.breaches(values)
+
+    def special_counts(self, row: TensorResult) -> tuple[int, int] | None:
+        """(target NaN+inf, golden NaN+inf) when the row says; None when it does not."""
+        if self.offline:
+            found = _SPECIAL.search(row.reason)
+            if found is None:
+                return None
+            nan_x, inf_x, nan_y, inf_y = (int(g) for g in found.groups()[:4])
+            return nan_x + inf_x, nan_y + inf_y
+        return None
+
+    def red_alone(self, row: TensorResult) -> str:
+        """Why the row is red on its own (no look at its op's other rows); "" when it is not."""
+        counts = self.special_counts(row)
+        if counts is not None and counts[0] > 0 and counts[1] == 0:
+            return f"NaN/inf on the target side only ({counts[0]} values)"
+        if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
+            return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"
+        max_abs_name = "MaxAbsoluteError" if self.offline else "MaxAbsErr"
+        max_abs = row.metric(max_abs_name)
+        if max_abs > self.t.max_abs:
+            return f"{max_abs_name} {max_abs:g} > {self.t.max_abs:g}"
+        rel_name = "MaxRelativeError" if self.offline else "MaxRelativeErr"
+        rel = self._fraction(row, rel_name)
+        if rel >= self.t.max_relative and (not self.offline or self.breaches(row)):
+            return f"{rel_name} {rel:g} >= {self.t.max_relative:g}"
+        return ""
+
+    def _cell(self, row: TensorResult, name: str) -> str:
+        at = self._columns.get(name)
+        return row.cells[at].strip() if at is not None else ""
+
+    def _fraction(self, row: TensorResult, name: str) -> float:
+        """A relative error as a fraction (statistics mode writes percentages)."""
+        value = row.metric(name)
+        return value / 100 if self._cell(row, name).endswith("%") else value
+
+
+def grade_rows(table: ResultTable, thresholds: GradeThresholds | None = None) -> tuple[RowGrade, ...]:
+    """One grade per ``table.rows``, in the same order."""
+    judge = RowJudge(table, thresholds or GradeThresholds())
+    grades: dict[int, RowGrade] = {}
+    for op in group_ops(table):
+        for row in op.inputs:
+            grades[row.position] = _grade_alone(judge, row)
+        for row in op.outputs:
+            grades[row.position] = _grade_output(judge, row, op.inputs)
+    none = RowGrade(Grade.NONE, "")
+    return tuple(grades.get(row.position, none) for row in table.rows)
+
+
+def _grade_alone(judge: RowJudge, row: TensorResult) -> RowGrade:
+    if not judge.judged(row):
+        return RowGrade(Grade.NONE, "")
+    red = judge.red_alone(row)
+    if red:
+        return RowGrade(Grade.RED, red)
+    agreement = judge.agreement(row)
+    if agreement is Agreement.DISAGREE:
+        return RowGrade(Grade.YELLOW, _disagrees(judge, row))
+    return RowGrade(Grade.GREEN, "")
+
+
+def _grade_output(judge: RowJudge, row: TensorResult, inputs: Sequence[TensorResult]) -> RowGrade:
+    alone = _grade_alone(judge, row)
+    compared = [r for r in inputs if judge.judged(r)]
+    if alone.grade in (Grade.RED, Grade.NONE) or not compared:
+        return alone
+    t = judge.t
+    agreements = [judge.agreement(r) for r in compared]
+    if judge.agreement(row) is Agreement.DISAGREE and all(a is Agreement.AGREE for a in agreements):
+        return RowGrade(Grade.RED, f"the op's inputs agree, this output does not ({_disagrees(judge, row)})")
+    growth = amplification(judge.error(row), worst(judge.error(r) for r in compared), t.error_floor)
+    if growth >= t.growth:
+        return RowGrade(Grade.YELLOW, f"{judge.error_name} grows {growth:.1f}x from the op's inputs")
+    for name in judge.closeness_names:
+        worst_in = -worst(-r.metric(name) for r in compared)
+        drop = worst_in - row.metric(name)
+        if drop > t.drop:
+            return RowGrade(Grade.YELLOW, f"{name} drops {drop:.3f} from the op's inputs")
+    if alone.grade is Grade.YELLOW:
+        return RowGrade(Grade.YELLOW, f"{alone.why}; its inputs disagree too (inherited)")
+    return alone
+
+
+def amplification(output_error: float, input_error: float, floor: float) -> float:
+    """Output error over input error, both raised to ``floor``; NaN when either is NaN."""
+    if math.isnan(output_error) or math.isnan(input_error):
+        return math.nan
+    return max(output_error, floor) / max(input_error, floor)
+
+
+def worst(values: Iterable[float]) -> float:
+    """The largest of ``values`` that is a number; NaN when none is."""
+    numbers = [v for v in values if not math.isnan(v)]
+    return max(numbers) if numbers else math.nan
+
+
+def _disagrees(judge: RowJudge, row: TensorResult) -> str:
+    if judge.offline:
+        return "beyond thresholds: " + ", ".join(judge.breaches(row))
+    if judge.table.mode == "real":
+        return f"One Thousandth Err Ratio {row.metric('One Thousandth Err Ratio'):g}"
+    return f"Result {row.result}"
+
+
+def metric_evidence(judge: RowJudge, row: TensorResult) -> Mapping[str, float]:
+    """The row's metric values worth quoting: the family's closeness and error columns."""
+    names = (*judge.closeness_names, judge.error_name)
+    return {name: row.metric(name) for name in names if not math.isnan(row.metric(name))}
