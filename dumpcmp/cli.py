@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "sim": "Run models on the simulated NPU.",
     "agent": "Stream dump files to a host comparator, from a dump path or a model run here.",
     "host": "Serve sessions to agents; list sessions and fetch their results.",
+    "reduce": "Replace GE dump and FX npy files by per-tensor summaries, to save disk on long runs.",
 }
 
 
