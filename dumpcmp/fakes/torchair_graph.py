@@ -26,6 +26,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from dumpcmp.errors import InternalError
 from dumpcmp.proto.dtypes import DataType
 
 from .compiled import CompiledModel, NpuOp, OpKind, TensorDesc
@@ -100,7 +101,6 @@ class GeOp:
     name: str
     type: str
     members: tuple[NpuOp, ...]  # compiled ops, in execution order (one unless fused)
-    fx: tuple[FxNode | None, ...]  # per member: None for a GE-inserted op
 
     @property
     def first(self) -> NpuOp:
@@ -131,7 +131,7 @@ class TorchairGraph:
     @classmethod
     def build(cls, compiled: CompiledModel, graph: OnnxGraph, *, fuse: bool = True) -> TorchairGraph:
         if compiled.fusion:
-            raise ValueError("TorchairGraph needs the model compiled with fusion off")
+            raise InternalError("TorchairGraph needs the model compiled with fusion off")
         ge_names = _numbered(
             compiled.ops, lambda op: op.type if op.is_task and op.original_names is None else ""
         )
@@ -144,9 +144,7 @@ class TorchairGraph:
         for members in groups:
             names = [ge_names.get(m.name, m.name) for m in members]
             kind = FUSED_TYPE if len(members) > 1 else members[0].type
-            ops.append(
-                GeOp("".join(names), kind, tuple(members), tuple(fx_nodes.get(m.name) for m in members))
-            )
+            ops.append(GeOp("".join(names), kind, tuple(members)))
         return cls(compiled, ge_names, fx_nodes, tuple(ops))
 
     def ge_name(self, op: NpuOp | str) -> str:
