@@ -8,7 +8,7 @@ execution, fault plan), named the TorchAir way (``torchair_graph``), and writes:
       dynamo_optimized_graph_1_rank_{r}_pid_{pid}_ts_{t}.txt     fused ops, GE conversions
       worldsize{W}_global_rank{r}/{time}/{r}/graph_1_0/1/{token}/{dump files}   (layout "new")
       {time}/0/graph_1_0/1/{token}/{dump files}                                 ("legacy", "old")
-    OUT/msprobe_fx_dump/                                   -gp (the float32 golden side)
+    OUT/msprobe_fx_dump/                                   -gp (the eager run, same dtype, no faults)
       worldsize{W}_global_rank{r}/graph_1/{token}/{node}-{target}.{INPUT|OUTPUT}.{k}.{ts}.npy
       data_dump/{token+1}/gm_{time}_dump/…npy                                   ("legacy": 7.1.0)
     OUT/data_dump/{token+1}/gm_{time}_dump/…npy                                 ("old": the cwd)
@@ -38,7 +38,7 @@ from .clock import MicroClock
 from .compiler import CompileOptions, compile_model
 from .dump_settings import OpSelection
 from .dump_writer import DumpWriter
-from .executor import Executor, OpRun
+from .executor import Execution, Executor, OpRun
 from .faults import Fault, FaultPlan
 from .golden import check_inputs, golden_by_value, run_golden
 from .inputs import resolve_inputs
@@ -223,7 +223,11 @@ class _Run:
         inputs: Sequence[np.ndarray],
         rank: int,
     ) -> list[Path]:
+        # TorchAir's FX dump is the eager run of the same model in its own dtype, not a float32
+        # reference: the fault-free device execution, with the framework's values where the
+        # device run has none (a value GE renamed or folded).
         values = dict(golden_by_value(run_golden(proto, list(inputs))))
+        values.update(_device_values(Executor(tg.compiled).run(list(inputs))))
         written = []
         for step in range(self.steps):
             directory = self._fx_token_dir(rank, step)
@@ -246,6 +250,15 @@ class _Run:
             return self._rank_dir(self.fx_root, rank) / GRAPH / str(step)
         base = self.fx_root / "data_dump" if self.layout == "legacy" else self.fx_root
         return base / str(step + 1) / f"gm_{self.time_dir}_dump"
+
+
+def _device_values(execution: Execution) -> dict[str, np.ndarray]:
+    """Every value a device run computed or read, by its graph value name."""
+    values: dict[str, np.ndarray] = {}
+    for run in execution.runs:
+        values.update(zip((i.value for i in run.op.inputs), run.inputs, strict=True))
+        values.update(zip((o.value for o in run.op.outputs), run.outputs, strict=True))
+    return values
 
 
 def _ge_run(tg: TorchairGraph, op: GeOp, runs: Mapping[str, OpRun]) -> OpRun:
