@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
@@ -13,6 +13,10 @@ from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
+
+if TYPE_CHECKING:
+    from dumpcmp.host.report.files import ReportRequest
+    from dumpcmp.host.session import CompareOutcome
 
 MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -130,6 +134,19 @@ def compare(
             help="Statistics dumps: a statistic fails when |diff| / max(|NPU|, |golden|) is above this.",
         ),
     ] = _LIMITS.statistics,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html", help="Also write result_*.html: one self-contained report (plots, graph, table)."
+        ),
+    ] = False,
+    model_explorer: Annotated[
+        bool,
+        typer.Option(
+            "--model-explorer",
+            help="Also write Model Explorer node-data JSON per original op (cosine, max relative error).",
+        ),
+    ] = False,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
@@ -179,9 +196,24 @@ def compare(
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
     for line in summarize(outcome, request.thresholds):
         out.print(line, markup=False)
+    if html or model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+
+        _write_reports(outcome, ReportRequest(html=html, model_explorer=model_explorer, graph=fusion_rule))
     problem = nothing_compared(outcome, request.thresholds)
     if problem is not None:
         fail(problem)
+
+
+def _write_reports(outcome: CompareOutcome, request: ReportRequest) -> None:
+    """The reports of each result file, beside it."""
+    from dumpcmp.host.report.files import reports_beside
+
+    with user_errors():
+        for shard in outcome.shards:
+            if shard.result_file is not None:
+                for path in reports_beside(shard.result_file, request, model=shard.key.model):
+                    console().print(f"report: {path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

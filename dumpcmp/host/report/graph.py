@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.errors import RuleFileError
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.proto.names import sanitize_dump_name
 
@@ -84,7 +85,9 @@ def layered_positions(graph: OpGraph) -> dict[str, tuple[float, float]]:
     g.add_nodes_from(graph.nodes)
     g.add_edges_from(graph.edges)
     dag = nx.condensation(g)
-    layer_of_component = {c: depth for depth, layer in enumerate(nx.topological_generations(dag)) for c in layer}
+    layer_of_component = {
+        c: depth for depth, layer in enumerate(nx.topological_generations(dag)) for c in layer
+    }
     order = {name: i for i, name in enumerate(graph.nodes)}
     members = dag.graph["mapping"]
     for name in graph.nodes:
@@ -97,3 +100,19 @@ def layered_positions(graph: OpGraph) -> dict[str, tuple[float, float]]:
         return {}
     placed = nx.multipartite_layout(ordered, subset_key="layer", align="vertical", scale=1.0)
     return {name: (float(x), float(y)) for name, (x, y) in placed.items()}
+
+
+def graph_for(path: Path, model: str = "") -> OpGraph:
+    """The graph of ``path``: a rule file, or the file of a rule directory that is ``model``'s
+    (by the rule file's model or graph name, or its file name, as ``compare -fr DIR`` picks)."""
+    if not path.is_dir():
+        return load_graph(path)
+    wanted = sanitize_dump_name(model)
+    files = sorted(path.glob("*.json"))
+    for candidate in files:
+        rules = load_rules(candidate)
+        if wanted in {sanitize_dump_name(n) for n in (rules.name, candidate.stem, *rules.graph_names) if n}:
+            return graph_from_rules(rules)
+    if len(files) == 1:
+        return load_graph(files[0])
+    raise RuleFileError(path, f"no rule file here is for model {model!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,9 @@ COLOURS = {Grade.RED: "#e53935", Grade.YELLOW: "#f9a825", Grade.GREEN: "#43a047"
 # The plot's error metric, by family (log scale): the first column the table has.
 ERROR_COLUMNS = ("MaxRelativeError", "MaxRelativeErr", "RelativeEuclideanDistance", "MaxAbsErr")
 COSINE_COLUMNS = ("CosineSimilarity", "Cosine")
+# Above this many ops the original ops of fused ops are named in the hover text, not drawn: a
+# marker and a link each would bury the network under them.
+BIG_GRAPH = 1000
 # Errors of exactly 0 have no logarithm; the plots put them at this floor instead of dropping them.
 ERROR_FLOOR = 1e-12
 NO_GRAPH = (
@@ -94,10 +98,15 @@ def render_html(
         "why": [g.why for g in grades],
         "rowOp": row_op,
         "ops": [
-            {"name": o.name, "order": o.order, "type": o.op_type, "originals": list(o.originals),
-             "grade": o.grade.value}
+            {
+                "name": o.name,
+                "order": o.order,
+                "type": o.op_type,
+                "originals": list(o.originals),
+                "grade": o.grade.value,
+            }
             for o in ops
-        ],  # fmt: skip
+        ],
         "err": [_json_number(r.metric(error_name)) if error_name else None for r in table.rows],
         "errName": error_name or "error",
         "errFloor": math.log10(ERROR_FLOOR),
@@ -171,19 +180,35 @@ def _metric_figure(
     traces: list[dict[str, Any]] = []
     if cosine_name:
         traces.append(
-            {"type": "scatter", "mode": "lines+markers", "name": f"{cosine_name} (worst output)",
-             "x": x, "y": [_json_number(o.cosine) for o in ops], "customdata": [o.index for o in ops],
-             "text": hover, "hovertemplate": "%{text}<extra></extra>",
-             "line": {"color": "#1e88e5", "width": 1}, "marker": {"color": colours, "size": 7}}
-        )  # fmt: skip
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{cosine_name} (worst output)",
+                "x": x,
+                "y": [_json_number(o.cosine) for o in ops],
+                "customdata": [o.index for o in ops],
+                "text": hover,
+                "hovertemplate": "%{text}<extra></extra>",
+                "line": {"color": "#1e88e5", "width": 1},
+                "marker": {"color": colours, "size": 7},
+            }
+        )
     if error_name:
         traces.append(
-            {"type": "scatter", "mode": "lines+markers", "name": f"{error_name} (worst output, log)",
-             "x": x, "y": [_log_ready(o.error) for o in ops], "yaxis": "y2",
-             "customdata": [o.index for o in ops], "text": hover, "hovertemplate": "%{text}<extra></extra>",
-             "line": {"color": "#8e24aa", "width": 1, "dash": "dot"},
-             "marker": {"color": colours, "size": 5, "symbol": "diamond"}}
-        )  # fmt: skip
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{error_name} (worst output, log)",
+                "x": x,
+                "y": [_log_ready(o.error) for o in ops],
+                "yaxis": "y2",
+                "customdata": [o.index for o in ops],
+                "text": hover,
+                "hovertemplate": "%{text}<extra></extra>",
+                "line": {"color": "#8e24aa", "width": 1, "dash": "dot"},
+                "marker": {"color": "#8e24aa", "size": 4, "symbol": "diamond"},
+            }
+        )
     layout: dict[str, Any] = {
         "template": "none",
         "margin": {"t": 30, "r": 70, "b": 50, "l": 60},
@@ -196,18 +221,36 @@ def _metric_figure(
             "type": "log",
             "overlaying": "y",
             "side": "right",
-            "exponentformat": "e",
+            "exponentformat": "power",
+            "dtick": 1,
         },
     }
     if divergence is not None:
         layout["shapes"] = [
-            {"type": "line", "xref": "x", "yref": "paper", "x0": divergence, "x1": divergence, "y0": 0,
-             "y1": 1, "line": {"color": "#c62828", "width": 2, "dash": "dash"}}
-        ]  # fmt: skip
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": divergence,
+                "x1": divergence,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#c62828", "width": 2, "dash": "dash"},
+            }
+        ]
         layout["annotations"] = [
-            {"x": divergence, "y": 1, "xref": "x", "yref": "paper", "text": f"first divergence: op #{divergence}",
-             "showarrow": False, "xanchor": "left", "yanchor": "top", "font": {"color": "#c62828"}}
-        ]  # fmt: skip
+            {
+                "x": divergence,
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": f"first divergence: op #{divergence}",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "font": {"color": "#c62828"},
+            }
+        ]
     return {"data": traces, "layout": layout}
 
 
@@ -226,57 +269,104 @@ def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
         (x0, y0), (x1, y1) = positions[src], positions[dst]
         edge_x += [x0, x1, None]
         edge_y += [y0, y1, None]
-    ys = [y for _, y in positions.values()]
-    # Originals hang in a short column under their fused op: a fraction of the drawing's height,
-    # and a fixed height for a plain chain, whose ops all sit on one line.
-    step = 0.04 * (max(ys) - min(ys)) if ys and max(ys) > min(ys) else 0.05
-    link_x: list[float | None] = []
-    link_y: list[float | None] = []
-    orig_x: list[float] = []
-    orig_y: list[float] = []
-    orig_text: list[str] = []
-    for node in graph.nodes:
-        if not graph.is_fused(node):
-            continue
-        x, y = positions[node]
-        for k, name in enumerate(graph.originals[node], start=1):
-            oy = y - k * step
-            link_x += [x, x, None]
-            link_y += [y, oy, None]
-            orig_x.append(x)
-            orig_y.append(oy)
-            orig_text.append(f"original op {_escape(name)}<br>fused into {_escape(node)}")
+    widest = max(Counter(x for x, _ in positions.values()).values())
+    big = len(graph.nodes) > BIG_GRAPH
+    traces: list[dict[str, Any]] = [
+        _line_trace(edge_x, edge_y, "data edges", {"color": "#b0bec5", "width": 1}),
+    ]
+    fused = [n for n in graph.nodes if graph.is_fused(n)]
+    if fused and not big:
+        traces += _original_traces(graph, fused, positions, widest)
     node_x = [positions[n][0] for n in graph.nodes]
     node_y = [positions[n][1] for n in graph.nodes]
     grades = [by_node[n].grade if n in by_node else Grade.NONE for n in graph.nodes]
-    text = [
-        _hover(by_node[n]) if n in by_node else f"{_escape(n)} ({_escape(graph.types.get(n, ''))})<br>no rows"
-        for n in graph.nodes
-    ]
-    traces = [
-        {"type": "scatter", "mode": "lines", "x": _rounded(edge_x), "y": _rounded(edge_y), "hoverinfo": "skip",
-         "line": {"color": "#b0bec5", "width": 1}, "name": "data edges"},
-        {"type": "scatter", "mode": "lines", "x": _rounded(link_x), "y": _rounded(link_y), "hoverinfo": "skip",
-         "line": {"color": "#7e57c2", "width": 1, "dash": "dot"}, "name": "fused op → original ops"},
-        {"type": "scatter", "mode": "markers", "x": _rounded(orig_x), "y": _rounded(orig_y), "text": orig_text,
-         "hovertemplate": "%{text}<extra></extra>", "name": "original ops",
-         "marker": {"color": "#ede7f6", "size": 6, "symbol": "diamond", "line": {"color": "#7e57c2", "width": 1}}},
-        {"type": "scatter", "mode": "markers", "x": _rounded(node_x), "y": _rounded(node_y), "text": text,
-         "hovertemplate": "%{text}<extra></extra>", "name": "NPU ops (worst grade)",
-         "customdata": [by_node[n].index if n in by_node else -1 for n in graph.nodes],
-         "marker": {"color": [COLOURS[g] for g in grades], "size": 11, "line": {"color": "#37474f", "width": 1}}},
-    ]  # fmt: skip
+    text = [_hover(by_node[n]) if n in by_node else _bare_hover(graph, n) for n in graph.nodes]
+    outline = {"color": "#37474f", "width": 0 if big else 1}
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": _rounded(node_x),
+            "y": _rounded(node_y),
+            "text": text,
+            "hovertemplate": "%{text}<extra></extra>",
+            "name": "NPU ops (worst grade)" + (", originals in the hover text" if big and fused else ""),
+            "customdata": [by_node[n].index if n in by_node else -1 for n in graph.nodes],
+            "marker": {"color": [COLOURS[g] for g in grades], "size": 6 if big else 11, "line": outline},
+        }
+    )
     layout = {
         "template": "none",
+        "height": min(900, 260 + 40 * widest),
         "margin": {"t": 30, "r": 20, "b": 20, "l": 20},
         "hovermode": "closest",
         "showlegend": True,
-        "legend": {"orientation": "h", "y": 1.06},
+        "legend": {"orientation": "h", "y": 1.08},
         "xaxis": {"visible": False},
         "yaxis": {"visible": False},
         "dragmode": "pan",
     }
     return {"data": traces, "layout": layout}
+
+
+def _original_traces(
+    graph: OpGraph, fused: Sequence[str], positions: Mapping[str, tuple[float, float]], widest: int
+) -> list[dict[str, Any]]:
+    """The original ops of each fused op, in a short column under it, linked by dotted lines."""
+    # A column takes a fraction of the gap between two ops of the widest layer (of the height
+    # for a chain, whose ops all sit on one line).
+    step = (2.0 / widest if widest > 1 else 1.0) * 0.12
+    link_x: list[float | None] = []
+    link_y: list[float | None] = []
+    at_x: list[float] = []
+    at_y: list[float] = []
+    text: list[str] = []
+    for node in fused:
+        x, y = positions[node]
+        for k, name in enumerate(graph.originals[node], start=1):
+            link_x += [x, x, None]
+            link_y += [y, y - k * step, None]
+            at_x.append(x)
+            at_y.append(y - k * step)
+            text.append(f"original op {_escape(name)}<br>fused into {_escape(node)}")
+    return [
+        _line_trace(
+            link_x, link_y, "fused op → original ops", {"color": "#7e57c2", "width": 1, "dash": "dot"}
+        ),
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": _rounded(at_x),
+            "y": _rounded(at_y),
+            "text": text,
+            "hovertemplate": "%{text}<extra></extra>",
+            "name": "original ops",
+            "marker": {
+                "color": "#ede7f6",
+                "size": 6,
+                "symbol": "diamond",
+                "line": {"color": "#7e57c2", "width": 1},
+            },
+        },
+    ]
+
+
+def _line_trace(
+    x: Sequence[float | None], y: Sequence[float | None], name: str, line: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "x": _rounded(x),
+        "y": _rounded(y),
+        "hoverinfo": "skip",
+        "line": dict(line),
+        "name": name,
+    }
+
+
+def _bare_hover(graph: OpGraph, node: str) -> str:
+    return f"{_escape(node)} ({_escape(graph.types.get(node, ''))})<br>no rows in the table"
 
 
 def _hover(op: OpSummary) -> str:
@@ -319,7 +409,12 @@ def _counts(grades: Sequence[RowGrade]) -> str:
     tally = {g: 0 for g in Grade}
     for g in grades:
         tally[g.grade] += 1
-    labels = {Grade.RED: "abnormal", Grade.YELLOW: "suspicious", Grade.GREEN: "normal", Grade.NONE: "not compared"}
+    labels = {
+        Grade.RED: "abnormal",
+        Grade.YELLOW: "suspicious",
+        Grade.GREEN: "normal",
+        Grade.NONE: "not compared",
+    }
     return "".join(
         f'<span class="count grade-{g.value}"><b>{tally[g]}</b> {labels[g]}</span>' for g in SEVERITY_ORDER
     )
@@ -335,7 +430,11 @@ def _findings(advice: Advice) -> str:
     items = []
     for line in lines:
         kind, sep, rest = line.partition(":")
-        body = f'<span class="kind">{html.escape(kind)}</span>{html.escape(sep + rest)}' if sep else html.escape(line)
+        body = (
+            f'<span class="kind">{html.escape(kind)}</span>{html.escape(sep + rest)}'
+            if sep
+            else html.escape(line)
+        )
         items.append(f"<li>{body}</li>")
     return '<ul class="findings" id="findings">' + "".join(items) + "</ul>"
 
@@ -377,7 +476,8 @@ _PAGE = """<!DOCTYPE html>
 <div id="details" hidden>
 <h2 id="detail-title"></h2>
 <div class="summary"><span id="detail-grade"></span><span id="detail-originals" class="count"></span></div>
-<div class="scroll"><table><thead><tr id="detail-head"></tr></thead><tbody id="detail-rows"></tbody></table></div>
+<div class="scroll"><table><thead><tr id="detail-head"></tr></thead>
+<tbody id="detail-rows"></tbody></table></div>
 <div id="histogram" class="plot"></div>
 </div>
 <h2>Result table</h2>
@@ -388,7 +488,8 @@ _PAGE = """<!DOCTYPE html>
 <option value="none">not compared</option></select>
 <span id="row-count"></span> <button id="more" hidden>show more</button>
 </div>
-<div class="scroll"><table id="table"><thead><tr id="head"></tr></thead><tbody id="rows"></tbody></table></div>
+<div class="scroll"><table id="table"><thead><tr id="head"></tr></thead>
+<tbody id="rows"></tbody></table></div>
 <script type="application/json" id="report-data">{data}</script>
 <script type="application/json" id="report-figures">{figures}</script>
 <script>{plotly}</script>

@@ -23,7 +23,7 @@ h1 { font-size: 1.4em; margin: .8em 0 .2em; } h2 { font-size: 1.15em; margin: 1.
 .grade-green { background: #c6efce; } .grade-none { background: #f2f2f2; }
 .findings { margin: .4em 0; padding-left: 1.2em; } .findings li { margin: .25em 0; }
 .findings .kind { font-weight: 600; }
-.plot { width: 100%; height: 420px; } #graph { height: 560px; }
+.plot { width: 100%; height: 420px; } #graph { height: auto; }
 .note { color: #555; font-style: italic; }
 .controls { display: flex; gap: .8em; align-items: center; margin: .4em 0; flex-wrap: wrap; }
 .controls input[type=search] { width: 22em; padding: .25em .4em; }
@@ -163,14 +163,17 @@ function onPick(event) {
 }
 
 function drawFigures() {
+  const drawn = [];
   for (const [id, figure] of Object.entries(FIGURES)) {
     const div = document.getElementById(id);
     if (!div) continue;
-    Plotly.newPlot(div, figure.data, figure.layout, CONFIG).then(() => div.on("plotly_click", onPick));
+    const plotted = Plotly.newPlot(div, figure.data, figure.layout, CONFIG);
+    drawn.push(plotted.then(() => div.on("plotly_click", onPick)));
   }
+  return Promise.all(drawn);
 }
 
 buildTable();
-drawFigures();
-document.body.dataset.ready = "1";
+// Tests and screenshots wait for this: the table and every figure are drawn.
+drawFigures().then(() => { document.body.dataset.ready = "1"; });
 """

@@ -55,7 +55,9 @@ def write_xlsx_cells(
 
     table = table_from_cells([header, *rows], source=str(path))
     limits = GradeThresholds(verdict=thresholds)
-    return write_result_xlsx(path, header, rows, grades=grade_rows(table, limits), advice=advise(table, limits))
+    return write_result_xlsx(
+        path, header, rows, grades=grade_rows(table, limits), advice=advise(table, limits)
+    )
 
 
 def write_result_xlsx(
