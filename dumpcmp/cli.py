@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "sim": "Run models on the simulated NPU.",
     "agent": "Stream dump files to a host comparator, from a dump path or a model run here.",
     "host": "Serve sessions to agents; list sessions and fetch their results.",
+    "advise": "Say in words what went wrong and where, from a result table (CSV, xlsx or a host session).",
 }
 
 

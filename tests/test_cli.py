@@ -35,12 +35,20 @@ def test_demo_names_the_fused_op_holding_the_fault(tmp_path: Path) -> None:
     results = list((tmp_path / "host" / "sessions" / "demo" / "results").glob("result_*.csv"))
     assert len(results) == 1
     assert f"result: {results[0]}" in result.output
+    # The advisor's finding, one line starting with its kind, written beside the result.
+    assert (
+        "\nfirst divergence: op #6 /block2.gconv/conv/Conv/block2.gconv/act/Relu (originals: "
+        "/block2.gconv/conv/Conv, /block2.gconv/bn/BatchNormalization, /block2.gconv/act/Relu) - "
+        "inputs agree, output 0 does not; accumulating"
+    ) in result.output
+    assert len(list(results[0].parent.glob("advisor_*.txt"))) == 1
 
 
 def test_clean_demo_says_everything_agrees(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--out", str(tmp_path), "--fault", "none"])
     assert result.exit_code == 0, result.output
     assert "no divergence: all 41 compared tensors are within the thresholds" in result.output
+    assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
 
 
 def test_compare_with_a_missing_path_is_one_line(tmp_path: Path) -> None:

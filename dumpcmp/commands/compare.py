@@ -134,6 +134,10 @@ def compare(
             help="Statistics dumps: a statistic fails when |diff| / max(|NPU|, |golden|) is above this.",
         ),
     ] = _LIMITS.statistics,
+    advisor: Annotated[
+        bool,
+        typer.Option("--advisor", help="Also print the advisor's findings and write advisor_*.txt/.json."),
+    ] = False,
     html: Annotated[
         bool,
         typer.Option(
@@ -196,10 +200,24 @@ def compare(
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
     for line in summarize(outcome, request.thresholds):
         out.print(line, markup=False)
+    if advisor:
+        from dumpcmp.commands.advise import advise_file, print_advice
+        from dumpcmp.host.report.grading import GradeThresholds
+
+        with user_errors():
+            for shard in outcome.shards:
+                if shard.result_file is not None:
+                    limits = GradeThresholds(verdict=request.thresholds)  # the verdict's own thresholds
+                    print_advice(*advise_file(shard.result_file, thresholds=limits))
     if html or model_explorer:
         from dumpcmp.host.report.files import ReportRequest
 
-        _write_reports(outcome, ReportRequest(html=html, model_explorer=model_explorer, graph=fusion_rule))
+        _write_reports(
+            outcome,
+            ReportRequest(
+                html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
+            ),
+        )
     problem = nothing_compared(outcome, request.thresholds)
     if problem is not None:
         fail(problem)

@@ -10,6 +10,7 @@ inside it) and where the results are; then both stop.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -95,9 +96,21 @@ def demo(
     injected = f" with {fault}" if faults else ", no fault injected"
     out_console.print(f"agent: ran {model} on the simulated NPU{injected}", markup=False)
     print_summary(outcome, address, SESSION)
+    if outcome.closed is not None:
+        _print_advice(Path(outcome.closed.data_dir), outcome.closed.result_files)
     out_console.print(
         f"the agent's simulated run (npu/, golden/, fusion_rule.json): {agent_state / 'runs'}", markup=False
     )
+
+
+def _print_advice(session_dir: Path, result_files: Sequence[str]) -> None:
+    """The advisor's findings on the session's result tables, written beside them."""
+    from dumpcmp.commands.advise import advise_file, print_advice, result_files_named
+    from dumpcmp.host.server.files import RESULTS_DIR
+
+    with user_errors():
+        for path in result_files_named(session_dir / RESULTS_DIR, result_files):
+            print_advice(*advise_file(path))
 
 
 def _model_name(model: str) -> str:

@@ -373,3 +373,20 @@ def _table_cells(
     text = b"".join(_result_chunks(stub, info, name, timeout))
     table = list(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
+
+
+def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
+    """A session's result tables as (name, header + rows): each result file of a closed session,
+    else the rows so far (named after the session). For ``advise --host``."""
+    with _stub(options) as stub:
+        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
+        if info.state != pb.SessionInfo.CLOSED:
+            columns, rows = _rows(stub, session, options.timeout)
+            return [(session, [columns, *rows])]
+        tables = []
+        for name in info.result_files:
+            if not Path(name).name.endswith(".csv") or Path(name).name.startswith("stats_"):
+                continue  # the xlsx twin holds the same rows; statistics tables have another shape
+            text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
+            tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
+        return tables

@@ -40,6 +40,7 @@ from dumpcmp.host.report.grading import (
     amplification,
     group_ops,
     metric_evidence,
+    worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
 
@@ -150,7 +151,7 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     """The findings and suspects of ``table``."""
     judge = RowJudge(table, thresholds or GradeThresholds())
     ops = group_ops(table)
-    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if r.compared]
+    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
     disagreeing = sum(judge.agreement(r) is Agreement.DISAGREE for r in rows)
     findings: list[Finding] = []
     if not rows:
@@ -174,7 +175,10 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
                     detail=f"all {len(rows)} compared tensors agree",
                 )
             )  # fmt: skip
-    return Advice(tuple(findings), _suspects(judge, ops), table.source, table.family, len(rows), disagreeing)
+    # A consistent run has nothing to blame: amplified errors that stay within the thresholds
+    # are the user's accepted precision, not suspects.
+    suspects = _suspects(judge, ops) if disagreeing else ()
+    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
 
 
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
@@ -226,18 +230,22 @@ def _input_inconsistency(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding
 def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     earlier_bad = False
     for at, op in enumerate(ops):
-        inputs = [judge.agreement(r) for r in op.inputs if r.compared]
+        inputs = [judge.agreement(r) for r in op.inputs if judge.judged(r)]
         bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
         inputs_agree = all(a is Agreement.AGREE for a in inputs) if inputs else not earlier_bad
         if bad and inputs_agree:
-            return [_divergence(judge, ops, at, bad[0])]
+            return [_divergence(judge, ops, at, bad[0], inferred=not inputs)]
         earlier_bad = earlier_bad or bool(bad)
     return []
 
 
-def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult) -> Finding:
+def _divergence(
+    judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult, *, inferred: bool
+) -> Finding:
     op = ops[at]
-    later = [o for o in ops[at + 1 :] if any(r.compared for r in o.outputs)]
+    # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
+    agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
+    later = [o for o in ops[at + 1 :] if any(judge.judged(r) for r in o.outputs)]
     later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
     last = later[-1] if later else None
     if last is None:
@@ -259,19 +267,19 @@ def _divergence(judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResu
             "implementation, dtype and precision mode first."
         )
     return _op_finding(
-        FIRST_DIVERGENCE, judge, op, row, f"inputs agree, {_tensor(row)} does not; {spread}", advice
+        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not; {spread}", advice
     )
 
 
 def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
     found = []
     for op in ops:
-        inputs = [r for r in op.inputs if r.compared and not math.isnan(judge.error(r))]
-        outputs = [r for r in op.outputs if r.compared and not math.isnan(judge.error(r))]
+        inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
+        outputs = [r for r in op.outputs if judge.judged(r) and not math.isnan(judge.error(r))]
         if not inputs or not outputs:
             continue
-        input_error = max(judge.error(r) for r in inputs)
-        output_error = max(judge.error(r) for r in outputs)
+        input_error = worst(judge.error(r) for r in inputs)
+        output_error = worst(judge.error(r) for r in outputs)
         ratio = amplification(output_error, input_error, judge.t.error_floor)
         if ratio >= judge.t.growth:
             found.append(
@@ -286,9 +294,9 @@ def _op_finding(
     kind: str, judge: RowJudge, op: OpRows, row: TensorResult, detail: str, advice: str
 ) -> Finding:
     evidence = dict(metric_evidence(judge, row))
-    inputs = [r for r in op.inputs if r.compared and not math.isnan(judge.error(r))]
+    inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
     if inputs and not math.isnan(judge.error(row)):
-        input_error = max(judge.error(r) for r in inputs)
+        input_error = worst(judge.error(r) for r in inputs)
         evidence["input error"] = input_error
         evidence["output error"] = judge.error(row)
         evidence["amplification"] = amplification(judge.error(row), input_error, judge.t.error_floor)
@@ -307,21 +315,22 @@ def _json_number(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
 
 
-def write_advice(advice: Advice, out_dir: Path, stamp: str) -> tuple[Path, Path]:
-    """``advisor_{stamp}.txt`` and ``.json`` in ``out_dir`` (next free names; never overwrites)."""
+def write_advice(advice: Advice, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
+    """``{prefix}advisor_{stamp}.txt`` and ``.json`` in ``out_dir``; never overwrites (an existing
+    name gets the next free ``_1``, ``_2`` … as result files do)."""
     from dumpcmp.host.sinks.csv_file import claim_new_path
     from dumpcmp.outputs import atomic_path
 
-    text_path = claim_new_path(out_dir / f"advisor_{stamp}.txt")
-    json_path = text_path.with_suffix(".json")
+    claimed = [claim_new_path(out_dir / f"{prefix}advisor_{stamp}.txt")]
     try:
-        json_path = claim_new_path(json_path)
+        claimed.append(claim_new_path(claimed[0].with_suffix(".json")))
+        text_path, json_path = claimed
         with atomic_path(text_path) as temp:
             temp.write_text("\n".join(advice.lines()) + "\n", encoding="utf-8")
         with atomic_path(json_path) as temp:
             temp.write_text(json.dumps(advice.to_json(), indent=2) + "\n", encoding="utf-8")
     except BaseException:
-        for claimed in (text_path, json_path):
-            claimed.unlink(missing_ok=True)
+        for path in claimed:  # only the names this call claimed: still empty, or half ours
+            path.unlink(missing_ok=True)
         raise
     return text_path, json_path

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.host.report.advisor import Advice
+from dumpcmp.host.report.graph import OpGraph
 from dumpcmp.host.report.table import ResultTable
+from dumpcmp.host.verdict import Thresholds
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +22,7 @@ class ReportRequest:
     html: bool = False
     model_explorer: bool = False
     graph: Path | None = None  # an ATC rule file, or a directory of them (picked by ``model``)
+    verdict: Thresholds | None = None  # the comparison's own thresholds, when it had others
 
     @property
     def wanted(self) -> bool:
@@ -34,17 +37,24 @@ def write_reports(
     model: str = "",
     advice: Advice | None = None,
     html_path: Path | None = None,
+    graph: OpGraph | None = None,
 ) -> list[Path]:
     """Write what ``request`` asks for as ``{stem}.html`` (or ``html_path``) and
-    ``{stem}_model_explorer_{metric}.json``; the paths written, in that order."""
+    ``{stem}_model_explorer_{metric}.json``; the paths written, in that order.
+
+    ``graph``, when the caller has read it already, stands for ``request.graph``.
+    """
     written: list[Path] = []
     if request.html:
+        from dumpcmp.host.report.grading import GradeThresholds
         from dumpcmp.host.report.graph import graph_for
         from dumpcmp.host.report.html import write_html
 
-        graph = graph_for(request.graph, model) if request.graph is not None else None
+        if graph is None and request.graph is not None:
+            graph = graph_for(request.graph, model)
         target = html_path or stem.with_name(stem.name + ".html")
-        written.append(write_html(target, table, graph=graph, advice=advice))
+        limits = GradeThresholds(verdict=request.verdict) if request.verdict is not None else None
+        written.append(write_html(target, table, graph=graph, advice=advice, thresholds=limits))
     if request.model_explorer:
         from dumpcmp.host.report.model_explorer import write_overlays
 

@@ -31,7 +31,10 @@ Choices the spec leaves open, and why:
   (error 0) and whose output carries rounding would otherwise grow "infinitely".
 * A row that disagrees and matches no red or yellow rule (its op's inputs are not in the table,
   or they disagree too: it inherits the error) is yellow, not green: it is not normal.
-* A row with no numbers (not compared, golden-only, md5 mismatch aside) is ``NONE``.
+* A TorchAir One Thousandth ratio between 0.6 and 0.9 neither agrees nor disagrees: no rule
+  makes it red or yellow on its own (fp16 rounding alone leaves many elements above 0.001).
+* A row with no numbers is ``NONE`` (not compared, golden-only), unless its reason counts NaN/inf
+  in the data: NaN can make every metric NaN, and that row is judged (``RowJudge.judged``).
 
 Growth and drops compare an output row with the worst of its op's compared input rows; an
 op's input and output rows are those of the same op (``group_ops``).
@@ -41,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -59,10 +62,17 @@ __all__ = [
     "grade_rows",
     "group_ops",
     "metric_evidence",
+    "worst",
 ]
 
 # The offline CompareFailReason of a pair with NaN/inf (host/metrics/offline_data.py).
-_SPECIAL = re.compile(r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf")
+_SPECIAL = re.compile(
+    r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf; "
+    r"NaN/inf positions (agree|differ)"
+)
+
+
+_SPECIAL_CELLS = {"NaN", "nan", "inf", "-inf"}
 
 
 class Grade(str, Enum):
@@ -158,10 +168,24 @@ class RowJudge:
     def error(self, row: TensorResult) -> float:
         return row.metric(self.error_name)
 
+    def judged(self, row: TensorResult) -> bool:
+        """True when the row can be judged: it has numbers, or its reason counts NaN/inf.
+
+        NaN in the data can make every offline metric NaN, indistinguishable from "not
+        compared" by the numbers alone; the reason's counts tell them apart.
+        """
+        if row.compared or self.special_counts(row) is not None:
+            return True
+        # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
+        return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
+
     def agreement(self, row: TensorResult) -> Agreement:
-        if not row.compared:
+        if not self.judged(row):
             return Agreement.UNKNOWN
         if self.offline:
+            counts = self.special_counts(row)
+            if counts is not None and (counts[0] != counts[1] or "positions differ" in row.reason):
+                return Agreement.DISAGREE
             return Agreement.DISAGREE if self.breaches(row) else Agreement.AGREE
         if self.table.mode == "real":
             ratio = row.metric("One Thousandth Err Ratio")
@@ -203,7 +227,7 @@ class RowJudge:
             found = _SPECIAL.search(row.reason)
             if found is None:
                 return None
-            nan_x, inf_x, nan_y, inf_y = (int(g) for g in found.groups())
+            nan_x, inf_x, nan_y, inf_y = (int(g) for g in found.groups()[:4])
             return nan_x + inf_x, nan_y + inf_y
         return None
 
@@ -212,7 +236,7 @@ class RowJudge:
         counts = self.special_counts(row)
         if counts is not None and counts[0] > 0 and counts[1] == 0:
             return f"NaN/inf on the target side only ({counts[0]} values)"
-        if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in ("NaN", "inf"):
+        if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
             return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"
         max_abs_name = "MaxAbsoluteError" if self.offline else "MaxAbsErr"
         max_abs = row.metric(max_abs_name)
@@ -248,7 +272,7 @@ def grade_rows(table: ResultTable, thresholds: GradeThresholds | None = None) ->
 
 
 def _grade_alone(judge: RowJudge, row: TensorResult) -> RowGrade:
-    if not row.compared:
+    if not judge.judged(row):
         return RowGrade(Grade.NONE, "")
     red = judge.red_alone(row)
     if red:
@@ -256,25 +280,23 @@ def _grade_alone(judge: RowJudge, row: TensorResult) -> RowGrade:
     agreement = judge.agreement(row)
     if agreement is Agreement.DISAGREE:
         return RowGrade(Grade.YELLOW, _disagrees(judge, row))
-    if agreement is Agreement.BETWEEN:
-        return RowGrade(Grade.YELLOW, "One Thousandth Err Ratio between the agree and disagree thresholds")
     return RowGrade(Grade.GREEN, "")
 
 
 def _grade_output(judge: RowJudge, row: TensorResult, inputs: Sequence[TensorResult]) -> RowGrade:
     alone = _grade_alone(judge, row)
-    compared = [r for r in inputs if r.compared]
+    compared = [r for r in inputs if judge.judged(r)]
     if alone.grade in (Grade.RED, Grade.NONE) or not compared:
         return alone
     t = judge.t
     agreements = [judge.agreement(r) for r in compared]
     if judge.agreement(row) is Agreement.DISAGREE and all(a is Agreement.AGREE for a in agreements):
         return RowGrade(Grade.RED, f"the op's inputs agree, this output does not ({_disagrees(judge, row)})")
-    growth = amplification(judge.error(row), max(judge.error(r) for r in compared), t.error_floor)
+    growth = amplification(judge.error(row), worst(judge.error(r) for r in compared), t.error_floor)
     if growth >= t.growth:
         return RowGrade(Grade.YELLOW, f"{judge.error_name} grows {growth:.1f}x from the op's inputs")
     for name in judge.closeness_names:
-        worst_in = min(r.metric(name) for r in compared)
+        worst_in = -worst(-r.metric(name) for r in compared)
         drop = worst_in - row.metric(name)
         if drop > t.drop:
             return RowGrade(Grade.YELLOW, f"{name} drops {drop:.3f} from the op's inputs")
@@ -288,6 +310,12 @@ def amplification(output_error: float, input_error: float, floor: float) -> floa
     if math.isnan(output_error) or math.isnan(input_error):
         return math.nan
     return max(output_error, floor) / max(input_error, floor)
+
+
+def worst(values: Iterable[float]) -> float:
+    """The largest of ``values`` that is a number; NaN when none is."""
+    numbers = [v for v in values if not math.isnan(v)]
+    return max(numbers) if numbers else math.nan
 
 
 def _disagrees(judge: RowJudge, row: TensorResult) -> str:

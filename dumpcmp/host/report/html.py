@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, Advice, advise
-from dumpcmp.host.report.grading import Grade, RowGrade, grade_rows
+from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, grade_rows
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
@@ -61,9 +61,10 @@ def write_html(
     graph: OpGraph | None = None,
     advice: Advice | None = None,
     title: str = "",
+    thresholds: GradeThresholds | None = None,
 ) -> Path:
     """Write the report atomically; ``advice`` defaults to the advisor's on ``table``."""
-    text = render_html(table, graph=graph, advice=advice, title=title)
+    text = render_html(table, graph=graph, advice=advice, title=title, thresholds=thresholds)
     with atomic_path(path) as temp:
         temp.write_text(text, encoding="utf-8")
     return path
@@ -76,11 +77,12 @@ def render_html(
     advice: Advice | None = None,
     grades: Sequence[RowGrade] | None = None,
     title: str = "",
+    thresholds: GradeThresholds | None = None,
 ) -> str:
     from plotly.offline import get_plotlyjs
 
-    grades = tuple(grades) if grades is not None else grade_rows(table)
-    advice = advice if advice is not None else advise(table)
+    grades = tuple(grades) if grades is not None else grade_rows(table, thresholds)
+    advice = advice if advice is not None else advise(table, thresholds)
     cosine_name = _first(table.header, COSINE_COLUMNS)
     error_name = _first(table.header, ERROR_COLUMNS)
     ops, row_op = _ops(table, grades, cosine_name, error_name)

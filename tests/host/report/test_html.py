@@ -75,3 +75,36 @@ def test_an_unreadable_graph_is_one_line_and_leaves_no_report(tmp_path: Path) ->
     with pytest.raises(RuleFileError, match=r"rules\.json: not valid json"):
         reports_beside(csv_path, ReportRequest(html=True, graph=bad))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result_1.csv", "rules.json"]
+
+
+def test_advise_writes_the_report_with_its_own_findings(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dumpcmp.cli import app
+
+    run = simulated_result(tmp_path)
+    out = tmp_path / "advised"
+    result = CliRunner().invoke(
+        app, ["advise", str(run.result), "-o", str(out), "--html", "--graph", str(run.fusion_rule)]
+    )
+    assert result.exit_code == 0, result.output
+    page = (out / run.result.with_suffix(".html").name).read_text(encoding="utf-8")
+    first = result.output.splitlines()[0]
+    assert first.startswith("first divergence: op #")
+    assert '<span class="kind">first divergence</span>' + first.split(" - ")[0].split("divergence")[1] in page
+    assert 'id="graph"' in page
+
+
+def test_advise_with_an_unreadable_graph_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dumpcmp.cli import app
+
+    csv_path = tmp_path / "result_20260101000000.csv"
+    csv_path.write_text("Index,NPUDump,TensorIndex\n0,a,a:output:0\n")
+    bad = tmp_path / "rules.json"
+    bad.write_text('{"graph": 3}')
+    result = CliRunner().invoke(app, ["advise", str(csv_path), "--html", "--graph", str(bad)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip() == f"Error: {bad}: 'graph' must be an array, got a number"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [csv_path.name, "rules.json"]

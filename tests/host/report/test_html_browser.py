@@ -31,7 +31,9 @@ MAX_BYTES = 20 * 1024 * 1024
 
 if not CHROMIUM.exists():
     pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install .[test])"
+)
 
 
 @dataclass
@@ -96,10 +98,8 @@ def page(browser: Any) -> Iterator[Page]:
 
 def _click_node(page: Page, name: str) -> None:
     """Click the graph's point for op ``name`` where Plotly draws it (Plotly hit-tests the mouse)."""
-    index = page.page.evaluate(
-        "(name) => { const t = FIGURES.graph.data.at(-1); return t.text.findIndex((s) => s.includes(name)); }",
-        name,
-    )
+    find = "(name) => FIGURES.graph.data.at(-1).text.findIndex((s) => s.includes(name))"
+    index = page.page.evaluate(find, name)
     assert index >= 0
     point = page.page.locator("#graph .scatterlayer .trace").last.locator(".point").nth(index)
     box = point.bounding_box()
@@ -138,7 +138,8 @@ def test_report_of_a_simulated_fault(tmp_path: Path, page: Page) -> None:
 
 
 def test_a_table_row_opens_its_op_and_sorting_works(tmp_path: Path, page: Page) -> None:
-    report = write_html(tmp_path / "r.html", chain_table(12, bad_from=7), graph=chain_graph(12, fused_every=3))
+    graph = chain_graph(12, fused_every=3)
+    report = write_html(tmp_path / "r.html", chain_table(12, bad_from=7), graph=graph)
     page.open(report)
     page.page.locator("#head th", has_text="CosineSimilarity").click()
     first = page.page.locator("#rows tr").first.locator("td").nth(9).inner_text()
@@ -150,7 +151,8 @@ def test_a_table_row_opens_its_op_and_sorting_works(tmp_path: Path, page: Page) 
 
 def test_hostile_op_names_render_as_text(tmp_path: Path, page: Page) -> None:
     names = {3: HOSTILE}
-    report = write_html(tmp_path / "h.html", chain_table(6, bad_from=3, names=names), graph=chain_graph(6, names))
+    table = chain_table(6, bad_from=3, names=names)
+    report = write_html(tmp_path / "h.html", table, graph=chain_graph(6, names))
     page.open(report)
     assert page.page.evaluate("window.__pwned") is None  # no injected script or handler ran
     assert HOSTILE in page.page.inner_text("#findings")
@@ -167,7 +169,8 @@ def test_hostile_op_names_render_as_text(tmp_path: Path, page: Page) -> None:
 def test_a_5000_op_report_opens_and_stays_small(tmp_path: Path, page: Page) -> None:
     ops = 5000
     started = time.monotonic()
-    report = write_html(tmp_path / "big.html", chain_table(ops, bad_from=4000), graph=chain_graph(ops, fused_every=4))
+    table, graph = chain_table(ops, bad_from=4000), chain_graph(ops, fused_every=4)
+    report = write_html(tmp_path / "big.html", table, graph=graph)
     written = time.monotonic() - started
     size = report.stat().st_size
     seconds = page.open(report)

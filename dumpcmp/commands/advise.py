@@ -1,0 +1,218 @@
+"""``dumpcmp advise``: the advisor's findings for a result table, from a file or a host session.
+
+``advise RESULT`` reads a result ``.csv``/``.xlsx`` (or every result table of a directory) and
+prints each finding on one line, then writes ``{prefix}advisor_{stamp}.txt`` and ``.json``
+beside the result (or into ``-o``). ``advise --host ADDR --session NAME`` does the same for a
+host session's result files (a closed session) or its rows so far (an open one). ``compare
+--advisor`` and the demo call ``advise_file`` on the results they have just written.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, user_errors
+from dumpcmp.commands._remote import (
+    DEFAULT_TIMEOUT,
+    ClientCert,
+    ClientKey,
+    Timeout,
+    TlsCa,
+    TokenFile,
+    channel_options,
+)
+from dumpcmp.errors import DumpcmpError
+
+if TYPE_CHECKING:
+    from dumpcmp.host.report.advisor import Advice
+    from dumpcmp.host.report.grading import GradeThresholds
+    from dumpcmp.host.report.table import ResultTable
+
+__all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
+
+# result_{ts}.csv, or a batch shard's {device}_{model}_{step}_result_{ts}.csv (and _1, _2 … copies).
+_RESULT_NAME = re.compile(r"^(?P<prefix>.*?)result_(?P<stamp>\d{14})(?:_\d+)?$")
+
+
+def result_files(directory: Path) -> list[Path]:
+    """The result tables in ``directory``: every ``*result_*.csv``, and an ``.xlsx`` with no CSV twin.
+
+    Statistics results (``stats_result_*``) have another table shape and are left out.
+    """
+    found = sorted(
+        p
+        for p in directory.iterdir()
+        if p.is_file() and p.suffix.lower() in (".csv", ".xlsx") and _is_result_name(p.stem)
+    )
+    stems = {p.stem for p in found if p.suffix.lower() == ".csv"}
+    return [p for p in found if p.suffix.lower() == ".csv" or p.stem not in stems]
+
+
+def result_files_named(directory: Path, names: Sequence[str]) -> list[Path]:
+    """The result tables among ``names`` (a host session's result files), as paths in ``directory``."""
+    return [
+        directory / Path(n).name
+        for n in names
+        if Path(n).suffix.lower() == ".csv" and _is_result_name(Path(n).stem)
+    ]
+
+
+def _is_result_name(stem: str) -> bool:
+    return _RESULT_NAME.match(stem) is not None and not stem.startswith("stats_")
+
+
+def advise_file(
+    path: Path, out_dir: Path | None = None, thresholds: GradeThresholds | None = None
+) -> tuple[Advice, Path, Path]:
+    """Advise the result table at ``path``; its advisor files go beside it (or into ``out_dir``)."""
+    from dumpcmp.host.report.table import read_result
+
+    return advise_table(read_result(path), path.stem, out_dir or path.parent, thresholds)
+
+
+def advise_table(
+    table: ResultTable, result_stem: str, out_dir: Path, thresholds: GradeThresholds | None = None
+) -> tuple[Advice, Path, Path]:
+    """Advise ``table`` (the result named ``result_stem``) and write its advisor files in ``out_dir``.
+
+    A result ``{prefix}result_{stamp}`` gets ``{prefix}advisor_{stamp}.txt``/``.json``, so the
+    two sort together; another name gets ``{name}_advisor_{now}``.
+    """
+    from dumpcmp.host.report.advisor import advise, write_advice
+
+    named = _RESULT_NAME.match(result_stem)
+    if named is not None:
+        prefix, stamp = named["prefix"], named["stamp"]
+    else:
+        prefix, stamp = f"{result_stem}_", time.strftime("%Y%m%d%H%M%S")
+    advice = advise(table, thresholds)
+    text, data = write_advice(advice, out_dir, stamp, prefix=prefix)
+    return advice, text, data
+
+
+def print_advice(advice: Advice, text: Path, data: Path, heading: str = "") -> None:
+    """The findings, one per line, then where they were written."""
+    out = console()
+    if heading:
+        out.print(heading, markup=False)
+    for line in advice.lines():
+        out.print(line, markup=False)
+    out.print(f"advisor: {text}, {data}", markup=False)
+
+
+# A table to advise: the table, its result's file stem, the directory beside it, a heading line.
+_ToAdvise = tuple["ResultTable", str, Path, str]
+
+
+def advise_command(
+    result: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A result .csv or .xlsx, or a directory of them (not with --host).", show_default=False
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output-path",
+            help="Where the advisor files go (default: beside the result; the current directory "
+            "for a host session).",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Advise a session of this host (HOST:PORT).", show_default=False),
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="The host session to advise.", show_default=False)
+    ] = None,
+    tls_ca: TlsCa = None,
+    client_cert: ClientCert = None,
+    client_key: ClientKey = None,
+    token_file: TokenFile = None,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    html: Annotated[
+        bool,
+        typer.Option("--html", help="Also write the HTML report ({result}.html) beside the advisor files."),
+    ] = False,
+    model_explorer: Annotated[
+        bool,
+        typer.Option("--model-explorer", help="Also write Model Explorer node-data JSON per original op."),
+    ] = False,
+    graph: Annotated[
+        Path | None,
+        typer.Option("--graph", help="ATC fusion rule json of the model, to draw its network in --html."),
+    ] = None,
+) -> None:
+    """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
+    from dumpcmp.host.report.files import ReportRequest, write_reports
+    from dumpcmp.host.report.graph import graph_for
+    from dumpcmp.outputs import prepare_output_dir
+
+    tables: list[_ToAdvise] = []
+    with user_errors():
+        if (host is None) != (session is None):
+            raise DumpcmpError("--host and --session go together: give both, or neither")
+        if (host is None) == (result is None):
+            raise DumpcmpError("give a RESULT file or directory, or --host and --session (not both)")
+        tables = _read_path(result) if result is not None else []
+        op_graph = graph_for(graph) if graph is not None and html else None
+    if host is not None and session is not None:
+        from dumpcmp.commands.host import session_tables
+
+        options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+        fetched = session_tables(options, session)
+        with user_errors():
+            tables = _read_cells(fetched)
+    # Every table is read before anything is written: a bad one leaves no output behind.
+    with user_errors():
+        if output is not None:
+            prepare_output_dir(output, "-o")
+        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph)
+        for table, stem, beside, heading in tables:
+            advice, text, data = advise_table(table, stem, output or beside)
+            print_advice(advice, text, data, heading=heading)
+            if reports.wanted:
+                stem_path = (output or beside) / stem
+                for path in write_reports(table, stem_path, reports, advice=advice, graph=op_graph):
+                    console().print(f"report: {path}", markup=False)
+
+
+def _read_path(result: Path) -> list[_ToAdvise]:
+    from dumpcmp.host.report.table import read_result
+
+    if not result.is_dir():
+        return [(read_result(result), result.stem, result.parent, "")]
+    files = result_files(result)
+    if not files:
+        raise DumpcmpError(f"{result}: no result table in this directory (result_*.csv or .xlsx)")
+    # Every shard: a batch compare writes one per device/model/step.
+    return [(read_result(path), path.stem, path.parent, f"result {path}") for path in files]
+
+
+def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:
+    """A host session's tables; their advice goes to the current directory unless -o says."""
+    from dumpcmp.host.report.table import table_from_cells
+
+    return [
+        (
+            table_from_cells(cells, source=name),
+            Path(name).stem,
+            Path("."),
+            f"result {name}" if len(fetched) > 1 else "",
+        )
+        for name, cells in fetched
+    ]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("advise", cls=StrictCommand)(advise_command)

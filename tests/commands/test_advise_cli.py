@@ -1,0 +1,168 @@
+"""``dumpcmp advise`` on a CSV, an xlsx, a directory of shards; ``compare --advisor``; bad input: one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import xlsxwriter
+from typer.testing import CliRunner, Result
+
+from dumpcmp.cli import app
+from dumpcmp.commands.sim import simulate
+from tests.host.report.tables import OFFLINE_HEADER, offline
+
+runner = CliRunner()
+STAMP = "20261124010203"
+ROWS = [
+    offline(0, "conv1", "input", red=0.001),
+    offline(0, "conv1", red=0.002),
+    offline(1, "conv2_fused", "input", red=0.002),
+    offline(1, "conv2_fused", cos=0.8, red=0.5, truth="conv2,bn2,relu2"),
+    offline(2, "softmax", "input", cos=0.8, red=0.5),
+    offline(2, "softmax", red=0.001),
+]
+LINE = (
+    "first divergence: op #1 conv2_fused (originals: conv2, bn2, relu2) - inputs agree, output 0 does not; "
+    "single-point"
+)
+
+
+def advise(*args: object) -> Result:
+    return runner.invoke(app, ["advise", *(str(a) for a in args)])
+
+
+def write_csv(path: Path, rows: list[list[str]] = ROWS) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([OFFLINE_HEADER, *rows])
+    return path
+
+
+def one_error_line(result: Result, text: str) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and text in lines[0], result.output
+
+
+def files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_advise_a_csv_prints_findings_and_writes_them_beside_it(tmp_path: Path) -> None:
+    result_file = write_csv(tmp_path / f"result_{STAMP}.csv")
+    result = advise(result_file)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith(LINE)
+    text, data = tmp_path / f"advisor_{STAMP}.txt", tmp_path / f"advisor_{STAMP}.json"
+    assert lines[-1] == f"advisor: {text}, {data}"
+    assert text.read_text().splitlines() == lines[:-1]
+    assert json.loads(data.read_text())["findings"][0]["originals"] == ["conv2", "bn2", "relu2"]
+    # Again: the first advice stays, the second gets the next free name.
+    assert advise(result_file).exit_code == 0
+    assert (tmp_path / f"advisor_{STAMP}_1.txt").is_file() and text.read_text().startswith(LINE)
+
+
+def test_advise_an_xlsx_and_into_another_directory(tmp_path: Path) -> None:
+    path = tmp_path / "mine.xlsx"
+    book = xlsxwriter.Workbook(path)
+    sheet = book.add_worksheet()
+    for r, row in enumerate([OFFLINE_HEADER, *ROWS]):
+        sheet.write_row(r, 0, row)
+    book.close()
+    result = advise(path, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(LINE)
+    (text,) = (tmp_path / "out").glob("mine_advisor_*.txt")  # not a result_{stamp} name: stamped now
+    assert text.with_suffix(".json").is_file()
+
+
+def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
+    write_csv(tmp_path / f"0_net_0_result_{STAMP}.csv")
+    write_csv(tmp_path / f"0_net_1_result_{STAMP}.csv", [offline(0, "conv1", red=0.001)])
+    (tmp_path / f"0_net_1_result_{STAMP}.xlsx").write_text("the csv's twin: not read")
+    (tmp_path / f"stats_result_{STAMP}.csv").write_text("not, a result table\n")  # another shape: skipped
+    (tmp_path / "notes.txt").write_text("hello")
+    result = advise(tmp_path)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"result {tmp_path / f'0_net_0_result_{STAMP}.csv'}" and lines[1].startswith(LINE)
+    assert f"result {tmp_path / f'0_net_1_result_{STAMP}.csv'}" in lines
+    assert "network consistent: all 1 compared tensors agree" in result.output
+    assert {f"0_net_0_advisor_{STAMP}.txt", f"0_net_1_advisor_{STAMP}.json"} <= set(files(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "no such result file"),
+        ("bad_csv", "not a dumpcmp result table"),
+        ("bad_xlsx", "cannot read result table"),
+        ("empty_dir", "no result table in this directory"),
+    ],
+)
+def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, message: str) -> None:
+    target = {
+        "missing": tmp_path / "result_x.csv",
+        "bad_csv": tmp_path / "result_1.csv",
+        "bad_xlsx": tmp_path / "result_2.xlsx",
+        "empty_dir": tmp_path / "empty",
+    }[setup]
+    if setup == "bad_csv":
+        target.write_text("a,b\n1,2\n")
+    elif setup == "bad_xlsx":
+        target.write_text("not a zip")
+    elif setup == "empty_dir":
+        target.mkdir()
+    before = files(tmp_path)
+    one_error_line(advise(target), message)
+    one_error_line(advise(target, "-o", tmp_path / "out"), message)
+    assert files(tmp_path) == before and not (tmp_path / "out").exists()
+
+
+def test_argument_mistakes_are_one_line(tmp_path: Path) -> None:
+    one_error_line(advise(), "give a RESULT file or directory, or --host and --session")
+    one_error_line(advise("--host", "127.0.0.1:1"), "--host and --session go together")
+    one_error_line(
+        advise(write_csv(tmp_path / "r.csv"), "--host", "127.0.0.1:1", "--session", "s"), "(not both)"
+    )
+
+
+def test_compare_with_advisor_prints_and_writes_findings(tmp_path: Path) -> None:
+    op = "/block2.pw/bn/BatchNormalization"
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=[f"{op}=bias"])
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir), "-fr", str(sim.fusion_rule),
+         "-o", str(out), "--advisor"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (result_file,) = out.glob("result_*.csv")
+    stamp = result_file.stem.removeprefix("result_")
+    assert (
+        f"first divergence: op #7 /block2.pw/conv/Conv (originals: /block2.pw/conv/Conv, {op})"
+        in result.output
+    )
+    assert f"advisor: {out / f'advisor_{stamp}.txt'}, {out / f'advisor_{stamp}.json'}" in result.output
+    # The advisor's own command on the written result says the same.
+    again = advise(result_file, "-o", out / "again")
+    assert again.exit_code == 0 and again.output.splitlines()[0] in result.output
+
+
+def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=["/block2.pw/bn/BatchNormalization=bias"])
+    loose = ["--cosine-threshold", "0", "--euclidean-threshold", "100", "--kl-threshold", "1e9",
+             "--rmse-threshold", "1e9", "--mre-threshold", "1e9"]  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir), "-fr", str(sim.fusion_rule),
+         "-o", str(tmp_path / "out"), "--advisor", *loose],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
+    assert "suspect:" not in result.output  # growth within the thresholds blames no op
