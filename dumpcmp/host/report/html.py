@@ -9,6 +9,7 @@ plotly figures built here; the graph's placement is networkx's (:mod:`.graph`).
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import math
 from collections import Counter
@@ -278,7 +279,7 @@ def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
     ]
     fused = [n for n in graph.nodes if graph.is_fused(n)]
     if fused and not big:
-        traces += _original_traces(graph, fused, positions, widest)
+        traces += _original_traces(graph, fused, positions)
     node_x = [positions[n][0] for n in graph.nodes]
     node_y = [positions[n][1] for n in graph.nodes]
     grades = [by_node[n].grade if n in by_node else Grade.NONE for n in graph.nodes]
@@ -312,25 +313,36 @@ def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
 
 
 def _original_traces(
-    graph: OpGraph, fused: Sequence[str], positions: Mapping[str, tuple[float, float]], widest: int
+    graph: OpGraph, fused: Sequence[str], positions: Mapping[str, tuple[float, float]]
 ) -> list[dict[str, Any]]:
-    """The original ops of each fused op, in a short column under it, linked by dotted lines."""
-    # A column takes a fraction of the gap between two ops of the widest layer (of the height
-    # for a chain, whose ops all sit on one line).
-    step = (2.0 / widest if widest > 1 else 1.0) * 0.12
+    """The original ops of each fused op, in a short column under it, linked by dotted lines.
+
+    The column stands a little right of the op, off the edges that leave it, and fits in the gap
+    down to the next op of its layer (in a layer of one, the drawing's own height).
+    """
+    layers: dict[float, list[float]] = {}
+    for x, y in positions.values():
+        layers.setdefault(x, []).append(y)
+    xs = sorted(layers)
+    dx = 0.3 * min((b - a for a, b in itertools.pairwise(xs)), default=1.0)
     link_x: list[float | None] = []
     link_y: list[float | None] = []
     at_x: list[float] = []
     at_y: list[float] = []
     text: list[str] = []
+    wide = max(layers.values(), key=len)
+    usual_gap = (max(wide) - min(wide)) / (len(wide) - 1) if len(wide) > 1 else 1.0
     for node in fused:
         x, y = positions[node]
-        for k, name in enumerate(graph.originals[node], start=1):
-            link_x += [x, x, None]
-            link_y += [y, y - k * step, None]
-            at_x.append(x)
-            at_y.append(y - k * step)
-            text.append(f"original op {_escape(name)}<br>fused into {_escape(node)}")
+        below = [other for other in layers[x] if other < y]
+        names = graph.originals[node]
+        step = 0.8 * (y - max(below) if below else usual_gap) / (len(names) + 1)
+        column = [y - k * step for k in range(1, len(names) + 1)]
+        link_x += [x, *[x + dx] * len(names), None]
+        link_y += [y, *column, None]
+        at_x += [x + dx] * len(names)
+        at_y += column
+        text += [f"original op {_escape(name)}<br>fused into {_escape(node)}" for name in names]
     return [
         _line_trace(
             link_x, link_y, "fused op → original ops", {"color": "#7e57c2", "width": 1, "dash": "dot"}
