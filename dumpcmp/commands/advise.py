@@ -28,6 +28,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
+from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
@@ -140,18 +141,9 @@ def advise_command(
     client_key: ClientKey = None,
     token_file: TokenFile = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
-    html: Annotated[
-        bool,
-        typer.Option("--html", help="Also write the HTML report ({result}.html) beside the advisor files."),
-    ] = False,
-    model_explorer: Annotated[
-        bool,
-        typer.Option("--model-explorer", help="Also write Model Explorer node-data JSON per original op."),
-    ] = False,
-    graph: Annotated[
-        Path | None,
-        typer.Option("--graph", help="ATC fusion rule json of the model, to draw its network in --html."),
-    ] = None,
+    html: Html = False,
+    model_explorer: ModelExplorer = False,
+    graph: Graph = None,
 ) -> None:
     """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
     from dumpcmp.host.report.files import ReportRequest, write_reports

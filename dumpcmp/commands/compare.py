@@ -11,6 +11,7 @@ import typer
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
 
@@ -138,19 +139,8 @@ def compare(
         bool,
         typer.Option("--advisor", help="Also print the advisor's findings and write advisor_*.txt/.json."),
     ] = False,
-    html: Annotated[
-        bool,
-        typer.Option(
-            "--html", help="Also write result_*.html: one self-contained report (plots, graph, table)."
-        ),
-    ] = False,
-    model_explorer: Annotated[
-        bool,
-        typer.Option(
-            "--model-explorer",
-            help="Also write Model Explorer node-data JSON per original op (cosine, max relative error).",
-        ),
-    ] = False,
+    html: Html = False,
+    model_explorer: ModelExplorer = False,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare

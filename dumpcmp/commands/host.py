@@ -31,6 +31,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
+from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
@@ -194,10 +195,7 @@ def results_command(
             "--html", metavar="FILE", help="Write the HTML report of the result table here (.html)."
         ),
     ] = None,
-    graph: Annotated[
-        Path | None,
-        typer.Option("--graph", help="ATC fusion rule json of the model, to draw its network in --html."),
-    ] = None,
+    graph: Graph = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
