@@ -175,7 +175,7 @@ def test_a_5000_op_report_opens_and_stays_small(tmp_path: Path, page: Page) -> N
     size = report.stat().st_size
     seconds = page.open(report)
     print(
-        f"{ops}-op report: {size / 1e6:.1f} MB, written in {written:.2f} s, "
+        f"{ops}-op report: {size / 1e6:.1f} MB, built and written in {written:.2f} s, "
         f"drawn in Chromium in {seconds:.2f} s (cpus: {os.cpu_count()})"
     )
     assert size < MAX_BYTES
