@@ -33,6 +33,7 @@ _COMMANDS: dict[str, str] = {
     "agent": "Stream dump files to a host comparator, from a dump path or a model run here.",
     "host": "Serve sessions to agents; list sessions and fetch their results.",
     "advise": "Say in words what went wrong and where, from a result table (CSV, xlsx or a host session).",
+    "reduce": "Replace GE dump and FX npy files by per-tensor summaries, to save disk on long runs.",
 }
 
 

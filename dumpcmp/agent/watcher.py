@@ -32,7 +32,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from dumpcmp.agent.completeness import FileRole, check_complete, role_of
+from dumpcmp.agent.completeness import FileRole, Verdict, check_complete, role_of
 
 __all__ = ["DumpWatcher", "NotSent"]
 
@@ -62,7 +62,11 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 class DumpWatcher:
-    """Hands every complete file under ``root`` to ``on_ready`` (from the watcher's thread)."""
+    """Hands every complete file under ``root`` to ``on_ready`` (from the watcher's thread).
+
+    ``role`` and ``complete`` default to the agent's rules (``completeness``); a caller watching
+    other files (``dumpcmp reduce`` watches npy files too) passes its own.
+    """
 
     def __init__(
         self,
@@ -74,8 +78,12 @@ class DumpWatcher:
         poll_interval: float = 0.5,
         exclude: tuple[Path, ...] = (),
         rescan_every: float = 2.0,
+        role: Callable[[Path], FileRole] = role_of,
+        complete: Callable[[Path, FileRole], Verdict] = check_complete,
     ) -> None:
         self.root = root.resolve()
+        self._role = role
+        self._complete = complete
         self._on_ready = on_ready
         self._quiet = quiet
         self._poll = poll
@@ -138,13 +146,13 @@ class DumpWatcher:
             self._checker.join(timeout=5.0)
         not_sent: list[NotSent] = []
         for path in self._walk():
-            role = role_of(path)
+            role = self._role(path)
             if role is FileRole.FOREIGN:
                 not_sent.append(NotSent(path, "not a dump file name"))
                 continue
             if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
                 continue
-            verdict = check_complete(path, role)
+            verdict = self._complete(path, role)
             if verdict.complete:
                 self._hand_over(path)
             else:
@@ -161,7 +169,7 @@ class DumpWatcher:
                 yield here / name
 
     def _touch(self, path: Path, *, settled: bool, old: bool = False) -> None:
-        role = role_of(path)
+        role = self._role(path)
         if role not in (FileRole.DUMP, FileRole.SIDECAR) or any(p in self._exclude for p in path.parents):
             return
         now = time.monotonic()
@@ -207,7 +215,7 @@ class DumpWatcher:
                 if not c.checked and (c.settled or now - c.changed_at >= self._quiet)
             ]
         for path, candidate in due:
-            verdict = check_complete(path, candidate.role)
+            verdict = self._complete(path, candidate.role)
             with self._lock:
                 if self._candidates.get(path) is not candidate:
                     continue  # changed again while being checked: wait for quiet again

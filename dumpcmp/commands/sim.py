@@ -15,9 +15,11 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, user_errors
+from dumpcmp.errors import ConfigError
 
 if TYPE_CHECKING:
     from dumpcmp.fakes.simulate import SimulationResult
+    from dumpcmp.fakes.torchair import TorchairSimulation
 
 __all__ = ["app", "simulate"]
 
@@ -85,6 +87,30 @@ def run_command(
             "real dump directory fills (default).",
         ),
     ] = False,
+    torchair: Annotated[
+        bool,
+        typer.Option(
+            "--torchair",
+            help="Write a TorchAir run instead: GE dump with graph dumps (msprobe_ge_dump) and FX npy dump "
+            "(msprobe_fx_dump), for compare --mode torchair.",
+        ),
+    ] = False,
+    torchair_layout: Annotated[
+        str,
+        typer.Option(
+            "--torchair-layout",
+            help="new (torch_npu > 7.1.0: worldsize/rank levels), legacy (7.1.0: data_dump/{token+1}) "
+            "or old (./data_dump).",
+        ),
+    ] = "new",
+    ranks: Annotated[int, typer.Option("--ranks", min=1, help="With --torchair: ranks of the run.")] = 1,
+    fusion_off_tree: Annotated[
+        bool,
+        typer.Option(
+            "--fusion-off-tree",
+            help="With --torchair: also a fault-free GE dump without fused ops in OUT/fusion_off.",
+        ),
+    ] = False,
 ) -> None:
     """Simulate MODEL: dump tree in OUT/npu, golden npy in OUT/golden, OUT/fusion_rule.json.
 
@@ -92,6 +118,18 @@ def run_command(
     """
     from dumpcmp.outputs import new_output_dir
 
+    if torchair:
+        with user_errors():
+            if acl_config is not None or quantize:
+                raise ConfigError("--torchair takes neither --acl-config nor --quantize")
+            with new_output_dir(out, "--out"):
+                run = _simulate_torchair(
+                    model, out, seed=seed, steps=steps, faults=inject or (), inputs=inputs or (),
+                    layout=torchair_layout, ranks=ranks, fusion=not no_fusion,
+                    fusion_off_tree=fusion_off_tree, atomic=atomic,
+                )  # fmt: skip
+        _print_torchair(run)
+        return
     with user_errors(), new_output_dir(out, "--out"):
         result = simulate(
             model,
@@ -121,4 +159,37 @@ def run_command(
     for fault in result.faults:
         printer.print(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
+        )
+
+
+def _simulate_torchair(model: str, out: Path, **options: Any) -> TorchairSimulation:
+    from dumpcmp.fakes.torchair import simulate_torchair
+
+    return simulate_torchair(model, out, **options)
+
+
+def _print_torchair(run: TorchairSimulation) -> None:
+    printer = console()
+    fused = sum(1 for op in run.graph.ops if op.fused)
+    printer.print(
+        f"model      {escape(run.model_name)}: {len(run.graph.ops)} GE ops ({fused} fused), "
+        f"{run.ranks} rank(s), {run.steps} token(s), layout {run.layout}"
+    )
+    printer.print(f"ge dump    {len(run.ge_files)} files in {escape(str(run.ge_dump_dir))}")
+    printer.print(f"ge graphs  {len(run.graph_files)} files in {escape(str(run.ge_dump_dir))}")
+    printer.print(f"fx dump    {len(run.fx_files)} files in {escape(str(run.fx_dump_dir))}")
+    if run.fusion_off_dir is not None:
+        printer.print(f"fusion off {len(run.fusion_off_files)} files in {escape(str(run.fusion_off_dir))}")
+    for fault in run.faults:
+        printer.print(
+            f"fault      {escape(str(fault))} -> GE op {escape(run.fault_ge_ops.get(fault.op, '?'))}"
+        )
+    printer.print(
+        f"compare    dumpcmp compare --mode torchair -tp {escape(str(run.ge_dump_dir))} "
+        f"-gp {escape(str(run.fx_dump_dir))}"
+    )
+    if run.fusion_off_dir is not None:
+        printer.print(
+            f"           dumpcmp compare --mode torchair -tp {escape(str(run.ge_dump_dir))} "
+            f"-gp {escape(str(run.fusion_off_dir))}"
         )

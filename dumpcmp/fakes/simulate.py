@@ -44,7 +44,13 @@ from .quantize import quant_fusion_ops
 from .zoo import build as build_zoo
 from .zoo import is_zoo_name
 
-__all__ = ["SimulationResult", "SimulationSetup", "finish_simulation", "prepare_simulation"]
+__all__ = [
+    "SimulationResult",
+    "SimulationSetup",
+    "check_fault_targets",
+    "finish_simulation",
+    "prepare_simulation",
+]
 
 DEVICE = 0
 
@@ -114,7 +120,7 @@ def prepare_simulation(
     _refuse_previous_run(out)
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
     proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
-    _check_fault_targets(plan, proto)
+    check_fault_targets(plan, proto)
     arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
     check_inputs(proto, arrays)
     given_config = None if acl_config is None else load_config(acl_config)  # names every broken rule
@@ -190,7 +196,7 @@ def _refuse_previous_run(out: Path) -> None:
         )
 
 
-def _check_fault_targets(plan: FaultPlan, proto: onnx.ModelProto) -> None:
+def check_fault_targets(plan: FaultPlan, proto: onnx.ModelProto) -> None:
     """A fault names an ONNX node; a misspelt one is refused here, before anything is written."""
     nodes = [node.name for node in proto.graph.node]
     missing = [op for op in plan.targets if op not in nodes]

@@ -26,7 +26,7 @@ from dumpcmp.outputs import atomic_path
 from dumpcmp.proto.minifloats import HIFLOAT8
 from dumpcmp.proto.sniff import NPY_MAGIC, what_is
 
-__all__ = ["SIDECAR_SUFFIX", "load_npy", "save_npy", "sidecar_path"]
+__all__ = ["SIDECAR_SUFFIX", "load_npy", "npy_size", "save_npy", "sidecar_path"]
 
 SIDECAR_SUFFIX = ".json"  # appended to the .npy name: X.npy → X.npy.json
 
@@ -101,6 +101,13 @@ def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:
     if array.flags.writeable:
         array.flags.writeable = False
     return array
+
+
+def npy_size(path: Path) -> int:
+    """The byte size the npy file at ``path`` has once whole (header + payload); FormatError if
+    its header cannot be read (yet)."""
+    header = _header(path)
+    return header.offset + header.nbytes
 
 
 @dataclass(frozen=True, slots=True)

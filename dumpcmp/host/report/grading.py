@@ -150,6 +150,7 @@ class RowJudge:
         self.t = thresholds
         self.offline = table.family == OFFLINE_DATA
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
+        self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
 
     # -- the family's measures -------------------------------------------------------------
 
@@ -180,6 +181,12 @@ class RowJudge:
         return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
 
     def agreement(self, row: TensorResult) -> Agreement:
+        known = self._agreements.get(row.position)
+        if known is None:
+            known = self._agreements[row.position] = self._agreement(row)
+        return known
+
+    def _agreement(self, row: TensorResult) -> Agreement:
         if not self.judged(row):
             return Agreement.UNKNOWN
         if self.offline:

@@ -1,0 +1,152 @@
+"""``dumpcmp reduce PATH [--watch] [--keep …]``: dump and npy files replaced by per-tensor summaries.
+
+The work is ``dumpcmp.host.torchair.reduce``; this module walks PATH once, or watches it with the
+agent's watcher (``DumpWatcher``), which hands over a file once it is whole: a binary dump by its
+size equation (the agent's rule), an npy file by its header's size. Ctrl-C ends a watch with the
+one summary line; files still incomplete then are reported and left in place.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._output import console, counted, user_errors
+
+if TYPE_CHECKING:
+    from dumpcmp.agent.completeness import FileRole, Verdict
+    from dumpcmp.host.torchair.reduce import Reducer, ReduceReport
+
+__all__ = ["reduce", "register", "watch_and_reduce"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``reduce`` to the top-level app (``dumpcmp reduce PATH``)."""
+    app.command("reduce", cls=StrictCommand)(reduce)
+
+
+def reduce(
+    path: Annotated[Path, typer.Argument(help="A GE dump or FX dump directory.", show_default=False)],
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Keep reducing files as they appear, until Ctrl-C.")
+    ] = False,
+    keep: Annotated[
+        str, typer.Option("--keep", help="Statistics to keep, comma-separated: min,max,mean,l2norm,crc32.")
+    ] = "min,max,mean,l2norm,crc32",
+    duration: Annotated[
+        float | None,
+        typer.Option(
+            "--duration", min=0.0, help="With --watch: stop after this many seconds.", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Replace GE dump and FX npy files by per-tensor summaries, to save disk on long runs.
+
+    Each file under PATH becomes one line of dumpcmp_reduced.jsonl in its directory (statistics
+    and CRC-32 of every tensor, for compare --mode torchair in statistics and md5 modes); the
+    original is deleted once its line is safely on disk. Unreadable files are reported and kept.
+    """
+    from dumpcmp.errors import ConfigError
+    from dumpcmp.host.torchair.reduce import Reducer, parse_keep
+
+    with user_errors():
+        reducer = Reducer(parse_keep(keep))
+        if not path.is_dir():
+            raise ConfigError(f"{path}: " + ("not a directory" if path.exists() else "no such directory"))
+        if watch:
+            printer = console()
+            printer.print(f"watching {escape(str(path))} (Ctrl-C stops)")
+            report = watch_and_reduce(path, reducer, duration=duration)
+        else:
+            report = reducer.reduce_tree(path)
+    _print_report(report, stopped=watch)
+
+
+def watch_and_reduce(
+    root: Path,
+    reducer: Reducer,
+    *,
+    duration: float | None = None,
+    stop: threading.Event | None = None,
+    quiet: float = 1.0,
+) -> ReduceReport:
+    """Reduce files under ``root`` as they become whole, until Ctrl-C, ``stop`` or ``duration``.
+
+    Raises OutputError (after stopping the watcher) when a summary cannot be written.
+    """
+    from dumpcmp.agent.watcher import DumpWatcher
+    from dumpcmp.errors import OutputError
+
+    stop = stop or threading.Event()
+    failures: list[OutputError] = []
+
+    def on_ready(path: Path) -> None:
+        if failures:
+            return
+        try:
+            reducer.reduce(path)
+        except OutputError as exc:
+            failures.append(exc)
+            stop.set()
+
+    watcher = DumpWatcher(root, on_ready, quiet=quiet, role=_role, complete=_complete)
+    watcher.start()
+    ends = None if duration is None else time.monotonic() + duration
+    try:
+        while not stop.wait(0.1):
+            if ends is not None and time.monotonic() >= ends:
+                break
+    except KeyboardInterrupt:
+        pass  # the user's way to end a watch: finish what is whole, then report
+    finally:
+        not_reduced = watcher.stop()
+    if failures:
+        raise failures[0]
+    reducer.report.kept.extend((n.path, n.reason) for n in not_reduced if n.reason != "not a dump file name")
+    return reducer.report
+
+
+def _role(path: Path) -> FileRole:
+    """The agent's roles, with npy files (FX dumps) watched like dump files and our own file quiet."""
+    from dumpcmp.agent.completeness import FileRole, role_of
+    from dumpcmp.host.torchair.reduce import kind_of
+
+    kind = kind_of(path)
+    if kind == "fx":
+        return FileRole.DUMP
+    if kind is None and not path.name.startswith("."):
+        return FileRole.QUIET  # the reduced file, stats csv, graph txt: not ours to reduce
+    return role_of(path)
+
+
+def _complete(path: Path, role: FileRole) -> Verdict:
+    from dumpcmp.agent.completeness import Verdict, check_complete
+    from dumpcmp.errors import FormatError
+    from dumpcmp.proto.npy import npy_size
+
+    if not path.name.endswith(".npy"):
+        return check_complete(path, role)
+    try:
+        expected, size = npy_size(path), path.stat().st_size
+    except (FormatError, OSError) as exc:
+        return Verdict(False, str(exc))
+    return Verdict(size >= expected, "" if size >= expected else f"{size} of {expected} bytes")
+
+
+def _print_report(report: ReduceReport, *, stopped: bool) -> None:
+    from dumpcmp.agent.progress import human_bytes
+
+    printer = console()
+    kept = f"; {counted(len(report.kept), 'file')} left in place" if report.kept else ""
+    prefix = "stopped: " if stopped else ""
+    printer.print(
+        f"{prefix}reduced {counted(report.reduced, 'file')}, freed {human_bytes(report.freed)}{kept}"
+    )
+    for path, reason in report.kept:
+        printer.print(f"kept {escape(str(path))}: {escape(reason)}")

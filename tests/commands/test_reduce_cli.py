@@ -1,0 +1,152 @@
+"""``dumpcmp reduce``: the summary line, one-line errors, and a watch ended by Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+from dumpcmp.commands.reduce import watch_and_reduce
+from dumpcmp.errors import OutputError
+from dumpcmp.fakes.torchair import simulate_torchair
+from dumpcmp.host.torchair.reduce import Reducer
+from dumpcmp.proto.reduced import REDUCED_FILE
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def sim_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "run"
+    simulate_torchair("zoo:small_cnn", root, clock=lambda: 1_732_410_000_000_000, pid=1)
+    return root
+
+
+def _dumps(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".txt" and p.name != REDUCED_FILE)
+
+
+def test_reduce_prints_one_summary_line(sim_tree: Path) -> None:
+    count = len(_dumps(sim_tree))
+    result = CliRunner().invoke(app, ["reduce", str(sim_tree), "--keep", "max,crc32"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"reduced {count} files, freed ")
+    assert len(result.output.strip().splitlines()) == 1
+    assert _dumps(sim_tree) == []
+    again = CliRunner().invoke(app, ["reduce", str(sim_tree)])
+    assert again.output.strip() == "reduced 0 files, freed 0 B"
+
+
+def test_corrupt_file_is_named(sim_tree: Path) -> None:
+    broken = _dumps(sim_tree)[0]
+    broken.write_bytes(b"\x00" * 3)
+    result = CliRunner().invoke(app, ["reduce", str(sim_tree)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].endswith("; 1 file left in place")
+    assert lines[1].startswith(f"kept {broken}: ")
+    assert broken.is_file()
+
+
+def _one_line_error(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def _deny_summary_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """EACCES as a non-root user meets it (the suite may run as root, which chmod cannot stop)."""
+    import dumpcmp.proto.reduced as reduced
+
+    def denied(path: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(reduced, "open", denied, raising=False)
+
+
+def test_unwritable_directory_is_one_line_and_keeps_everything(
+    sim_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _deny_summary_writes(monkeypatch)
+    before = _dumps(sim_tree)
+    first = before[0].parent / REDUCED_FILE
+    _one_line_error(["reduce", str(sim_tree)], f"cannot write {first}: Permission denied")
+    assert _dumps(sim_tree) == before
+
+
+def test_watch_ends_with_the_error_when_summaries_cannot_be_written(
+    sim_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _deny_summary_writes(monkeypatch)
+    before = _dumps(sim_tree)
+    stop = threading.Event()
+    timer = threading.Timer(20.0, stop.set)  # bounds the test if the failure never stopped the watch
+    timer.start()
+    try:
+        with pytest.raises(OutputError, match="Permission denied"):
+            watch_and_reduce(sim_tree, Reducer(), stop=stop, quiet=0.1)
+    finally:
+        timer.cancel()
+    assert _dumps(sim_tree) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_read_only_directory(sim_tree: Path) -> None:
+    token = _dumps(sim_tree)[0].parent
+    token.chmod(0o555)
+    try:
+        _one_line_error(["reduce", str(sim_tree)], "Permission denied")
+    finally:
+        token.chmod(0o755)
+
+
+def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    _one_line_error(["reduce", str(tmp_path / "nope")], "no such directory")
+    _one_line_error(["reduce", str(tmp_path), "--keep", "max,p99"], "unknown statistic 'p99'")
+
+
+def test_watch_with_duration(sim_tree: Path) -> None:
+    count = len(_dumps(sim_tree))
+    result = CliRunner().invoke(app, ["reduce", str(sim_tree), "--watch", "--duration", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].startswith(f"stopped: reduced {count} files, freed ")
+
+
+def test_watch_stops_cleanly_on_ctrl_c(sim_tree: Path, tmp_path: Path) -> None:
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "reduce", str(watched), "--watch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("watching ")
+        files = _dumps(sim_tree)[:5]
+        for source in files:
+            shutil.copyfile(source, watched / source.name)
+        ends = time.monotonic() + 30
+        while any((watched / f.name).exists() for f in files):
+            assert time.monotonic() < ends, "files not reduced in time"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    freed = sum(f.stat().st_size for f in files)
+    assert out.strip().splitlines() == [f"stopped: reduced 5 files, freed {freed / 1000:.1f} KB"]
+    assert "Traceback" not in err
