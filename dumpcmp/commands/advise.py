@@ -28,6 +28,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
+from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
@@ -140,8 +141,13 @@ def advise_command(
     client_key: ClientKey = None,
     token_file: TokenFile = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
+    html: Html = False,
+    model_explorer: ModelExplorer = False,
+    graph: Graph = None,
 ) -> None:
     """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
+    from dumpcmp.host.report.files import ReportRequest, write_reports
+    from dumpcmp.host.report.graph import graph_for
     from dumpcmp.outputs import prepare_output_dir
 
     tables: list[_ToAdvise] = []
@@ -151,6 +157,7 @@ def advise_command(
         if (host is None) == (result is None):
             raise DumpcmpError("give a RESULT file or directory, or --host and --session (not both)")
         tables = _read_path(result) if result is not None else []
+        op_graph = graph_for(graph) if graph is not None and html else None
     if host is not None and session is not None:
         from dumpcmp.commands.host import session_tables
 
@@ -162,8 +169,14 @@ def advise_command(
     with user_errors():
         if output is not None:
             prepare_output_dir(output, "-o")
+        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph)
         for table, stem, beside, heading in tables:
-            print_advice(*advise_table(table, stem, output or beside), heading=heading)
+            advice, text, data = advise_table(table, stem, output or beside)
+            print_advice(advice, text, data, heading=heading)
+            if reports.wanted:
+                stem_path = (output or beside) / stem
+                for path in write_reports(table, stem_path, reports, advice=advice, graph=op_graph):
+                    console().print(f"report: {path}", markup=False)
 
 
 def _read_path(result: Path) -> list[_ToAdvise]:

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
+
+if TYPE_CHECKING:
+    from dumpcmp.host.report.files import ReportRequest
+    from dumpcmp.host.session import CompareOutcome
 
 MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -134,6 +139,8 @@ def compare(
         bool,
         typer.Option("--advisor", help="Also print the advisor's findings and write advisor_*.txt/.json."),
     ] = False,
+    html: Html = False,
+    model_explorer: ModelExplorer = False,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
@@ -192,9 +199,29 @@ def compare(
                 if shard.result_file is not None:
                     limits = GradeThresholds(verdict=request.thresholds)  # the verdict's own thresholds
                     print_advice(*advise_file(shard.result_file, thresholds=limits))
+    if html or model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+
+        _write_reports(
+            outcome,
+            ReportRequest(
+                html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
+            ),
+        )
     problem = nothing_compared(outcome, request.thresholds)
     if problem is not None:
         fail(problem)
+
+
+def _write_reports(outcome: CompareOutcome, request: ReportRequest) -> None:
+    """The reports of each result file, beside it."""
+    from dumpcmp.host.report.files import reports_beside
+
+    with user_errors():
+        for shard in outcome.shards:
+            if shard.result_file is not None:
+                for path in reports_beside(shard.result_file, request, model=shard.key.model):
+                    console().print(f"report: {path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

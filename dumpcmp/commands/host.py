@@ -31,6 +31,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
+from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
@@ -188,6 +189,13 @@ def results_command(
     xlsx_text: Annotated[
         str | None, typer.Option("--xlsx", metavar="FILE", help="Write the result table here (.xlsx).")
     ] = None,
+    html_text: Annotated[
+        str | None,
+        typer.Option(
+            "--html", metavar="FILE", help="Write the HTML report of the result table here (.html)."
+        ),
+    ] = None,
+    graph: Graph = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
@@ -211,7 +219,8 @@ def results_command(
     with user_errors():
         csv_out = _file_target(csv_text, "--csv")
         xlsx_out = _file_target(xlsx_text, "--xlsx")
-        for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx")):
+        html_out = _file_target(html_text, "--html")
+        for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx"), (html_out, "--html")):
             if target is not None:
                 prepare_output_dir(target.parent, option)
         if out_dir is not None:
@@ -226,6 +235,9 @@ def results_command(
             _write_csv(stub, info, csv_out, columns, rows, timeout)
         if xlsx_out is not None:
             _write_xlsx(stub, info, xlsx_out, columns, rows, timeout)
+        if html_out is not None:
+            with user_errors():
+                _write_html(stub, info, html_out, graph, columns, rows, timeout)
         downloaded = _download(stub, info, out_dir, timeout) if out_dir is not None else []
     state = "closed" if info.state == pb.SessionInfo.CLOSED else "open (results so far)"
     out.print(f"session {session}: {state}, {len(rows)} rows", markup=False)
@@ -233,7 +245,7 @@ def results_command(
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
         out.print(line, markup=False)
-    for target in (csv_out, xlsx_out, *downloaded):
+    for target in (csv_out, xlsx_out, html_out, *downloaded):
         if target is not None:
             out.print(f"wrote {target}", markup=False)
 
@@ -331,12 +343,34 @@ def _write_xlsx(
     from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
     from dumpcmp.host.verdict import Thresholds
 
-    name = _single_result(info, ".csv")
-    if name is not None:  # the result table's own columns, not every optional one
-        text = b"".join(_result_chunks(stub, info, name, timeout))
-        table = list(csv.reader(text.decode("utf-8").splitlines()))
-        columns, rows = table[0], table[1:]
+    columns, rows = _table_cells(stub, info, columns, rows, timeout)
     write_xlsx_cells(target, columns, rows, thresholds=Thresholds())
+
+
+def _write_html(
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, columns: list[str],
+    rows: list[list[str]], timeout: float,
+) -> None:  # fmt: skip
+    from dumpcmp.host.report.files import ReportRequest, write_reports
+    from dumpcmp.host.report.table import table_from_cells
+
+    columns, rows = _table_cells(stub, info, columns, rows, timeout)
+    table = table_from_cells([columns, *rows], source=f"session {info.session}")
+    request = ReportRequest(html=True, graph=graph)
+    write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+
+
+def _table_cells(
+    stub: DumpCompareStub, info: pb.SessionInfo, columns: list[str], rows: list[list[str]], timeout: float
+) -> tuple[list[str], list[list[str]]]:
+    """The closed session's one result table as written (its own columns, not every optional one),
+    else the rows streamed so far."""
+    name = _single_result(info, ".csv")
+    if name is None:
+        return columns, rows
+    text = b"".join(_result_chunks(stub, info, name, timeout))
+    table = list(csv.reader(text.decode("utf-8").splitlines()))
+    return table[0], table[1:]
 
 
 def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:

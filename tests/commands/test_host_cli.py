@@ -94,6 +94,21 @@ def test_results_xlsx_equals_compare_xlsx(
     assert any(fill == "FFFFC7CE" for row in want for _, fill in row)  # the faulty op is marked
 
 
+def test_results_html_of_a_session_with_its_graph(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    closed_session(hosts.client(host), sim)
+    target = tmp_path / "report" / "s1.html"
+    code, output = invoke(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--html", target, "--graph", sim.fusion_rule
+    )
+    assert code == 0, output
+    assert f"wrote {target}" in output
+    page = target.read_text(encoding="utf-8")
+    assert 'id="graph"' in page and "/block2/Add" in page  # the rule file's graph, the faulty op
+    assert "session s1" in page  # where the rows came from
+
+
 def test_follow_waits_for_the_close(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -286,7 +301,14 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
 
 @pytest.mark.parametrize(
     ("option", "target"),
-    [("--csv", "."), ("--csv", "existing_dir"), ("--csv", "cdir/"), ("--xlsx", "cdir/"), ("--xlsx", "..")],
+    [
+        ("--csv", "."),
+        ("--csv", "existing_dir"),
+        ("--csv", "cdir/"),
+        ("--xlsx", "cdir/"),
+        ("--xlsx", ".."),
+        ("--html", "cdir/"),
+    ],
 )
 def test_a_directory_as_the_table_file_is_one_line(
     hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, target: str

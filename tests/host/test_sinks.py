@@ -73,3 +73,59 @@ def test_claim_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
         claim_new_path(tmp_path / under / "r.csv")
+
+
+def _fills(sheet: object) -> list[str]:
+    """Each data row's fill colour ("" when none), read back as Excel stores it."""
+    rows = list(sheet.iter_rows(min_row=2))  # type: ignore[attr-defined]
+    return [row[0].fill.fgColor.rgb[2:] if row[0].fill.fill_type == "solid" else "" for row in rows]
+
+
+def test_xlsx_rows_are_coloured_by_grade_with_an_advisor_sheet(tmp_path: Path) -> None:
+    from tests.host.report.reports_kit import chain_cells
+
+    cells = chain_cells(4, bad_from=2)
+    cells[1][9:19] = ["NaN"] * 10  # op 0's input: not compared, no colour
+    cells[7][17] = cells[8][17] = "0.300000"  # op 3's MaxRelativeError: below red on its own
+    path = write_result_xlsx_from(tmp_path, cells)
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["result", "advisor"]
+    sheet = book["result"]
+    green, red, yellow = "C6EFCE", "FFC7CE", "FFEB9C"
+    # op 2: inputs agree, output does not -> red; op 3 inherits it -> yellow (input and output).
+    assert _fills(sheet) == ["", green, green, green, green, red, yellow, yellow]
+    assert sheet.freeze_panes == "A2"
+    assert sheet.auto_filter.ref == f"A1:T{len(cells)}"
+    widths = {c: sheet.column_dimensions[c].width for c in "ACDT"}
+    assert widths["D"] > widths["A"]  # NPUDump is as wide as its names, Index as its header
+    advisor = [[c.value for c in row] for row in book["advisor"].iter_rows()]
+    assert advisor[0][:3] == ["Detection", "Index", "Op"]
+    assert advisor[1][:3] == ["first divergence", 2, "/layer2/conv/Conv"]
+
+
+def test_one_writer_takes_a_torchair_table(tmp_path: Path) -> None:
+    from dumpcmp.host.report.grading import grade_rows
+    from dumpcmp.host.report.table import table_from_cells
+    from dumpcmp.host.sinks.xlsx_file import write_result_xlsx
+
+    header = ["API Name", "Stack Info", "Data Name", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+              "One Thousandth Err Ratio", "Five Thousandth Err Ratio", "Requires_grad Consistent", "Result",
+              "Accuracy Reached or Not", "Err_message"]  # fmt: skip
+    rows = [
+        ["Mul.input.0", "", "[a, b]", "1.0", "0", "0", "0", "1.0", "1.0", "N/A", "PASS", "Yes", ""],
+        ["Mul.output.0", "", "[c, d]", "0.2", "9", "9", "0.9", "0.1", "0.2", "N/A", "FAIL", "No", ""],
+    ]
+    grades = grade_rows(table_from_cells([header, *rows]))
+    path = write_result_xlsx(tmp_path / "t.xlsx", header, rows, grades=grades)
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["result"]  # no advice given, no advisor sheet
+    sheet = book["result"]
+    assert _fills(sheet) == ["C6EFCE", "FFC7CE"]
+    assert sheet["D3"].value == 0.2 and sheet["D3"].data_type == "n"  # Cosine is a number
+    assert sheet["J2"].value == "N/A"
+
+
+def write_result_xlsx_from(tmp_path: Path, cells: list[list[str]]) -> Path:
+    from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
+
+    return write_xlsx_cells(tmp_path / "r.xlsx", cells[0], cells[1:], thresholds=Thresholds())

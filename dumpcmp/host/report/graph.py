@@ -1,0 +1,118 @@
+"""The network a result table came from, as the HTML report draws it: ops, data edges, originals.
+
+:class:`OpGraph` is deliberately small (names, types, edges, the golden-side ops each node
+stands for) so any graph source can be adapted to it: the ATC fusion rule json here
+(:func:`graph_from_rules`), a GE graph for TorchAir elsewhere. Placement is networkx's, layered
+by topological generation, so the drawing reads in execution direction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.errors import RuleFileError
+from dumpcmp.host.fusion_rules import FusionRules, load_rules
+from dumpcmp.proto.names import sanitize_dump_name
+
+# Weights and constants: dozens per model, they feed one op each and say nothing about accuracy,
+# but would crowd the first layer of the drawing.
+_CONSTANT_TYPES = frozenset({"Const", "Constant"})
+
+
+@dataclass(frozen=True, slots=True)
+class OpGraph:
+    """Target-side ops (``nodes``, in source order), data edges ``(src, dst)`` between them, and
+    for each node the golden-side ops it was compiled from (several for a fused op)."""
+
+    nodes: tuple[str, ...]
+    types: Mapping[str, str]
+    edges: tuple[tuple[str, str], ...]
+    originals: Mapping[str, tuple[str, ...]]
+    source: str = ""
+
+    def is_fused(self, node: str) -> bool:
+        """True when the node stands for golden ops other than itself."""
+        names = self.originals.get(node, ())
+        return bool(names) and names != (node,)
+
+    def lookup(self) -> dict[str, str]:
+        """Node by any name a result table may use for it: its own, or as sanitised in dump files."""
+        found = {sanitize_dump_name(n): n for n in self.nodes}
+        found.update({n: n for n in self.nodes})
+        return found
+
+
+def graph_from_rules(rules: FusionRules) -> OpGraph:
+    """The compiled graph of an ATC rule file: every non-constant op, edges from data inputs."""
+    ops = [op for op in rules if op.type not in _CONSTANT_TYPES]
+    kept = {op.name for op in ops}
+    nodes: list[str] = []
+    seen: set[str] = set()
+    for op in ops:
+        if op.name not in seen:  # sub-graphs may repeat a name; the first one stands
+            seen.add(op.name)
+            nodes.append(op.name)
+    edges = {
+        (ref.src_name, op.name)
+        for op in ops
+        for ref in op.data_inputs
+        if ref.src_name in kept and ref.src_name != op.name
+    }
+    return OpGraph(
+        nodes=tuple(nodes),
+        types={op.name: op.type for op in reversed(ops)},
+        edges=tuple(sorted(edges)),
+        originals={op.name: tuple(n for n in op.original_op_names if n) for op in reversed(ops)},
+        source=rules.path,
+    )
+
+
+def load_graph(path: str | Path) -> OpGraph:
+    """The graph of an ATC rule file (``RuleFileError`` when it cannot be read)."""
+    return graph_from_rules(load_rules(path))
+
+
+def layered_positions(graph: OpGraph) -> dict[str, tuple[float, float]]:
+    """x = topological generation (execution depth), y = place within the generation.
+
+    A cycle (a loop body flattened into one graph) is collapsed first, its ops sharing a layer.
+    """
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(graph.nodes)
+    g.add_edges_from(graph.edges)
+    dag = nx.condensation(g)
+    layer_of_component = {
+        c: depth for depth, layer in enumerate(nx.topological_generations(dag)) for c in layer
+    }
+    order = {name: i for i, name in enumerate(graph.nodes)}
+    members = dag.graph["mapping"]
+    for name in graph.nodes:
+        g.nodes[name]["layer"] = layer_of_component[members[name]]
+    # multipartite_layout places each layer's nodes in insertion order; insert in source order.
+    ordered = nx.DiGraph()
+    for name in sorted(g.nodes, key=lambda n: (g.nodes[n]["layer"], order[n])):
+        ordered.add_node(name, layer=g.nodes[name]["layer"])
+    if not ordered:
+        return {}
+    placed = nx.multipartite_layout(ordered, subset_key="layer", align="vertical", scale=1.0)
+    return {name: (float(x), float(y)) for name, (x, y) in placed.items()}
+
+
+def graph_for(path: Path, model: str = "") -> OpGraph:
+    """The graph of ``path``: a rule file, or the file of a rule directory that is ``model``'s
+    (by the rule file's model or graph name, or its file name, as ``compare -fr DIR`` picks)."""
+    if not path.is_dir():
+        return load_graph(path)
+    wanted = sanitize_dump_name(model)
+    files = sorted(path.glob("*.json"))
+    for candidate in files:
+        rules = load_rules(candidate)
+        if wanted in {sanitize_dump_name(n) for n in (rules.name, candidate.stem, *rules.graph_names) if n}:
+            return graph_from_rules(rules)
+    if len(files) == 1:
+        return load_graph(files[0])
+    raise RuleFileError(path, f"no rule file here is for model {model!r}")

@@ -1,0 +1,179 @@
+"""The HTML report's fixed parts: stylesheet and script. Data arrives as inlined JSON.
+
+The script never builds markup from data: every name and cell goes in through ``textContent``
+or as a Plotly text string escaped by the Python side, so an op called ``<script>`` is shown,
+not run. The Content-Security-Policy lets the page load nothing from anywhere.
+"""
+
+from __future__ import annotations
+
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+    "img-src data: blob:; font-src data:; connect-src 'none'"
+)
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 2em; color: #1f1f1f; }
+h1 { font-size: 1.4em; margin: .8em 0 .2em; } h2 { font-size: 1.15em; margin: 1.4em 0 .4em; }
+.source { color: #555; margin: 0 0 .8em; word-break: break-all; }
+.summary { display: flex; flex-wrap: wrap; gap: .6em; margin: .4em 0; }
+.count { padding: .3em .8em; border-radius: 4px; background: #eee; }
+.count b { font-size: 1.15em; }
+.grade-red { background: #ffc7ce; } .grade-yellow { background: #ffeb9c; }
+.grade-green { background: #c6efce; } .grade-none { background: #f2f2f2; }
+.findings { margin: .4em 0; padding-left: 1.2em; } .findings li { margin: .25em 0; }
+.findings .kind { font-weight: 600; }
+.plot { width: 100%; height: 420px; } #graph { height: auto; }
+.note { color: #555; font-style: italic; }
+.controls { display: flex; gap: .8em; align-items: center; margin: .4em 0; flex-wrap: wrap; }
+.controls input[type=search] { width: 22em; padding: .25em .4em; }
+.scroll { max-height: 520px; overflow: auto; border: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 12px; }
+th, td { border: 1px solid #ddd; padding: 2px 6px; white-space: nowrap; text-align: left; }
+th { position: sticky; top: 0; background: #f7f7f7; cursor: pointer; user-select: none; }
+th.sorted-asc::after { content: " \\25B2"; } th.sorted-desc::after { content: " \\25BC"; }
+tbody tr { cursor: pointer; } tbody tr:hover td { outline: 1px solid #999; }
+#details { border: 2px solid #888; border-radius: 6px; padding: .4em 1em 1em; margin-top: 1em; }
+#details[hidden] { display: none; }
+#detail-title { word-break: break-all; }
+button { cursor: pointer; }
+"""
+
+SCRIPT = r"""
+"use strict";
+const DATA = JSON.parse(document.getElementById("report-data").textContent);
+const FIGURES = JSON.parse(document.getElementById("report-figures").textContent);
+const CONFIG = {displaylogo: false, responsive: true};
+const PAGE = 500;
+let shown = PAGE, sortColumn = -1, sortDir = 1, visible = [];
+
+function el(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (cls) node.className = cls;
+  return node;
+}
+
+function rowElement(i) {
+  const tr = el("tr", undefined, "grade-" + DATA.grade[i]);
+  tr.dataset.row = i;
+  if (DATA.why[i]) tr.title = DATA.why[i];
+  for (const cell of DATA.rows[i]) tr.appendChild(el("td", cell));
+  return tr;
+}
+
+function asNumber(text) {
+  const v = Number(text);
+  return text !== "" && !Number.isNaN(v) ? v : null;
+}
+
+function applyTable() {
+  const needle = document.getElementById("filter").value.trim().toLowerCase();
+  const grade = document.getElementById("grade-filter").value;
+  visible = [];
+  for (let i = 0; i < DATA.rows.length; i++) {
+    if (grade && DATA.grade[i] !== grade) continue;
+    if (needle && !DATA.search[i].includes(needle)) continue;
+    visible.push(i);
+  }
+  if (sortColumn >= 0) {
+    const c = sortColumn;
+    visible.sort((a, b) => {
+      const x = DATA.rows[a][c], y = DATA.rows[b][c];
+      const nx = asNumber(x), ny = asNumber(y);
+      if (nx !== null && ny !== null) return (nx - ny) * sortDir;
+      if (nx !== null) return -1;
+      if (ny !== null) return 1;
+      return x.localeCompare(y) * sortDir;
+    });
+  }
+  const body = document.getElementById("rows");
+  body.replaceChildren(...visible.slice(0, shown).map(rowElement));
+  document.getElementById("row-count").textContent =
+    `${visible.length} of ${DATA.rows.length} rows` +
+    (visible.length > shown ? ` (first ${shown} shown)` : "");
+  document.getElementById("more").hidden = visible.length <= shown;
+}
+
+function buildTable() {
+  const head = document.getElementById("head");
+  DATA.header.forEach((name, c) => {
+    const th = el("th", name);
+    th.addEventListener("click", () => {
+      sortDir = sortColumn === c ? -sortDir : 1;
+      sortColumn = c;
+      for (const other of head.children) other.className = "";
+      th.className = sortDir > 0 ? "sorted-asc" : "sorted-desc";
+      applyTable();
+    });
+    head.appendChild(th);
+  });
+  DATA.search = DATA.rows.map((cells) => cells.join("\u0001").toLowerCase());
+  document.getElementById("filter").addEventListener("input", () => { shown = PAGE; applyTable(); });
+  document.getElementById("grade-filter").addEventListener("change", () => { shown = PAGE; applyTable(); });
+  document.getElementById("more").addEventListener("click", () => { shown += PAGE * 4; applyTable(); });
+  document.getElementById("rows").addEventListener("click", (event) => {
+    const tr = event.target.closest("tr");
+    if (tr) showOp(DATA.rowOp[Number(tr.dataset.row)]);
+  });
+  applyTable();
+}
+
+function showOp(op) {
+  if (op === null || op === undefined || op < 0) return;
+  const info = DATA.ops[op];
+  const box = document.getElementById("details");
+  box.hidden = false;
+  document.getElementById("detail-title").textContent =
+    `op #${info.order} ${info.name}` + (info.type ? ` (${info.type})` : "");
+  document.getElementById("detail-grade").textContent = "worst grade: " + info.grade;
+  document.getElementById("detail-grade").className = "count grade-" + info.grade;
+  document.getElementById("detail-originals").textContent =
+    info.originals.length ? "original ops: " + info.originals.join(", ") : "no original (golden) ops";
+  const rows = [];
+  for (let i = 0; i < DATA.rows.length; i++) if (DATA.rowOp[i] === op) rows.push(i);
+  const head = document.getElementById("detail-head");
+  head.replaceChildren(...DATA.header.map((name) => el("th", name)));
+  document.getElementById("detail-rows").replaceChildren(...rows.map(rowElement));
+  drawHistogram(rows);
+  box.scrollIntoView({block: "nearest"});
+}
+
+function drawHistogram(rows) {
+  const all = [];
+  for (const v of DATA.err) if (v !== null && v > 0) all.push(Math.log10(v));
+  const mine = rows.map((i) => DATA.err[i]).filter((v) => v !== null);
+  const shapes = mine.map((v) => ({
+    type: "line", xref: "x", yref: "paper", y0: 0, y1: 1,
+    x0: v > 0 ? Math.log10(v) : DATA.errFloor, x1: v > 0 ? Math.log10(v) : DATA.errFloor,
+    line: {color: "#c62828", width: 2},
+  }));
+  const layout = {
+    template: "none", margin: {t: 40, r: 20, b: 50, l: 60}, shapes: shapes, bargap: 0.05,
+    title: {text: `log10 ${DATA.errName} of every compared tensor; red lines: this op's tensors`,
+            font: {size: 13}},
+    xaxis: {title: {text: `log10 ${DATA.errName}`}}, yaxis: {title: {text: "tensors"}},
+  };
+  Plotly.react("histogram", [{type: "histogram", x: all, marker: {color: "#90a4ae"}}], layout, CONFIG);
+}
+
+function onPick(event) {
+  const point = event.points && event.points[0];
+  if (point && point.customdata !== undefined && point.customdata !== null) showOp(point.customdata);
+}
+
+function drawFigures() {
+  const drawn = [];
+  for (const [id, figure] of Object.entries(FIGURES)) {
+    const div = document.getElementById(id);
+    if (!div) continue;
+    const plotted = Plotly.newPlot(div, figure.data, figure.layout, CONFIG);
+    drawn.push(plotted.then(() => div.on("plotly_click", onPick)));
+  }
+  return Promise.all(drawn);
+}
+
+buildTable();
+// Tests and screenshots wait for this: the table and every figure are drawn.
+drawFigures().then(() => { document.body.dataset.ready = "1"; });
+"""

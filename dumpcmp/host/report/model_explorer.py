@@ -1,0 +1,89 @@
+"""Google Model Explorer node-data overlays: one metric per file, keyed by the golden model's ops.
+
+Model Explorer shows the original (ONNX / framework) model, so each value is filed under the
+original op names a row was compared with; a fused NPU op's value goes to every one of its
+originals. The file is Model Explorer's single-graph node-data form
+``{"name", "results": {node: {"value"}}, "thresholds": [{"value", "bgColor"}]}``, which its UI
+applies to the graph on screen (``--node_data_paths=...`` or "Load node data" in the UI).
+Each node gets its op's worst output value: the lowest cosine, the highest error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
+from dumpcmp.outputs import atomic_path
+
+RED, YELLOW, GREEN = "#e53935", "#fdd835", "#43a047"
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """One metric as node data: which column, which way is worse, the colour bands."""
+
+    label: str  # in the file name and Model Explorer's data name
+    columns: tuple[str, ...]  # the metric column, by family (the first one the table has)
+    worst: Callable[[Sequence[float]], float]
+    # (upper bound, colour): Model Explorer colours a value with the first band it is <= to.
+    bands: tuple[tuple[float, str], ...]
+
+
+OVERLAYS = (
+    Overlay("cosine", ("CosineSimilarity", "Cosine"), min, ((0.9, RED), (0.99, YELLOW), (1.0, GREEN))),
+    Overlay(
+        "max_rel_err",
+        ("MaxRelativeError", "MaxRelativeErr"),
+        max,
+        ((0.01, GREEN), (0.5, YELLOW), (1e308, RED)),
+    ),
+)
+
+
+def node_data(table: ResultTable, overlay: Overlay) -> dict[str, object] | None:
+    """The overlay's document for ``table``; None when the table has no such column, or names
+    no golden ops (a TorchAir table names bench files)."""
+    column = next((c for c in overlay.columns if c in table.header), None)
+    # TorchAir rows name bench dump files, not the graph nodes Model Explorer shows.
+    if column is None or table.family != OFFLINE_DATA:
+        return None
+    values: dict[str, list[float]] = {}
+    for row in table.targets():
+        value = row.metric(column)
+        # A node's colour is its result: the op's outputs, not the inputs it was handed.
+        if row.io != "output" or not row.compared:
+            continue
+        for name in row.originals:
+            values.setdefault(name, []).append(value)
+    results = {name: _result(overlay, found) for name, found in values.items()}
+    return {
+        "name": f"dumpcmp {column}",
+        "results": results,
+        "thresholds": [{"value": limit, "bgColor": colour} for limit, colour in overlay.bands],
+    }
+
+
+def _result(overlay: Overlay, found: Sequence[float]) -> dict[str, object]:
+    bad = [v for v in found if not math.isfinite(v)]
+    if bad:  # json has no NaN/inf: the cell's spelling as text, coloured as the worst band
+        text = "NaN" if any(math.isnan(v) for v in bad) else "inf"
+        return {"value": text, "bgColor": RED}
+    return {"value": overlay.worst(found)}
+
+
+def write_overlays(table: ResultTable, stem: Path) -> list[Path]:
+    """``{stem}_model_explorer_{label}.json`` for each overlay the table has a column for."""
+    written = []
+    for overlay in OVERLAYS:
+        doc = node_data(table, overlay)
+        if doc is None:
+            continue
+        target = stem.with_name(f"{stem.name}_model_explorer_{overlay.label}.json")
+        with atomic_path(target) as temp:
+            temp.write_text(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        written.append(target)
+    return written

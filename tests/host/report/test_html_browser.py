@@ -1,0 +1,186 @@
+"""The HTML report in a real browser: Debian's headless Chromium, driven by Playwright.
+
+Every page is opened from file:// with all other requests aborted and recorded, so "opens
+offline" is checked, not assumed. Screenshots are written to ``tests/artifacts/`` (gitignored;
+CI may keep them) and their paths printed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dumpcmp.host.report.graph import load_graph
+from dumpcmp.host.report.html import write_html
+from dumpcmp.host.report.table import read_result
+from tests.host.report.reports_kit import HOSTILE, chain_graph, chain_table, simulated_result
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+# Without the networking switches Chromium reaches for Google's services at every start.
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+WAIT_MS = 120_000  # bound on every wait; a loaded CI machine is slow, never infinite
+MAX_BYTES = 20 * 1024 * 1024
+
+if not CHROMIUM.exists():
+    pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="playwright is not installed (pip install .[test])"
+)
+
+
+@dataclass
+class Page:
+    """A page and what it did: console errors, page errors, requests other than file://."""
+
+    page: Any
+    errors: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+
+    def open(self, path: Path) -> float:
+        """Load ``path``; seconds until the report says it is drawn."""
+        start = time.monotonic()
+        self.page.goto(path.as_uri(), timeout=WAIT_MS)
+        self.page.wait_for_selector("body[data-ready='1']", state="attached", timeout=WAIT_MS)
+        return time.monotonic() - start
+
+    def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        target = ARTIFACTS / name
+        self.page.screenshot(path=str(target), full_page=True)
+        print(f"screenshot: {target}")
+        return target
+
+
+@pytest.fixture
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    # One browser per test: Playwright's loop threads end with it (tests may leave no thread).
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), args=FLAGS, headless=True,
+            viewport={"width": 1400, "height": 1000}, timeout=WAIT_MS,
+        )  # fmt: skip
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Page]:
+    tab = browser.new_page()
+    watched = Page(tab)
+
+    def route(handle: Any) -> None:
+        url = handle.request.url
+        if url.startswith("file:"):
+            handle.continue_()
+        else:
+            watched.outside.append(url)
+            handle.abort()
+
+    tab.route("**/*", route)
+    tab.on("console", lambda m: watched.errors.append(m.text) if m.type == "error" else None)
+    tab.on("pageerror", lambda e: watched.errors.append(str(e)))
+    try:
+        yield watched
+    finally:
+        tab.close()
+
+
+def _click_node(page: Page, name: str) -> None:
+    """Click the graph's point for op ``name`` where Plotly draws it (Plotly hit-tests the mouse)."""
+    find = "(name) => FIGURES.graph.data.at(-1).text.findIndex((s) => s.includes(name))"
+    index = page.page.evaluate(find, name)
+    assert index >= 0
+    point = page.page.locator("#graph .scatterlayer .trace").last.locator(".point").nth(index)
+    box = point.bounding_box()
+    assert box is not None
+    page.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.page.wait_for_selector("#details:not([hidden])", timeout=WAIT_MS)
+
+
+def test_report_of_a_simulated_fault(tmp_path: Path, page: Page) -> None:
+    run = simulated_result(tmp_path)
+    table = read_result(run.result)
+    report = write_html(tmp_path / "report.html", table, graph=load_graph(run.fusion_rule))
+    seconds = page.open(report)
+    print(f"small_cnn report ({report.stat().st_size} bytes) drawn in {seconds:.2f} s")
+    assert page.errors == [] and page.outside == []
+    assert page.page.locator("#findings li").first.inner_text().startswith("first divergence: op #")
+
+    # The filter: the faulty op's rows, counted in the page and in the table.
+    needle = run.fault_op
+    page.page.fill("#filter", needle)
+    want = sum(1 for r in table.rows if any(needle.lower() in c.lower() for c in r.cells))
+    assert page.page.locator("#rows tr").count() == want > 0
+    assert page.page.inner_text("#row-count").startswith(f"{want} of {len(table.rows)} rows")
+    page.page.select_option("#grade-filter", "red")
+    reds = page.page.locator("#rows tr.grade-red").count()
+    assert page.page.locator("#rows tr").count() == reds > 0
+
+    # Clicking the faulty op in the graph shows its rows and the error histogram.
+    _click_node(page, needle)
+    assert needle in page.page.inner_text("#detail-title")
+    own = sum(1 for r in table.rows if r.op_name == needle)
+    assert page.page.locator("#detail-rows tr").count() == own
+    assert page.page.locator("#histogram .main-svg").count() > 0
+    page.screenshot("report_small_cnn.png")
+    assert page.errors == [] and page.outside == []
+
+
+def test_a_table_row_opens_its_op_and_sorting_works(tmp_path: Path, page: Page) -> None:
+    graph = chain_graph(12, fused_every=3)
+    report = write_html(tmp_path / "r.html", chain_table(12, bad_from=7), graph=graph)
+    page.open(report)
+    page.page.locator("#head th", has_text="CosineSimilarity").click()
+    first = page.page.locator("#rows tr").first.locator("td").nth(9).inner_text()
+    assert first == "0.500000"  # ascending: the disagreeing rows first
+    page.page.locator("#rows tr").first.click()
+    assert page.page.inner_text("#detail-title").startswith("op #")
+    assert page.errors == [] and page.outside == []
+
+
+def test_hostile_op_names_render_as_text(tmp_path: Path, page: Page) -> None:
+    names = {3: HOSTILE}
+    table = chain_table(6, bad_from=3, names=names)
+    report = write_html(tmp_path / "h.html", table, graph=chain_graph(6, names))
+    page.open(report)
+    assert page.page.evaluate("window.__pwned") is None  # no injected script or handler ran
+    assert HOSTILE in page.page.inner_text("#findings")
+    page.page.fill("#filter", "__pwned")
+    assert page.page.locator("#rows tr").count() == 2
+    assert page.page.locator("#rows tr").first.locator("td").nth(3).inner_text() == HOSTILE
+    _click_node(page, "__pwned")
+    assert HOSTILE in page.page.inner_text("#detail-title")
+    assert page.page.locator("img").count() == 0
+    assert page.page.evaluate("window.__pwned") is None
+    assert page.errors == [] and page.outside == []
+
+
+def test_a_5000_op_report_opens_and_stays_small(tmp_path: Path, page: Page) -> None:
+    ops = 5000
+    started = time.monotonic()
+    table, graph = chain_table(ops, bad_from=4000), chain_graph(ops, fused_every=4)
+    report = write_html(tmp_path / "big.html", table, graph=graph)
+    written = time.monotonic() - started
+    size = report.stat().st_size
+    seconds = page.open(report)
+    print(
+        f"{ops}-op report: {size / 1e6:.1f} MB, built and written in {written:.2f} s, "
+        f"drawn in Chromium in {seconds:.2f} s (cpus: {os.cpu_count()})"
+    )
+    assert size < MAX_BYTES
+    assert page.page.inner_text("#row-count").startswith(f"{2 * ops} of {2 * ops} rows")
+    page.page.fill("#filter", "/layer4321/")
+    assert page.page.locator("#rows tr").count() == 2
+    page.screenshot("report_5000_ops.png")
+    assert page.errors == [] and page.outside == []

@@ -1,0 +1,47 @@
+"""Model Explorer node-data overlays: its single-graph json, keyed by the golden model's ops."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dumpcmp.host.report.model_explorer import OVERLAYS, node_data, write_overlays
+from dumpcmp.host.report.table import table_from_cells
+from tests.host.report.reports_kit import chain_cells
+
+
+def test_values_are_filed_under_every_original_op_worst_output_first() -> None:
+    cells = chain_cells(3, bad_from=2)
+    cells[6][5] = "/layer2/conv/Conv,/layer2/bn/BatchNormalization"  # op 2's output: a fused op
+    cells.append([*cells[6][:7], "/layer2/conv/Conv:output:1", "[1]", "0.900000", *cells[6][10:]])
+    cosine, max_rel = (node_data(table_from_cells(cells), overlay) for overlay in OVERLAYS)
+    assert cosine is not None and max_rel is not None
+    results = cosine["results"]
+    assert isinstance(results, dict)
+    assert results["/layer0/conv/Conv"] == {"value": 1.0}
+    # Op 2's two outputs: 0.5 and 0.9, the node shows the lower; both originals carry it.
+    assert results["/layer2/conv/Conv"] == results["/layer2/bn/BatchNormalization"] == {"value": 0.5}
+    assert max_rel["results"]["/layer2/conv/Conv"] == {"value": 2.5}  # type: ignore[index]
+    assert cosine["thresholds"][0] == {"value": 0.9, "bgColor": "#e53935"}  # type: ignore[index]
+
+
+def test_nan_becomes_text_and_the_file_is_strict_json(tmp_path: Path) -> None:
+    cells = chain_cells(2)
+    cells[2][9] = "NaN"  # op 0's output cosine
+    written = write_overlays(table_from_cells(cells), tmp_path / "result_1")
+    assert [p.name for p in written] == [
+        "result_1_model_explorer_cosine.json",
+        "result_1_model_explorer_max_rel_err.json",
+    ]
+    doc = json.loads(written[0].read_text(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    assert doc["results"]["/layer0/conv/Conv"] == {"value": "NaN", "bgColor": "#e53935"}
+    # Model Explorer takes a file as one graph's data when "results" has no "results" inside.
+    assert "results" not in doc["results"]
+
+
+def test_a_torchair_table_has_no_golden_op_names_to_key_by() -> None:
+    header = ["API Name", "Stack Info", "Data Name", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+              "One Thousandth Err Ratio", "Five Thousandth Err Ratio", "Requires_grad Consistent", "Result",
+              "Accuracy Reached or Not", "Err_message"]  # fmt: skip
+    row = ["Add.output.0", "", "[a.npy, b.npy]", "1.0", "0", "0", "0", "1", "1", "N/A", "PASS", "Yes", ""]
+    assert node_data(table_from_cells([header, row]), OVERLAYS[0]) is None
