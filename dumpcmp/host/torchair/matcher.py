@@ -1,0 +1,371 @@
+"""Which tensor each GE dump tensor is compared with: the TorchAir matcher (formats.md §7.3, metrics.md §2).
+
+GE against FX: a GE op's output descs carry ``_fx_tensor_name`` (``add_1-aten.add.Tensor.OUTPUT.0``);
+without the ``.OUTPUT.{k}`` it names the FX op, whose ``INPUT.k`` / ``OUTPUT.k`` npy files are the
+bench side of the GE op's input k / output k. Ops are looked up in the optimized graph dump (what
+ran), then in the original one.
+
+* A fused op (type ``AutomaticBufferFusionOp``) is named by the concatenation of its members'
+  names; it is split by the longest known name first (the ops of the original graph dump),
+  backing off to a shorter one when the rest does not split. Its inputs are compared with its
+  first member's FX inputs, its outputs with its last member's FX outputs.
+* A ``Cast`` / ``TransData`` without an FX tensor is compared with itself: output k against input
+  k (one pair per output; its inputs are the bench side of those pairs, not pairs of their own).
+
+GE fusion on against off: the op of the same name in the fusion-off dump, tensor for tensor; a
+fused op through its members (split over the fusion-off dump's ops and the original graph).
+
+Every GE tensor gets a ``TensorPair``: with loaders, with statistics (stats dumps), or with the
+reason it has no counterpart. A GE file that cannot be read gets one pair with the reason. The
+matcher is built once per run, holds only names and paths (it pickles into worker processes),
+and reads nothing but the one dump file it is asked about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from dumpcmp.errors import DumpFormatError, FormatError, MatchError
+from dumpcmp.host.torchair.fx_golden import FxTensorKey
+from dumpcmp.host.torchair.ge_graph import FX_TENSOR_ATTR, GeOp, parse_ge_graph
+from dumpcmp.host.torchair.layout import FxDump, GraphFiles, TorchairInputs
+from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
+from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
+from dumpcmp.proto.npy import load_npy
+from dumpcmp.proto.stats_csv import StatsRow, read_stats_csv
+from dumpcmp.proto.walker import DumpEntry
+
+__all__ = ["FUSED_OP_TYPE", "SELF_COMPARED_TYPES", "RankGraph", "TorchairMatcher", "split_fused"]
+
+FUSED_OP_TYPE = "AutomaticBufferFusionOp"
+SELF_COMPARED_TYPES = frozenset({"Cast", "TransData"})
+_IO = ("input", "output")
+
+
+def split_fused(name: str, known: frozenset[str]) -> tuple[str, ...] | None:
+    """``name`` as a concatenation of names in ``known``, longest first at each step; None if none.
+
+    A name that is a prefix of a longer one ("add" of "add_1") is tried only when the longer one
+    leaves a rest that does not split.
+    """
+    lengths = sorted({len(k) for k in known if k}, reverse=True)
+    dead_ends: set[int] = set()
+
+    def split_from(start: int) -> tuple[str, ...] | None:
+        if start == len(name):
+            return ()
+        if start in dead_ends:
+            return None
+        for length in lengths:
+            piece = name[start : start + length]
+            if len(piece) == length and piece in known:
+                rest = split_from(start + length)
+                if rest is not None:
+                    return (piece, *rest)
+        dead_ends.add(start)
+        return None
+
+    return split_from(0)
+
+
+@dataclass(frozen=True, slots=True)
+class RankGraph:
+    """One rank's GE graph dumps, ops keyed by the name dump files give them."""
+
+    optimized: Mapping[str, GeOp] = field(default_factory=dict)
+    original: Mapping[str, GeOp] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, files: GraphFiles) -> RankGraph:
+        return cls(_ops(files.optimized), _ops(files.original))
+
+    def op(self, dump_name: str) -> GeOp | None:
+        return self.optimized.get(dump_name) or self.original.get(dump_name)
+
+    @property
+    def member_names(self) -> frozenset[str]:
+        """What a fused op's name is made of: the ops before GE fused them."""
+        return frozenset(self.original)
+
+
+def _ops(paths: Sequence[Path]) -> dict[str, GeOp]:
+    return {op.dump_name: op for path in paths for op in parse_ge_graph(path)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Bench:
+    """The bench side of one pair: a loader or statistics, and its Data Name label."""
+
+    label: str
+    load: TensorLoader | None = None
+    stats: TensorStats | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """One tensor of the GE file being compared."""
+
+    io: str
+    index: int
+    load: TensorLoader | None = None
+    stats: TensorStats | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _GeFile:
+    """A GE file read: its op's raw name and its tensors (data or statistics)."""
+
+    op_name: str
+    tensors: tuple[_Target, ...]
+
+    def tensor(self, io: str, index: int) -> _Target | None:
+        return next((t for t in self.tensors if t.io == io and t.index == index), None)
+
+
+@dataclass(frozen=True)
+class TorchairMatcher:
+    """GE tensors → ``TensorPair``s for one run; see the module doc for the rules."""
+
+    graphs: Mapping[int, RankGraph]
+    fx: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]] | None = None  # GE vs FX
+    fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]] | None = None  # GE vs GE
+
+    @classmethod
+    def build(cls, inputs: TorchairInputs) -> TorchairMatcher:
+        """Parse the graph dumps once; FormatError names a malformed one (file:line:column)."""
+        graphs = {rank: RankGraph.parse(files) for rank, files in inputs.target.graphs.items()}
+        bench = inputs.bench
+        if isinstance(bench, FxDump):
+            if not graphs:
+                raise MatchError(
+                    f"no GE graph dump in {inputs.target.root} (dynamo_original_*.txt, "
+                    'dynamo_optimized_*.txt; dumped with debug.graph_dump.type="txt"): '
+                    "GE ops cannot be linked to FX tensors without it"
+                )
+            return cls(graphs, fx=bench.shards)
+        off = {key: _by_op_name(entries) for key, entries in bench.shards.items()}
+        return cls(graphs, fusion_off=off)
+
+    def for_shard(self, shard: TorchairShardKey) -> TorchairMatcher:
+        """The part of this matcher one shard needs (smaller to send to a worker)."""
+        graphs = {k: g for k, g in self.graphs.items() if k == shard.rank}
+        fx = None if self.fx is None else {k: v for k, v in self.fx.items() if k == shard}
+        off = None if self.fusion_off is None else {k: v for k, v in self.fusion_off.items() if k == shard}
+        return TorchairMatcher(graphs, fx, off)
+
+    # ------------------------------------------------------------------ pairs
+
+    def pairs(self, entry: DumpEntry, shard: TorchairShardKey) -> list[TensorPair]:
+        """One pair per tensor of the GE dump file ``entry`` of ``shard`` (one pair if unreadable)."""
+        try:
+            target = _read(entry)
+        except (DumpFormatError, FormatError) as exc:
+            return [_unreadable(entry, exc)]
+        if self.fx is not None and self._self_compared(entry, shard):
+            return [self._self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
+        return [self._pair(entry, target, t, self._bench(entry, shard, t)) for t in target.tensors]
+
+    def _pair(self, entry: DumpEntry, target: _GeFile, tensor: _Target, bench: _Bench | str) -> TensorPair:
+        found = bench if isinstance(bench, _Bench) else None
+        return TensorPair(
+            api_name=f"{target.op_name}.{tensor.io}.{tensor.index}",
+            io=tensor.io,
+            index=tensor.index,
+            npu_label=str(entry.path),
+            bench_label=found.label if found is not None else "",
+            load_target=tensor.load,
+            load_bench=found.load if found is not None else None,
+            target_stats=tensor.stats,
+            bench_stats=found.stats if found is not None else None,
+            reason=bench if isinstance(bench, str) else "",
+        )
+
+    def _bench(self, entry: DumpEntry, shard: TorchairShardKey, tensor: _Target) -> _Bench | str:
+        if self.fx is not None:
+            return self._fx_bench(entry, shard, tensor.io, tensor.index, self.fx)
+        return self._fusion_off_bench(entry, shard, tensor.io, tensor.index, self.fusion_off or {})
+
+    # ------------------------------------------------------------------ GE vs FX
+
+    def _fx_bench(
+        self,
+        entry: DumpEntry,
+        shard: TorchairShardKey,
+        io: str,
+        index: int,
+        fx: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]],
+    ) -> _Bench | str:
+        source = self._fx_source(entry, shard, io)
+        if isinstance(source, str):
+            return source
+        name = entry.name.op_name
+        key = source.fx_key
+        if not key:
+            via = "" if source.dump_name == name else f" (through its member {source.name})"
+            return f"no FX tensor for GE op {name} {io} {index}{via} (no {FX_TENSOR_ATTR})"
+        tensors = fx.get(shard)
+        if tensors is None:
+            return f"no FX dump for rank {shard.rank} token {shard.token}"
+        wanted = FxTensorKey(key, io, index)
+        path = tensors.get(wanted)
+        if path is None:
+            return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
+        return _Bench(str(path), load=partial(_load_npy, path))
+
+    def _fx_source(self, entry: DumpEntry, shard: TorchairShardKey, io: str) -> GeOp | str:
+        """The graph op whose FX tensors ``entry``'s inputs or outputs are compared with."""
+        graph = self.graphs.get(shard.rank)
+        if graph is None:
+            return f"no GE graph dump for rank {shard.rank}"
+        name = entry.name.op_name
+        if not _is_fused(entry, graph):
+            found = graph.op(name)
+            return (
+                found
+                if found is not None
+                else f"GE op {name} is not in the GE graph dump of rank {shard.rank}"
+            )
+        members = split_fused(name, graph.member_names)
+        if not members:
+            return f"fused GE op {name} does not split into ops of rank {shard.rank}'s original graph dump"
+        member = members[0] if io == "input" else members[-1]
+        return graph.original[member]
+
+    def _self_compared(self, entry: DumpEntry, shard: TorchairShardKey) -> bool:
+        """A Cast / TransData GE inserted: no FX tensor of its own."""
+        graph = self.graphs.get(shard.rank, RankGraph())
+        op = graph.op(entry.name.op_name)
+        op_type = op.type if op is not None else entry.name.op_type
+        return op_type in SELF_COMPARED_TYPES and (op is None or not op.fx_key)
+
+    def _self_pair(self, entry: DumpEntry, target: _GeFile, output: _Target) -> TensorPair:
+        source = target.tensor("input", output.index)
+        bench: _Bench | str = (
+            _Bench(f"{entry.path} input {output.index}", source.load, source.stats)
+            if source is not None
+            else f"{entry.name.op_type} op {target.op_name} has no input {output.index} to compare output "
+            f"{output.index} with (it has no FX tensor)"
+        )
+        return self._pair(entry, target, output, bench)
+
+    # ------------------------------------------------------------------ GE fusion on vs off
+
+    def _fusion_off_bench(
+        self,
+        entry: DumpEntry,
+        shard: TorchairShardKey,
+        io: str,
+        index: int,
+        fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]],
+    ) -> _Bench | str:
+        ops = fusion_off.get(shard)
+        if ops is None:
+            return f"no fusion-off GE dump for rank {shard.rank} token {shard.token}"
+        name = entry.name.op_name
+        found = ops.get(name)
+        if found is None and _is_fused(entry, self.graphs.get(shard.rank, RankGraph())):
+            known = frozenset(ops) | self.graphs.get(shard.rank, RankGraph()).member_names
+            members = split_fused(name, known)
+            if not members:
+                return f"fused GE op {name} does not split into ops of the fusion-off GE dump"
+            member = members[0] if io == "input" else members[-1]
+            found = ops.get(member)
+            if found is None:
+                return f"{member}, a member of fused GE op {name}, is not in the fusion-off GE dump"
+        if found is None:
+            return f"GE op {name} is not in the fusion-off GE dump of rank {shard.rank} token {shard.token}"
+        return _ge_bench(found, io, index)
+
+
+def _is_fused(entry: DumpEntry, graph: RankGraph) -> bool:
+    op = graph.op(entry.name.op_name)
+    return entry.name.op_type == FUSED_OP_TYPE or (op is not None and op.type == FUSED_OP_TYPE)
+
+
+def _by_op_name(entries: Sequence[DumpEntry]) -> dict[str, DumpEntry]:
+    """A fusion-off token's files by op name; a tensor dump wins over a stats dump of the same op."""
+    ops: dict[str, DumpEntry] = {}
+    for entry in entries:
+        known = ops.get(entry.name.op_name)
+        if known is None or known.is_stats:
+            ops[entry.name.op_name] = entry
+    return ops
+
+
+def _ge_bench(entry: DumpEntry, io: str, index: int) -> _Bench | str:
+    label = f"{entry.path} {io} {index}"
+    if not entry.is_stats:
+        return _Bench(label, load=partial(_load_dump_tensor, entry.path, io, index))
+    try:
+        rows = read_stats_csv(entry.path)
+    except DumpFormatError as exc:
+        return f"unreadable fusion-off stats dump: {exc}"
+    row = next((r for r in rows if r.kind == io and r.index == index), None)
+    if row is None:
+        return f"fusion-off stats dump {entry.path} has no {io} {index}"
+    return _Bench(label, stats=_stats(row))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read(entry: DumpEntry) -> _GeFile:
+    """The tensors of a GE file; raises DumpFormatError / FormatError for an unreadable one."""
+    if entry.is_stats:
+        rows = read_stats_csv(entry.path)
+        targets = tuple(_Target(r.kind, r.index, stats=_stats(r)) for r in rows if r.kind in _IO)
+        return _GeFile(entry.name.op_name, targets)
+    dump = read_dump(entry.path)
+    tensors = [*dump.inputs, *dump.outputs]
+    return _GeFile(
+        dump.op_name or entry.name.op_name,
+        tuple(_Target(t.kind.value, t.index, load=partial(_logical, t)) for t in tensors),
+    )
+
+
+def _unreadable(entry: DumpEntry, error: Exception) -> TensorPair:
+    what = "stats dump" if entry.is_stats else "dump file"
+    return TensorPair(
+        api_name=f"{entry.name.op_name}.*",
+        io="output",
+        index=0,
+        npu_label=str(entry.path),
+        bench_label="",
+        reason=f"corrupt GE {what}: {error}",
+    )
+
+
+def _stats(row: StatsRow) -> TensorStats:
+    return TensorStats(
+        dtype=row.data_type,
+        shape=row.shape or (),
+        max=row.stats.get("Max Value"),
+        min=row.stats.get("Min Value"),
+        mean=row.stats.get("Avg Value"),
+        l2norm=row.stats.get("l2norm"),
+    )
+
+
+def _widened(array: np.ndarray) -> np.ndarray:
+    """bf16 / fp8 / other ml_dtypes types as float32, which holds each of their values exactly."""
+    return array.astype(np.float32) if array.dtype.isbuiltin == 2 else array
+
+
+def _logical(tensor: DumpTensor) -> np.ndarray:
+    return _widened(tensor.logical())
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    return _widened(load_npy(path))
+
+
+def _load_dump_tensor(path: Path, io: str, index: int) -> np.ndarray:
+    tensors = read_dump(path).tensors(TensorKind(io))
+    if index >= len(tensors):
+        raise FormatError(f"{path}: has no {io} {index} (it holds {len(tensors)})")
+    return _logical(tensors[index])
