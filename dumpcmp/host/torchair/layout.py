@@ -201,7 +201,7 @@ class _GePlace:
 
     layout: GeLayout
     root: Path
-    session: Path  # the {time} directory (with the device): one per rank and dump
+    session: Path  # the {time} directory: one per rank and dump, with one device
     device: str
     shard: TorchairShardKey
 
@@ -270,7 +270,7 @@ def _ge_place(path: Path) -> _GePlace | str:
     parts = path.parent.absolute().parts
     if len(parts) < 6 or not (parts[-1].isdigit() and parts[-2].isdigit() and parts[-4].isdigit()):
         return "dump file outside a {time}/{device}/{model}/{model_id}/{token} directory"
-    session = Path(*parts[:-3])
+    session = Path(*parts[:-4])
     ranked = _RANK_DIR.match(parts[-6])
     if ranked:
         rank, layout, root = int(ranked[2]), GeLayout.RANKED, Path(*parts[:-6])
