@@ -320,3 +320,14 @@ def test_partly_overlapping_shards_are_kept_and_the_bench_only_ones_listed(tmp_p
     inputs = open_inputs(ge_root, fx_root)
     assert inputs.shards == (Shard(0, 0), Shard(0, 1))
     assert inputs.bench_only == (Shard(0, 5),)
+
+
+def test_error_two_devices_without_rank_directories(tmp_path: Path) -> None:
+    ge_file(ge_token_dir(tmp_path, 0, device="0"), "Add", "add_1", [X], [X])
+    ge_file(ge_token_dir(tmp_path, 0, device="1"), "Add", "add_1", [X], [X])
+    assert _error(open_dump, tmp_path) == (
+        f"two GE dumps in {tmp_path} for rank 0: {tmp_path / TIME / '0'} and {tmp_path / TIME / '1'}; "
+        "give the directory of one"
+    )
+    # one device's directory is one dump
+    assert set(_ge(tmp_path / TIME / "1").shards) == {Shard(0, 0)}
