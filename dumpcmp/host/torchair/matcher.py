@@ -24,7 +24,7 @@ and reads nothing but the one dump file it is asked about.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -98,18 +98,10 @@ def _ops(paths: Sequence[Path]) -> dict[str, GeOp]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Bench:
-    """The bench side of one pair: a loader or statistics, and its Data Name label."""
+class _Tensor:
+    """One side of a pair: which tensor, its Data Name label, and a loader or its statistics."""
 
     label: str
-    load: TensorLoader | None = None
-    stats: TensorStats | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """One tensor of the GE file being compared."""
-
     io: str
     index: int
     load: TensorLoader | None = None
@@ -121,9 +113,9 @@ class _GeFile:
     """A GE file read: its op's raw name and its tensors (data or statistics)."""
 
     op_name: str
-    tensors: tuple[_Target, ...]
+    tensors: tuple[_Tensor, ...]
 
-    def tensor(self, io: str, index: int) -> _Target | None:
+    def tensor(self, io: str, index: int) -> _Tensor | None:
         return next((t for t in self.tensors if t.io == io and t.index == index), None)
 
 
@@ -168,15 +160,15 @@ class TorchairMatcher:
             return [_unreadable(entry, exc)]
         if self.fx is not None and self._self_compared(entry, shard):
             return [self._self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
-        return [self._pair(entry, target, t, self._bench(entry, shard, t)) for t in target.tensors]
+        return [self._pair(target, t, self._bench(entry, shard, t)) for t in target.tensors]
 
-    def _pair(self, entry: DumpEntry, target: _GeFile, tensor: _Target, bench: _Bench | str) -> TensorPair:
-        found = bench if isinstance(bench, _Bench) else None
+    def _pair(self, target: _GeFile, tensor: _Tensor, bench: _Tensor | str) -> TensorPair:
+        found = bench if isinstance(bench, _Tensor) else None
         return TensorPair(
             api_name=f"{target.op_name}.{tensor.io}.{tensor.index}",
             io=tensor.io,
             index=tensor.index,
-            npu_label=str(entry.path),
+            npu_label=tensor.label,
             bench_label=found.label if found is not None else "",
             load_target=tensor.load,
             load_bench=found.load if found is not None else None,
@@ -185,7 +177,7 @@ class TorchairMatcher:
             reason=bench if isinstance(bench, str) else "",
         )
 
-    def _bench(self, entry: DumpEntry, shard: TorchairShardKey, tensor: _Target) -> _Bench | str:
+    def _bench(self, entry: DumpEntry, shard: TorchairShardKey, tensor: _Tensor) -> _Tensor | str:
         if self.fx is not None:
             return self._fx_bench(entry, shard, tensor.io, tensor.index, self.fx)
         return self._fusion_off_bench(entry, shard, tensor.io, tensor.index, self.fusion_off or {})
@@ -199,7 +191,7 @@ class TorchairMatcher:
         io: str,
         index: int,
         fx: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]],
-    ) -> _Bench | str:
+    ) -> _Tensor | str:
         source = self._fx_source(entry, shard, io)
         if isinstance(source, str):
             return source
@@ -215,7 +207,7 @@ class TorchairMatcher:
         path = tensors.get(wanted)
         if path is None:
             return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
-        return _Bench(str(path), load=partial(_load_npy, path))
+        return _Tensor(str(path), io, index, load=partial(_load_npy, path))
 
     def _fx_source(self, entry: DumpEntry, shard: TorchairShardKey, io: str) -> GeOp | str:
         """The graph op whose FX tensors ``entry``'s inputs or outputs are compared with."""
@@ -243,15 +235,15 @@ class TorchairMatcher:
         op_type = op.type if op is not None else entry.name.op_type
         return op_type in SELF_COMPARED_TYPES and (op is None or not op.fx_key)
 
-    def _self_pair(self, entry: DumpEntry, target: _GeFile, output: _Target) -> TensorPair:
+    def _self_pair(self, entry: DumpEntry, target: _GeFile, output: _Tensor) -> TensorPair:
         source = target.tensor("input", output.index)
-        bench: _Bench | str = (
-            _Bench(f"{entry.path} input {output.index}", source.load, source.stats)
+        bench: _Tensor | str = (
+            replace(source, label=f"{entry.path} input {output.index}")
             if source is not None
             else f"{entry.name.op_type} op {target.op_name} has no input {output.index} to compare output "
             f"{output.index} with (it has no FX tensor)"
         )
-        return self._pair(entry, target, output, bench)
+        return self._pair(target, output, bench)
 
     # ------------------------------------------------------------------ GE fusion on vs off
 
@@ -262,7 +254,7 @@ class TorchairMatcher:
         io: str,
         index: int,
         fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]],
-    ) -> _Bench | str:
+    ) -> _Tensor | str:
         ops = fusion_off.get(shard)
         if ops is None:
             return f"no fusion-off GE dump for rank {shard.rank} token {shard.token}"
@@ -297,10 +289,10 @@ def _by_op_name(entries: Sequence[DumpEntry]) -> dict[str, DumpEntry]:
     return ops
 
 
-def _ge_bench(entry: DumpEntry, io: str, index: int) -> _Bench | str:
+def _ge_bench(entry: DumpEntry, io: str, index: int) -> _Tensor | str:
     label = f"{entry.path} {io} {index}"
     if not entry.is_stats:
-        return _Bench(label, load=partial(_load_dump_tensor, entry.path, io, index))
+        return _Tensor(label, io, index, load=partial(_load_dump_tensor, entry.path, io, index))
     try:
         rows = read_stats_csv(entry.path)
     except DumpFormatError as exc:
@@ -308,7 +300,7 @@ def _ge_bench(entry: DumpEntry, io: str, index: int) -> _Bench | str:
     row = next((r for r in rows if r.kind == io and r.index == index), None)
     if row is None:
         return f"fusion-off stats dump {entry.path} has no {io} {index}"
-    return _Bench(label, stats=_stats(row))
+    return _Tensor(label, io, index, stats=_stats(row))
 
 
 # --------------------------------------------------------------------------- reading
@@ -318,13 +310,14 @@ def _read(entry: DumpEntry) -> _GeFile:
     """The tensors of a GE file; raises DumpFormatError / FormatError for an unreadable one."""
     if entry.is_stats:
         rows = read_stats_csv(entry.path)
-        targets = tuple(_Target(r.kind, r.index, stats=_stats(r)) for r in rows if r.kind in _IO)
+        label = str(entry.path)
+        targets = tuple(_Tensor(label, r.kind, r.index, stats=_stats(r)) for r in rows if r.kind in _IO)
         return _GeFile(entry.name.op_name, targets)
     dump = read_dump(entry.path)
     tensors = [*dump.inputs, *dump.outputs]
     return _GeFile(
         dump.op_name or entry.name.op_name,
-        tuple(_Target(t.kind.value, t.index, load=partial(_logical, t)) for t in tensors),
+        tuple(_Tensor(str(entry.path), t.kind.value, t.index, load=partial(_logical, t)) for t in tensors),
     )
 
 

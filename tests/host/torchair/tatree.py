@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
-from dumpcmp.proto.dtypes import Format
 from dumpcmp.proto.names import dump_file_name
 
 TIME = "20250101120000"
@@ -35,17 +34,19 @@ def ge_file(
     directory: Path,
     op_type: str,
     op_name: str,
-    inputs: Sequence[np.ndarray] = (),
-    outputs: Sequence[np.ndarray] = (),
+    inputs: Sequence[np.ndarray | DumpTensor] = (),
+    outputs: Sequence[np.ndarray | DumpTensor] = (),
     *,
     timestamp: int = 1735732800000001,
     task: int = 1,
-    format: Format = Format.ND,
 ) -> Path:
-    """One 2.0 dump file with the given logical tensors (stored as they are, ND unless told)."""
+    """One 2.0 dump file; arrays are stored as they are (ND), DumpTensors as they say."""
 
-    def tensors(kind: TensorKind, arrays: Sequence[np.ndarray]) -> tuple[DumpTensor, ...]:
-        return tuple(DumpTensor.from_array(kind, k, a, format=format) for k, a in enumerate(arrays))
+    def tensors(kind: TensorKind, items: Sequence[np.ndarray | DumpTensor]) -> tuple[DumpTensor, ...]:
+        return tuple(
+            item if isinstance(item, DumpTensor) else DumpTensor.from_array(kind, k, item)
+            for k, item in enumerate(items)
+        )
 
     dump = DumpFile(
         path="",

@@ -14,10 +14,9 @@ from dumpcmp.host.torchair.layout import open_inputs
 from dumpcmp.host.torchair.matcher import TorchairMatcher, split_fused
 from dumpcmp.host.torchair.records import TensorPair, TensorStats
 from dumpcmp.host.torchair.records import TorchairShardKey as Shard
-from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+from dumpcmp.proto.codec import DumpTensor, TensorKind
 from dumpcmp.proto.dtypes import Format
 from dumpcmp.proto.layouts import to_device
-from dumpcmp.proto.names import dump_file_name
 from dumpcmp.proto.walker import DumpEntry
 from tests.host.torchair.tatree import (
     Op,
@@ -198,15 +197,11 @@ def test_device_layouts_and_bf16_come_back_logical_and_widened(tmp_path: Path) -
     run = Run(tmp_path)
     image = RNG.standard_normal((1, 3, 4, 4)).astype(np.float16)
     five_hd = to_device(image, Format.NC1HWC0)
-    tensors = (
-        DumpTensor.from_array(
-            TensorKind.INPUT, 0, five_hd, format=Format.NC1HWC0, original_shape=image.shape
-        ),
+    five_hd_input = DumpTensor.from_array(
+        TensorKind.INPUT, 0, five_hd, format=Format.NC1HWC0, original_shape=image.shape
     )
     bf16 = A.astype(ml_dtypes.bfloat16)
-    outputs = (DumpTensor.from_array(TensorKind.OUTPUT, 0, bf16),)
-    dump = DumpFile("", Layout.V2, "2.0", 1735732800000001, "add", tensors, outputs)
-    write_dump(run.token / dump_file_name("Add", "add", 1, 0, 1735732800000001), dump)
+    run.ge("Add", "add", [five_hd_input], [bf16])
     run.fx("add-aten.add.Tensor", "input", 0, image)
     run.fx("add-aten.add.Tensor", "output", 0, bf16.astype(np.float32))
     [pairs] = run.pairs().values()
