@@ -3,7 +3,7 @@
 GE against FX: a GE op's output descs carry ``_fx_tensor_name`` (``add_1-aten.add.Tensor.OUTPUT.0``);
 without the ``.OUTPUT.{k}`` it names the FX op, whose ``INPUT.k`` / ``OUTPUT.k`` npy files are the
 bench side of the GE op's input k / output k. Ops are looked up in the optimized graph dump (what
-ran), then in the original one.
+ran), then in the original one (also when the optimized op lost its ``_fx_tensor_name``).
 
 * A fused op (type ``AutomaticBufferFusionOp``) is named by the concatenation of its members'
   names; it is split by the longest known name first (the ops of the original graph dump),
@@ -23,7 +23,7 @@ and reads nothing but the one dump file it is asked about.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -79,18 +79,26 @@ class RankGraph:
 
     optimized: Mapping[str, GeOp] = field(default_factory=dict)
     original: Mapping[str, GeOp] = field(default_factory=dict)
+    members: frozenset[str] = frozenset()  # what fused names are made of: the ops before fusion
 
     @classmethod
     def parse(cls, files: GraphFiles) -> RankGraph:
-        return cls(_ops(files.optimized), _ops(files.original))
+        original = _ops(files.original)
+        return cls(_ops(files.optimized), original, frozenset(original))
 
     def op(self, dump_name: str) -> GeOp | None:
-        return self.optimized.get(dump_name) or self.original.get(dump_name)
+        """The op as it ran; its FX link from the original graph when the optimized one lost it."""
+        ran, before = self.optimized.get(dump_name), self.original.get(dump_name)
+        if ran is None or (not ran.fx_key and before is not None and before.fx_key):
+            return before
+        return ran
 
-    @property
-    def member_names(self) -> frozenset[str]:
-        """What a fused op's name is made of: the ops before GE fused them."""
-        return frozenset(self.original)
+    def is_fused(self, entry: DumpEntry) -> bool:
+        op = self.optimized.get(entry.name.op_name)
+        return entry.name.op_type == FUSED_OP_TYPE or (op is not None and op.type == FUSED_OP_TYPE)
+
+
+_NO_GRAPH = RankGraph()
 
 
 def _ops(paths: Sequence[Path]) -> dict[str, GeOp]:
@@ -158,125 +166,128 @@ class TorchairMatcher:
             target = _read(entry)
         except (DumpFormatError, FormatError) as exc:
             return [_unreadable(entry, exc)]
-        if self.fx is not None and self._self_compared(entry, shard):
-            return [self._self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
-        return [self._pair(target, t, self._bench(entry, shard, t)) for t in target.tensors]
-
-    def _pair(self, target: _GeFile, tensor: _Tensor, bench: _Tensor | str) -> TensorPair:
-        found = bench if isinstance(bench, _Tensor) else None
-        return TensorPair(
-            api_name=f"{target.op_name}.{tensor.io}.{tensor.index}",
-            io=tensor.io,
-            index=tensor.index,
-            npu_label=tensor.label,
-            bench_label=found.label if found is not None else "",
-            load_target=tensor.load,
-            load_bench=found.load if found is not None else None,
-            target_stats=tensor.stats,
-            bench_stats=found.stats if found is not None else None,
-            reason=bench if isinstance(bench, str) else "",
-        )
-
-    def _bench(self, entry: DumpEntry, shard: TorchairShardKey, tensor: _Tensor) -> _Tensor | str:
+        graph = self.graphs.get(shard.rank, _NO_GRAPH)
         if self.fx is not None:
-            return self._fx_bench(entry, shard, tensor.io, tensor.index, self.fx)
-        return self._fusion_off_bench(entry, shard, tensor.io, tensor.index, self.fusion_off or {})
-
-    # ------------------------------------------------------------------ GE vs FX
-
-    def _fx_bench(
-        self,
-        entry: DumpEntry,
-        shard: TorchairShardKey,
-        io: str,
-        index: int,
-        fx: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]],
-    ) -> _Tensor | str:
-        source = self._fx_source(entry, shard, io)
-        if isinstance(source, str):
-            return source
-        name = entry.name.op_name
-        key = source.fx_key
-        if not key:
-            via = "" if source.dump_name == name else f" (through its member {source.name})"
-            return f"no FX tensor for GE op {name} {io} {index}{via} (no {FX_TENSOR_ATTR})"
-        tensors = fx.get(shard)
-        if tensors is None:
-            return f"no FX dump for rank {shard.rank} token {shard.token}"
-        wanted = FxTensorKey(key, io, index)
-        path = tensors.get(wanted)
-        if path is None:
-            return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
-        return _Tensor(str(path), io, index, load=partial(_load_npy, path))
-
-    def _fx_source(self, entry: DumpEntry, shard: TorchairShardKey, io: str) -> GeOp | str:
-        """The graph op whose FX tensors ``entry``'s inputs or outputs are compared with."""
-        graph = self.graphs.get(shard.rank)
-        if graph is None:
-            return f"no GE graph dump for rank {shard.rank}"
-        name = entry.name.op_name
-        if not _is_fused(entry, graph):
-            found = graph.op(name)
-            return (
-                found
-                if found is not None
-                else f"GE op {name} is not in the GE graph dump of rank {shard.rank}"
+            if _self_compared(entry, graph):
+                return [_self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
+            sources = _sources(
+                entry, graph, lambda: graph.members, f"rank {shard.rank}'s original graph dump"
             )
-        members = split_fused(name, graph.member_names)
-        if not members:
-            return f"fused GE op {name} does not split into ops of rank {shard.rank}'s original graph dump"
-        member = members[0] if io == "input" else members[-1]
-        return graph.original[member]
-
-    def _self_compared(self, entry: DumpEntry, shard: TorchairShardKey) -> bool:
-        """A Cast / TransData GE inserted: no FX tensor of its own."""
-        graph = self.graphs.get(shard.rank, RankGraph())
-        op = graph.op(entry.name.op_name)
-        op_type = op.type if op is not None else entry.name.op_type
-        return op_type in SELF_COMPARED_TYPES and (op is None or not op.fx_key)
-
-    def _self_pair(self, entry: DumpEntry, target: _GeFile, output: _Tensor) -> TensorPair:
-        source = target.tensor("input", output.index)
-        bench: _Tensor | str = (
-            replace(source, label=f"{entry.path} input {output.index}")
-            if source is not None
-            else f"{entry.name.op_type} op {target.op_name} has no input {output.index} to compare output "
-            f"{output.index} with (it has no FX tensor)"
-        )
-        return self._pair(target, output, bench)
-
-    # ------------------------------------------------------------------ GE fusion on vs off
-
-    def _fusion_off_bench(
-        self,
-        entry: DumpEntry,
-        shard: TorchairShardKey,
-        io: str,
-        index: int,
-        fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]],
-    ) -> _Tensor | str:
-        ops = fusion_off.get(shard)
+            tensors = self.fx.get(shard)
+            return [
+                _pair(target, t, _fx_bench(entry, shard, graph, sources, tensors, t)) for t in target.tensors
+            ]
+        ops = (self.fusion_off or {}).get(shard)
         if ops is None:
-            return f"no fusion-off GE dump for rank {shard.rank} token {shard.token}"
-        name = entry.name.op_name
-        found = ops.get(name)
-        if found is None and _is_fused(entry, self.graphs.get(shard.rank, RankGraph())):
-            known = frozenset(ops) | self.graphs.get(shard.rank, RankGraph()).member_names
-            members = split_fused(name, known)
-            if not members:
-                return f"fused GE op {name} does not split into ops of the fusion-off GE dump"
-            member = members[0] if io == "input" else members[-1]
-            found = ops.get(member)
-            if found is None:
-                return f"{member}, a member of fused GE op {name}, is not in the fusion-off GE dump"
-        if found is None:
-            return f"GE op {name} is not in the fusion-off GE dump of rank {shard.rank} token {shard.token}"
-        return _ge_bench(found, io, index)
+            reason = f"no fusion-off GE dump for rank {shard.rank} token {shard.token}"
+            return [_pair(target, t, reason) for t in target.tensors]
+        sources = (
+            {io: entry.name.op_name for io in _IO}
+            if entry.name.op_name in ops
+            else _sources(entry, graph, lambda: frozenset(ops) | graph.members, "the fusion-off GE dump")
+        )
+        return [_pair(target, t, _fusion_off_bench(entry, shard, sources, ops, t)) for t in target.tensors]
 
 
-def _is_fused(entry: DumpEntry, graph: RankGraph) -> bool:
+def _sources(
+    entry: DumpEntry, graph: RankGraph, known: Callable[[], frozenset[str]], where: str
+) -> Mapping[str, str] | str:
+    """Whose tensors ``entry``'s inputs and outputs are compared with: its own op's, or a fused op's
+    first and last member's (its name split over ``known``, the op names ``where`` says); or why
+    there are none."""
+    name = entry.name.op_name
+    if not graph.is_fused(entry):
+        return {io: name for io in _IO}
+    members = split_fused(name, known())  # made only for fused ops: it is the size of the graph
+    if not members:
+        return f"fused GE op {name} does not split into ops of {where}"
+    return {"input": members[0], "output": members[-1]}
+
+
+def _pair(target: _GeFile, tensor: _Tensor, bench: _Tensor | str) -> TensorPair:
+    found = bench if isinstance(bench, _Tensor) else None
+    return TensorPair(
+        api_name=f"{target.op_name}.{tensor.io}.{tensor.index}",
+        io=tensor.io,
+        index=tensor.index,
+        npu_label=tensor.label,
+        bench_label=found.label if found is not None else "",
+        load_target=tensor.load,
+        load_bench=found.load if found is not None else None,
+        target_stats=tensor.stats,
+        bench_stats=found.stats if found is not None else None,
+        reason=bench if isinstance(bench, str) else "",
+    )
+
+
+# --------------------------------------------------------------------------- GE vs FX
+
+
+def _fx_bench(
+    entry: DumpEntry,
+    shard: TorchairShardKey,
+    graph: RankGraph,
+    sources: Mapping[str, str] | str,
+    tensors: Mapping[FxTensorKey, Path] | None,
+    tensor: _Tensor,
+) -> _Tensor | str:
+    if isinstance(sources, str):
+        return sources
+    name, io, index = entry.name.op_name, tensor.io, tensor.index
+    source = graph.op(sources[io])
+    if source is None:
+        if graph is _NO_GRAPH:
+            return f"no GE graph dump for rank {shard.rank}"
+        return f"GE op {sources[io]} is not in the GE graph dump of rank {shard.rank}"
+    if not source.fx_key:
+        via = "" if sources[io] == name else f" (through its member {source.name})"
+        return f"no FX tensor for GE op {name} {io} {index}{via} (no {FX_TENSOR_ATTR})"
+    if tensors is None:
+        return f"no FX dump for rank {shard.rank} token {shard.token}"
+    wanted = FxTensorKey(source.fx_key, io, index)
+    path = tensors.get(wanted)
+    if path is None:
+        return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
+    return _Tensor(str(path), io, index, load=partial(_load_npy, path))
+
+
+def _self_compared(entry: DumpEntry, graph: RankGraph) -> bool:
+    """A Cast / TransData GE inserted: no FX tensor of its own."""
     op = graph.op(entry.name.op_name)
-    return entry.name.op_type == FUSED_OP_TYPE or (op is not None and op.type == FUSED_OP_TYPE)
+    op_type = op.type if op is not None else entry.name.op_type
+    return op_type in SELF_COMPARED_TYPES and (op is None or not op.fx_key)
+
+
+def _self_pair(entry: DumpEntry, target: _GeFile, output: _Tensor) -> TensorPair:
+    source = target.tensor("input", output.index)
+    bench: _Tensor | str = (
+        replace(source, label=f"{entry.path} input {output.index}")
+        if source is not None
+        else f"{entry.name.op_type} op {target.op_name} has no input {output.index} to compare output "
+        f"{output.index} with (it has no FX tensor)"
+    )
+    return _pair(target, output, bench)
+
+
+# --------------------------------------------------------------------------- GE fusion on vs off
+
+
+def _fusion_off_bench(
+    entry: DumpEntry,
+    shard: TorchairShardKey,
+    sources: Mapping[str, str] | str,
+    ops: Mapping[str, DumpEntry],
+    tensor: _Tensor,
+) -> _Tensor | str:
+    if isinstance(sources, str):
+        return sources
+    name, io = entry.name.op_name, tensor.io
+    found = ops.get(sources[io])
+    if found is not None:
+        return _ge_bench(found, io, tensor.index)
+    if sources[io] != name:
+        return f"{sources[io]}, a member of fused GE op {name}, is not in the fusion-off GE dump"
+    return f"GE op {name} is not in the fusion-off GE dump of rank {shard.rank} token {shard.token}"
 
 
 def _by_op_name(entries: Sequence[DumpEntry]) -> dict[str, DumpEntry]:

@@ -355,3 +355,39 @@ def test_pairs_of_an_entry_list_are_in_tensor_order(tmp_path: Path) -> None:
         ("output", 0),
         ("output", 1),
     ]
+
+
+def test_an_op_whose_optimized_desc_lost_its_fx_name_uses_the_original_one(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    for graph in run.ge_root.glob("dynamo_*.txt"):
+        graph.unlink()
+    write_graphs(
+        run.ge_root, 0, [Op("add", "Add", ("add-aten.add.Tensor.OUTPUT.0",))], [Op("add", "Add", ("",))]
+    )
+    run.ge("Add", "add", [A], [A])
+    run.fx("add-aten.add.Tensor", "output", 0, A)
+    [pairs] = run.pairs().values()
+    assert pairs[1].reason == "" and np.array_equal(_load(pairs[1])[1], A)
+
+
+def test_a_fused_op_whose_member_has_no_fx_name_says_which_member(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.ge("AutomaticBufferFusionOp", "noattradd", [A], [A])
+    run.fx("add-aten.add.Tensor", "output", 0, A)
+    pairs = run.pairs()["noattradd"]
+    assert [p.reason for p in pairs] == [
+        "no FX tensor for GE op noattradd input 0 (through its member noattr) (no _fx_tensor_name)",
+        "",
+    ]
+
+
+def test_a_rank_without_graph_dump_says_so_per_tensor(tmp_path: Path) -> None:
+    ge_root, fx_root = tmp_path / "ge", tmp_path / "fx"
+    write_graphs(ge_root, 0, ORIGINAL, OPTIMIZED)
+    for rank in (0, 1):
+        ge_file(ge_token_dir(ge_root, 0, rank, device=str(rank)), "Add", "add", [A], [A])
+        fx_file(fx_ranked_dir(fx_root, rank, 0), "add-aten.add.Tensor", "output", 0, A)
+    inputs = open_inputs(ge_root, fx_root)
+    matcher = TorchairMatcher.build(inputs)
+    [entry] = inputs.target.shards[Shard(1, 0)]
+    assert {p.reason for p in matcher.pairs(entry, Shard(1, 0))} == {"no GE graph dump for rank 1"}
