@@ -22,6 +22,10 @@ FX dump files (formats.md §7.2), two layouts:
 * ``data_dump/{n}/gm_{time}_dump/*.npy`` (torch_npu 7.1.0 under ``msprobe_fx_dump``, older ones in
   the working directory): rank 0, and ``n`` counts from 1, so GE's token id is ``n - 1``.
 
+A side without rank levels is one process's dump. Compared with a side that has them (torch_npu
+7.1.0 writes GE ``worldsize`` levels but an FX ``data_dump``), it takes that side's rank when
+there is just one; against several ranks it is an error asking for one rank's directory.
+
 One path holds one dump: a second ``{time}`` directory of the same rank (a second run into the
 same dump path), two dump directories, or a mix of layouts is an error naming both, as is a path
 with no dump at all. Within one (rank, token) the ops of every model directory are merged; when
@@ -34,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
@@ -97,6 +101,16 @@ class GeDump:
 
     kind = "GE dump"
 
+    @property
+    def ranked(self) -> bool:
+        return self.layout is GeLayout.RANKED
+
+    def as_rank(self, rank: int) -> GeDump:
+        """This dump of one process without rank levels, as rank ``rank``'s."""
+        shards = {TorchairShardKey(rank, key.token): v for key, v in self.shards.items()}
+        graphs = {rank: self.graphs[0]} if 0 in self.graphs else {}  # one process's graphs are rank 0's
+        return replace(self, shards=shards, graphs=graphs)
+
 
 @dataclass(frozen=True)
 class FxDump:
@@ -108,6 +122,14 @@ class FxDump:
     skipped: tuple[SkippedFile, ...] = ()
 
     kind = "FX dump"
+
+    @property
+    def ranked(self) -> bool:
+        return self.layout is FxLayout.RANKED
+
+    def as_rank(self, rank: int) -> FxDump:
+        """This dump of one process without rank levels, as rank ``rank``'s."""
+        return replace(self, shards={TorchairShardKey(rank, key.token): v for key, v in self.shards.items()})
 
 
 @dataclass(frozen=True)
@@ -138,6 +160,7 @@ def open_inputs(target: Path, bench: Path) -> TorchairInputs:
     if not isinstance(ge, GeDump):
         raise MatchError(f"{target} holds an FX dump ({ge.root}); the target side (-tp) is the GE dump")
     other = open_dump(bench)
+    ge, other = _same_ranks(ge, other)
     if not set(ge.shards) & set(other.shards):
         raise MatchError(
             f"the GE dump {ge.root} and the {other.kind} {other.root} share no (rank, token): "
@@ -145,6 +168,24 @@ def open_inputs(target: Path, bench: Path) -> TorchairInputs:
             f"the {other.kind} has {describe_shards(other.shards)}"
         )
     return TorchairInputs(ge, other)
+
+
+def _same_ranks(ge: GeDump, other: GeDump | FxDump) -> tuple[GeDump, GeDump | FxDump]:
+    """A side without rank levels (one process's dump, e.g. torch_npu 7.1.0's FX ``data_dump``
+    beside a GE dump with ``worldsize`` levels) is the rank of the other side, if it has one rank."""
+    if ge.ranked == other.ranked:
+        return ge, other
+    ranked, plain = (ge, other) if ge.ranked else (other, ge)
+    ranks = sorted({key.rank for key in ranked.shards})
+    if len(ranks) > 1:
+        raise MatchError(
+            f"the {plain.kind} {plain.root} is one process's (no worldsize{{W}}_global_rank{{R}} "
+            f"directories) but the {ranked.kind} {ranked.root} holds ranks {', '.join(map(str, ranks))}: "
+            "give the directory of the one rank meant (worldsize{W}_global_rank{R})"
+        )
+    if ge.ranked:
+        return ge, other.as_rank(ranks[0])
+    return ge.as_rank(ranks[0]), other
 
 
 def open_dump(path: Path) -> GeDump | FxDump:

@@ -331,3 +331,34 @@ def test_error_two_devices_without_rank_directories(tmp_path: Path) -> None:
     )
     # one device's directory is one dump
     assert set(_ge(tmp_path / TIME / "1").shards) == {Shard(0, 0)}
+
+
+def test_a_side_without_rank_levels_takes_the_one_rank_of_the_other(tmp_path: Path) -> None:
+    """torch_npu 7.1.0: the GE dump has worldsize levels, the FX dump is data_dump/{token+1}."""
+    ge_root = tmp_path / "msprobe_ge_dump"
+    write_graphs(ge_root, 1, [ADD])
+    ge_file(ge_token_dir(ge_root, 0, rank=1, device="1"), "Add", "add_1", [X], [X])
+    fx_root = tmp_path / "msprobe_fx_dump"
+    fx_file(fx_data_dump_dir(fx_root, 1), "add_1-aten.add.Tensor", "output", 0, X)
+    inputs = open_inputs(ge_root / "worldsize2_global_rank1", fx_root)
+    assert inputs.shards == (Shard(1, 0),)
+    assert set(inputs.bench.shards) == {Shard(1, 0)}
+    # and the other way round: a GE dump without rank levels against a one-rank FX dump
+    plain = tmp_path / "plain"
+    write_graphs(plain, 0, [ADD])
+    ge_file(ge_token_dir(plain, 0), "Add", "add_1", [X], [X])
+    other_fx = tmp_path / "fx"
+    fx_file(fx_ranked_dir(other_fx, 3, 0), "add_1-aten.add.Tensor", "output", 0, X)
+    swapped = open_inputs(plain, other_fx)
+    assert swapped.shards == (Shard(3, 0),) and list(swapped.target.graphs) == [3]
+
+
+def test_error_a_side_without_rank_levels_against_several_ranks(tmp_path: Path) -> None:
+    ge_root, _ = _ranked_run(tmp_path, ranks=(0, 1), tokens=(0,))
+    fx_root = tmp_path / "old_fx"
+    fx_file(fx_data_dump_dir(fx_root, 1), "add_1-aten.add.Tensor", "output", 0, X)
+    assert _error(open_inputs, ge_root, fx_root) == (
+        f"the FX dump {fx_root} is one process's (no worldsize{{W}}_global_rank{{R}} directories) but the "
+        f"GE dump {ge_root} holds ranks 0, 1: give the directory of the one rank meant "
+        "(worldsize{W}_global_rank{R})"
+    )
