@@ -26,6 +26,10 @@ A side without rank levels is one process's dump. Compared with a side that has 
 7.1.0 writes GE ``worldsize`` levels but an FX ``data_dump``), it takes that side's rank when
 there is just one; against several ranks it is an error asking for one rank's directory.
 
+Files ``dumpcmp reduce`` replaced by summaries (``dumpcmp_reduced.jsonl``) are found where they
+were, and listed in ``reduced`` with their statistics; a file still on disk beside its summary is
+read itself.
+
 One path holds one dump: a second ``{time}`` directory of the same rank (a second run into the
 same dump path), two dump directories, or a mix of layouts is an error naming both, as is a path
 with no dump at all. Within one (rank, token) the ops of every model directory are merged; when
@@ -43,11 +47,13 @@ from enum import Enum
 from pathlib import Path
 from typing import TypeVar
 
-from dumpcmp.errors import BadFileNameError, MatchError
+from dumpcmp.errors import BadFileNameError, FormatError, MatchError
 from dumpcmp.host.torchair.fx_golden import FX_SUFFIX, FxTensorKey, parse_fx_name
 from dumpcmp.host.torchair.records import TorchairShardKey
+from dumpcmp.host.torchair.reduced_stats import ReducedStats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
+from dumpcmp.proto.reduced import REDUCED_FILE
 from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
 
 __all__ = [
@@ -98,6 +104,7 @@ class GeDump:
     shards: Mapping[TorchairShardKey, tuple[DumpEntry, ...]]
     graphs: Mapping[int, GraphFiles]
     skipped: tuple[SkippedFile, ...] = ()
+    reduced: Mapping[Path, ReducedStats] = field(default_factory=dict)  # files reduced to summaries
 
     kind = "GE dump"
 
@@ -120,6 +127,7 @@ class FxDump:
     layout: FxLayout
     shards: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]]
     skipped: tuple[SkippedFile, ...] = ()
+    reduced: Mapping[Path, ReducedStats] = field(default_factory=dict)  # files reduced to summaries
 
     kind = "FX dump"
 
@@ -263,6 +271,7 @@ class _Walk:
     fx_files: list[tuple[Path, _FxPlace]] = field(default_factory=list)
     graph_files: list[Path] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    reduced: dict[Path, ReducedStats] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for directory, dirnames, filenames in os.walk(self.path):
@@ -270,8 +279,23 @@ class _Walk:
             here = Path(directory)
             mapping = read_mapping(here) if MAPPING_FILE in filenames else {}
             for filename in sorted(filenames):
-                if filename != MAPPING_FILE:
+                if filename not in (MAPPING_FILE, REDUCED_FILE):
                     self._add(here / filename, mapping.get(filename, filename))
+            if REDUCED_FILE in filenames:
+                self._add_reduced(here, set(filenames))
+
+    def _add_reduced(self, directory: Path, present: set[str]) -> None:
+        """Files ``dumpcmp reduce`` replaced by summaries stand where they were; an original still
+        on disk (deleted after its summary was written, or not yet) is read itself."""
+        try:
+            summaries = reduced_in(directory)
+        except FormatError as exc:
+            self.skipped.append(SkippedFile(directory / REDUCED_FILE, str(exc)))
+            return
+        for name, summary in sorted(summaries.items()):
+            if name not in present:
+                self.reduced[directory / name] = summary
+                self._add(directory / name, name)
 
     def _add(self, path: Path, name: str) -> None:
         """``name``: the file's name, or the long name a mapping.csv gives a numeric one."""
@@ -281,6 +305,11 @@ class _Walk:
             self._add_fx(path)
         elif not name.endswith(FX_SUFFIX + SIDECAR_SUFFIX):  # a sidecar is read with its npy file
             self._add_ge(path, name)
+
+    def size(self, path: Path) -> int:
+        """A file's byte size (what it had, for one reduced to a summary)."""
+        summary = self.reduced.get(path)
+        return summary.size if summary is not None else path.stat().st_size
 
     def _add_fx(self, path: Path) -> None:
         try:
@@ -356,9 +385,7 @@ def _ge_dump(path: Path, found: _Walk) -> GeDump:
         if kept is None:
             ops[key] = entry
             continue
-        larger, smaller = sorted(
-            (kept, entry), key=lambda e: (e.path.stat().st_size, str(e.path)), reverse=True
-        )
+        larger, smaller = sorted((kept, entry), key=lambda e: (found.size(e.path), str(e.path)), reverse=True)
         ops[key] = larger
         skipped.append(
             SkippedFile(smaller.path, f"op dumped twice in this token; the larger {larger.path} is kept")
@@ -368,7 +395,10 @@ def _ge_dump(path: Path, found: _Walk) -> GeDump:
         for key, ops in sorted(shards.items())
     }
     graphs = _graphs(root, layout, found.graph_files, skipped)
-    return GeDump(root, layout, ordered, graphs, tuple(skipped))
+    reduced = {
+        e.path: found.reduced[e.path] for es in ordered.values() for e in es if e.path in found.reduced
+    }
+    return GeDump(root, layout, ordered, graphs, tuple(skipped), reduced)
 
 
 def _graphs(
@@ -425,7 +455,8 @@ def _fx_dump(path: Path, found: _Walk) -> FxDump:
         key: {tensor: file for tensor, (_, file) in sorted(tensors.items())}
         for key, tensors in sorted(chosen.items())
     }
-    return FxDump(root, layout, shards, tuple(skipped))
+    reduced = {p: found.reduced[p] for ts in shards.values() for p in ts.values() if p in found.reduced}
+    return FxDump(root, layout, shards, tuple(skipped), reduced)
 
 
 # --------------------------------------------------------------------------- checks

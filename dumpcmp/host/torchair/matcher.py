@@ -35,6 +35,7 @@ from dumpcmp.host.torchair.fx_golden import FxTensorKey
 from dumpcmp.host.torchair.ge_graph import FX_TENSOR_ATTR, GeOp, parse_ge_graph
 from dumpcmp.host.torchair.layout import FxDump, GraphFiles, TorchairInputs
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
+from dumpcmp.host.torchair.reduced_stats import ReducedStats
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
 from dumpcmp.proto.npy import load_npy
 from dumpcmp.proto.stats_csv import StatsRow, read_stats_csv
@@ -134,12 +135,15 @@ class TorchairMatcher:
     graphs: Mapping[int, RankGraph]
     fx: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]] | None = None  # GE vs FX
     fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]] | None = None  # GE vs GE
+    # Files ``dumpcmp reduce`` replaced by summaries (either side), by shard: statistics, no data.
+    reduced: Mapping[TorchairShardKey, Mapping[Path, ReducedStats]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, inputs: TorchairInputs) -> TorchairMatcher:
         """Parse the graph dumps once; FormatError names a malformed one (file:line:column)."""
         graphs = {rank: RankGraph.parse(files) for rank, files in inputs.target.graphs.items()}
         bench = inputs.bench
+        reduced = _reduced_by_shard(inputs)
         if isinstance(bench, FxDump):
             if not graphs:
                 raise MatchError(
@@ -147,23 +151,25 @@ class TorchairMatcher:
                     'dynamo_optimized_*.txt; dumped with debug.graph_dump.type="txt"): '
                     "GE ops cannot be linked to FX tensors without it"
                 )
-            return cls(graphs, fx=bench.shards)
+            return cls(graphs, fx=bench.shards, reduced=reduced)
         off = {key: _by_op_name(entries) for key, entries in bench.shards.items()}
-        return cls(graphs, fusion_off=off)
+        return cls(graphs, fusion_off=off, reduced=reduced)
 
     def for_shard(self, shard: TorchairShardKey) -> TorchairMatcher:
         """The part of this matcher one shard needs (smaller to send to a worker)."""
         graphs = {k: g for k, g in self.graphs.items() if k == shard.rank}
         fx = None if self.fx is None else {k: v for k, v in self.fx.items() if k == shard}
         off = None if self.fusion_off is None else {k: v for k, v in self.fusion_off.items() if k == shard}
-        return TorchairMatcher(graphs, fx, off)
+        return TorchairMatcher(graphs, fx, off, {k: v for k, v in self.reduced.items() if k == shard})
 
     # ------------------------------------------------------------------ pairs
 
     def pairs(self, entry: DumpEntry, shard: TorchairShardKey) -> list[TensorPair]:
         """One pair per tensor of the GE dump file ``entry`` of ``shard`` (one pair if unreadable)."""
+        reduced = self.reduced.get(shard, {})
+        summary = reduced.get(entry.path)
         try:
-            target = _read(entry)
+            target = _read(entry) if summary is None else _read_reduced(entry, summary)
         except (DumpFormatError, FormatError) as exc:
             return [_unreadable(entry, exc)]
         graph = self.graphs.get(shard.rank, _NO_GRAPH)
@@ -175,7 +181,8 @@ class TorchairMatcher:
             )
             tensors = self.fx.get(shard)
             return [
-                _pair(target, t, _fx_bench(entry, shard, graph, sources, tensors, t)) for t in target.tensors
+                _pair(target, t, _fx_bench(entry, shard, graph, sources, tensors, reduced, t))
+                for t in target.tensors
             ]
         ops = (self.fusion_off or {}).get(shard)
         if ops is None:
@@ -186,7 +193,10 @@ class TorchairMatcher:
             if entry.name.op_name in ops
             else _sources(entry, graph, lambda: frozenset(ops) | graph.members, "the fusion-off GE dump")
         )
-        return [_pair(target, t, _fusion_off_bench(entry, shard, sources, ops, t)) for t in target.tensors]
+        return [
+            _pair(target, t, _fusion_off_bench(entry, shard, sources, ops, reduced, t))
+            for t in target.tensors
+        ]
 
 
 def _sources(
@@ -229,6 +239,7 @@ def _fx_bench(
     graph: RankGraph,
     sources: Mapping[str, str] | str,
     tensors: Mapping[FxTensorKey, Path] | None,
+    reduced: Mapping[Path, ReducedStats],
     tensor: _Tensor,
 ) -> _Tensor | str:
     if isinstance(sources, str):
@@ -248,6 +259,9 @@ def _fx_bench(
     path = tensors.get(wanted)
     if path is None:
         return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
+    summary = reduced.get(path)
+    if summary is not None:
+        return _Tensor(str(path), io, index, stats=summary.tensor)
     return _Tensor(str(path), io, index, load=partial(_load_npy, path))
 
 
@@ -277,6 +291,7 @@ def _fusion_off_bench(
     shard: TorchairShardKey,
     sources: Mapping[str, str] | str,
     ops: Mapping[str, DumpEntry],
+    reduced: Mapping[Path, ReducedStats],
     tensor: _Tensor,
 ) -> _Tensor | str:
     if isinstance(sources, str):
@@ -284,7 +299,7 @@ def _fusion_off_bench(
     name, io = entry.name.op_name, tensor.io
     found = ops.get(sources[io])
     if found is not None:
-        return _ge_bench(found, io, tensor.index)
+        return _ge_bench(found, io, tensor.index, reduced.get(found.path))
     if sources[io] != name:
         return f"{sources[io]}, a member of fused GE op {name}, is not in the fusion-off GE dump"
     return f"GE op {name} is not in the fusion-off GE dump of rank {shard.rank} token {shard.token}"
@@ -300,8 +315,13 @@ def _by_op_name(entries: Sequence[DumpEntry]) -> dict[str, DumpEntry]:
     return ops
 
 
-def _ge_bench(entry: DumpEntry, io: str, index: int) -> _Tensor | str:
+def _ge_bench(entry: DumpEntry, io: str, index: int, summary: ReducedStats | None) -> _Tensor | str:
     label = f"{entry.path} {io} {index}"
+    if summary is not None:
+        stats = summary.get(io, index)
+        if stats is None:
+            return f"fusion-off GE dump {entry.path} (reduced) has no {io} {index}"
+        return _Tensor(label, io, index, stats=stats)
     if not entry.is_stats:
         return _Tensor(label, io, index, load=partial(_load_dump_tensor, entry.path, io, index))
     try:
@@ -330,6 +350,33 @@ def _read(entry: DumpEntry) -> _GeFile:
         dump.op_name or entry.name.op_name,
         tuple(_Tensor(str(entry.path), t.kind.value, t.index, load=partial(_logical, t)) for t in tensors),
     )
+
+
+def _read_reduced(entry: DumpEntry, summary: ReducedStats) -> _GeFile:
+    """A GE file ``dumpcmp reduce`` replaced: its tensors' statistics as the summary kept them."""
+    label = str(entry.path)
+    tensors = tuple(_Tensor(label, io, index, stats=stats) for io, index, stats in summary.tensors)
+    return _GeFile(entry.name.op_name, tensors)
+
+
+def _reduced_by_shard(inputs: TorchairInputs) -> dict[TorchairShardKey, dict[Path, ReducedStats]]:
+    """Each shard's reduced files of both sides (a worker gets only its shard's)."""
+    found: dict[TorchairShardKey, dict[Path, ReducedStats]] = {}
+    target, bench = inputs.target, inputs.bench
+    for key, entries in target.shards.items():
+        for entry in entries:
+            if entry.path in target.reduced:
+                found.setdefault(key, {})[entry.path] = target.reduced[entry.path]
+    bench_paths = (
+        {key: tensors.values() for key, tensors in bench.shards.items()}
+        if isinstance(bench, FxDump)
+        else {key: [e.path for e in entries] for key, entries in bench.shards.items()}
+    )
+    for key, paths in bench_paths.items():
+        for path in paths:
+            if path in bench.reduced:
+                found.setdefault(key, {})[path] = bench.reduced[path]
+    return found
 
 
 def _unreadable(entry: DumpEntry, error: Exception) -> TensorPair:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import zlib
 from pathlib import Path
 
 import ml_dtypes
@@ -14,9 +15,11 @@ from dumpcmp.host.torchair.layout import open_inputs
 from dumpcmp.host.torchair.matcher import TorchairMatcher, split_fused
 from dumpcmp.host.torchair.records import TensorPair, TensorStats
 from dumpcmp.host.torchair.records import TorchairShardKey as Shard
+from dumpcmp.host.torchair.reduce import Reducer, summarize
 from dumpcmp.proto.codec import DumpTensor, TensorKind
 from dumpcmp.proto.dtypes import Format
 from dumpcmp.proto.layouts import to_device
+from dumpcmp.proto.reduced import REDUCED_FILE, append_reduced
 from dumpcmp.proto.walker import DumpEntry
 from tests.host.torchair.tatree import (
     Op,
@@ -391,3 +394,67 @@ def test_a_rank_without_graph_dump_says_so_per_tensor(tmp_path: Path) -> None:
     matcher = TorchairMatcher.build(inputs)
     [entry] = inputs.target.shards[Shard(1, 0)]
     assert {p.reason for p in matcher.pairs(entry, Shard(1, 0))} == {"no GE graph dump for rank 1"}
+
+
+# --------------------------------------------------------------------------- reduced data
+
+
+def test_reduced_ge_and_fx_files_pair_as_statistics(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    ge = run.ge("Add", "add", [A, B], [A + B])
+    run.ge("Cast", "trans_Cast_0", [A.astype(np.float16)], [A], timestamp=1735732800000002)
+    fx_in = run.fx("add-aten.add.Tensor", "input", 0, A)
+    run.fx("add-aten.add.Tensor", "output", 0, A + B)
+    report = Reducer().reduce_tree(tmp_path)
+    assert not ge.exists() and not fx_in.exists() and report is not None
+    pairs = run.pairs()
+    add = pairs["add"]
+    assert [(p.api_name, p.reason) for p in add] == [
+        ("add.input.0", ""),
+        ("add.input.1", "FX tensor add-aten.add.Tensor.INPUT.1 not in the FX dump of rank 0 token 0"),
+        ("add.output.0", ""),
+    ]
+    first = add[0]
+    assert (first.npu_label, first.bench_label) == (str(ge), str(fx_in))
+    assert first.load_target is None and first.load_bench is None
+    assert first.target_stats is not None and first.bench_stats is not None
+    assert first.target_stats.crc32 == first.bench_stats.crc32 == zlib.crc32(A.tobytes())
+    assert first.target_stats.max == pytest.approx(float(A.max()))
+    assert add[2].target_stats.shape == (2, 3)  # type: ignore[union-attr]
+    [cast] = pairs["trans_Cast_0"]  # self compare works from the summary too
+    assert cast.target_stats is not None and cast.bench_stats is not None
+    assert cast.bench_stats.dtype == "float16" and cast.target_stats.dtype == "float32"
+
+
+def test_an_original_still_beside_its_summary_is_read_itself(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    ge = run.ge("Add", "add", [A], [A])
+    run.fx("add-aten.add.Tensor", "output", 0, A)
+    append_reduced(ge.parent, summarize(ge, "ge", ("crc32",)))  # reduce interrupted before the delete
+    [pairs] = run.pairs().values()
+    assert all(p.load_target is not None and p.target_stats is None for p in pairs)
+    assert np.array_equal(_load(pairs[1])[0], A)
+
+
+def test_a_reduced_fusion_off_dump_gives_bench_statistics(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.ge("Add", "add", [A], [A + B])
+    off_root = tmp_path / "off"
+    off = ge_file(ge_token_dir(off_root, 0, 0), "Add", "add", [A], [A + B])
+    Reducer(("max", "crc32")).reduce_tree(off_root)
+    pairs = run.pairs(off_root)["add"]
+    assert [p.bench_label for p in pairs] == [f"{off} input 0", f"{off} output 0"]
+    assert pairs[1].bench_stats == TensorStats(
+        "float32", (2, 3), max=float((A + B).max()), crc32=zlib.crc32((A + B).tobytes())
+    )
+    assert pairs[1].load_target is not None and pairs[1].load_bench is None
+
+
+def test_a_damaged_summary_file_is_listed_with_its_reason(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    run.ge("Add", "add", [A], [A])
+    run.fx("add-aten.add.Tensor", "output", 0, A)
+    (run.token / REDUCED_FILE).write_text("not json\n")
+    inputs = open_inputs(run.ge_root, run.fx_root)
+    [skipped] = inputs.skipped
+    assert skipped.path == run.token / REDUCED_FILE and str(run.token / REDUCED_FILE) in skipped.reason
