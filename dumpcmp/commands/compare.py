@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, cast
@@ -25,6 +26,13 @@ _LIMITS = Thresholds()  # msit analyser's defaults
 
 class Mode(str, Enum):
     offline_data = "offline_data"
+    torchair = "torchair"
+
+
+class SummaryModeOption(str, Enum):
+    real = "real"
+    statistics = "statistics"
+    md5 = "md5"
 
 
 class TensorSide(str, Enum):
@@ -141,13 +149,60 @@ def compare(
     ] = False,
     html: Html = False,
     model_explorer: ModelExplorer = False,
+    summary_mode: Annotated[
+        SummaryModeOption | None,
+        typer.Option(
+            "--summary-mode",
+            "--summary_mode",
+            help="--mode torchair: real data (default), statistics or md5.",
+        ),
+    ] = None,
+    max_rel_threshold: Annotated[
+        float,
+        typer.Option(
+            "--max-rel-threshold",
+            help="--mode torchair real data: FAIL when MaxRelativeErr is not below this.",
+        ),
+    ] = 0.01,
+    thousandth_bound: Annotated[
+        float,
+        typer.Option(
+            "--thousandth-bound",
+            help="--mode torchair: One Thousandth Err Ratio counts relative errors below this.",
+        ),
+    ] = 0.001,
+    five_thousandth_bound: Annotated[
+        float,
+        typer.Option(
+            "--five-thousandth-bound",
+            help="--mode torchair: Five Thousandth Err Ratio counts relative errors below this.",
+        ),
+    ] = 0.005,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
-    if mode is not Mode.offline_data:
-        fail(f"mode {mode.value} is not supported")
+    if mode is Mode.torchair:
+        offline_only = {
+            "-fr": fusion_rule, "-cfr": close_fusion_rule, "-qfr": quant_fusion_rule, "-d": detail_op,
+            "--custom": custom, "--cluster": cluster, "--overflow-detection": overflow_detection or None,
+            "--advisor": advisor or None,  # it reads offline_data result tables
+        }  # fmt: skip
+        given = [flag for flag, value in offline_only.items() if value is not None]
+        if given:
+            fail(
+                f"{', '.join(given)}: not an option of --mode torchair "
+                "(GE ops are matched through the GE graph dump)"
+            )
+        _compare_torchair(
+            target, golden, output, summary_mode, xlsx, jobs, print_request,
+            TorchairLimits(cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound,
+                           five_thousandth_bound),
+        )  # fmt: skip
+        return
+    if summary_mode is not None:
+        fail("--summary-mode is an option of --mode torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
@@ -222,6 +277,63 @@ def _write_reports(outcome: CompareOutcome, request: ReportRequest) -> None:
             if shard.result_file is not None:
                 for path in reports_beside(shard.result_file, request, model=shard.key.model):
                     console().print(f"report: {path}", markup=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairLimits:
+    cosine: float
+    max_relative: float
+    statistics: float
+    thousandth: float
+    five_thousandth: float
+
+
+def _compare_torchair(
+    target: Path,
+    golden: Path,
+    output: Path,
+    summary_mode: SummaryModeOption | None,
+    xlsx: bool,
+    jobs: int,
+    print_request: bool,
+    limits: TorchairLimits,
+) -> None:
+    """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
+    from dumpcmp.host.metrics.torchair import ErrorBounds
+    from dumpcmp.host.torchair.family import SummaryMode
+    from dumpcmp.host.torchair.rows import TorchairThresholds
+    from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
+    from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
+
+    request = TorchairRequest(
+        target=target,
+        golden=golden,
+        out_dir=output,
+        mode=SummaryMode(summary_mode.value if summary_mode else "real"),
+        xlsx=xlsx,
+        jobs=jobs,
+        thresholds=TorchairThresholds(
+            cosine=limits.cosine,
+            max_relative=limits.max_relative,
+            statistics=limits.statistics,
+            bounds=ErrorBounds(limits.thousandth, limits.five_thousandth),
+        ),
+    )
+    if print_request:
+        console().print(request)
+        return
+    with user_errors(), tracked("comparing GE dump files") as tracker:
+        outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance)
+    out = console()
+    for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
+        out.print(f"skipped {path}: {reason}", markup=False)
+    if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
+        out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    for line in summarize_torchair(outcome):
+        out.print(line, markup=False)
+    problem = nothing_compared_torchair(outcome)
+    if problem is not None:
+        fail(problem)
 
 
 def register(app: typer.Typer) -> None:

@@ -75,7 +75,8 @@ class ResultFamily(Protocol):
     """One comparison family: its rows (a frozen dataclass with ``index`` and ``golden_key``),
     its shard keys, its table and its result file names. Picked once, by the command."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def compare_file(self, entry: DumpEntry, plan: ComparePlan) -> FileRows[Any]:
         """Every row of one dump file; failures become reasons."""
