@@ -111,6 +111,8 @@ def _statistics(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
         _stats(pair.target_stats, pair.load_target, True), _stats(pair.bench_stats, pair.load_bench, False)
     )
     result, broke = stats_verdict(values, limits)
+    if result == NOT_COMPARED:
+        return values, result, (_missing("statistics", values.target is None, values.golden is None),)
     return values, result, broke
 
 
@@ -119,7 +121,17 @@ def _md5(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
         _crc(pair.target_stats, pair.load_target, True), _crc(pair.bench_stats, pair.load_bench, False)
     )
     result, broke = md5_verdict(values)
+    if result == NOT_COMPARED:
+        return values, result, (_missing("CRC-32", values.npu is None, values.bench is None),)
     return values, result, broke
+
+
+def _missing(what: str, npu: bool, bench: bool) -> str:
+    """Why a statistics or md5 row has no verdict."""
+    if npu or bench:
+        sides = " and ".join(side for side, lacks in (("NPU", npu), ("bench", bench)) if lacks)
+        return f"no {what} for the {sides} side"
+    return f"no {what} value is a number on both sides (NaN in the data, or not kept)"
 
 
 _MEASURES: dict[SummaryMode, Callable[[TensorPair, TorchairThresholds], _Measured]] = {
@@ -147,20 +159,20 @@ class Torchair:
 
     def row(self, pair: TensorPair) -> TorchairRow:
         """One pair's row; whatever stops it from being compared becomes its Err_message."""
-        base = TorchairRow(
-            None, pair.api_name, pair.npu_label, pair.bench_label, _nothing(self.mode), NOT_COMPARED
-        )
+        # A GE tensor with neither data nor statistics comes from a GE file that could not be read.
+        readable = pair.load_target is not None or pair.target_stats is not None
+        base = TorchairRow(None, pair.api_name, pair.npu_label, pair.bench_label, _nothing(self.mode),
+                           NOT_COMPARED, dump_readable=readable)  # fmt: skip
         given = (pair.reason,) if pair.reason else ()
         try:
             values, result, reasons = _MEASURES[self.mode](pair, self.thresholds)
         except _Unreadable as exc:
             return _with_reason(base, (*given, str(exc)), readable=not exc.target)
         except DumpcmpError as exc:  # an unsupported dtype, say
-            return _with_reason(base, (*given, str(exc)))
-        row = TorchairRow(
-            None, pair.api_name, pair.npu_label, pair.bench_label, values, result, (*given, *reasons)
-        )
-        return row if row.reasons or result != NOT_COMPARED else _with_reason(row, ("not compared: no data",))
+            return _with_reason(base, (*given, str(exc)), readable=readable)
+        # Every row without a verdict, and every FAIL, has a reason by now (the measures give one).
+        return TorchairRow(None, pair.api_name, pair.npu_label, pair.bench_label, values, result,
+                           (*given, *reasons), dump_readable=readable)  # fmt: skip
 
     def compare_file(self, entry: DumpEntry, plan: ComparePlan) -> FileRows[TorchairRow]:
         matcher = plan.matcher

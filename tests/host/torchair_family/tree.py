@@ -39,7 +39,12 @@ def _graph(ops: Sequence[GeOp]) -> str:
 
 
 def write_pair(
-    root: Path, ops: Sequence[GeOp], bench: Sequence[GeOp] | None = None, *, rank: int = 0, tokens: Sequence[int] = (0,)
+    root: Path,
+    ops: Sequence[GeOp],
+    bench: Sequence[GeOp] | None = None,
+    *,
+    rank: int = 0,
+    tokens: Sequence[int] = (0,),
 ) -> tuple[Path, Path]:
     """``root/ge`` (GE dump with graph dumps) and ``root/fx`` (the FX dump); FX tensors from
     ``bench`` (same op order), default the GE tensors themselves."""
@@ -49,7 +54,9 @@ def write_pair(
     for kind in ("original", "optimized"):
         (ge / f"dynamo_{kind}_{stem}.txt").write_text(_graph(ops))
     for token in tokens:
-        ge_dir = ge / f"worldsize1_global_rank{rank}" / "20250101120000" / "0" / "graph_1_0" / "1" / str(token)
+        ge_dir = (
+            ge / f"worldsize1_global_rank{rank}" / "20250101120000" / "0" / "graph_1_0" / "1" / str(token)
+        )
         fx_dir = fx / f"worldsize1_global_rank{rank}" / "graph_1_0" / str(token)
         ge_dir.mkdir(parents=True)
         fx_dir.mkdir(parents=True)
@@ -62,7 +69,9 @@ def write_pair(
                 stamp,
                 op.name,
                 inputs=tuple(DumpTensor.from_array(TensorKind.INPUT, k, a) for k, a in enumerate(op.inputs)),
-                outputs=tuple(DumpTensor.from_array(TensorKind.OUTPUT, k, a) for k, a in enumerate(op.outputs)),
+                outputs=tuple(
+                    DumpTensor.from_array(TensorKind.OUTPUT, k, a) for k, a in enumerate(op.outputs)
+                ),
             )
             write_dump(ge_dir / dump_file_name(op.type, op.name, i, 0, stamp), dump)
             if op.fx:
