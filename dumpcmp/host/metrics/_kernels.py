@@ -90,56 +90,38 @@ def _kernel(fn: Callable[..., Any]) -> Any:
 _inline = numba.njit(inline="always", error_model="numpy")
 
 
-def _value_intrinsic(typingctx: object, v: types.Type) -> Any:
-    """An element as the spec reads it: its float32 value, widened exactly to float64."""
-    double, single = ir.DoubleType(), ir.FloatType()
-    if v == types.uint16:
+def _element_intrinsic(through_float32: bool) -> Callable[..., Any]:
+    """An element widened to float64: exactly, or (``through_float32``) as its float32 value,
+    which is the offline-data spec's; float16 bits and float32 are exact either way."""
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(builder.bitcast(args[0], ir.HalfType()), double)  # float16 bits
+    def element(typingctx: object, v: types.Type) -> Any:
+        double, single = ir.DoubleType(), ir.FloatType()
+        if v == types.uint16:
 
-    elif v == types.float32:
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                return builder.fpext(builder.bitcast(args[0], ir.HalfType()), double)  # float16 bits
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(args[0], double)
+        elif v == types.float32:
 
-    elif v == types.float64:
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                return builder.fpext(args[0], double)
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(builder.fptrunc(args[0], single), double)  # rounds to nearest
+        elif v == types.float64:
 
-    else:
-        return None
-    return types.float64(v), codegen
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                if through_float32:
+                    return builder.fpext(builder.fptrunc(args[0], single), double)  # rounds to nearest
+                return args[0]
 
+        else:
+            return None
+        return types.float64(v), codegen
 
-_value: Any = intrinsic(_value_intrinsic)
-
-
-def _exact_intrinsic(typingctx: object, v: types.Type) -> Any:
-    """An element as it is, widened exactly to float64 (the TorchAir family keeps float64 data)."""
-    double = ir.DoubleType()
-    if v == types.uint16:
-
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(builder.bitcast(args[0], ir.HalfType()), double)  # float16 bits
-
-    elif v == types.float32:
-
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(args[0], double)
-
-    elif v == types.float64:
-
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return args[0]
-
-    else:
-        return None
-    return types.float64(v), codegen
+    return element
 
 
-_exact: Any = intrinsic(_exact_intrinsic)
+_value: Any = intrinsic(_element_intrinsic(through_float32=True))  # offline_data: float32 values
+_exact: Any = intrinsic(_element_intrinsic(through_float32=False))  # torchair: exact values
 
 
 def _high_word_intrinsic(typingctx: object, v: types.Type) -> Any:

@@ -13,17 +13,15 @@ and inf a division by zero, as the sinks spell them.
 from __future__ import annotations
 
 import math
-import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
-from dumpcmp.host.metrics.offline_data import DEFAULT_CHUNK, EPS32, EPS64, flat_chunks
+from dumpcmp.host.metrics.offline_data import DEFAULT_CHUNK, EPS32, EPS64, flat_chunks, kernel_input, scratch
 from dumpcmp.host.torchair.records import TensorStats
 
 __all__ = [
@@ -35,7 +33,6 @@ __all__ = [
     "working_eps",
 ]
 
-_Chunk = npt.NDArray[np.float32] | npt.NDArray[np.float64] | npt.NDArray[np.uint16]
 _CRC_BLOCK = 1 << 24  # bytes handed to zlib at a time: a view, never a copy of the tensor
 # Working dtype float32 (metrics.md §2): the 16- and 32-bit floats (bf16 arrives widened to float32).
 _FLOAT32_WORKING = frozenset({np.dtype(np.float16), np.dtype(np.float32)})
@@ -78,46 +75,6 @@ def working_eps(x: np.dtype[np.generic], y: np.dtype[np.generic]) -> float:
 def _check_dtype(dtype: np.dtype[np.generic]) -> None:
     if dtype.kind not in "biuf":
         raise UnsupportedDtypeError(str(dtype), "torchair metrics")
-
-
-class _Scratch:
-    """Per-thread float64 buffers for sides the kernel cannot read as they are."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.x = np.empty(capacity, dtype=np.float64)
-        self.y = np.empty(capacity, dtype=np.float64)
-
-
-_local = threading.local()
-
-
-def _scratch(m: int) -> _Scratch:
-    s: _Scratch | None = getattr(_local, "scratch", None)
-    if s is None or s.capacity < m:
-        s = _local.scratch = _Scratch(m)
-    return s
-
-
-def _kernels() -> ModuleType:
-    from dumpcmp.host.metrics import _native
-
-    return _native
-
-
-def _kernel_input(src: npt.NDArray[np.generic], f64: npt.NDArray[np.float64], k: ModuleType) -> _Chunk:
-    """``src`` as the kernel reads it: float32, float64 or float16 bits as they are, anything else
-    (ints, bool, float16 without hardware widening) converted exactly to float64 in ``f64``."""
-    dtype = src.dtype
-    if src.flags.c_contiguous and (dtype == np.float32 or dtype == np.float64):
-        view = src.view(type=np.ndarray)
-    elif src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
-        view = src.view(dtype=np.uint16, type=np.ndarray)
-    else:
-        np.copyto(f64, src, casting="unsafe")
-        view = f64[:]
-    view.flags.writeable = False
-    return view
 
 
 @dataclass(slots=True)
@@ -193,15 +150,16 @@ def real_metrics(
     _check_dtype(x.dtype)
     _check_dtype(y.dtype)
     eps = working_eps(x.dtype, y.dtype)
-    k = _kernels()
+    from dumpcmp.host.metrics import _native as k  # the compiled loops, loaded on first use
+
     sums = _Sums()
     with np.errstate(all="ignore"):
         for xs, ys in _pieces(x, y, chunk_elems):
             m = xs.shape[0]
-            s = _scratch(m)
+            s = scratch(m, np.float64)
             got = k.torchair_pass(
-                _kernel_input(xs, s.x[:m], k),
-                _kernel_input(ys, s.y[:m], k),
+                kernel_input(xs, s.x[:m], k),
+                kernel_input(ys, s.y[:m], k),
                 eps,
                 bounds.one_thousandth,
                 bounds.five_thousandth,
