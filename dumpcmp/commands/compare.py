@@ -187,7 +187,6 @@ def compare(
         offline_only = {
             "-fr": fusion_rule, "-cfr": close_fusion_rule, "-qfr": quant_fusion_rule, "-d": detail_op,
             "--custom": custom, "--cluster": cluster, "--overflow-detection": overflow_detection or None,
-            "--advisor": advisor or None,  # it reads offline_data result tables
         }  # fmt: skip
         given = [flag for flag, value in offline_only.items() if value is not None]
         if given:
@@ -196,7 +195,7 @@ def compare(
                 "(GE ops are matched through the GE graph dump)"
             )
         _compare_torchair(
-            target, golden, output, summary_mode, xlsx, jobs, print_request,
+            target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
             TorchairLimits(cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound,
                            five_thousandth_bound),
         )  # fmt: skip
@@ -296,6 +295,7 @@ def _compare_torchair(
     xlsx: bool,
     jobs: int,
     print_request: bool,
+    advisor: bool,
     limits: TorchairLimits,
 ) -> None:
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
@@ -331,6 +331,13 @@ def _compare_torchair(
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
     for line in summarize_torchair(outcome):
         out.print(line, markup=False)
+    if advisor:
+        from dumpcmp.commands.advise import advise_file, print_advice
+
+        with user_errors():
+            for shard in outcome.shards:
+                if shard.result_file is not None:
+                    print_advice(*advise_file(shard.result_file))
     problem = nothing_compared_torchair(outcome)
     if problem is not None:
         fail(problem)

@@ -73,6 +73,15 @@ def test_real_data_the_faulty_op_fails_and_everything_before_passes(
     assert "all clear" not in result.output and "no FAIL" not in result.output
 
 
+def test_the_advisor_reads_the_torchair_table(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--advisor")
+    assert result.exit_code == 0, result.output
+    assert "first divergence: op #1 mul_1" in result.output
+    assert len(list(out.glob("*advisor*.txt"))) == 2  # one per (rank, token)
+
+
 @pytest.mark.parametrize(
     ("mode", "column", "failing"), [("statistics", "Max diff", 0), ("md5", "NPU MD5", 1)]
 )
