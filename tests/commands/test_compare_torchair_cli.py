@@ -179,3 +179,19 @@ def test_forked_workers_write_the_same_table_as_one_thread(tmp_path: Path) -> No
         tables.append(table.read_text())
     assert tables[0] == tables[1]
     assert tables[0].count(",FAIL,") == sum(1 for i in range(len(ops)) if i % 5 == 0)  # the doubled outputs
+
+
+def test_a_corrupt_ge_file_gets_a_row_with_its_reason_and_the_others_are_compared(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ge, fx = pair
+    (broken,) = [p for p in ge.rglob("Add.add_1.*") if p.parent.name == "0"]
+    broken.write_bytes(broken.read_bytes()[:40])
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out)
+    assert result.exit_code == 0, result.output
+    rows = _table(sorted(out.glob("rank0_token0_*.csv"))[0])
+    assert rows[0]["API Name"] == "add_1.*" and rows[0]["Result"] == "N/A"
+    assert rows[0]["Err_message"].startswith("corrupt GE dump file") and str(broken) in rows[0]["Err_message"]
+    assert [r["Result"] for r in rows[1:]] == ["PASS", "PASS", "FAIL"]
+    assert "unreadable NPU tensors: 1" in result.output

@@ -87,3 +87,38 @@ def test_fusion_on_against_fusion_off(tmp_path: Path) -> None:
     (rows,) = _tables(out)
     failing = [r["API Name"] for r in rows if r["Result"] == "FAIL"]
     assert failing and failing[0].startswith(FAULTY_GE_OP)
+
+
+def test_reduced_data_gives_the_same_statistics_and_md5_columns(tmp_path: Path) -> None:
+    sim = tmp_path / "sim"
+    _simulate(sim)
+    ge, fx = sim / "msprobe_ge_dump", sim / "msprobe_fx_dump"
+    modes = {
+        "md5": ("NPU MD5", "BENCH MD5"),
+        "statistics": ("Max diff", "Min diff", "Mean diff", "L2norm diff"),
+    }
+    full = {}
+    for mode in modes:
+        cli(
+            "compare",
+            "-m",
+            "torchair",
+            "-tp",
+            ge,
+            "-gp",
+            fx,
+            "-o",
+            tmp_path / f"full_{mode}",
+            "--summary-mode",
+            mode,
+        )
+        (full[mode],) = _tables(tmp_path / f"full_{mode}")
+    cli("reduce", sim)
+    assert not list(ge.rglob("Cast.*"))  # the originals are gone: only summaries are read
+    for mode, columns in modes.items():
+        cli("compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / mode, "--summary-mode", mode)
+        (rows,) = _tables(tmp_path / mode)
+        keep = ("API Name", *columns, "Result")
+        assert [[r[c] for c in keep] for r in rows] == [[r[c] for c in keep] for r in full[mode]]
+    real = runner.invoke(app, ["compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "real"])
+    assert real.exit_code == 1 and "nothing compared" in real.output and "statistics only" in real.output
