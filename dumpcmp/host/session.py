@@ -1,10 +1,11 @@
-"""The session layer: what needs a whole (device, model, step) shard, over the per-file core.
+"""The session layer: what needs a whole shard, over the per-file core.
 
-Files' rows arrive in any order (``dumpcmp.host.core.FileRows``); a session keeps them per
-shard, orders them by execution order, numbers the Index column, adds the golden tensors nobody
-used after the last shard, decides the table's optional columns and result file names, and
-writes the result files. ``dumpcmp compare`` walks a tree into a session; the streaming host
-feeds one as files land (``LiveCompare``).
+A shard is a (device, model, step) for offline_data, a (rank, token) for torchair. Files' rows
+arrive in any order (``dumpcmp.host.core.FileRows``); a session keeps them per shard, orders them
+by execution order, numbers the Index column, adds the family's closing rows (offline_data: the
+golden tensors nobody used) after the last shard, and has the family name and write the result
+files. ``dumpcmp compare`` walks a tree into a session; the streaming host feeds one as files
+land (``LiveCompare``).
 """
 
 from __future__ import annotations
