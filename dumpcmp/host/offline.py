@@ -135,9 +135,9 @@ def run_compare(
     for shard, matcher in zip(shards_in, matchers, strict=True):
         plan = ComparePlan(golden, matcher, options)
         for result in (runner or compare_files)(shard.tensors, plan, workers, on_progress):
-            session.add(result)
+            session.add(result, shard.key)
         for entry in shard.stats:
-            session.add(compare_file(entry, plan))
+            session.add(compare_file(entry, plan), shard.key)
         if on_progress and shard.stats:
             on_progress(len(shard.stats))
         shards.append(session.write_shard(shard.key))

@@ -152,9 +152,9 @@ class CompareSession(Generic[Row, Key]):
                 self._keys.append(key)
         return self._shards[key]
 
-    def add(self, result: FileRows[Row], key: Key | None = None) -> None:
-        """Keep ``result`` in shard ``key``, by default the shard its dump file's path names."""
-        self.shard(result.entry.group if key is None else key).add(result)  # type: ignore[arg-type]
+    def add(self, result: FileRows[Row], key: Key) -> None:
+        """Keep ``result`` in shard ``key``."""
+        self.shard(key).add(result)
 
     def _ordered_keys(self) -> list[Key]:
         return sorted(self._keys, key=self.family.shard_order)
