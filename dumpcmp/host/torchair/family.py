@@ -170,7 +170,10 @@ class Torchair:
             return _with_reason(base, (*given, str(exc)), readable=not exc.target)
         except DumpcmpError as exc:  # an unsupported dtype, say
             return _with_reason(base, (*given, str(exc)), readable=readable)
-        # Every row without a verdict, and every FAIL, has a reason by now (the measures give one).
+        # Every row without a verdict, and every FAIL, has a reason by now (the measures give one);
+        # the inputs side's reason for a missing counterpart says it better than "no data".
+        if given and result == NOT_COMPARED:
+            reasons = ()
         return TorchairRow(None, pair.api_name, pair.npu_label, pair.bench_label, values, result,
                            (*given, *reasons), dump_readable=readable)  # fmt: skip
 
