@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -18,7 +19,6 @@ from dumpcmp.host.verdict import Thresholds
 
 if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
-    from dumpcmp.host.session import CompareOutcome
 
 MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -196,6 +196,7 @@ def compare(
             )
         _compare_torchair(
             target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
+            ReportFlags(html, model_explorer),
             TorchairLimits(cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound,
                            five_thousandth_bound),
         )  # fmt: skip
@@ -257,7 +258,7 @@ def compare(
         from dumpcmp.host.report.files import ReportRequest
 
         _write_reports(
-            outcome,
+            [(s.result_file, s.key.model) for s in outcome.shards],
             ReportRequest(
                 html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
             ),
@@ -267,15 +268,21 @@ def compare(
         fail(problem)
 
 
-def _write_reports(outcome: CompareOutcome, request: ReportRequest) -> None:
-    """The reports of each result file, beside it."""
+def _write_reports(results: Sequence[tuple[Path | None, str]], request: ReportRequest) -> None:
+    """The reports of each (result file, model name), beside the file."""
     from dumpcmp.host.report.files import reports_beside
 
     with user_errors():
-        for shard in outcome.shards:
-            if shard.result_file is not None:
-                for path in reports_beside(shard.result_file, request, model=shard.key.model):
+        for result, model in results:
+            if result is not None:
+                for path in reports_beside(result, request, model=model):
                     console().print(f"report: {path}", markup=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFlags:
+    html: bool
+    model_explorer: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +303,7 @@ def _compare_torchair(
     jobs: int,
     print_request: bool,
     advisor: bool,
+    reports: ReportFlags,
     limits: TorchairLimits,
 ) -> None:
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
@@ -338,6 +346,12 @@ def _compare_torchair(
             for shard in outcome.shards:
                 if shard.result_file is not None:
                     print_advice(*advise_file(shard.result_file))
+    if reports.html or reports.model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+
+        # No ATC json to draw the network from: the GE graph dump is the matcher's, not the report's.
+        report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
+        _write_reports([(s.result_file, "") for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:
         fail(problem)

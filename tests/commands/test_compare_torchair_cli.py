@@ -82,6 +82,19 @@ def test_the_advisor_reads_the_torchair_table(pair: tuple[Path, Path], tmp_path:
     assert len(list(out.glob("*advisor*.txt"))) == 2  # one per (rank, token)
 
 
+def test_html_report_and_coloured_xlsx_of_a_torchair_table(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    from dumpcmp.host.report.table import read_result
+
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--html", "--xlsx")
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("*compare_result_*.html"))) == 2 and result.output.count("report: ") == 2
+    for book in out.glob("*.xlsx"):
+        table = read_result(book)
+        assert table.mode == "real" and [r.result for r in table.rows][-1] == "FAIL"
+
+
 @pytest.mark.parametrize(
     ("mode", "column", "failing"), [("statistics", "Max diff", 0), ("md5", "NPU MD5", 1)]
 )

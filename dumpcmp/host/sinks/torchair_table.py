@@ -14,7 +14,7 @@ from pathlib import Path
 from dumpcmp.host.metrics.torchair import RealValues
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
-from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairRow
+from dumpcmp.host.torchair.rows import StatsValues, TorchairRow
 
 BASIC_COLUMNS = ("API Name", "Stack Info", "Data Name")
 VERDICT_COLUMNS = ("Result", "Accuracy Reached or Not", "Err_message")
@@ -70,17 +70,16 @@ def _crc(value: int | None) -> str:
 def write_torchair_table(
     path: Path, rows: Sequence[TorchairRow], mode: str, *, xlsx: bool = False
 ) -> tuple[Path, Path | None]:
-    """The CSV at ``path`` (or the next free name) and, asked for, the same table as .xlsx."""
+    """The CSV at ``path`` (or the next free name) and, asked for, the same table as .xlsx (rows
+    coloured by metrics.md §2's rules, the advisor's sheet: the xlsx sink's, for any family)."""
     columns = header(mode)
-    result = write_new_table(path, columns, (cells(r) for r in rows))
+    table = [cells(r) for r in rows]
+    result = write_new_table(path, columns, table)
     book = None
     if xlsx:
-        from dumpcmp.host.sinks.xlsx_file import write_xlsx_table
+        from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
+        from dumpcmp.host.verdict import Thresholds
 
-        book = write_xlsx_table(
-            result.with_suffix(".xlsx"), columns, ((cells(r), False) for r in rows), len(rows)
-        )
+        # offline_data's thresholds: the colour rules of a TorchAir table do not read them
+        book = write_xlsx_cells(result.with_suffix(".xlsx"), columns, table, thresholds=Thresholds())
     return result, book
-
-
-__all__ = ["METRIC_COLUMNS", "Md5Values", "cells", "header", "write_torchair_table"]
