@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, cast
@@ -17,7 +19,6 @@ from dumpcmp.host.verdict import Thresholds
 
 if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
-    from dumpcmp.host.session import CompareOutcome
 
 MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -25,6 +26,13 @@ _LIMITS = Thresholds()  # msit analyser's defaults
 
 class Mode(str, Enum):
     offline_data = "offline_data"
+    torchair = "torchair"
+
+
+class SummaryModeOption(str, Enum):
+    real = "real"
+    statistics = "statistics"
+    md5 = "md5"
 
 
 class TensorSide(str, Enum):
@@ -141,13 +149,60 @@ def compare(
     ] = False,
     html: Html = False,
     model_explorer: ModelExplorer = False,
+    summary_mode: Annotated[
+        SummaryModeOption | None,
+        typer.Option(
+            "--summary-mode",
+            "--summary_mode",
+            help="--mode torchair: real data (default), statistics or md5.",
+        ),
+    ] = None,
+    max_rel_threshold: Annotated[
+        float,
+        typer.Option(
+            "--max-rel-threshold",
+            help="--mode torchair real data: FAIL when MaxRelativeErr is not below this.",
+        ),
+    ] = 0.01,
+    thousandth_bound: Annotated[
+        float,
+        typer.Option(
+            "--thousandth-bound",
+            help="--mode torchair: One Thousandth Err Ratio counts relative errors below this.",
+        ),
+    ] = 0.001,
+    five_thousandth_bound: Annotated[
+        float,
+        typer.Option(
+            "--five-thousandth-bound",
+            help="--mode torchair: Five Thousandth Err Ratio counts relative errors below this.",
+        ),
+    ] = 0.005,
 ) -> None:
     """Compare an NPU dump with golden data; one CSV row per target tensor."""
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
-    if mode is not Mode.offline_data:
-        fail(f"mode {mode.value} is not supported")
+    if mode is Mode.torchair:
+        offline_only = {
+            "-fr": fusion_rule, "-cfr": close_fusion_rule, "-qfr": quant_fusion_rule, "-d": detail_op,
+            "--custom": custom, "--cluster": cluster, "--overflow-detection": overflow_detection or None,
+        }  # fmt: skip
+        given = [flag for flag, value in offline_only.items() if value is not None]
+        if given:
+            fail(
+                f"{', '.join(given)}: not an option of --mode torchair "
+                "(GE ops are matched through the GE graph dump)"
+            )
+        _compare_torchair(
+            target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
+            ReportFlags(html, model_explorer),
+            TorchairLimits(cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound,
+                           five_thousandth_bound),
+        )  # fmt: skip
+        return
+    if summary_mode is not None:
+        fail("--summary-mode is an option of --mode torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
@@ -203,7 +258,7 @@ def compare(
         from dumpcmp.host.report.files import ReportRequest
 
         _write_reports(
-            outcome,
+            [(s.result_file, s.key.model) for s in outcome.shards],
             ReportRequest(
                 html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
             ),
@@ -213,15 +268,93 @@ def compare(
         fail(problem)
 
 
-def _write_reports(outcome: CompareOutcome, request: ReportRequest) -> None:
-    """The reports of each result file, beside it."""
+def _write_reports(results: Sequence[tuple[Path | None, str]], request: ReportRequest) -> None:
+    """The reports of each (result file, model name), beside the file."""
     from dumpcmp.host.report.files import reports_beside
 
     with user_errors():
-        for shard in outcome.shards:
-            if shard.result_file is not None:
-                for path in reports_beside(shard.result_file, request, model=shard.key.model):
+        for result, model in results:
+            if result is not None:
+                for path in reports_beside(result, request, model=model):
                     console().print(f"report: {path}", markup=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFlags:
+    html: bool
+    model_explorer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairLimits:
+    cosine: float
+    max_relative: float
+    statistics: float
+    thousandth: float
+    five_thousandth: float
+
+
+def _compare_torchair(
+    target: Path,
+    golden: Path,
+    output: Path,
+    summary_mode: SummaryModeOption | None,
+    xlsx: bool,
+    jobs: int,
+    print_request: bool,
+    advisor: bool,
+    reports: ReportFlags,
+    limits: TorchairLimits,
+) -> None:
+    """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
+    from dumpcmp.host.metrics.torchair import ErrorBounds
+    from dumpcmp.host.torchair.family import SummaryMode
+    from dumpcmp.host.torchair.rows import TorchairThresholds
+    from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
+    from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
+
+    request = TorchairRequest(
+        target=target,
+        golden=golden,
+        out_dir=output,
+        mode=SummaryMode(summary_mode.value if summary_mode else "real"),
+        xlsx=xlsx,
+        jobs=jobs,
+        thresholds=TorchairThresholds(
+            cosine=limits.cosine,
+            max_relative=limits.max_relative,
+            statistics=limits.statistics,
+            bounds=ErrorBounds(limits.thousandth, limits.five_thousandth),
+        ),
+    )
+    if print_request:
+        console().print(request)
+        return
+    with user_errors(), tracked("comparing GE dump files") as tracker:
+        outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance)
+    out = console()
+    for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
+        out.print(f"skipped {path}: {reason}", markup=False)
+    if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
+        out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    for line in summarize_torchair(outcome):
+        out.print(line, markup=False)
+    if advisor:
+        from dumpcmp.commands.advise import advise_file, print_advice
+
+        with user_errors():
+            for shard in outcome.shards:
+                if shard.result_file is not None:
+                    print_advice(*advise_file(shard.result_file))
+    if reports.html or reports.model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+
+        # No ATC json to draw the network from: the GE graph dump is the matcher's, not the report's.
+        report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
+        _write_reports([(s.result_file, "") for s in outcome.shards], report)
+    problem = nothing_compared_torchair(outcome)
+    if problem is not None:
+        fail(problem)
 
 
 def register(app: typer.Typer) -> None:

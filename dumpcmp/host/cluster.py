@@ -27,7 +27,7 @@ from itertools import chain
 from typing import Any
 
 from dumpcmp.errors import ClusterError
-from dumpcmp.host.core import ComparePlan, FileRows, compare_file, failed_file
+from dumpcmp.host.core import ComparePlan, FileRows, ResultFamily, compare_file, failed_file
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, freeze_long_lived
@@ -53,11 +53,15 @@ _frozen = False  # in a worker process: the long-lived objects are out of the GC
 
 
 def _compare_batch(
-    entries: tuple[DumpEntry, ...], golden: GoldenSource, matcher: Matcher | None, options: CompareOptions
+    entries: tuple[DumpEntry, ...],
+    golden: GoldenSource | None,
+    matcher: Matcher | None,
+    options: CompareOptions,
+    family: ResultFamily,
 ) -> tuple[FileRows, ...]:
     """Runs on a worker: the files of one task through the pure core."""
     global _frozen
-    plan = ComparePlan(golden, matcher, options)
+    plan = ComparePlan(golden, matcher, options, family)
     rows = tuple(compare_file(entry, plan) for entry in entries)
     if not _frozen:
         # As a local worker inherits it: after its first files the kernels are loaded; out of
@@ -181,7 +185,7 @@ class ClusterRunner:
         held: dict[int, tuple[object, distributed.Future]] = {}
         shipped = []
         for plan in plans:
-            for value in (plan.golden, plan.matcher, plan.options):
+            for value in (plan.golden, plan.matcher, plan.options, plan.family):
                 if id(value) in held:
                     continue
                 if id(value) in kept:
@@ -191,7 +195,8 @@ class ClusterRunner:
                     # A large golden index makes Dask suggest what this does: embed it once.
                     warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
                     held[id(value)] = (value, self.client.submit(_hold, value, pure=False))
-            shipped.append(tuple(held[id(v)][1] for v in (plan.golden, plan.matcher, plan.options)))
+            parts = (plan.golden, plan.matcher, plan.options, plan.family)
+            shipped.append(tuple(held[id(v)][1] for v in parts))
         self._held = list(held.values())
         return shipped
 

@@ -3,37 +3,56 @@
 Pure: nothing is shared between calls or remembered after one, so files may be compared in any
 order, in threads, forked workers, a server or a cluster worker. What needs the whole shard (the
 Index column, golden-only rows, the table's columns, file names) is ``dumpcmp.host.session``'s.
+
+The plan names its result family (``offline_data``, ``torchair``): how a file becomes rows and
+how a shard's rows become result files. The core and the session layer ask the family, so no
+layer below the command knows which mode runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from dumpcmp.errors import InternalError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher
+from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
 from dumpcmp.host.pipeline import CompareOptions, evaluate, file_jobs, unreadable_file_job
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.sinks.csv_file import write_csv
+from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.stats_compare import StatsResult, compare_stats_file, unreadable_stats
-from dumpcmp.proto.walker import DumpEntry
+from dumpcmp.proto.walker import DumpEntry, GroupKey
+
+if TYPE_CHECKING:
+    from dumpcmp.host.session import ResultSettings
+    from dumpcmp.host.torchair.family import PairMatcher
 
 FileOrder = tuple[int, int, str]
 
 
+class TableRow(Protocol):
+    """What the session layer reads of any family's rows (frozen dataclasses it re-numbers)."""
+
+    @property
+    def index(self) -> int | None: ...
+
+    @property
+    def golden_key(self) -> str: ...
+
+
+Row = TypeVar("Row", bound=TableRow)
+
+
 @dataclass(frozen=True, slots=True)
-class ComparePlan:
-    """What one shard is compared against: chosen once, never changed by a comparison."""
-
-    golden: GoldenSource
-    matcher: Matcher | None
-    options: CompareOptions
-
-
-@dataclass(frozen=True, slots=True)
-class FileRows:
+class FileRows(Generic[Row]):
     """The rows of one dump file, Index not yet assigned (it is the file's place in its shard)."""
 
     entry: DumpEntry
-    rows: tuple[ResultRow, ...] = ()
+    rows: tuple[Row, ...] = ()
     stats: tuple[StatsResult, ...] = ()
 
     @property
@@ -52,17 +71,117 @@ def file_order(entry: DumpEntry) -> FileOrder:
     return entry.name.timestamp, entry.name.task_id, str(entry.path)
 
 
-def compare_file(entry: DumpEntry, plan: ComparePlan) -> FileRows:
+class ResultFamily(Protocol):
+    """One comparison family: its rows (a frozen dataclass with ``index`` and ``golden_key``),
+    its shard keys, its table and its result file names. Picked once, by the command."""
+
+    @property
+    def name(self) -> str: ...
+
+    def compare_file(self, entry: DumpEntry, plan: ComparePlan) -> FileRows[Any]:
+        """Every row of one dump file; failures become reasons."""
+        ...
+
+    def failed_file(self, entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[Any]:
+        """The rows of a file whose comparison never finished: one row with ``reason``."""
+        ...
+
+    def shard_order(self, key: Any) -> tuple[object, ...]: ...
+
+    def result_name(self, key: Any, keys: Sequence[Any], stamp: str, kind: str = "result") -> str:
+        """The file name of ``key``'s result among a session's ``keys``."""
+        ...
+
+    def closing_rows(self, golden: GoldenSource | None, used: set[str]) -> list[Any]:
+        """Rows listed after the last shard's (golden tensors nothing was compared with)."""
+        ...
+
+    def write_table(
+        self, path: Path, rows: Sequence[Any], settings: ResultSettings
+    ) -> tuple[Path, Path | None]:
+        """Write ``rows`` as a result table at ``path`` (or the next free name), and as .xlsx
+        beside it when asked; the paths written."""
+        ...
+
+
+class OfflineData:
+    """``compare -m offline_data``: dump files against golden npy files or a second dump tree,
+    rows of metrics.md §1, shards per (device, model, step)."""
+
+    name = "offline_data"
+
+    def compare_file(self, entry: DumpEntry, plan: ComparePlan) -> FileRows[ResultRow]:
+        golden = _golden(plan)
+        matcher = _matcher(plan)
+        if entry.is_stats:
+            return FileRows(entry, stats=tuple(compare_stats_file(entry, golden, matcher)))
+        jobs = file_jobs(entry, golden, matcher, plan.options)
+        return FileRows(entry, rows=tuple(evaluate(job, plan.options) for job in jobs))
+
+    def failed_file(self, entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[ResultRow]:
+        if entry.is_stats:
+            return FileRows(entry, stats=(unreadable_stats(entry, reason),))
+        job = unreadable_file_job(entry, _matcher(plan), reason)
+        return FileRows(entry, rows=(evaluate(job, plan.options),))
+
+    def shard_order(self, key: GroupKey) -> tuple[object, ...]:
+        return shard_order(key)
+
+    def result_name(self, key: GroupKey, keys: Sequence[GroupKey], stamp: str, kind: str = "result") -> str:
+        return result_name(key, keys, stamp, kind)
+
+    def closing_rows(self, golden: GoldenSource | None, used: set[str]) -> list[ResultRow]:
+        return golden_only_rows(golden, used) if golden is not None else []
+
+    def write_table(
+        self, path: Path, rows: Sequence[ResultRow], settings: ResultSettings
+    ) -> tuple[Path, Path | None]:
+        shape = TableShape.of(rows, op_sequence=settings.op_sequence, overflow=settings.overflow_detection)
+        result = write_csv(path, rows, shape)
+        xlsx = None
+        if settings.xlsx:
+            from dumpcmp.host.sinks.xlsx_file import write_xlsx
+
+            xlsx = write_xlsx(result.with_suffix(".xlsx"), rows, shape, thresholds=settings.thresholds)
+        return result, xlsx
+
+
+def _golden(plan: ComparePlan) -> GoldenSource:
+    if plan.golden is None:
+        raise InternalError("an offline_data plan without a golden source")
+    return plan.golden
+
+
+def _matcher(plan: ComparePlan) -> Matcher | None:
+    if plan.matcher is not None and not isinstance(plan.matcher, Matcher):
+        raise InternalError(f"an offline_data plan with a {type(plan.matcher).__name__} matcher")
+    return plan.matcher
+
+
+OFFLINE_DATA = OfflineData()
+
+
+@dataclass(frozen=True, slots=True)
+class ComparePlan:
+    """What one shard is compared against: chosen once, never changed by a comparison.
+
+    ``golden`` and ``matcher`` are the family's: a GoldenSource and ATC ``Matcher`` for
+    offline_data; for torchair no golden source (each pair loads its own bench tensor) and the
+    GE↔FX or GE↔GE matcher, which turns a dump file into tensor pairs.
+    """
+
+    golden: GoldenSource | None
+    matcher: Matcher | PairMatcher | None
+    options: CompareOptions
+    family: ResultFamily = OFFLINE_DATA
+
+
+def compare_file(entry: DumpEntry, plan: ComparePlan) -> FileRows[Any]:
     """Every row of one dump file (tensor dump or statistics dump); failures become reasons."""
-    if entry.is_stats:
-        return FileRows(entry, stats=tuple(compare_stats_file(entry, plan.golden, plan.matcher)))
-    jobs = file_jobs(entry, plan.golden, plan.matcher, plan.options)
-    return FileRows(entry, rows=tuple(evaluate(job, plan.options) for job in jobs))
+    return plan.family.compare_file(entry, plan)
 
 
-def failed_file(entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows:
+def failed_file(entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[Any]:
     """The rows of a file whose comparison never finished (it crashed every worker that tried):
     one row with ``reason``, like an unreadable file's."""
-    if entry.is_stats:
-        return FileRows(entry, stats=(unreadable_stats(entry, reason),))
-    return FileRows(entry, rows=(evaluate(unreadable_file_job(entry, plan.matcher, reason), plan.options),))
+    return plan.family.failed_file(entry, plan, reason)

@@ -64,7 +64,9 @@ class LiveCompare:
         self._golden = golden
         self._rules = rules
         self._options = CompareOptions(overflow_detection=request.overflow_detection, jobs=1)
-        self._session = CompareSession(result_settings(request, rules.present), golden)
+        self._session: CompareSession[ResultRow, GroupKey] = CompareSession(
+            result_settings(request, rules.present), golden
+        )
         self._times: dict[GroupKey, dict[str, int]] = {}
         self._entries: dict[Path, DumpEntry] = {}
         self._skipped: dict[Path, str] = {}

@@ -16,6 +16,7 @@ from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
+from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.host.workers import FileRunner, compare_files
@@ -127,16 +128,16 @@ def run_compare(
     workers = options.jobs or os.cpu_count() or 1
     if on_plan:
         on_plan(sum(len(s.tensors) + len(s.stats) for s in shards_in))
-    session = CompareSession(
+    session: CompareSession[ResultRow, GroupKey] = CompareSession(
         result_settings(request, rules.present, stamp), golden, [s.key for s in shards_in]
     )
     shards = []
     for shard, matcher in zip(shards_in, matchers, strict=True):
         plan = ComparePlan(golden, matcher, options)
         for result in (runner or compare_files)(shard.tensors, plan, workers, on_progress):
-            session.add(result)
+            session.add(result, shard.key)
         for entry in shard.stats:
-            session.add(compare_file(entry, plan))
+            session.add(compare_file(entry, plan), shard.key)
         if on_progress and shard.stats:
             on_progress(len(shard.stats))
         shards.append(session.write_shard(shard.key))
@@ -180,7 +181,9 @@ def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str)
     """``-tp a.npy``: one row against the one golden file."""
     key = GroupKey("0", request.target.stem, "0", "0")
     row = compare_npy_target(request.target, golden)
-    session = CompareSession(result_settings(request, False, stamp), golden, [key])
+    session: CompareSession[ResultRow, GroupKey] = CompareSession(
+        result_settings(request, False, stamp), golden, [key]
+    )
     written = session.write_rows(key, [row])
     return CompareOutcome(
         (replace(written, dump_files=(request.target,)),), skipped=tuple(golden.skipped), file_pair=True

@@ -236,7 +236,7 @@ def test_files_of_several_plans_in_one_call_come_back_in_order_the_plans_shipped
     assert [r.entry for r in rows] == [entry for entry, _ in work]
     assert repr(rows) == repr([compare_file(entry, plan) for entry, plan in work])
     shipped = sorted(future.key for _, future in runner._held)
-    assert len(shipped) == 3  # golden, matcher, options: once for both plans
+    assert len(shipped) == 4  # golden, matcher, options, family: once for both plans
     runner.compare_each(work[:3])
     assert sorted(future.key for _, future in runner._held) == shipped  # nothing sent again
     assert runner.compare_each([]) == []

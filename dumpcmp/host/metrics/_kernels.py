@@ -55,6 +55,7 @@ __all__ = [
     "log",
     "native_ir",
     "special_counts",
+    "torchair_pass",
 ]
 
 EPS64 = 2.220446049250313e-16  # the spec's eps64 (np.finfo(np.float64).eps)
@@ -89,30 +90,38 @@ def _kernel(fn: Callable[..., Any]) -> Any:
 _inline = numba.njit(inline="always", error_model="numpy")
 
 
-def _value_intrinsic(typingctx: object, v: types.Type) -> Any:
-    """An element as the spec reads it: its float32 value, widened exactly to float64."""
-    double, single = ir.DoubleType(), ir.FloatType()
-    if v == types.uint16:
+def _element_intrinsic(through_float32: bool) -> Callable[..., Any]:
+    """An element widened to float64: exactly, or (``through_float32``) as its float32 value,
+    which is the offline-data spec's; float16 bits and float32 are exact either way."""
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(builder.bitcast(args[0], ir.HalfType()), double)  # float16 bits
+    def element(typingctx: object, v: types.Type) -> Any:
+        double, single = ir.DoubleType(), ir.FloatType()
+        if v == types.uint16:
 
-    elif v == types.float32:
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                return builder.fpext(builder.bitcast(args[0], ir.HalfType()), double)  # float16 bits
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(args[0], double)
+        elif v == types.float32:
 
-    elif v == types.float64:
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                return builder.fpext(args[0], double)
 
-        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-            return builder.fpext(builder.fptrunc(args[0], single), double)  # rounds to nearest
+        elif v == types.float64:
 
-    else:
-        return None
-    return types.float64(v), codegen
+            def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+                if through_float32:
+                    return builder.fpext(builder.fptrunc(args[0], single), double)  # rounds to nearest
+                return args[0]
+
+        else:
+            return None
+        return types.float64(v), codegen
+
+    return element
 
 
-_value: Any = intrinsic(_value_intrinsic)
+_value: Any = intrinsic(_element_intrinsic(through_float32=True))  # offline_data: float32 values
+_exact: Any = intrinsic(_element_intrinsic(through_float32=False))  # torchair: exact values
 
 
 def _high_word_intrinsic(typingctx: object, v: types.Type) -> Any:
@@ -424,6 +433,76 @@ def kl_terms(
 
 
 # ---------------------------------------------------------------------------------------------
+# TorchAir real-data pass (metrics.md §2): one read of a pair, exact values
+
+TORCHAIR_SUMS = 10
+
+
+@_inline
+def _torchair(
+    acc: npt.NDArray[np.float64], a: float, b: float, i: int, eps: float, bound1: float, bound5: float
+) -> None:
+    lanes = LANES
+    d = a - b
+    ad = abs(d)
+    acc[i] += a * b
+    acc[lanes + i] += a * a
+    acc[2 * lanes + i] += b * b
+    acc[3 * lanes + i] += d * d
+    acc[4 * lanes + i] = _greater(ad, acc[4 * lanes + i])
+    acc[5 * lanes + i] += 1.0 if ad != ad else 0.0
+    # |x − y| / |y|, both sides moved by eps where the golden is 0 (metrics.md §2).
+    zero = b == 0.0
+    xa = a + eps if zero else a
+    yb = b + eps if zero else b
+    r = abs(xa - yb) / abs(yb)
+    acc[6 * lanes + i] = _greater(r, acc[6 * lanes + i])
+    acc[7 * lanes + i] += 1.0 if r != r else 0.0
+    acc[8 * lanes + i] += 1.0 if r < bound1 else 0.0
+    acc[9 * lanes + i] += 1.0 if r < bound5 else 0.0
+
+
+@_inline
+def _torchair_pass_into(
+    x: Chunk, y: Chunk, eps: float, bound1: float, bound5: float,
+    acc: npt.NDArray[np.float64], out: npt.NDArray[np.float64],
+) -> None:  # fmt: skip
+    """The pass over a chunk into ``out`` (``TORCHAIR_SUMS`` floats), ``acc`` as scratch."""
+    lanes = LANES
+    acc[: TORCHAIR_SUMS * lanes] = 0.0
+    acc[4 * lanes : 5 * lanes] = -INF
+    acc[6 * lanes : 7 * lanes] = -INF
+    n = x.shape[0]
+    full = n - n % lanes
+    for base in range(0, full, lanes):
+        for i in range(lanes):
+            _torchair(acc, _exact(x[base + i]), _exact(y[base + i]), i, eps, bound1, bound5)
+    for i in range(n - full):
+        _torchair(acc, _exact(x[full + i]), _exact(y[full + i]), i, eps, bound1, bound5)
+    for k in range(TORCHAIR_SUMS):
+        v = acc[k * lanes]
+        for i in range(1, lanes):
+            w = acc[k * lanes + i]
+            if k in (4, 6):
+                v = w if w > v else v
+            else:
+                v += w
+        out[k] = v
+
+
+@_kernel
+def torchair_pass(x: Chunk, y: Chunk, eps: float, bound1: float, bound5: float) -> tuple[float, ...]:
+    """Σxy, Σx², Σy², Σd², max|d|, #NaN |d|, max rel, #NaN rel, #rel < bound1, #rel < bound5.
+
+    d = x − y on the exact values; rel = |x − y| / |y| with eps added to both where y == 0. The
+    maxima skip NaN, the NaN counts let the caller restore numpy's propagation.
+    """
+    out = np.empty(TORCHAIR_SUMS)
+    _torchair_pass_into(x, y, eps, bound1, bound5, np.empty(TORCHAIR_SUMS * LANES), out)
+    return (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7], out[8], out[9])
+
+
+# ---------------------------------------------------------------------------------------------
 # Native objects for ``_native``, which loads them in later runs without importing numba
 
 # numpy dtype character → numba type of a chunk element: float32, float64, float16 bits.
@@ -431,7 +510,7 @@ _ELEMENT = {"f": types.float32, "d": types.float64, "H": types.uint16}
 
 
 def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
-    """The three passes for chunks of dtypes ``x_code`` and ``y_code`` (``_ELEMENT``'s keys) as
+    """The passes for chunks of dtypes ``x_code`` and ``y_code`` (``_ELEMENT``'s keys) as
     C-callable functions: pass name → (symbol, optimised LLVM IR of its module).
 
     Each takes pointers and lengths, writes its results through ``out`` and allocates nothing;
@@ -460,6 +539,12 @@ def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
                        numba.carray(acc, 5 * lanes), numba.carray(scratch, 2 * lanes),
                        numba.carray(out, 5))  # fmt: skip
 
+    def torchair(xp: Any, yp: Any, n: int, eps: float, bound1: float, bound5: float, acc: Any,
+                 out: Any) -> None:  # fmt: skip
+        sums = TORCHAIR_SUMS
+        _torchair_pass_into(numba.carray(xp, n), numba.carray(yp, n), eps, bound1, bound5,
+                            numba.carray(acc, sums * lanes), numba.carray(out, sums))  # fmt: skip
+
     signatures: dict[str, tuple[Callable[..., None], Any]] = {
         "first_pass": (first, types.void(x_ptr, y_ptr, i64, f64_ptr, f64_ptr)),
         "special_counts": (special, types.void(x_ptr, y_ptr, i64, i64_ptr)),
@@ -467,6 +552,7 @@ def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
             kl,
             types.void(x_ptr, y_ptr, i64, f64, f64, f64, f64, f64, f64, f64_ptr, f64_ptr, f64_ptr),
         ),
+        "torchair_pass": (torchair, types.void(x_ptr, y_ptr, i64, f64, f64, f64, f64_ptr, f64_ptr)),
     }
     out = {}
     for name, (fn, signature) in signatures.items():

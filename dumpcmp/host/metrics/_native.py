@@ -39,7 +39,7 @@ import llvmlite.binding as ll
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FLOAT16_BITS", "LANES", "cache_dir", "first_pass", "kl_terms", "special_counts"]
+__all__ = ["FLOAT16_BITS", "LANES", "cache_dir", "first_pass", "kl_terms", "special_counts", "torchair_pass"]
 
 # Accumulators per quantity in the kernels. 128 float64 lanes x 12 quantities is 12 KB, well
 # inside L1; the inner loop's trip count must be this constant (a variable one measured ~3x slower).
@@ -196,6 +196,7 @@ _C_SIGNATURES = {
     "first_pass": ctypes.CFUNCTYPE(None, _P, _P, _I64, _P, _P),
     "special_counts": ctypes.CFUNCTYPE(None, _P, _P, _I64, _P),
     "kl_terms": ctypes.CFUNCTYPE(None, _P, _P, _I64, _F64, _F64, _F64, _F64, _F64, _F64, _P, _P, _P),
+    "torchair_pass": ctypes.CFUNCTYPE(None, _P, _P, _I64, _F64, _F64, _F64, _P, _P),
 }
 
 
@@ -312,3 +313,12 @@ def kl_terms(
     )
     a, b, c, d, e = out[:5].tolist()
     return a, b, c, d, e
+
+
+def torchair_pass(
+    x: npt.NDArray[Any], y: npt.NDArray[Any], eps: float, bound1: float, bound5: float
+) -> tuple[float, ...]:
+    """``_kernels.torchair_pass``; pass 1's scratch serves (it needs 10 of its 12 quantities)."""
+    _, out, _, (acc_at, out_at, _) = _scratch()
+    _pair(x, y)["torchair_pass"](_address(x), _address(y), x.shape[0], eps, bound1, bound5, acc_at, out_at)
+    return tuple(out[:10].tolist())

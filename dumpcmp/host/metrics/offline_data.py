@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -199,22 +200,25 @@ _NUMBER_FIELDS = tuple(f.name for f in fields(MetricValues) if f.name not in _NO
 # Scratch buffers and kernel inputs
 
 
-class _Scratch:
+class Scratch:
     """Per-thread buffers reused across chunks and pairs, so a chunk allocates nothing."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, dtype: type[np.floating[Any]]) -> None:
         self.capacity = capacity
-        self.x32 = np.empty(capacity, dtype=np.float32)  # sides the kernels cannot read as they are
-        self.y32 = np.empty(capacity, dtype=np.float32)
+        self.x = np.empty(capacity, dtype=dtype)  # sides the kernels cannot read as they are
+        self.y = np.empty(capacity, dtype=dtype)
 
 
 _local = threading.local()
 
 
-def _scratch(m: int) -> _Scratch:
-    s: _Scratch | None = getattr(_local, "scratch", None)
+def scratch(m: int, dtype: type[np.floating[Any]] = np.float32) -> Scratch:
+    """This thread's buffers of ``dtype`` (offline_data converts to float32, torchair to float64)."""
+    key = f"scratch_{np.dtype(dtype).char}"
+    s: Scratch | None = getattr(_local, key, None)
     if s is None or s.capacity < m:
-        s = _local.scratch = _Scratch(m)
+        s = Scratch(m, dtype)
+        setattr(_local, key, s)
     return s
 
 
@@ -225,9 +229,12 @@ def _kernels() -> ModuleType:
     return _native
 
 
-def _kernel_input(src: npt.NDArray[np.generic], f32: npt.NDArray[np.float32], k: ModuleType) -> _Chunk:
+def kernel_input(
+    src: npt.NDArray[np.generic], converted: npt.NDArray[np.floating[Any]], k: ModuleType
+) -> _Chunk:
     """``src`` as the kernels read it: a read-only 1-D C-contiguous float32, float64 or
-    float16-as-uint16 array, converted to float32 in ``f32`` when it is none of those.
+    float16-as-uint16 array, converted into ``converted`` (float32 for offline_data: the spec's
+    values; float64 for torchair: exact) when it is none of those.
 
     Read-only always, so that read-only and writable inputs share one compiled kernel.
     """
@@ -237,8 +244,8 @@ def _kernel_input(src: npt.NDArray[np.generic], f32: npt.NDArray[np.float32], k:
     elif src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
         view = src.view(dtype=np.uint16, type=np.ndarray)
     else:
-        np.copyto(f32, src, casting="unsafe")  # the spec's float32 values (bf16, ints, bool: exact)
-        view = f32[:]
+        np.copyto(converted, src, casting="unsafe")
+        view = converted[:]
     view.flags.writeable = False
     return view
 
@@ -472,11 +479,11 @@ class OfflineDataFamily:
         if x.shape != y.shape or x.ndim != 1:
             raise ValueError(f"chunks must be equal-length 1-D arrays, got {x.shape} and {y.shape}")
         m = x.shape[0]
-        s = _scratch(m)
+        s = scratch(m)
         k = _kernels()
         with np.errstate(all="ignore"):  # casts to float32 that overflow; logs of NaN/inf ratios
-            xs = _kernel_input(x, s.x32[:m], k)
-            ys = _kernel_input(y, s.y32[:m], k)
+            xs = kernel_input(x, s.x[:m], k)
+            ys = kernel_input(y, s.y[:m], k)
             if prior is None:
                 return _first_pass(xs, ys, k)
             return _second_pass(xs, ys, _Centres.of(prior), k)

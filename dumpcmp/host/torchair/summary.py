@@ -1,0 +1,89 @@
+"""What a TorchAir compare amounts to, in a few terminal lines; never an all-clear nothing earned."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from dumpcmp.host.torchair.rows import FAIL, NOT_COMPARED, PASS, TorchairRow
+from dumpcmp.host.torchair.run import TorchairOutcome
+
+MAX_REASONS_SHOWN = 5
+MAX_FILES_SHOWN = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairTally:
+    pairs: int
+    passed: int
+    failed: int
+    not_compared: tuple[tuple[int, str], ...]  # (count, reason), most common first
+    unreadable: int  # GE tensors whose file or data could not be read
+    first_fail: str | None
+
+    @property
+    def compared(self) -> int:
+        return self.passed + self.failed
+
+    @classmethod
+    def of(cls, outcome: TorchairOutcome) -> TorchairTally:
+        rows = [(s.key, r) for s in outcome.shards for r in s.rows]
+        missing = Counter(_reason(r) for _, r in rows if r.result == NOT_COMPARED)
+        fails = [(k, r) for k, r in rows if r.result == FAIL]
+        first = None
+        if fails:
+            key, row = fails[0]
+            first = f"first FAIL: rank {key.rank} token {key.token}, {row.api_name}: {_reason(row)}"
+        return cls(
+            pairs=len(rows),
+            passed=sum(1 for _, r in rows if r.result == PASS),
+            failed=len(fails),
+            not_compared=tuple((n, reason) for reason, n in missing.most_common()),
+            unreadable=sum(1 for _, r in rows if not r.dump_readable),
+            first_fail=first,
+        )
+
+
+def _reason(row: TorchairRow) -> str:
+    return " ".join(row.reasons) or "no reason given"
+
+
+def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
+    tally = TorchairTally.of(outcome)
+    files = [p for s in outcome.shards for p in (s.result_file, s.xlsx_file) if p is not None]
+    lines = [f"result: {p}" for p in files[:MAX_FILES_SHOWN]]
+    if len(files) > MAX_FILES_SHOWN:
+        lines.append(f"… and {len(files) - MAX_FILES_SHOWN} more result files")
+    not_compared = sum(n for n, _ in tally.not_compared)
+    lines.append(
+        f"tensor pairs: {tally.pairs}, compared: {tally.compared} "
+        f"(PASS {tally.passed}, FAIL {tally.failed}), not compared: {not_compared}, "
+        f"unreadable NPU tensors: {tally.unreadable}"
+    )
+    if tally.not_compared:
+        lines.append("not compared, by reason:")
+        lines += [f"  {n} × {reason}" for n, reason in tally.not_compared[:MAX_REASONS_SHOWN]]
+        if len(tally.not_compared) > MAX_REASONS_SHOWN:
+            lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
+    if tally.compared and tally.compared * 2 < tally.pairs:
+        lines.append(
+            f"warning: only {tally.compared} of {tally.pairs} tensor pairs were compared; "
+            "the verdict below covers those only"
+        )
+    if tally.first_fail is not None:
+        lines.append(tally.first_fail)
+    elif tally.compared:
+        lines.append(f"no FAIL: all {tally.compared} compared tensor pairs PASS")
+    return lines
+
+
+def nothing_compared_torchair(outcome: TorchairOutcome) -> str | None:
+    """The one-line error for a run that compared nothing; else None."""
+    tally = TorchairTally.of(outcome)
+    if tally.compared:
+        return None
+    top = f" (most often: {tally.not_compared[0][1]})" if tally.not_compared else ""
+    return (
+        f"nothing compared: none of the {tally.pairs} tensor pairs has numbers{top}; "
+        "check that -gp is the FX dump (or fusion-off GE dump) of this very run"
+    )

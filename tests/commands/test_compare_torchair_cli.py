@@ -1,0 +1,210 @@
+"""``dumpcmp compare --mode torchair`` end to end on a small GE/FX pair, and its bad inputs."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner, Result
+
+from dumpcmp.cli import app
+from tests.host.torchair_family.tree import GeOp, write_pair
+
+runner = CliRunner()
+
+
+def compare(*args: object) -> Result:
+    return runner.invoke(app, ["compare", *(str(a) for a in args)])
+
+
+def one_error_line(result: Result, code: int, text: str) -> None:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    lines = [
+        line for line in result.output.splitlines() if line.strip() and "comparing GE dump files" not in line
+    ]
+    assert len(lines) == 1, result.output
+    assert text in lines[0], result.output
+
+
+def _ops(scale: float = 1.0) -> list[GeOp]:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 8)).astype(np.float32)
+    b = rng.standard_normal((4, 8)).astype(np.float32)
+    s = a + b
+    return [
+        GeOp("add_1", "Add", [a, b], [s], "add_1-aten.add.Tensor"),
+        GeOp("mul_1", "Mul", [s, b], [s * b * np.float32(scale)], "mul-aten.mul.Tensor"),
+    ]
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    return write_pair(tmp_path / "data", _ops(1.1), _ops(), tokens=(0, 1))
+
+
+def _table(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_real_data_the_faulty_op_fails_and_everything_before_passes(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "-j", "1")
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert len(names) == 2 and all(n.endswith(".csv") for n in names)
+    assert names[0].startswith("rank0_token0_compare_result_") and names[1].startswith(
+        "rank0_token1_compare_result_"
+    )
+    rows = _table(out / names[0])
+    ops = [f"{op}.{io}" for op in ("add_1", "mul_1") for io in ("input.0", "input.1", "output.0")]
+    assert [r["API Name"] for r in rows] == ops
+    assert [r["Result"] for r in rows] == ["PASS"] * 5 + ["FAIL"]
+    assert rows[-1]["Err_message"].startswith("MaxRelativeErr 0.100000 >= 0.01")
+    assert rows[0]["Stack Info"] == "" and rows[0]["Requires_grad Consistent"] == "N/A"
+    assert rows[0]["Data Name"].startswith("[") and ".npy]" in rows[0]["Data Name"]
+    assert "first FAIL: rank 0 token 0, mul_1.output.0" in result.output
+    assert "all clear" not in result.output and "no FAIL" not in result.output
+
+
+def test_the_advisor_reads_the_torchair_table(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--advisor")
+    assert result.exit_code == 0, result.output
+    assert "first divergence: op #1 mul_1" in result.output
+    assert len(list(out.glob("*advisor*.txt"))) == 2  # one per (rank, token)
+
+
+def test_html_report_and_coloured_xlsx_of_a_torchair_table(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    from dumpcmp.host.report.table import read_result
+
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--html", "--xlsx")
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("*compare_result_*.html"))) == 2 and result.output.count("report: ") == 2
+    for book in out.glob("*.xlsx"):
+        table = read_result(book)
+        assert table.mode == "real" and [r.result for r in table.rows][-1] == "FAIL"
+
+
+@pytest.mark.parametrize(
+    ("mode", "column", "failing"), [("statistics", "Max diff", 0), ("md5", "NPU MD5", 1)]
+)
+def test_statistics_and_md5_modes(
+    pair: tuple[Path, Path], tmp_path: Path, mode: str, column: str, failing: int
+) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    result = compare("--mode", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--summary-mode", mode, "--xlsx")
+    assert result.exit_code == 0, result.output
+    csvs = sorted(out.glob("*.csv"))
+    assert len(csvs) == 2 and len(list(out.glob("*.xlsx"))) == 2
+    rows = _table(csvs[0])
+    assert column in rows[0]
+    assert sum(r["Result"] == "FAIL" for r in rows) == failing
+
+
+def test_nothing_compared_is_an_error_not_an_all_clear(tmp_path: Path) -> None:
+    ops = _ops()
+    ge, fx = write_pair(tmp_path / "data", ops)
+    for npy in fx.rglob("*.npy"):  # the FX dump lost its files' data: every pair unreadable
+        npy.write_bytes(b"not npy")
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "nothing compared" in result.output and "PASS" not in result.output.split("nothing compared")[1]
+    assert "no FAIL" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "text"),
+    [
+        (["-fr", "rules.json"], "-fr: not an option of --mode torchair"),
+        (["--overflow-detection"], "--overflow-detection: not an option of --mode torchair"),
+    ],
+)
+def test_offline_only_options_are_refused(
+    pair: tuple[Path, Path], tmp_path: Path, extra: list[str], text: str
+) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    one_error_line(compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, *extra), 1, text)
+    assert not out.exists()
+
+
+def test_summary_mode_belongs_to_torchair(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    one_error_line(
+        compare("-tp", ge, "-gp", fx, "-o", tmp_path / "out", "--summary-mode", "md5"),
+        1,
+        "--summary-mode is an option of --mode torchair",
+    )
+    unknown = compare(
+        "-m", "torchair", "-tp", ge, "-gp", fx, "--summary-mode", "sha"
+    )  # click's own usage error
+    assert unknown.exit_code == 2 and "Traceback" not in unknown.output and "'sha' is" in unknown.output
+
+
+def test_bad_paths_are_one_line(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    one_error_line(
+        compare("-m", "torchair", "-tp", tmp_path / "nope", "-gp", fx, "-o", out), 1, "does not exist"
+    )
+    one_error_line(
+        compare("-m", "torchair", "-tp", fx, "-gp", ge, "-o", out), 1, "the target side (-tp) is the GE dump"
+    )
+    assert not out.exists()
+
+
+def test_forked_workers_write_the_same_table_as_one_thread(tmp_path: Path) -> None:
+    """Enough GE files for the process pool: the family and matcher reach the workers in the plan."""
+    from dumpcmp.host.workers import PROCESS_MIN_FILES
+
+    rng = np.random.default_rng(2)
+    ops = []
+    for i in range(PROCESS_MIN_FILES + 6):
+        a = rng.standard_normal(16).astype(np.float32)
+        ops.append(
+            GeOp(
+                f"relu_{i}",
+                "Relu",
+                [a],
+                [np.maximum(a, 0) * np.float32(1 + (i % 5 == 0))],
+                f"relu_{i}-aten.relu.default",
+            )
+        )
+    bench = [GeOp(o.name, o.type, o.inputs, [np.maximum(o.inputs[0], 0)], o.fx) for o in ops]
+    ge, fx = write_pair(tmp_path / "data", ops, bench)
+    tables = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "-j", jobs)
+        assert result.exit_code == 0, result.output
+        (table,) = out.glob("compare_result_*.csv")
+        tables.append(table.read_text())
+    assert tables[0] == tables[1]
+    assert tables[0].count(",FAIL,") == sum(1 for i in range(len(ops)) if i % 5 == 0)  # the doubled outputs
+
+
+def test_a_corrupt_ge_file_gets_a_row_with_its_reason_and_the_others_are_compared(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    ge, fx = pair
+    (broken,) = [p for p in ge.rglob("Add.add_1.*") if p.parent.name == "0"]
+    broken.write_bytes(broken.read_bytes()[:40])
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out)
+    assert result.exit_code == 0, result.output
+    rows = _table(sorted(out.glob("rank0_token0_*.csv"))[0])
+    assert rows[0]["API Name"] == "add_1.*" and rows[0]["Result"] == "N/A"
+    assert rows[0]["Err_message"].startswith("corrupt GE dump file") and str(broken) in rows[0]["Err_message"]
+    assert [r["Result"] for r in rows[1:]] == ["PASS", "PASS", "FAIL"]
+    assert "unreadable NPU tensors: 1" in result.output
