@@ -80,11 +80,23 @@ def _stats(given: TensorStats | None, loader: TensorLoader | None, target: bool)
     return stats_of(array) if array is not None else None
 
 
-def _crc(given: TensorStats | None, loader: TensorLoader | None, target: bool) -> int | None:
+def _crc(given: TensorStats | None, loader: TensorLoader | None, target: bool) -> tuple[int | None, str]:
+    """A side's CRC-32 and the dtype its bytes are in ("" when unknown)."""
     if given is not None and given.crc32 is not None:
-        return given.crc32
+        return given.crc32, given.dtype
     array = _load(loader, target)
-    return crc32_of(array) if array is not None else None
+    return (crc32_of(array), array.dtype.name) if array is not None else (None, "")
+
+
+def _dtype_clash(npu: str, bench: str) -> str:
+    """Why two CRC-32 values cannot be compared: the bytes are of different dtypes ("" if not)."""
+    try:
+        differ = bool(npu and bench and np.dtype(npu) != np.dtype(bench))
+    except TypeError:
+        return ""  # a dtype spelled another way (a stats dump's DT_ name): nothing to judge by
+    if not differ:
+        return ""
+    return f"CRC-32 compares bytes, and the two sides hold different dtypes ({npu} vs {bench})"
 
 
 _Measured = tuple[Values, str, tuple[str, ...]]  # values, result, reasons
@@ -117,9 +129,14 @@ def _statistics(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
 
 
 def _md5(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
-    values = Md5Values(
-        _crc(pair.target_stats, pair.load_target, True), _crc(pair.bench_stats, pair.load_bench, False)
+    (npu, npu_dtype), (bench, bench_dtype) = (
+        _crc(pair.target_stats, pair.load_target, True),
+        _crc(pair.bench_stats, pair.load_bench, False),
     )
+    values = Md5Values(npu, bench)
+    clash = _dtype_clash(npu_dtype, bench_dtype)
+    if clash and values.has_numbers:  # e.g. a Cast compared with its own input: never equal bytes
+        return values, NOT_COMPARED, (clash,)
     result, broke = md5_verdict(values)
     if result == NOT_COMPARED:
         return values, result, (_missing("CRC-32", values.npu is None, values.bench is None),)

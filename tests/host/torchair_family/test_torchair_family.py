@@ -133,6 +133,21 @@ def test_every_fail_and_every_row_without_numbers_says_why() -> None:
         assert row.result == NOT_COMPARED and row.reasons
 
 
+def test_md5_of_tensors_in_different_dtypes_is_not_a_fail() -> None:
+    """A Cast compared with its own input (or fp16 data with an fp32 golden) can never have equal
+    bytes: the row says why instead of failing every conversion op."""
+    family = Torchair(SummaryMode.md5)
+    y = np.arange(1, 11, dtype=np.float32)
+    cast = family.row(_pair(y.astype(np.float16), y))
+    assert cast.result == NOT_COMPARED and "different dtypes (float16 vs float32)" in cast.reasons[0]
+    assert family.row(_pair(y, y)).result == PASS
+    assert family.row(_pair(y + 1, y)).result == FAIL
+    # statistics from a stats dump spell dtypes their own way: judged by the CRC alone
+    stats = TensorStats("DT_FLOAT", (10,), crc32=1)
+    spelled = TensorPair("a.output.0", "output", 0, "x", "y", target_stats=stats, load_bench=lambda: y)
+    assert family.row(spelled).result == FAIL
+
+
 # ---------------------------------------------------------------------------- family in the plan
 
 
