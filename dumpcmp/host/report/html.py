@@ -149,7 +149,9 @@ def _ops(
     for index, ((order, name), members) in enumerate(sorted(keys.items(), key=lambda kv: kv[0][0])):
         rows = [table.rows[i] for i in members]
         outputs = [r for r in rows if r.io != "input" and r.compared] or [r for r in rows if r.compared]
-        worst = max((grades[i].grade for i in members), key=SEVERITY.__getitem__)
+        # An op's colour is its result: an input it was handed bad does not make it red.
+        own = [i for i in members if table.rows[i].io != "input" and grades[i].grade is not Grade.NONE]
+        worst = max((grades[i].grade for i in own or members), key=SEVERITY.__getitem__)
         ops.append(
             OpSummary(
                 index=index,
@@ -283,7 +285,10 @@ def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
     node_x = [positions[n][0] for n in graph.nodes]
     node_y = [positions[n][1] for n in graph.nodes]
     grades = [by_node[n].grade if n in by_node else Grade.NONE for n in graph.nodes]
-    text = [_hover(by_node[n]) if n in by_node else _bare_hover(graph, n) for n in graph.nodes]
+    text = [
+        (_hover(by_node[n]) if n in by_node else _bare_hover(graph, n)) + _members_hover(graph, n, by_node)
+        for n in graph.nodes
+    ]
     outline = {"color": "#37474f", "width": 0 if big else 1}
     traces.append(
         {
@@ -377,6 +382,16 @@ def _line_trace(
         "line": dict(line),
         "name": name,
     }
+
+
+def _members_hover(graph: OpGraph, node: str, by_node: Mapping[str, OpSummary]) -> str:
+    """The graph's own originals of a fused node, when the table named others (TorchAir rows
+    name the FX node of the last member; the graph knows every member)."""
+    members = graph.originals.get(node, ())
+    shown = by_node[node].originals if node in by_node else ()
+    if not graph.is_fused(node) or members == shown:
+        return ""
+    return "<br>fused from: " + _escape(", ".join(members))
 
 
 def _bare_hover(graph: OpGraph, node: str) -> str:
