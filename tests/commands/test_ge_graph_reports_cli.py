@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -50,7 +51,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> Compared:
     return Compared(tmp, out, result.output, sim.fault_ge_ops[FAULT])
 
 
-def _graph(page: Path) -> list[dict[str, object]]:
+def _graph(page: Path) -> list[dict[str, Any]]:
     found = re.search(
         r'<script type="application/json" id="report-figures">(.*?)</script>', page.read_text(), re.S
     )
@@ -60,10 +61,10 @@ def _graph(page: Path) -> list[dict[str, object]]:
     return traces
 
 
-def _colour(nodes: dict[str, object], name: str) -> object:
-    texts, colours = nodes["text"], nodes["marker"]["color"]  # type: ignore[index]
-    (index,) = [i for i, t in enumerate(texts) if t.split("<br>")[0].endswith(f" {name}")]  # type: ignore[union-attr,arg-type]
-    return colours[index]  # type: ignore[index]
+def _colour(nodes: dict[str, Any], name: str) -> str:
+    """The marker colour of the node whose hover text starts ``op #K {name}``."""
+    (index,) = [i for i, t in enumerate(nodes["text"]) if t.split("<br>")[0].endswith(f" {name}")]
+    return str(nodes["marker"]["color"][index])
 
 
 def test_each_rank_s_report_draws_its_rank_s_graph_fused_op_linked_fault_red(compared: Compared) -> None:
@@ -76,8 +77,8 @@ def test_each_rank_s_report_draws_its_rank_s_graph_fused_op_linked_fault_red(com
         assert _colour(nodes, compared.fault_op) == COLOURS[Grade.RED]
         assert _colour(nodes, "BatchMatMulV2_1") == COLOURS[Grade.GREEN]  # the op before the fault
         links = next(t for t in traces if t["name"] == "original ops")
-        assert f"original op RealDiv<br>fused into {FUSED}" in links["text"]  # type: ignore[operator]
-        assert f"original op SoftmaxV2<br>fused into {FUSED}" in links["text"]  # type: ignore[operator]
+        assert f"original op RealDiv<br>fused into {FUSED}" in links["text"]
+        assert f"original op SoftmaxV2<br>fused into {FUSED}" in links["text"]
 
 
 def test_model_explorer_overlays_of_a_torchair_run_are_keyed_by_fx_node(compared: Compared) -> None:

@@ -94,6 +94,7 @@ def render_html(
         figures["metrics"] = _metric_figure(ops, cosine_name, error_name, order)
     if graph is not None and graph.nodes:
         figures["graph"] = _graph_figure(graph, ops)
+    members = _fused_members(graph, ops) if graph is not None else {}
     data = {
         "header": list(table.header),
         "rows": [list(r.cells) for r in table.rows],
@@ -106,6 +107,7 @@ def render_html(
                 "order": o.order,
                 "type": o.op_type,
                 "originals": list(o.originals),
+                "members": list(members.get(o.name, ())),
                 "grade": o.grade.value,
             }
             for o in ops
@@ -382,6 +384,18 @@ def _line_trace(
         "line": dict(line),
         "name": name,
     }
+
+
+def _fused_members(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, tuple[str, ...]]:
+    """The graph's members of each fused op of the table, by the table's op name, where the table
+    names other originals (TorchAir rows name one FX node; the graph knows every member)."""
+    lookup = graph.lookup()
+    found = {}
+    for op in ops:
+        node = lookup.get(op.name)
+        if node is not None and graph.is_fused(node) and graph.originals[node] != op.originals:
+            found[op.name] = graph.originals[node]
+    return found
 
 
 def _members_hover(graph: OpGraph, node: str, by_node: Mapping[str, OpSummary]) -> str:

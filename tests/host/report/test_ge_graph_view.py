@@ -101,7 +101,8 @@ def test_graph_nodes_take_the_worst_grade_of_their_own_rows_in_a_torchair_table(
         _row("scope:addrelu.input.0", False),  # handed a bad input …
         _row("scope:addrelu.output.0", True, fx),  # … and its own result is fine
     ]
-    figures = json.loads(_figures(render_html(table_from_cells(cells), graph=graph)))
+    page = render_html(table_from_cells(cells), graph=graph)
+    figures = json.loads(_block(page, "report-figures"))
     nodes = figures["graph"]["data"][-1]
     colours = dict(zip([t.split("<br>")[0] for t in nodes["text"]], nodes["marker"]["color"], strict=True))
     assert colours == {
@@ -111,6 +112,13 @@ def test_graph_nodes_take_the_worst_grade_of_their_own_rows_in_a_torchair_table(
     }
     fused = next(t for t in nodes["text"] if t.startswith("op #2"))
     assert "originals: relu" in fused and "fused from: scope:add, relu" in fused
+    # The op's details name the members too: the table knows only the FX node of the last one.
+    ops = json.loads(_block(page, "report-data"))["ops"]
+    assert [(op["originals"], op["members"]) for op in ops] == [
+        ([], []),
+        ([], []),
+        (["relu"], ["scope:add", "relu"]),
+    ]
     links = next(t for t in figures["graph"]["data"] if t["name"] == "original ops")
     assert links["text"] == [
         "original op scope:add<br>fused into scope:addrelu",
@@ -118,8 +126,8 @@ def test_graph_nodes_take_the_worst_grade_of_their_own_rows_in_a_torchair_table(
     ]
 
 
-def _figures(page: str) -> str:
-    found = re.search(r'<script type="application/json" id="report-figures">(.*?)</script>', page, re.S)
+def _block(page: str, block: str) -> str:
+    found = re.search(rf'<script type="application/json" id="{block}">(.*?)</script>', page, re.S)
     assert found is not None
     return found.group(1)
 
