@@ -22,5 +22,9 @@ ModelExplorer = Annotated[
 ]
 Graph = Annotated[
     Path | None,
-    typer.Option("--graph", help="ATC fusion rule json of the model, to draw its network in --html."),
+    typer.Option(
+        "--graph",
+        help="The model's ATC fusion rule json, or a TorchAir GE graph dump (dynamo_*.txt; the other "
+        "dump of its pair is read from beside it), to draw its network in --html.",
+    ),
 ]

@@ -19,6 +19,7 @@ from dumpcmp.host.verdict import Thresholds
 
 if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
+    from dumpcmp.host.report.graph import OpGraph
 
 MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -258,7 +259,7 @@ def compare(
         from dumpcmp.host.report.files import ReportRequest
 
         _write_reports(
-            [(s.result_file, s.key.model) for s in outcome.shards],
+            [(s.result_file, s.key.model, None) for s in outcome.shards],
             ReportRequest(
                 html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
             ),
@@ -268,14 +269,16 @@ def compare(
         fail(problem)
 
 
-def _write_reports(results: Sequence[tuple[Path | None, str]], request: ReportRequest) -> None:
-    """The reports of each (result file, model name), beside the file."""
+def _write_reports(
+    results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest
+) -> None:
+    """The reports of each (result file, model name, its graph if read already), beside the file."""
     from dumpcmp.host.report.files import reports_beside
 
     with user_errors():
-        for result, model in results:
+        for result, model, graph in results:
             if result is not None:
-                for path in reports_beside(result, request, model=model):
+                for path in reports_beside(result, request, model=model, graph=graph):
                     console().print(f"report: {path}", markup=False)
 
 
@@ -309,6 +312,7 @@ def _compare_torchair(
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
     from dumpcmp.host.metrics.torchair import ErrorBounds
     from dumpcmp.host.torchair.family import SummaryMode
+    from dumpcmp.host.torchair.layout import open_inputs
     from dumpcmp.host.torchair.rows import TorchairThresholds
     from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
     from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
@@ -331,7 +335,8 @@ def _compare_torchair(
         console().print(request)
         return
     with user_errors(), tracked("comparing GE dump files") as tracker:
-        outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance)
+        inputs = open_inputs(target, golden)
+        outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
     out = console()
     for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
         out.print(f"skipped {path}: {reason}", markup=False)
@@ -348,10 +353,14 @@ def _compare_torchair(
                     print_advice(*advise_file(shard.result_file))
     if reports.html or reports.model_explorer:
         from dumpcmp.host.report.files import ReportRequest
+        from dumpcmp.host.report.ge_graph_view import load_ge_graph
 
-        # No ATC json to draw the network from: the GE graph dump is the matcher's, not the report's.
         report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
-        _write_reports([(s.result_file, "") for s in outcome.shards], report)
+        graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
+        if reports.html:
+            with user_errors():
+                graphs = {rank: load_ge_graph(files) for rank, files in inputs.target.graphs.items()}
+        _write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:
         fail(problem)

@@ -63,9 +63,15 @@ def write_reports(
 
 
 def reports_beside(
-    result: Path, request: ReportRequest, *, model: str = "", advice: Advice | None = None
+    result: Path,
+    request: ReportRequest,
+    *,
+    model: str = "",
+    advice: Advice | None = None,
+    graph: OpGraph | None = None,
 ) -> list[Path]:
     """The reports of a result file (CSV or xlsx), named after it."""
     from dumpcmp.host.report.table import read_result
 
-    return write_reports(read_result(result), result.with_suffix(""), request, model=model, advice=advice)
+    table = read_result(result)
+    return write_reports(table, result.with_suffix(""), request, model=model, advice=advice, graph=graph)

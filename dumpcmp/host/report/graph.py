@@ -2,7 +2,8 @@
 
 :class:`OpGraph` is deliberately small (names, types, edges, the golden-side ops each node
 stands for) so any graph source can be adapted to it: the ATC fusion rule json here
-(:func:`graph_from_rules`), a GE graph for TorchAir elsewhere. Placement is networkx's, layered
+(:func:`graph_from_rules`), a TorchAir run's GE graph dumps (:mod:`.ge_graph_view`). A graph file
+a user names is told apart by its content (:func:`load_graph`). Placement is networkx's, layered
 by topological generation, so the drawing reads in execution direction.
 """
 
@@ -12,13 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.errors import RuleFileError
+from dumpcmp.errors import FormatError, RuleFileError
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.proto.names import sanitize_dump_name
 
 # Weights and constants: dozens per model, they feed one op each and say nothing about accuracy,
 # but would crowd the first layer of the drawing.
 _CONSTANT_TYPES = frozenset({"Const", "Constant"})
+_SNIFF = 64  # bytes read to tell a json rule file from protobuf text
+_NEITHER = "neither an ATC fusion rule json (atc --mode=1) nor a GE graph dump (dynamo_*.txt)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +73,28 @@ def graph_from_rules(rules: FusionRules) -> OpGraph:
 
 
 def load_graph(path: str | Path) -> OpGraph:
-    """The graph of an ATC rule file (``RuleFileError`` when it cannot be read)."""
-    return graph_from_rules(load_rules(path))
+    """The graph of an ATC rule file (json) or of a GE graph dump (protobuf text, with the other
+    dump of its pair beside it); ``RuleFileError`` when it is neither or cannot be read."""
+    from dumpcmp.host.report.ge_graph_view import ge_graph_beside
+
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(_SNIFF).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError as exc:
+        raise RuleFileError(path, f"cannot read the graph file: {exc.strerror or exc}") from None
+    if start[:1] in (b"{", b"["):
+        return graph_from_rules(load_rules(path))
+    try:
+        graph = ge_graph_beside(path)
+    except FormatError as exc:
+        detail = str(exc)
+        if detail.startswith(f"{path}:"):  # said once, at the front
+            detail = "at " + detail[len(str(path)) + 1 :]
+        raise RuleFileError(path, f"{_NEITHER}: {detail}") from None
+    if not graph.nodes:
+        raise RuleFileError(path, f"{_NEITHER} (no ops in it)")
+    return graph
 
 
 def layered_positions(graph: OpGraph) -> dict[str, tuple[float, float]]:

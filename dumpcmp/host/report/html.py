@@ -94,6 +94,7 @@ def render_html(
         figures["metrics"] = _metric_figure(ops, cosine_name, error_name, order)
     if graph is not None and graph.nodes:
         figures["graph"] = _graph_figure(graph, ops)
+    members = _fused_members(graph, ops) if graph is not None else {}
     data = {
         "header": list(table.header),
         "rows": [list(r.cells) for r in table.rows],
@@ -106,6 +107,7 @@ def render_html(
                 "order": o.order,
                 "type": o.op_type,
                 "originals": list(o.originals),
+                "members": list(members.get(o.name, ())),
                 "grade": o.grade.value,
             }
             for o in ops
@@ -149,7 +151,9 @@ def _ops(
     for index, ((order, name), members) in enumerate(sorted(keys.items(), key=lambda kv: kv[0][0])):
         rows = [table.rows[i] for i in members]
         outputs = [r for r in rows if r.io != "input" and r.compared] or [r for r in rows if r.compared]
-        worst = max((grades[i].grade for i in members), key=SEVERITY.__getitem__)
+        # An op's colour is its result: an input it was handed bad does not make it red.
+        own = [i for i in members if table.rows[i].io != "input" and grades[i].grade is not Grade.NONE]
+        worst = max((grades[i].grade for i in own or members), key=SEVERITY.__getitem__)
         ops.append(
             OpSummary(
                 index=index,
@@ -283,7 +287,10 @@ def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
     node_x = [positions[n][0] for n in graph.nodes]
     node_y = [positions[n][1] for n in graph.nodes]
     grades = [by_node[n].grade if n in by_node else Grade.NONE for n in graph.nodes]
-    text = [_hover(by_node[n]) if n in by_node else _bare_hover(graph, n) for n in graph.nodes]
+    text = [
+        (_hover(by_node[n]) if n in by_node else _bare_hover(graph, n)) + _members_hover(graph, n, by_node)
+        for n in graph.nodes
+    ]
     outline = {"color": "#37474f", "width": 0 if big else 1}
     traces.append(
         {
@@ -377,6 +384,28 @@ def _line_trace(
         "line": dict(line),
         "name": name,
     }
+
+
+def _fused_members(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, tuple[str, ...]]:
+    """The graph's members of each fused op of the table, by the table's op name, where the table
+    names other originals (TorchAir rows name one FX node; the graph knows every member)."""
+    lookup = graph.lookup()
+    found = {}
+    for op in ops:
+        node = lookup.get(op.name)
+        if node is not None and graph.is_fused(node) and graph.originals[node] != op.originals:
+            found[op.name] = graph.originals[node]
+    return found
+
+
+def _members_hover(graph: OpGraph, node: str, by_node: Mapping[str, OpSummary]) -> str:
+    """The graph's own originals of a fused node, when the table named others (TorchAir rows
+    name the FX node of the last member; the graph knows every member)."""
+    members = graph.originals.get(node, ())
+    shown = by_node[node].originals if node in by_node else ()
+    if not graph.is_fused(node) or members == shown:
+        return ""
+    return "<br>fused from: " + _escape(", ".join(members))
 
 
 def _bare_hover(graph: OpGraph, node: str) -> str:

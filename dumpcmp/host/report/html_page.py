@@ -30,6 +30,7 @@ h1 { font-size: 1.4em; margin: .8em 0 .2em; } h2 { font-size: 1.15em; margin: 1.
 .scroll { max-height: 520px; overflow: auto; border: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 12px; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; white-space: nowrap; text-align: left; }
+td.long { max-width: 32em; overflow: hidden; text-overflow: ellipsis; }
 th { position: sticky; top: 0; background: #f7f7f7; cursor: pointer; user-select: none; }
 th.sorted-asc::after { content: " \\25B2"; } th.sorted-desc::after { content: " \\25BC"; }
 tbody tr { cursor: pointer; } tbody tr:hover td { outline: 1px solid #999; }
@@ -45,6 +46,7 @@ const DATA = JSON.parse(document.getElementById("report-data").textContent);
 const FIGURES = JSON.parse(document.getElementById("report-figures").textContent);
 const CONFIG = {displaylogo: false, responsive: true};
 const PAGE = 500;
+const LONG_CELL = 60;
 let shown = PAGE, sortColumn = -1, sortDir = 1, visible = [];
 
 function el(tag, text, cls) {
@@ -58,7 +60,11 @@ function rowElement(i) {
   const tr = el("tr", undefined, "grade-" + DATA.grade[i]);
   tr.dataset.row = i;
   if (DATA.why[i]) tr.title = DATA.why[i];
-  for (const cell of DATA.rows[i]) tr.appendChild(el("td", cell));
+  for (const cell of DATA.rows[i]) {
+    // Dump paths (TorchAir's Data Name holds two) would push the metric columns off the page.
+    const td = tr.appendChild(el("td", cell, cell.length > LONG_CELL ? "long" : undefined));
+    if (cell.length > LONG_CELL) td.title = cell;
+  }
   return tr;
 }
 
@@ -129,7 +135,8 @@ function showOp(op) {
   document.getElementById("detail-grade").textContent = "worst grade: " + info.grade;
   document.getElementById("detail-grade").className = "count grade-" + info.grade;
   document.getElementById("detail-originals").textContent =
-    info.originals.length ? "original ops: " + info.originals.join(", ") : "no original (golden) ops";
+    (info.originals.length ? "original ops: " + info.originals.join(", ") : "no original (golden) ops") +
+    (info.members.length ? " · fused from: " + info.members.join(", ") : "");
   const rows = [];
   for (let i = 0; i < DATA.rows.length; i++) if (DATA.rowOp[i] === op) rows.push(i);
   const head = document.getElementById("detail-head");

@@ -2,7 +2,13 @@
 
 Model Explorer shows the original (ONNX / framework) model, so each value is filed under the
 original op names a row was compared with; a fused NPU op's value goes to every one of its
-originals. The file is Model Explorer's single-graph node-data form
+originals. A TorchAir table's golden side is the FX graph: its values are filed under the FX node
+named by each row's bench npy file (``add_1`` of ``add_1-aten.add.Tensor.OUTPUT.0.{ts}.npy``), the
+node ids Model Explorer's PyTorch adapter gives an ExportedProgram's graph (``node.name``); a fused
+GE op's outputs were compared with its last member's, so that FX node carries them. A fusion-off
+comparison (GE against GE) has no FX side, and no overlay.
+
+The file is Model Explorer's single-graph node-data form
 ``{"name", "results": {node: {"value"}}, "thresholds": [{"value", "bgColor"}]}``, which its UI
 applies to the graph on screen (``--node_data_paths=...`` or "Load node data" in the UI).
 Each node gets its op's worst output value: the lowest cosine, the highest error.
@@ -16,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
+from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult, bench_side, fx_node
 from dumpcmp.outputs import atomic_path
 
 RED, YELLOW, GREEN = "#e53935", "#fdd835", "#43a047"
@@ -46,25 +52,40 @@ OVERLAYS = (
 
 def node_data(table: ResultTable, overlay: Overlay) -> dict[str, object] | None:
     """The overlay's document for ``table``; None when the table has no such column, or names
-    no golden ops (a TorchAir table names bench files)."""
+    no golden ops (a TorchAir table of GE against GE)."""
     column = next((c for c in overlay.columns if c in table.header), None)
-    # TorchAir rows name bench dump files, not the graph nodes Model Explorer shows.
-    if column is None or table.family != OFFLINE_DATA:
+    if column is None:
         return None
     values: dict[str, list[float]] = {}
-    for row in table.targets():
-        value = row.metric(column)
+    for row, names in _golden_nodes(table):
         # A node's colour is its result: the op's outputs, not the inputs it was handed.
         if row.io != "output" or not row.compared:
             continue
-        for name in row.originals:
+        value = row.metric(column)
+        if row.cells[table.header.index(column)].strip().endswith("%"):  # TorchAir statistics mode
+            value /= 100
+        for name in names:
             values.setdefault(name, []).append(value)
+    if not values and table.family != OFFLINE_DATA:
+        return None  # GE against GE: no FX node to file anything under
     results = {name: _result(overlay, found) for name, found in values.items()}
     return {
         "name": f"dumpcmp {column}",
         "results": results,
         "thresholds": [{"value": limit, "bgColor": colour} for limit, colour in overlay.bands],
     }
+
+
+def _golden_nodes(table: ResultTable) -> list[tuple[TensorResult, tuple[str, ...]]]:
+    """Each target row with the golden model's nodes it was compared with."""
+    if table.family == OFFLINE_DATA:
+        return [(row, row.originals) for row in table.targets()]
+    where = table.header.index("Data Name") if "Data Name" in table.header else None
+    found: list[tuple[TensorResult, tuple[str, ...]]] = []
+    for row in table.targets():
+        node = fx_node(bench_side(row.cells[where])) if where is not None else ""
+        found.append((row, (node,) if node else ()))
+    return found
 
 
 def _result(overlay: Overlay, found: Sequence[float]) -> dict[str, object]:

@@ -13,9 +13,11 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
-from dumpcmp.errors import FormatError
+from dumpcmp.errors import BadFileNameError, FormatError
+from dumpcmp.host.torchair.fx_golden import parse_fx_name
+from dumpcmp.proto.names import parse_dump_name
 
 OFFLINE_DATA = "offline_data"
 TORCHAIR = "torchair"
@@ -27,6 +29,10 @@ _NO_NUMBER = {"", "NaN", "nan", "N/A", "n/a", "-"}
 _OFFLINE_TENSOR = re.compile(r"^(?P<op>.*):(?P<io>input|output):(?P<index>\d+)$")
 # A TorchAir API Name: "{ge_op}.{input|output}.{k}".
 _TORCHAIR_TENSOR = re.compile(r"^(?P<op>.*)\.(?P<io>input|output)\.(?P<index>\d+)$")
+# The API Name of the one row of a GE dump file that could not be read: "{ge_op}.*".
+_WHOLE_FILE = ".*"
+# A GE tensor named in a Data Name cell: "{dump file} {input|output} {k}".
+_GE_LABEL = re.compile(r" (?:input|output) \d+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +229,7 @@ def _torchair_table(header: tuple[str, ...], data: Iterable[Sequence[str]], sour
     for position, cells in enumerate(_cells(header, data)):
         api = cells[col["API Name"]]
         tensor = _TORCHAIR_TENSOR.match(api)
-        op = tensor["op"] if tensor else api
+        op = tensor["op"] if tensor else api.removesuffix(_WHOLE_FILE)
         order = orders.setdefault(op, len(orders))
         values = {name: _number(cells[i]) for name, i in metrics}
         if mode == "md5":  # hex CRC-32 values: "compared" means both are there
@@ -255,11 +261,35 @@ def _names(ground_truth: str) -> tuple[str, ...]:
 
 
 def _bench_ops(data_name: str) -> tuple[str, ...]:
-    """The bench side of a Data Name cell ``[npu file, bench file]``, as a one-name tuple."""
+    """The bench-side op of a Data Name cell ``[npu file, bench]``, as a one-name tuple: the FX
+    node of an FX npy file, the GE op of a GE dump file (fusion off, or the op's own input)."""
+    bench = bench_side(data_name)
+    node = fx_node(bench)
+    if node:
+        return (node,)
+    if not bench:
+        return ()
+    try:  # a GE tensor's label: "{dump file} {input|output} {k}"
+        return (parse_dump_name(PurePath(_GE_LABEL.sub("", bench)).name).op_name,)
+    except BadFileNameError:
+        return ()
+
+
+def bench_side(data_name: str) -> str:
+    """The bench half of a TorchAir Data Name cell (``[npu file, bench]``); "" when there is none."""
     inner = data_name.strip().strip("[]")
     parts = [p.strip().strip("'\"") for p in inner.split(",")]
     bench = parts[1] if len(parts) > 1 else ""
-    return (bench,) if bench and bench not in _NO_NUMBER else ()
+    return bench if bench not in _NO_NUMBER else ""
+
+
+def fx_node(bench: str) -> str:
+    """The FX node whose npy file ``bench`` is (``add_1`` of ``add_1-aten.add.Tensor.OUTPUT.0.{ts}.npy``,
+    formats.md §7.2); "" for any other file. FX node names are identifiers: the first '-' ends one."""
+    try:
+        return parse_fx_name(PurePath(bench).name).key.op.partition("-")[0]
+    except BadFileNameError:
+        return ""
 
 
 def _overflow(text: str) -> bool | None:

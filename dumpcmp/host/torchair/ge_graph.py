@@ -29,11 +29,13 @@ _FX_OUTPUT_SUFFIX = re.compile(r"\.OUTPUT\.[0-9]+\Z")
 
 @dataclass(frozen=True, slots=True)
 class GeOp:
-    """One op of a GE graph: its raw name, type, and each output's ``_fx_tensor_name`` ("" if none)."""
+    """One op of a GE graph: its raw name, type, each output's ``_fx_tensor_name`` ("" if none),
+    and its inputs as GE writes them (``"{producer}:{k}"``, ``k`` -1 for a control edge)."""
 
     name: str
     type: str
     fx_outputs: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
 
     @property
     def dump_name(self) -> str:
@@ -96,4 +98,4 @@ def _op(op: ge_graph_pb2.OpDef) -> GeOp:
             attr = desc.attr[FX_TENSOR_ATTR]
             value = attr.s if attr.WhichOneof("value") == "s" else b""
         outputs.append(value.decode("utf-8", errors="replace"))
-    return GeOp(op.name, op.type, tuple(outputs))
+    return GeOp(op.name, op.type, tuple(outputs), tuple(op.input))

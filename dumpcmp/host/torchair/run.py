@@ -17,7 +17,7 @@ from dumpcmp.host.core import ComparePlan
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings
 from dumpcmp.host.torchair.family import SummaryMode, Torchair
-from dumpcmp.host.torchair.layout import open_inputs
+from dumpcmp.host.torchair.layout import TorchairInputs, open_inputs
 from dumpcmp.host.torchair.matcher import TorchairMatcher
 from dumpcmp.host.torchair.records import TensorPair, TorchairShardKey
 from dumpcmp.host.torchair.rows import TorchairRow, TorchairThresholds
@@ -64,9 +64,13 @@ def run_torchair(
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     runner: FileRunner | None = None,
+    inputs: TorchairInputs | None = None,
 ) -> TorchairOutcome:
-    """Compare every GE dump file of every (rank, token), one result file per shard."""
-    inputs = open_inputs(request.target, request.golden)
+    """Compare every GE dump file of every (rank, token), one result file per shard.
+
+    ``inputs``: the request's dumps when the caller has opened them already (for their graphs).
+    """
+    inputs = inputs or open_inputs(request.target, request.golden)
     matcher = TorchairMatcher.build(inputs)  # a malformed graph dump fails here, before any work
     prepare_output_dir(request.out_dir, "-o")
     family = Torchair(request.mode, request.thresholds)

@@ -184,3 +184,32 @@ def test_a_5000_op_report_opens_and_stays_small(tmp_path: Path, page: Page) -> N
     assert page.page.locator("#rows tr").count() == 2
     page.screenshot("report_5000_ops.png")
     assert page.errors == [] and page.outside == []
+
+
+def test_a_torchair_report_opens_a_fused_ge_node_s_rows(tmp_path: Path, page: Page) -> None:
+    from typer.testing import CliRunner
+
+    from dumpcmp.cli import app
+    from dumpcmp.fakes.torchair import simulate_torchair
+
+    sim = simulate_torchair("zoo:transformer_block", tmp_path / "sim", faults=["/attn.k_proj/Add=bias:0.5"])
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["compare", "-m", "torchair", "-tp", str(sim.ge_dump_dir), "-gp", str(sim.fx_dump_dir),
+              "-o", str(out), "--html"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (report,) = out.glob("compare_result_*.html")
+    table = read_result(report.with_suffix(".csv"))
+    seconds = page.open(report)
+    print(f"transformer_block TorchAir report ({report.stat().st_size} bytes) drawn in {seconds:.2f} s")
+    fused = next(op.name for op in sim.graph.ops if op.fused)
+    _click_node(page, fused)
+    assert fused in page.page.inner_text("#detail-title")
+    own = sum(1 for r in table.rows if r.op_name == fused)
+    assert page.page.locator("#detail-rows tr").count() == own > 0
+    # Two dump paths per Data Name cell must not push the metric columns off the page.
+    cosine = page.page.locator("#head th", has_text="Cosine").bounding_box()
+    assert cosine is not None and cosine["x"] + cosine["width"] < 1400
+    page.screenshot("report_torchair_transformer_block.png")
+    assert page.errors == [] and page.outside == []

@@ -39,9 +39,39 @@ def test_nan_becomes_text_and_the_file_is_strict_json(tmp_path: Path) -> None:
     assert "results" not in doc["results"]
 
 
-def test_a_torchair_table_has_no_golden_op_names_to_key_by() -> None:
-    header = ["API Name", "Stack Info", "Data Name", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-              "One Thousandth Err Ratio", "Five Thousandth Err Ratio", "Requires_grad Consistent", "Result",
-              "Accuracy Reached or Not", "Err_message"]  # fmt: skip
-    row = ["Add.output.0", "", "[a.npy, b.npy]", "1.0", "0", "0", "0", "1", "1", "N/A", "PASS", "Yes", ""]
-    assert node_data(table_from_cells([header, row]), OVERLAYS[0]) is None
+TORCHAIR_HEADER = ["API Name", "Stack Info", "Data Name", "Cosine", "EucDist", "MaxAbsErr",
+                   "MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandth Err Ratio",
+                   "Requires_grad Consistent", "Result", "Accuracy Reached or Not",
+                   "Err_message"]  # fmt: skip
+
+
+def _torchair_row(api: str, bench: str, cosine: str) -> list[str]:
+    return [api, "", f"[ge, {bench}]", cosine, "0", "0", "0", "1", "1", "N/A", "PASS", "Yes", ""]
+
+
+def test_a_torchair_table_is_keyed_by_the_fx_node_of_each_bench_file() -> None:
+    rows = [
+        _torchair_row(
+            "Add_1.input.0", "/fx/mm-aten.mm.default.OUTPUT.0.7.npy", "0.1"
+        ),  # an input: not its colour
+        _torchair_row("Add_1.output.0", "/fx/add_1-aten.add.Tensor.OUTPUT.0.7.npy", "0.95"),
+        _torchair_row("ReluSigmoid.output.0", "/fx/sigmoid-aten.sigmoid.default.OUTPUT.0.7.npy", "1.0"),
+        _torchair_row("trans_Cast_2.output.0", "/ge/Cast.trans_Cast_2.3.0.7 input 0", "1.0"),  # no FX node
+    ]
+    cosine = node_data(table_from_cells([TORCHAIR_HEADER, *rows]), OVERLAYS[0])
+    assert cosine is not None
+    assert cosine["results"] == {"add_1": {"value": 0.95}, "sigmoid": {"value": 1.0}}
+
+
+def test_a_torchair_table_of_ge_against_ge_has_no_fx_nodes_to_key_by() -> None:
+    rows = [_torchair_row("Add.output.0", "/off/Add.Add.1.0.7 output 0", "1.0")]
+    assert node_data(table_from_cells([TORCHAIR_HEADER, *rows]), OVERLAYS[0]) is None
+
+
+def test_torchair_statistics_percentages_are_fractions_in_the_overlay() -> None:
+    header = ["API Name", "Data Name", "Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+              "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr", "Result", "Err_message"]  # fmt: skip
+    row = ["Mul.output.0", "[ge, /fx/mul-aten.mul.Tensor.OUTPUT.0.7.npy]", "1", "1", "1", "1", "25.0%",
+           "0%", "1%", "1%", "FAIL", "max"]  # fmt: skip
+    max_rel = node_data(table_from_cells([header, row]), OVERLAYS[1])
+    assert max_rel is not None and max_rel["results"] == {"mul": {"value": 0.25}}

@@ -59,7 +59,7 @@ def test_torchair_rows_group_tensors_by_op_in_order() -> None:
     assert table.family == TORCHAIR and table.mode == "real"
     add_in, add_out, mul = table.rows
     assert (add_in.order, add_out.order, mul.order) == (0, 0, 1)
-    assert add_in.originals == ("add_1-aten.add.Tensor.INPUT.0.1.npy",) and add_out.originals == ()
+    assert add_in.originals == ("add_1",) and add_out.originals == ()  # the FX node of the npy file
     assert add_in.result == "PASS" and not add_out.compared
     assert math.isinf(mul.metric("MaxRelativeErr"))
 
@@ -94,3 +94,14 @@ def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: str |
     with pytest.raises(FormatError, match=message) as info:
         read_result(path)
     assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_row_of_an_unreadable_ge_file_belongs_to_its_op() -> None:
+    header = ["API Name", "Stack Info", "Data Name", "Cosine", "Result", "Err_message"]
+    rows = [
+        ["mm_0.output.0", "", "[a, /fx/mm-aten.mm.default.OUTPUT.0.1.npy]", "1.0", "PASS", ""],
+        ["Add_1.*", "", "[/ge/Add.Add_1.1.0.1, ]", "N/A", "FAIL", "corrupt GE dump file: cut short"],
+    ]
+    mm, add = table_from_cells([header, *rows]).rows
+    assert (mm.op_name, mm.originals) == ("mm_0", ("mm",))
+    assert (add.op_name, add.io, add.order, add.originals) == ("Add_1", "", 1, ())  # joins the graph's Add_1

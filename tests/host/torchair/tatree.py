@@ -75,18 +75,20 @@ def stats_file(
 
 @dataclass(frozen=True)
 class Op:
-    """A graph op: name, type, and each output's ``_fx_tensor_name`` ("" = no attribute)."""
+    """A graph op: name, type, each output's ``_fx_tensor_name`` ("" = no attribute), its inputs."""
 
     name: str
     type: str
     fx_outputs: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ("x:0",)
 
 
 def graph_text(ops: Sequence[Op], *, model: bool = True) -> str:
     """GE ModelDef text (or a bare GraphDef) with fields dumpcmp skips: dtypes, shapes, attrs."""
     lines = []
     for op in ops:
-        lines += ["  op {", f'    name: "{op.name}"', f'    type: "{op.type}"', '    input: "x:0"']
+        lines += ["  op {", f'    name: "{op.name}"', f'    type: "{op.type}"']
+        lines += [f'    input: "{source}"' for source in op.inputs]
         lines += [
             '    attr { key: "_datadump_original_op_names" value { list { s: "a" val_type: VT_LIST_STRING } } }'  # noqa: E501
         ]

@@ -29,13 +29,14 @@ def test_ops_and_their_fx_tensor_names_are_read_past_fields_dumpcmp_does_not_mod
     ]
     parsed = parse_ge_graph(_write(tmp_path, graph_text(ops)))
     assert parsed == (
-        GeOp("add_1", "Add", ("add_1-aten.add.Tensor.OUTPUT.0",)),
+        GeOp("add_1", "Add", ("add_1-aten.add.Tensor.OUTPUT.0",), ("x:0",)),
         GeOp(
             "split/part",
             "SplitV",
             ("split-aten.split.Tensor.OUTPUT.0", "", "split-aten.split.Tensor.OUTPUT.2"),
+            ("x:0",),
         ),
-        GeOp("trans_Cast_3", "Cast", ("",)),
+        GeOp("trans_Cast_3", "Cast", ("",), ("x:0",)),
     )
     assert [op.fx_key for op in parsed] == ["add_1-aten.add.Tensor", "split-aten.split.Tensor", ""]
     assert parsed[1].dump_name == "split_part"  # as dump file names spell it
@@ -75,7 +76,7 @@ def test_a_bare_graphdef_is_one_graph(tmp_path: Path) -> None:
     parsed = parse_ge_graph(
         _write(tmp_path, graph_text([Op("mul", "Mul", ("mul-aten.mul.Tensor.OUTPUT.0",))], model=False))
     )
-    assert parsed == (GeOp("mul", "Mul", ("mul-aten.mul.Tensor.OUTPUT.0",)),)
+    assert parsed == (GeOp("mul", "Mul", ("mul-aten.mul.Tensor.OUTPUT.0",), ("x:0",)),)
 
 
 @pytest.mark.parametrize(
