@@ -101,7 +101,7 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     [
         ("missing", "no such result file"),
         ("bad_csv", "not a dumpcmp result table"),
-        ("bad_xlsx", "cannot read result table"),
+        ("bad_xlsx", "not a result table: not an xlsx workbook"),
         ("empty_dir", "no result table in this directory"),
     ],
 )

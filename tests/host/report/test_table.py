@@ -84,7 +84,7 @@ def test_csv_and_xlsx_read_the_same(tmp_path: Path) -> None:
         ("missing.csv", None, "no such result file"),
         ("notes.txt", "hello", "expected a .csv or .xlsx file"),
         ("other.csv", "a,b\n1,2\n", "not a dumpcmp result table"),
-        ("broken.xlsx", "not a zip", "cannot read result table"),
+        ("broken.xlsx", "not a zip", "not a result table: not an xlsx workbook"),
     ],
 )
 def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: str | None, message: str) -> None:
