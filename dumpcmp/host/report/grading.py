@@ -196,7 +196,8 @@ class RowJudge:
         return ("One Thousandth Err Ratio", "Cosine") if self.table.mode == "real" else ()
 
     def error(self, row: TensorResult) -> float:
-        return row.metric(self.error_name)
+        """The row's error measure; a statistics percentage as a fraction, like the others."""
+        return self._fraction(row, self.error_name)
 
     def judged(self, row: TensorResult) -> bool:
         """True when the row can be judged: it has numbers, or its reason counts NaN/inf.
@@ -287,10 +288,13 @@ class RowJudge:
         at = self._columns.get(name)
         return row.cells[at].strip() if at is not None else ""
 
+    def is_percent(self, row: TensorResult, name: str) -> bool:
+        return self._cell(row, name).endswith("%")
+
     def _fraction(self, row: TensorResult, name: str) -> float:
         """A relative error as a fraction (statistics mode writes percentages)."""
         value = row.metric(name)
-        return value / 100 if self._cell(row, name).endswith("%") else value
+        return value / 100 if self.is_percent(row, name) else value
 
 
 def grade_rows(table: ResultTable, thresholds: GradeThresholds | None = None) -> tuple[RowGrade, ...]:
@@ -364,4 +368,9 @@ def _disagrees(judge: RowJudge, row: TensorResult) -> str:
 def metric_evidence(judge: RowJudge, row: TensorResult) -> Mapping[str, float]:
     """The row's metric values worth quoting: the family's closeness and error columns."""
     names = (*judge.closeness_names, judge.error_name)
-    return {name: row.metric(name) for name in names if not math.isnan(row.metric(name))}
+    # Quoted as written: a statistics table's percentage keeps its unit in the name.
+    return {
+        f"{name} (%)" if judge.is_percent(row, name) else name: row.metric(name)
+        for name in names
+        if not math.isnan(row.metric(name))
+    }

@@ -23,7 +23,6 @@ from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, grade_
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
-from dumpcmp.outputs import atomic_path
 
 SEVERITY = {Grade.NONE: 0, Grade.GREEN: 1, Grade.YELLOW: 2, Grade.RED: 3}
 COLOURS = {Grade.RED: "#e53935", Grade.YELLOW: "#f9a825", Grade.GREEN: "#43a047", Grade.NONE: "#9e9e9e"}
@@ -63,12 +62,17 @@ def write_html(
     advice: Advice | None = None,
     title: str = "",
     thresholds: GradeThresholds | None = None,
+    new_name: bool = False,
 ) -> Path:
-    """Write the report atomically; ``advice`` defaults to the advisor's on ``table``."""
+    """Write the report atomically; ``advice`` defaults to the advisor's on ``table``.
+
+    With ``new_name`` an existing file is never replaced: the report takes the next free name
+    (``{stem}_1.html`` …), as result and advisor files do; the path written is returned.
+    """
     text = render_html(table, graph=graph, advice=advice, title=title, thresholds=thresholds)
-    with atomic_path(path) as temp:
-        temp.write_text(text, encoding="utf-8")
-    return path
+    from dumpcmp.host.report.files import write_new_text, write_text
+
+    return write_new_text(path, text) if new_name else write_text(path, text)
 
 
 def render_html(

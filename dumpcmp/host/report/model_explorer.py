@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult, bench_side, fx_node
-from dumpcmp.outputs import atomic_path
 
 RED, YELLOW, GREEN = "#e53935", "#fdd835", "#43a047"
 
@@ -104,7 +103,8 @@ def write_overlays(table: ResultTable, stem: Path) -> list[Path]:
         if doc is None:
             continue
         target = stem.with_name(f"{stem.name}_model_explorer_{overlay.label}.json")
-        with atomic_path(target) as temp:
-            temp.write_text(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
-        written.append(target)
+        from dumpcmp.host.report.files import write_new_text
+
+        text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
+        written.append(write_new_text(target, text))  # an earlier run's overlay stays
     return written
