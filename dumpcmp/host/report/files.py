@@ -83,7 +83,6 @@ def reports_beside(
     return write_reports(table, result.with_suffix(""), request, model=model, advice=advice, graph=graph)
 
 
-
 def write_text(path: Path, text: str) -> Path:
     with atomic_path(path) as temp:
         temp.write_text(text, encoding="utf-8")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, Advice, advise
-from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, grade_rows
+from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, RowJudge, grade_rows
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
@@ -50,8 +50,12 @@ class OpSummary:
     op_type: str
     originals: tuple[str, ...]
     grade: Grade
-    cosine: float  # worst (lowest) over the op's output rows, NaN when none
-    error: float  # worst (highest) over the op's output rows, NaN when none
+    cosine: float  # worst (lowest) over the op's output rows, NaN when none or not a number
+    error: float  # worst (highest) over the op's output rows, NaN when none or not a number
+    # An output row was judged but its metric is NaN/inf (NaN/inf in the data): the worst value,
+    # plotted at the axis edge and never mistaken for "not compared".
+    cosine_special: bool = False
+    error_special: bool = False
 
 
 def write_html(
@@ -88,9 +92,11 @@ def render_html(
 
     grades = tuple(grades) if grades is not None else grade_rows(table, thresholds)
     advice = advice if advice is not None else advise(table, thresholds)
+    judge = RowJudge(table, thresholds or GradeThresholds())
     cosine_name = _first(table.header, COSINE_COLUMNS)
-    error_name = _first(table.header, ERROR_COLUMNS)
-    ops, row_op = _ops(table, grades, cosine_name, error_name)
+    # The verdict's own error measure first: the plot should show what decided the grades.
+    error_name = _first(table.header, (judge.error_name, *ERROR_COLUMNS))
+    ops, row_op = _ops(table, judge, grades, cosine_name, error_name)
     divergence = advice.first(FIRST_DIVERGENCE)
     figures: dict[str, Any] = {}
     if cosine_name or error_name:
@@ -143,7 +149,7 @@ def _first(header: Sequence[str], names: Sequence[str]) -> str:
 
 
 def _ops(
-    table: ResultTable, grades: Sequence[RowGrade], cosine_name: str, error_name: str
+    table: ResultTable, judge: RowJudge, grades: Sequence[RowGrade], cosine_name: str, error_name: str
 ) -> tuple[list[OpSummary], list[int | None]]:
     """The target ops in execution order, and each row's op index (None for golden-only rows)."""
     keys: dict[tuple[int, str], list[int]] = {}
@@ -154,7 +160,11 @@ def _ops(
     row_op: list[int | None] = [None] * len(table.rows)
     for index, ((order, name), members) in enumerate(sorted(keys.items(), key=lambda kv: kv[0][0])):
         rows = [table.rows[i] for i in members]
-        outputs = [r for r in rows if r.io != "input" and r.compared] or [r for r in rows if r.compared]
+        # An op's value is its outputs' (never its inputs', even when the outputs have no numbers).
+        outputs = [r for r in rows if r.io != "input"] or rows
+        judged = [r for r in outputs if judge.judged(r)]
+        cosine, cosine_special = _worst([r.metric(cosine_name) for r in judged], min, cosine_name)
+        error, error_special = _worst([r.metric(error_name) for r in judged], max, error_name)
         # An op's colour is its result: an input it was handed bad does not make it red.
         own = [i for i in members if table.rows[i].io != "input" and grades[i].grade is not Grade.NONE]
         worst = max((grades[i].grade for i in own or members), key=SEVERITY.__getitem__)
@@ -167,8 +177,10 @@ def _ops(
                 originals=next((r.originals for r in rows if r.io == "output" and r.originals), ())
                 or next((r.originals for r in rows if r.originals), ()),
                 grade=worst,
-                cosine=_worst([r.metric(cosine_name) for r in outputs], min) if cosine_name else math.nan,
-                error=_worst([r.metric(error_name) for r in outputs], max) if error_name else math.nan,
+                cosine=cosine,
+                error=error,
+                cosine_special=cosine_special,
+                error_special=error_special,
             )
         )
         for i in members:
@@ -176,10 +188,13 @@ def _ops(
     return ops, row_op
 
 
-def _worst(values: Sequence[float], pick: Any) -> float:
-    if any(math.isnan(v) for v in values):
-        return math.nan
-    return float(pick(values)) if values else math.nan
+def _worst(values: Sequence[float], pick: Any, name: str) -> tuple[float, bool]:
+    """(the worst finite value or NaN, whether a judged value is NaN/inf: worse than any number)."""
+    if not name or not values:
+        return math.nan, False
+    finite = [v for v in values if math.isfinite(v)]
+    special = len(finite) < len(values)
+    return (math.nan if special or not finite else float(pick(finite))), special
 
 
 def _metric_figure(
@@ -220,6 +235,7 @@ def _metric_figure(
                 "marker": {"color": "#8e24aa", "size": 4, "symbol": "diamond"},
             }
         )
+    traces += _special_traces(ops, hover)
     layout: dict[str, Any] = {
         "template": "none",
         "margin": {"t": 30, "r": 70, "b": 50, "l": 60},
@@ -263,6 +279,38 @@ def _metric_figure(
             }
         ]
     return {"data": traces, "layout": layout}
+
+
+def _special_traces(ops: Sequence[OpSummary], hover: Sequence[str]) -> list[dict[str, Any]]:
+    """NaN/inf values as red crosses at the worst edge of their axis: below the lowest cosine,
+    above the highest error (a log axis has no place for inf, a cosine axis none for NaN)."""
+    traces = []
+    cosines = [o.cosine for o in ops if math.isfinite(o.cosine)]
+    errors = [o.error for o in ops if math.isfinite(o.error) and o.error > 0]
+    low = min([*cosines, 0.0])
+    edges = (
+        ("cosine_special", "y", low - 0.05 * (max([*cosines, 1.0]) - low + 1e-9)),
+        ("error_special", "y2", max([*errors, ERROR_FLOOR]) * 10),
+    )
+    for field, axis, edge in edges:
+        marked = [(o, h) for o, h in zip(ops, hover, strict=True) if getattr(o, field)]
+        if not marked:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "NaN/inf (worst)" + (" error" if axis == "y2" else " cosine"),
+                "x": [o.order for o, _ in marked],
+                "y": [edge] * len(marked),
+                "yaxis": axis,
+                "customdata": [o.index for o, _ in marked],
+                "text": [h for _, h in marked],
+                "hovertemplate": "%{text}<extra></extra>",
+                "marker": {"color": COLOURS[Grade.RED], "size": 11, "symbol": "x"},
+            }
+        )
+    return traces
 
 
 def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
@@ -419,9 +467,13 @@ def _bare_hover(graph: OpGraph, node: str) -> str:
 def _hover(op: OpSummary) -> str:
     lines = [f"op #{op.order} {_escape(op.name)}" + (f" ({_escape(op.op_type)})" if op.op_type else "")]
     lines.append(f"grade: {op.grade.value}")
-    if not math.isnan(op.cosine):
+    if op.cosine_special:
+        lines.append("worst cosine: NaN (NaN/inf in the data)")
+    elif not math.isnan(op.cosine):
         lines.append(f"worst cosine: {op.cosine:.6f}")
-    if not math.isnan(op.error):
+    if op.error_special:
+        lines.append("worst error: NaN/inf")
+    elif not math.isnan(op.error):
         lines.append(f"worst error: {op.error:.6g}")
     if op.originals and op.originals != (op.name,):
         lines.append("originals: " + _escape(", ".join(op.originals)))

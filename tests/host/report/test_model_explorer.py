@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dumpcmp.host.report.model_explorer import OVERLAYS, node_data, write_overlays
+from dumpcmp.host.report.model_explorer import GREEN, OVERLAYS, RED, node_data, write_overlays
 from dumpcmp.host.report.table import table_from_cells
 from tests.host.report.reports_kit import chain_cells
 
@@ -18,14 +18,19 @@ def test_values_are_filed_under_every_original_op_worst_output_first() -> None:
     assert cosine is not None and max_rel is not None
     results = cosine["results"]
     assert isinstance(results, dict)
-    assert results["/layer0/conv/Conv"] == {"value": 1.0}
+    assert results["/layer0/conv/Conv"] == {"value": 1.0, "bgColor": GREEN}
     # Op 2's two outputs: 0.5 and 0.9, the node shows the lower; both originals carry it.
-    assert results["/layer2/conv/Conv"] == results["/layer2/bn/BatchNormalization"] == {"value": 0.5}
-    assert max_rel["results"]["/layer2/conv/Conv"] == {"value": 2.5}  # type: ignore[index]
+    assert results["/layer2/conv/Conv"] == results["/layer2/bn/BatchNormalization"]
+    assert results["/layer2/conv/Conv"]["value"] == 0.5
+    assert max_rel["results"]["/layer2/conv/Conv"]["value"] == 2.5  # type: ignore[index]
+    # The colour is the row grade of the xlsx and HTML report, whatever the band would say.
+    assert (
+        results["/layer2/conv/Conv"]["bgColor"] == max_rel["results"]["/layer2/conv/Conv"]["bgColor"] == RED
+    )  # type: ignore[index]
     assert cosine["thresholds"][0] == {"value": 0.9, "bgColor": "#e53935"}  # type: ignore[index]
 
 
-def test_nan_becomes_text_and_the_file_is_strict_json(tmp_path: Path) -> None:
+def test_nan_is_the_worst_number_in_red_and_the_file_is_strict_json(tmp_path: Path) -> None:
     cells = chain_cells(2)
     cells[2][9] = "NaN"  # op 0's output cosine
     written = write_overlays(table_from_cells(cells), tmp_path / "result_1")
@@ -34,7 +39,8 @@ def test_nan_becomes_text_and_the_file_is_strict_json(tmp_path: Path) -> None:
         "result_1_model_explorer_max_rel_err.json",
     ]
     doc = json.loads(written[0].read_text(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    assert doc["results"]["/layer0/conv/Conv"] == {"value": "NaN", "bgColor": "#e53935"}
+    # Model Explorer's values are numbers: NaN is the cosine's worst end, red.
+    assert doc["results"]["/layer0/conv/Conv"] == {"value": -1.0, "bgColor": RED}
     # Model Explorer takes a file as one graph's data when "results" has no "results" inside.
     assert "results" not in doc["results"]
 
