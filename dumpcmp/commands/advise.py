@@ -79,7 +79,9 @@ def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = N
     heading naming its file when there are several (batch shards, a statistics result)."""
     tables = readable_results(paths)
     for table, path in tables:
-        heading = f"result {path}" if len(tables) > 1 else ""
+        # Set apart from the summary above (which has a first-divergence line of its own), and
+        # one block per shard named by its file.
+        heading = f"advisor findings for {path}:" if len(tables) > 1 else "advisor findings:"
         print_advice(*advise_table(table, path.stem, path.parent, thresholds), heading=heading)
 
 

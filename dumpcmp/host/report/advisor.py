@@ -50,6 +50,8 @@ __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 FP16_MAX = 65504.0
 _FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
 
+SUSPECTS_SHOWN = 10  # printed and in the HTML; the JSON has them all
+
 FP16_OVERFLOW = "fp16 overflow"
 NAN_APPEARED = "nan/inf appeared"
 UNREADABLE_CELLS = "unreadable cells"
@@ -110,7 +112,7 @@ class Suspect:
     def line(self) -> str:
         into, out = _floored(self.input_error, self.floor), _floored(self.output_error, self.floor)
         return (
-            f"suspect: op #{self.order} {self.op_name} amplifies {self.metric} {self.amplification:.1f}x "
+            f"suspect: op #{self.order} {self.op_name} amplifies {self.metric} {_times(self.amplification)} "
             f"(input {into} -> output {out})"
         )
 
@@ -137,7 +139,12 @@ class Advice:
     disagreeing: int = 0  # of them, rows that disagree
 
     def lines(self) -> list[str]:
-        return [f.line() for f in self.findings] + [s.line() for s in self.suspects]
+        """The findings, then the top suspects (the rest are in the JSON and the xlsx sheet)."""
+        shown = [s.line() for s in self.suspects[:SUSPECTS_SHOWN]]
+        more = len(self.suspects) - SUSPECTS_SHOWN
+        if more > 0:
+            shown.append(f"suspects: {more} more, with smaller amplification (all in the advisor JSON)")
+        return [f.line() for f in self.findings] + shown
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -373,6 +380,10 @@ def _op_finding(
 
 def _tensor(row: TensorResult) -> str:
     return f"{row.io or 'tensor'} {row.tensor_index}" if row.tensor_index is not None else "its output"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}x" if math.isfinite(ratio) else "without bound (to inf)"
 
 
 def _floored(value: float, floor: float) -> str:
