@@ -95,8 +95,9 @@ def render_html(
     judge = RowJudge(table, thresholds or GradeThresholds())
     cosine_name = _first(table.header, COSINE_COLUMNS)
     # The verdict's own error measure first: the plot should show what decided the grades.
-    error_name = _first(table.header, (judge.error_name, *ERROR_COLUMNS))
-    ops, row_op = _ops(table, judge, grades, cosine_name, error_name)
+    error_names = [n for n in dict.fromkeys((judge.error_name, *ERROR_COLUMNS)) if n in table.header]
+    error_name = error_names[0] if error_names else ""
+    ops, row_op, value_rows = _ops(table, judge, grades, cosine_name, error_name)
     divergence = advice.first(FIRST_DIVERGENCE)
     figures: dict[str, Any] = {}
     if cosine_name or error_name:
@@ -122,9 +123,11 @@ def render_html(
             }
             for o in ops
         ],
-        "err": [_json_number(r.metric(error_name)) if error_name else None for r in table.rows],
+        # Every error metric per row, for the page's metric choice (the plot and the histogram).
+        "errs": {name: [_json_number(r.metric(name)) for r in table.rows] for name in error_names},
         "errName": error_name or "error",
-        "errFloor": math.log10(ERROR_FLOOR),
+        "valueRow": value_rows,
+        "errorFloor": ERROR_FLOOR,
     }
     title = title or f"dumpcmp report: {Path(table.source).name or 'result'}"
     return _PAGE.format(
@@ -135,7 +138,8 @@ def render_html(
         source=html.escape(_describe(table)),
         counts=_counts(grades),
         findings=_findings(advice),
-        metrics_section=_section("metrics", "metrics", "Metrics by execution order", figures),
+        metrics_section=_section("metrics", "metrics", "Metrics by execution order", figures)
+        + _error_choice(error_names),
         graph_section=_section("graph", "graph", "Network graph", figures, empty=NO_GRAPH),
         data=_script_json(data),
         figures=_script_json(figures),
@@ -150,8 +154,10 @@ def _first(header: Sequence[str], names: Sequence[str]) -> str:
 
 def _ops(
     table: ResultTable, judge: RowJudge, grades: Sequence[RowGrade], cosine_name: str, error_name: str
-) -> tuple[list[OpSummary], list[int | None]]:
-    """The target ops in execution order, and each row's op index (None for golden-only rows)."""
+) -> tuple[list[OpSummary], list[int | None], list[bool]]:
+    """The target ops in execution order, each row's op index (None for golden-only rows), and
+    whether a row is one its op's value is taken from (a judged output)."""
+    value_rows = [False] * len(table.rows)
     keys: dict[tuple[int, str], list[int]] = {}
     for i, row in enumerate(table.rows):
         if row.order is not None:
@@ -163,6 +169,8 @@ def _ops(
         # An op's value is its outputs' (never its inputs', even when the outputs have no numbers).
         outputs = [r for r in rows if r.io != "input"] or rows
         judged = [r for r in outputs if judge.judged(r)]
+        for row in judged:
+            value_rows[row.position] = True
         cosine, cosine_special = _worst([r.metric(cosine_name) for r in judged], min, cosine_name)
         error, error_special = _worst([r.metric(error_name) for r in judged], max, error_name)
         # An op's colour is its result: an input it was handed bad does not make it red.
@@ -185,7 +193,7 @@ def _ops(
         )
         for i in members:
             row_op[i] = index
-    return ops, row_op
+    return ops, row_op, value_rows
 
 
 def _worst(values: Sequence[float], pick: Any, name: str) -> tuple[float, bool]:
@@ -536,6 +544,17 @@ def _findings(advice: Advice) -> str:
         )
         items.append(f"<li>{body}</li>")
     return '<ul class="findings" id="findings">' + "".join(items) + "</ul>"
+
+
+def _error_choice(names: Sequence[str]) -> str:
+    """The plot's error metric, chosen in the page (the verdict's own is the default)."""
+    if len(names) < 2:
+        return ""
+    options = "".join(f'<option value="{html.escape(n)}">{html.escape(n)}</option>' for n in names)
+    return (
+        '<div class="controls"><label for="error-metric">error metric (log scale): </label>'
+        f'<select id="error-metric">{options}</select></div>'
+    )
 
 
 def _section(anchor: str, key: str, heading: str, figures: Mapping[str, Any], empty: str = "") -> str:

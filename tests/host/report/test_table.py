@@ -85,11 +85,16 @@ def test_csv_and_xlsx_read_the_same(tmp_path: Path) -> None:
         ("notes.txt", "hello", "expected a .csv or .xlsx file"),
         ("other.csv", "a,b\n1,2\n", "not a dumpcmp result table"),
         ("broken.xlsx", "not a zip", "not a result table: not an xlsx workbook"),
+        ("renamed.csv", b"PK\x03\x04\xff\xfe binary", "not a result table: not UTF-8 text"),
     ],
 )
-def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: str | None, message: str) -> None:
+def test_bad_files_are_one_line_errors(
+    tmp_path: Path, name: str, content: str | bytes | None, message: str
+) -> None:
     path = tmp_path / name
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     with pytest.raises(FormatError, match=message) as info:
         read_result(path)
