@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dumpcmp.host.report.model_explorer import GREEN, OVERLAYS, RED, node_data, write_overlays
+from dumpcmp.host.report.model_explorer import GREEN, OVERLAYS, RED, YELLOW, node_data, write_overlays
 from dumpcmp.host.report.table import table_from_cells
 from tests.host.report.reports_kit import chain_cells
 
@@ -66,7 +66,8 @@ def test_a_torchair_table_is_keyed_by_the_fx_node_of_each_bench_file() -> None:
     ]
     cosine = node_data(table_from_cells([TORCHAIR_HEADER, *rows]), OVERLAYS[0])
     assert cosine is not None
-    assert cosine["results"] == {"add_1": {"value": 0.95}, "sigmoid": {"value": 1.0}}
+    green = {"bgColor": GREEN}  # the row grades' colour
+    assert cosine["results"] == {"add_1": {"value": 0.95, **green}, "sigmoid": {"value": 1.0, **green}}
 
 
 def test_a_torchair_table_of_ge_against_ge_has_no_fx_nodes_to_key_by() -> None:
@@ -80,4 +81,5 @@ def test_torchair_statistics_percentages_are_fractions_in_the_overlay() -> None:
     row = ["Mul.output.0", "[ge, /fx/mul-aten.mul.Tensor.OUTPUT.0.7.npy]", "1", "1", "1", "1", "25.0%",
            "0%", "1%", "1%", "FAIL", "max"]  # fmt: skip
     max_rel = node_data(table_from_cells([header, row]), OVERLAYS[1])
-    assert max_rel is not None and max_rel["results"] == {"mul": {"value": 0.25}}
+    # FAIL by the statistics verdict, no red rule (0.25 < 0.5): yellow, as in the xlsx.
+    assert max_rel is not None and max_rel["results"] == {"mul": {"value": 0.25, "bgColor": YELLOW}}

@@ -102,11 +102,12 @@ def test_bad_files_are_one_line_errors(
 
 
 def test_the_row_of_an_unreadable_ge_file_belongs_to_its_op() -> None:
-    header = ["API Name", "Stack Info", "Data Name", "Cosine", "Result", "Err_message"]
+    header = ["API Name", "Stack Info", "Data Name", "Cosine", "MaxAbsErr", "One Thousandth Err Ratio",
+              "Result", "Err_message"]  # fmt: skip
     rows = [
-        ["mm_0.output.0", "", "[a, /fx/mm-aten.mm.default.OUTPUT.0.1.npy]", "1.0", "PASS", ""],
-        ["Add_1.*", "", "[/ge/Add.Add_1.1.0.1, ]", "N/A", "FAIL", "corrupt GE dump file: cut short"],
-    ]
+        ["mm_0.output.0", "", "[a, /fx/mm-aten.mm.default.OUTPUT.0.1.npy]", "1.0", "0", "1", "PASS", ""],
+        ["Add_1.*", "", "[/ge/Add.Add_1.1.0.1, ]", "N/A", "N/A", "N/A", "FAIL", "corrupt GE file: cut short"],
+    ]  # fmt: skip
     mm, add = table_from_cells([header, *rows]).rows
     assert (mm.op_name, mm.originals) == ("mm_0", ("mm",))
     assert (add.op_name, add.io, add.order, add.originals) == ("Add_1", "", 1, ())  # joins the graph's Add_1
