@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
-from dumpcmp.commands.sim import simulate
 from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS
 from tests.commands.test_advise_cli import STAMP, files, one_error_line, write_csv
+from tests.e2e.test_sim_compare import _stats_simulation as stats_simulation
 
 runner = CliRunner()
 
@@ -49,19 +49,8 @@ def test_a_statistics_result_is_advised_by_its_verdict(tmp_path: Path) -> None:
     assert (tmp_path / f"stats_advisor_{STAMP}.txt").is_file()
 
 
-def _stats_simulation(tmp_path: Path, fault: str) -> tuple[Path, Path, Path]:
-    dump = tmp_path / "dump"
-    dump.mkdir()
-    config = tmp_path / "acl.json"
-    made = runner.invoke(app, ["config", "acl", "--dump-path", str(dump), "--model", "small_cnn",
-                               "--data", "stats", "--mode", "all", "-o", str(config)])  # fmt: skip
-    assert made.exit_code == 0, made.output
-    sim = simulate("zoo:small_cnn", tmp_path / "sim", acl_config=config, faults=(fault,), seed=2)
-    return dump, sim.golden_dir, sim.fusion_rule
-
-
 def test_compare_advisor_on_a_statistics_dump_finds_the_faulty_op(tmp_path: Path) -> None:
-    dump, golden, rule = _stats_simulation(tmp_path, "/block1.pw/conv/Conv=bias:1")
+    dump, golden, rule = stats_simulation(tmp_path, ("/block1.pw/conv/Conv=bias:1",))
     out = tmp_path / "out"
     result = runner.invoke(
         app, ["compare", "-tp", str(dump), "-gp", str(golden), "-fr", str(rule), "-o", str(out),
