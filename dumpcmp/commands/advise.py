@@ -43,10 +43,8 @@ _RESULT_NAME = re.compile(r"^(?P<prefix>.*?)result_(?P<stamp>\d{14})(?:_\d+)?$")
 
 
 def result_files(directory: Path) -> list[Path]:
-    """The result tables in ``directory``: every ``*result_*.csv``, and an ``.xlsx`` with no CSV twin.
-
-    Statistics results (``stats_result_*``) have another table shape and are left out.
-    """
+    """The result tables in ``directory``: every ``*result_*.csv`` (statistics results
+    ``*stats_result_*`` included), and an ``.xlsx`` with no CSV twin."""
     found = sorted(
         p
         for p in directory.iterdir()
@@ -54,6 +52,37 @@ def result_files(directory: Path) -> list[Path]:
     )
     stems = {p.stem for p in found if p.suffix.lower() == ".csv"}
     return [p for p in found if p.suffix.lower() == ".csv" or p.stem not in stems]
+
+
+def _stats_twin(path: Path) -> Path | None:
+    """``{prefix}stats_result_{ts}`` beside a tensor result ``{prefix}result_{ts}``; None for a
+    statistics result or another name."""
+    named = _RESULT_NAME.match(path.stem)
+    if named is None or named["prefix"].endswith("stats_"):
+        return None
+    return path.with_name(f"{named['prefix']}stats_{path.name[len(named['prefix']) :]}")
+
+
+def readable_results(paths: Sequence[Path]) -> list[tuple[ResultTable, Path]]:
+    """The result tables at ``paths``, read; a tensor result that holds only golden-only rows
+    is left out when its statistics result is among ``paths`` (a statistics dump writes both,
+    and only the statistics table has the comparison)."""
+    from dumpcmp.host.report.table import read_result
+
+    tables = [(read_result(path), path) for path in paths]
+    given = set(paths)
+    return [(table, path) for table, path in tables if table.targets() or _stats_twin(path) not in given]
+
+
+def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> None:
+    """Print the findings of each result table at ``paths`` (``compare --advisor``), each under a
+    heading naming its file when there are several (batch shards, a statistics result)."""
+    tables = readable_results(paths)
+    for table, path in tables:
+        # Set apart from the summary above (which has a first-divergence line of its own), and
+        # one block per shard named by its file.
+        heading = f"advisor findings for {path}:" if len(tables) > 1 else "advisor findings:"
+        print_advice(*advise_table(table, path.stem, path.parent, thresholds), heading=heading)
 
 
 def result_files_named(directory: Path, names: Sequence[str]) -> list[Path]:
@@ -66,7 +95,7 @@ def result_files_named(directory: Path, names: Sequence[str]) -> list[Path]:
 
 
 def _is_result_name(stem: str) -> bool:
-    return _RESULT_NAME.match(stem) is not None and not stem.startswith("stats_")
+    return _RESULT_NAME.match(stem) is not None
 
 
 def advise_file(
@@ -114,9 +143,11 @@ _ToAdvise = tuple["ResultTable", str, Path, str]
 
 def advise_command(
     result: Annotated[
-        Path | None,
+        str | None,  # text, not Path: Path("") would quietly be the current directory
         typer.Argument(
-            help="A result .csv or .xlsx, or a directory of them (not with --host).", show_default=False
+            help="A result .csv or .xlsx, or a directory of them (not with --host).",
+            show_default=False,
+            metavar="RESULT",
         ),
     ] = None,
     output: Annotated[
@@ -156,7 +187,9 @@ def advise_command(
             raise DumpcmpError("--host and --session go together: give both, or neither")
         if (host is None) == (result is None):
             raise DumpcmpError("give a RESULT file or directory, or --host and --session (not both)")
-        tables = _read_path(result) if result is not None else []
+        if result is not None and not result.strip():
+            raise DumpcmpError("RESULT is an empty path: give a result .csv/.xlsx or a directory of them")
+        tables = _read_path(Path(result)) if result is not None else []
         op_graph = graph_for(graph) if graph is not None and html else None
     if host is not None and session is not None:
         from dumpcmp.commands.host import session_tables
@@ -188,7 +221,7 @@ def _read_path(result: Path) -> list[_ToAdvise]:
     if not files:
         raise DumpcmpError(f"{result}: no result table in this directory (result_*.csv or .xlsx)")
     # Every shard: a batch compare writes one per device/model/step.
-    return [(read_result(path), path.stem, path.parent, f"result {path}") for path in files]
+    return [(table, path.stem, path.parent, f"result {path}") for table, path in readable_results(files)]
 
 
 def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:

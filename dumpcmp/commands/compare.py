@@ -247,19 +247,18 @@ def compare(
     for line in summarize(outcome, request.thresholds):
         out.print(line, markup=False)
     if advisor:
-        from dumpcmp.commands.advise import advise_file, print_advice
+        from dumpcmp.commands.advise import advise_results
         from dumpcmp.host.report.grading import GradeThresholds
 
         with user_errors():
-            for shard in outcome.shards:
-                if shard.result_file is not None:
-                    limits = GradeThresholds(verdict=request.thresholds)  # the verdict's own thresholds
-                    print_advice(*advise_file(shard.result_file, thresholds=limits))
+            # Statistics dumps' results too; the verdict's own thresholds.
+            results = [p for s in outcome.shards for p in (s.result_file, s.stats_file) if p is not None]
+            advise_results(results, GradeThresholds(verdict=request.thresholds))
     if html or model_explorer:
         from dumpcmp.host.report.files import ReportRequest
 
         _write_reports(
-            [(s.result_file, s.key.model, None) for s in outcome.shards],
+            [(p, s.key.model, None) for s in outcome.shards for p in (s.result_file, s.stats_file)],
             ReportRequest(
                 html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
             ),
@@ -345,12 +344,10 @@ def _compare_torchair(
     for line in summarize_torchair(outcome):
         out.print(line, markup=False)
     if advisor:
-        from dumpcmp.commands.advise import advise_file, print_advice
+        from dumpcmp.commands.advise import advise_results
 
         with user_errors():
-            for shard in outcome.shards:
-                if shard.result_file is not None:
-                    print_advice(*advise_file(shard.result_file))
+            advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
     if reports.html or reports.model_explorer:
         from dumpcmp.host.report.files import ReportRequest
         from dumpcmp.host.report.ge_graph_view import load_ge_graph

@@ -85,7 +85,6 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     write_csv(tmp_path / f"0_net_0_result_{STAMP}.csv")
     write_csv(tmp_path / f"0_net_1_result_{STAMP}.csv", [offline(0, "conv1", red=0.001)])
     (tmp_path / f"0_net_1_result_{STAMP}.xlsx").write_text("the csv's twin: not read")
-    (tmp_path / f"stats_result_{STAMP}.csv").write_text("not, a result table\n")  # another shape: skipped
     (tmp_path / "notes.txt").write_text("hello")
     result = advise(tmp_path)
     assert result.exit_code == 0, result.output
@@ -101,7 +100,7 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     [
         ("missing", "no such result file"),
         ("bad_csv", "not a dumpcmp result table"),
-        ("bad_xlsx", "cannot read result table"),
+        ("bad_xlsx", "not a result table: not an xlsx workbook"),
         ("empty_dir", "no result table in this directory"),
     ],
 )

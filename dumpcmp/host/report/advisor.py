@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from dumpcmp.host.report.grading import (
     GradeThresholds,
     OpRows,
     RowJudge,
+    SpecialCounts,
     amplification,
     group_ops,
     metric_evidence,
@@ -49,7 +50,11 @@ __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 FP16_MAX = 65504.0
 _FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
 
+SUSPECTS_SHOWN = 10  # printed and in the HTML; the JSON has them all
+
 FP16_OVERFLOW = "fp16 overflow"
+NAN_APPEARED = "nan/inf appeared"
+UNREADABLE_CELLS = "unreadable cells"
 INPUT_INCONSISTENCY = "input inconsistency"
 FIRST_DIVERGENCE = "first divergence"
 NETWORK_CONSISTENT = "network consistent"
@@ -102,11 +107,13 @@ class Suspect:
     output_error: float
     amplification: float
     metric: str  # the error column the three numbers are read from
+    floor: float  # errors below it count as it (an exact input would make any output "infinite")
 
     def line(self) -> str:
+        into, out = _floored(self.input_error, self.floor), _floored(self.output_error, self.floor)
         return (
-            f"suspect: op #{self.order} {self.op_name} amplifies {self.metric} {self.amplification:.1f}x "
-            f"(input {_number(self.input_error)} -> output {_number(self.output_error)})"
+            f"suspect: op #{self.order} {self.op_name} amplifies {self.metric} {_times(self.amplification)} "
+            f"(input {into} -> output {out})"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -118,6 +125,7 @@ class Suspect:
             "input_error": _json_number(self.input_error),
             "output_error": _json_number(self.output_error),
             "amplification": _json_number(self.amplification),
+            "error_floor": self.floor,
         }
 
 
@@ -131,7 +139,12 @@ class Advice:
     disagreeing: int = 0  # of them, rows that disagree
 
     def lines(self) -> list[str]:
-        return [f.line() for f in self.findings] + [s.line() for s in self.suspects]
+        """The findings, then the top suspects (the rest are in the JSON and the xlsx sheet)."""
+        shown = [s.line() for s in self.suspects[:SUSPECTS_SHOWN]]
+        more = len(self.suspects) - SUSPECTS_SHOWN
+        if more > 0:
+            shown.append(f"suspects: {more} more, with smaller amplification (all in the advisor JSON)")
+        return [f.line() for f in self.findings] + shown
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,20 +167,28 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
     disagreeing = sum(judge.agreement(r) is Agreement.DISAGREE for r in rows)
     findings: list[Finding] = []
+    if table.bad_cells:
+        findings.append(
+            Finding(
+                UNREADABLE_CELLS, None, "", (), {},
+                "fix or regenerate the result table: a damaged row cannot be judged.",
+                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers, "
+                f"e.g. {table.bad_cell_example}; their rows count as not compared",
+            )
+        )  # fmt: skip
     if not rows:
         findings.append(
             Finding(
                 NOTHING_COMPARED, None, "", (), {},
                 "check that the golden data matches the dump (op names, fusion rule, shapes): "
                 "no tensor had a counterpart to compare with.",
-                detail=f"no row of {len(table.rows)} has metric values",
+                detail=_nothing_compared(table),
             )
         )  # fmt: skip
     else:
         findings += _overflow(judge, ops)
-        findings += _input_inconsistency(judge, ops)
-        findings += _first_divergence(judge, ops)
-        if not findings and not disagreeing:
+        findings += _divergence_start(judge, ops)
+        if not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing:
             findings.append(
                 Finding(
                     NETWORK_CONSISTENT, None, "", (), {},
@@ -181,62 +202,106 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
 
 
+def _nothing_compared(table: ResultTable) -> str:
+    if not table.rows:
+        return "the table has no rows"
+    return f"none of its {len(table.rows)} rows has metric values"
+
+
+_OVERFLOW_ADVICE = (
+    "the float16 result exceeds 65504: compute this op in float32 (keep it out of fp16 mixed "
+    "precision) or scale its inputs down."
+)
+_NAN_ADVICE = (
+    "the op makes NaN from finite inputs (0/0, log or sqrt of a negative, inf - inf): check its "
+    "inputs' ranges and its implementation."
+)
+
+
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+    """The first op whose outputs overflow float16 (inf) or hold NaN the golden side has not."""
     for op in ops:
         for row in op.outputs:
-            why = _overflows(judge, row)
-            if why:
-                return [
-                    _op_finding(
-                        FP16_OVERFLOW, judge, op, row, why,
-                        "the float16 result exceeds 65504: compute this op in float32 (keep it out of "
-                        "fp16 mixed precision) or scale its inputs down.",
-                    )
-                ]  # fmt: skip
+            found = _overflows(judge, row)
+            if found is not None:
+                kind, why, counts = found
+                advice = _OVERFLOW_ADVICE if kind == FP16_OVERFLOW else _NAN_ADVICE
+                finding = _op_finding(kind, judge, op, row, why, advice)
+                if counts is not None:
+                    evidence = {
+                        "target NaN": float(counts.target_nan), "target inf": float(counts.target_inf),
+                        "golden NaN": float(counts.golden_nan), "golden inf": float(counts.golden_inf),
+                    }  # fmt: skip
+                    finding = replace(finding, evidence={**finding.evidence, **evidence})
+                return [finding]
     return []
 
 
-def _overflows(judge: RowJudge, row: TensorResult) -> str:
+def _overflows(judge: RowJudge, row: TensorResult) -> tuple[str, str, SpecialCounts | None] | None:
+    """(kind, why, the reason's NaN/inf counts) when the row's output overflows or turns NaN."""
     if row.overflow is not None:
-        return f"{_tensor(row)} OverFlow YES" if row.overflow else ""
-    if row.dtype.strip().upper() not in _FP16:
-        return ""
+        return (FP16_OVERFLOW, f"{_tensor(row)} OverFlow YES", None) if row.overflow else None
     counts = judge.special_counts(row)
-    if counts is not None and counts[0] > 0:
-        return f"{_tensor(row)} holds {counts[0]} NaN/inf on the target side"
+    # TorchAir rows carry no dtype: there the target's inf alone (none on the golden side) says it.
+    fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
+    if counts is not None and counts.target_inf > counts.golden_inf and fp16:
+        return FP16_OVERFLOW, f"{_tensor(row)} holds {counts.target_inf} inf on the target side", counts
+    if counts is not None and counts.target_nan > counts.golden_nan:
+        why = f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
+        return NAN_APPEARED, why, counts
     error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
-    if row.metric(error_name) >= FP16_MAX:
-        return f"{_tensor(row)} is off by {error_name} >= {FP16_MAX:g}"
-    return ""
+    if fp16 and row.metric(error_name) >= FP16_MAX:
+        return FP16_OVERFLOW, f"{_tensor(row)} is off by {error_name} >= {FP16_MAX:g}", None
+    return None
 
 
-def _input_inconsistency(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
-    for op in ops:
-        bad = [r for r in op.inputs if judge.agreement(r) is Agreement.DISAGREE]
-        if bad:
-            return [
+def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+    """Input inconsistency and the first divergence, from one walk in execution order.
+
+    An op "has numbers" when one of its output rows is judged. When ops without numbers come
+    right before the first op that is already wrong, the error may start in any of them: the
+    advisor says so instead of blaming the first op it can see.
+    """
+    findings: list[Finding] = []
+    earlier_bad = False
+    unseen: list[OpRows] = []  # the ops without numbers since the last op with numbers
+    for at, op in enumerate(ops):
+        judged_inputs = [r for r in op.inputs if judge.judged(r)]
+        bad_inputs = [r for r in judged_inputs if judge.agreement(r) is Agreement.DISAGREE]
+        bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
+        # Only a differing input proves the error came from before this op; an op without input
+        # rows stays the problem node (ops not compared, e.g. a shape mismatch, are not blamed).
+        if not earlier_bad and unseen and bad_inputs:
+            return [*findings, _unseen_start(judge, unseen, op, bad_inputs[0])]
+        if bad_inputs and not earlier_bad and not findings:
+            findings.append(
                 _op_finding(
-                    INPUT_INCONSISTENCY, judge, op, bad[0],
-                    f"{_tensor(bad[0])} differs though every earlier op's outputs agree",
+                    INPUT_INCONSISTENCY, judge, op, bad_inputs[0],
+                    f"{_tensor(bad_inputs[0])} differs though every earlier op's outputs agree",
                     "the network's inputs (or constants) differ between the two runs: feed both "
                     "sides the same input data before judging any op.",
                 )
-            ]  # fmt: skip
-        if any(judge.agreement(r) is Agreement.DISAGREE for r in op.outputs):
-            return []  # later inputs may inherit this op's error
-    return []
-
-
-def _first_divergence(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
-    earlier_bad = False
-    for at, op in enumerate(ops):
-        inputs = [judge.agreement(r) for r in op.inputs if judge.judged(r)]
-        bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
-        inputs_agree = all(a is Agreement.AGREE for a in inputs) if inputs else not earlier_bad
-        if bad and inputs_agree:
-            return [_divergence(judge, ops, at, bad[0], inferred=not inputs)]
+            )  # fmt: skip
+        inputs_agree = all(judge.agreement(r) is Agreement.AGREE for r in judged_inputs)
+        if bad and (inputs_agree if judged_inputs else not earlier_bad):
+            return [*findings, _divergence(judge, ops, at, bad[0], inferred=not judged_inputs)]
         earlier_bad = earlier_bad or bool(bad)
-    return []
+        has_numbers = any(judge.judged(r) for r in op.outputs)
+        unseen = [] if has_numbers else [*unseen, op] if op.outputs else unseen
+    return findings
+
+
+def _unseen_start(judge: RowJudge, unseen: Sequence[OpRows], op: OpRows, row: TensorResult) -> Finding:
+    """The divergence starts among ops the table has no numbers for, or at ``op``."""
+    first, last = unseen[0], unseen[-1]
+    span = f"op #{first.order}" if first is last else f"ops #{first.order}-#{last.order}"
+    detail = (
+        f"{span} not compared; op #{op.order} {op.op_name} {_tensor(row)} already differs while every "
+        f"earlier compared op agrees: the error starts at {span} or at op #{op.order}"
+    )
+    advice = "compare the ops without numbers (their rows say why they were not compared) to pin it down."
+    evidence = dict(metric_evidence(judge, row))
+    return Finding(FIRST_DIVERGENCE, first.order, first.op_name, first.originals, evidence, advice, detail)
 
 
 def _divergence(
@@ -245,7 +310,8 @@ def _divergence(
     op = ops[at]
     # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
     agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
-    later = [o for o in ops[at + 1 :] if any(judge.judged(r) for r in o.outputs)]
+    # A GE op compared with its own input (TorchAir trans ops) says nothing about recovery.
+    later = [o for o in ops[at + 1 :] if any(judge.judged(r) and not r.self_check for r in o.outputs)]
     later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
     last = later[-1] if later else None
     if last is None:
@@ -284,7 +350,14 @@ def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
         if ratio >= judge.t.growth:
             found.append(
                 Suspect(
-                    op.order, op.op_name, op.originals, input_error, output_error, ratio, judge.error_name
+                    op.order,
+                    op.op_name,
+                    op.originals,
+                    input_error,
+                    output_error,
+                    ratio,
+                    judge.error_name,
+                    judge.t.error_floor,
                 )
             )
     return tuple(sorted(found, key=lambda s: (-s.amplification, s.order)))
@@ -300,11 +373,21 @@ def _op_finding(
         evidence["input error"] = input_error
         evidence["output error"] = judge.error(row)
         evidence["amplification"] = amplification(judge.error(row), input_error, judge.t.error_floor)
+        if min(input_error, judge.error(row)) < judge.t.error_floor:
+            evidence["error floor"] = judge.t.error_floor  # what the amplification raised them to
     return Finding(kind, op.order, op.op_name, op.originals, evidence, advice, detail)
 
 
 def _tensor(row: TensorResult) -> str:
     return f"{row.io or 'tensor'} {row.tensor_index}" if row.tensor_index is not None else "its output"
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:.1f}x" if math.isfinite(ratio) else "without bound (to inf)"
+
+
+def _floored(value: float, floor: float) -> str:
+    return f"{_number(value)} (floored to {floor:g})" if value < floor else _number(value)
 
 
 def _number(value: float) -> str:

@@ -13,6 +13,7 @@ from dumpcmp.host.report.advisor import Advice
 from dumpcmp.host.report.graph import OpGraph
 from dumpcmp.host.report.table import ResultTable
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.outputs import atomic_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,8 @@ def write_reports(
     graph: OpGraph | None = None,
 ) -> list[Path]:
     """Write what ``request`` asks for as ``{stem}.html`` (or ``html_path``) and
-    ``{stem}_model_explorer_{metric}.json``; the paths written, in that order.
+    ``{stem}_model_explorer_{metric}.json``; the paths written, in that order. Derived names
+    never replace an existing file (the next free ``_1``, ``_2`` … is taken).
 
     ``graph``, when the caller has read it already, stands for ``request.graph``.
     """
@@ -54,7 +56,11 @@ def write_reports(
             graph = graph_for(request.graph, model)
         target = html_path or stem.with_name(stem.name + ".html")
         limits = GradeThresholds(verdict=request.verdict) if request.verdict is not None else None
-        written.append(write_html(target, table, graph=graph, advice=advice, thresholds=limits))
+        # A name the user gave is theirs to replace; a derived one never replaces another report.
+        fresh = html_path is None
+        written.append(
+            write_html(target, table, graph=graph, advice=advice, thresholds=limits, new_name=fresh)
+        )
     if request.model_explorer:
         from dumpcmp.host.report.model_explorer import write_overlays
 
@@ -75,3 +81,21 @@ def reports_beside(
 
     table = read_result(result)
     return write_reports(table, result.with_suffix(""), request, model=model, advice=advice, graph=graph)
+
+
+def write_text(path: Path, text: str) -> Path:
+    with atomic_path(path) as temp:
+        temp.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_new_text(path: Path, text: str) -> Path:
+    """``text`` at ``path`` or the next free name beside it (never over an existing file)."""
+    from dumpcmp.host.sinks.csv_file import claim_new_path
+
+    claimed = claim_new_path(path)
+    try:
+        return write_text(claimed, text)
+    except BaseException:
+        claimed.unlink(missing_ok=True)  # our empty claim; another run's file was never touched
+        raise

@@ -58,6 +58,7 @@ __all__ = [
     "OpRows",
     "RowGrade",
     "RowJudge",
+    "SpecialCounts",
     "amplification",
     "grade_rows",
     "group_ops",
@@ -65,11 +66,27 @@ __all__ = [
     "worst",
 ]
 
-# The offline CompareFailReason of a pair with NaN/inf (host/metrics/offline_data.py).
-_SPECIAL = re.compile(
-    r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf; "
-    r"NaN/inf positions (agree|differ)"
-)
+# The reason of a pair with NaN/inf: offline CompareFailReason (host/metrics/offline_data.py,
+# "...; NaN/inf positions agree|differ") and TorchAir Err_message (host/metrics/torchair.py).
+_SPECIAL = re.compile(r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf")
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialCounts:
+    """NaN and inf counts of both sides, as a row's reason states them."""
+
+    target_nan: int
+    target_inf: int
+    golden_nan: int
+    golden_inf: int
+
+    @property
+    def target(self) -> int:
+        return self.target_nan + self.target_inf
+
+    @property
+    def golden(self) -> int:
+        return self.golden_nan + self.golden_inf
 
 
 _SPECIAL_CELLS = {"NaN", "nan", "inf", "-inf"}
@@ -148,17 +165,29 @@ class RowJudge:
     def __init__(self, table: ResultTable, thresholds: GradeThresholds) -> None:
         self.table = table
         self.t = thresholds
-        self.offline = table.family == OFFLINE_DATA
+        # An offline tensor result; an offline statistics result is judged as TorchAir's
+        # statistics tables are (same columns, its own PASS/FAIL verdict).
+        self.offline = table.family == OFFLINE_DATA and table.mode != "statistics"
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
         self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
+        self._error_name = self._pick_error_name()
+
+    def _pick_error_name(self) -> str:
+        if self.offline:
+            return "RelativeEuclideanDistance"
+        if self.table.mode != "statistics":
+            return "MaxAbsErr"
+        # A statistics dump may lack the L2 norm (N/A): then the mean's relative error.
+        for name in ("NormRelativeErr", "MeanRelativeErr"):
+            if any(not math.isnan(r.metric(name)) for r in self.table.rows):
+                return name
+        return "NormRelativeErr"
 
     # -- the family's measures -------------------------------------------------------------
 
     @property
     def error_name(self) -> str:
-        if self.offline:
-            return "RelativeEuclideanDistance"
-        return "NormRelativeErr" if self.table.mode == "statistics" else "MaxAbsErr"
+        return self._error_name
 
     @property
     def closeness_names(self) -> tuple[str, ...]:
@@ -167,7 +196,8 @@ class RowJudge:
         return ("One Thousandth Err Ratio", "Cosine") if self.table.mode == "real" else ()
 
     def error(self, row: TensorResult) -> float:
-        return row.metric(self.error_name)
+        """The row's error measure; a statistics percentage as a fraction, like the others."""
+        return self._fraction(row, self.error_name)
 
     def judged(self, row: TensorResult) -> bool:
         """True when the row can be judged: it has numbers, or its reason counts NaN/inf.
@@ -175,6 +205,8 @@ class RowJudge:
         NaN in the data can make every offline metric NaN, indistinguishable from "not
         compared" by the numbers alone; the reason's counts tell them apart.
         """
+        if row.unreadable:
+            return False
         if row.compared or self.special_counts(row) is not None:
             return True
         # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
@@ -191,7 +223,7 @@ class RowJudge:
             return Agreement.UNKNOWN
         if self.offline:
             counts = self.special_counts(row)
-            if counts is not None and (counts[0] != counts[1] or "positions differ" in row.reason):
+            if counts is not None and (counts.target != counts.golden or "positions differ" in row.reason):
                 return Agreement.DISAGREE
             return Agreement.DISAGREE if self.breaches(row) else Agreement.AGREE
         if self.table.mode == "real":
@@ -228,21 +260,18 @@ class RowJudge:
         )
         return self.t.verdict.breaches(values)
 
-    def special_counts(self, row: TensorResult) -> tuple[int, int] | None:
-        """(target NaN+inf, golden NaN+inf) when the row says; None when it does not."""
-        if self.offline:
-            found = _SPECIAL.search(row.reason)
-            if found is None:
-                return None
-            nan_x, inf_x, nan_y, inf_y = (int(g) for g in found.groups()[:4])
-            return nan_x + inf_x, nan_y + inf_y
-        return None
+    def special_counts(self, row: TensorResult) -> SpecialCounts | None:
+        """The NaN/inf counts the row's reason states; None when it states none."""
+        found = _SPECIAL.search(row.reason)
+        if found is None:
+            return None
+        return SpecialCounts(*(int(g) for g in found.groups()))
 
     def red_alone(self, row: TensorResult) -> str:
         """Why the row is red on its own (no look at its op's other rows); "" when it is not."""
         counts = self.special_counts(row)
-        if counts is not None and counts[0] > 0 and counts[1] == 0:
-            return f"NaN/inf on the target side only ({counts[0]} values)"
+        if counts is not None and counts.target > 0 and counts.golden == 0:
+            return f"NaN/inf on the target side only ({counts.target} values)"
         if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
             return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"
         max_abs_name = "MaxAbsoluteError" if self.offline else "MaxAbsErr"
@@ -259,10 +288,13 @@ class RowJudge:
         at = self._columns.get(name)
         return row.cells[at].strip() if at is not None else ""
 
+    def is_percent(self, row: TensorResult, name: str) -> bool:
+        return self._cell(row, name).endswith("%")
+
     def _fraction(self, row: TensorResult, name: str) -> float:
         """A relative error as a fraction (statistics mode writes percentages)."""
         value = row.metric(name)
-        return value / 100 if self._cell(row, name).endswith("%") else value
+        return value / 100 if self.is_percent(row, name) else value
 
 
 def grade_rows(table: ResultTable, thresholds: GradeThresholds | None = None) -> tuple[RowGrade, ...]:
@@ -336,4 +368,9 @@ def _disagrees(judge: RowJudge, row: TensorResult) -> str:
 def metric_evidence(judge: RowJudge, row: TensorResult) -> Mapping[str, float]:
     """The row's metric values worth quoting: the family's closeness and error columns."""
     names = (*judge.closeness_names, judge.error_name)
-    return {name: row.metric(name) for name in names if not math.isnan(row.metric(name))}
+    # Quoted as written: a statistics table's percentage keeps its unit in the name.
+    return {
+        f"{name} (%)" if judge.is_percent(row, name) else name: row.metric(name)
+        for name in names
+        if not math.isnan(row.metric(name))
+    }

@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, Advice, advise
-from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, grade_rows
+from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, RowJudge, grade_rows
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
-from dumpcmp.outputs import atomic_path
 
 SEVERITY = {Grade.NONE: 0, Grade.GREEN: 1, Grade.YELLOW: 2, Grade.RED: 3}
 COLOURS = {Grade.RED: "#e53935", Grade.YELLOW: "#f9a825", Grade.GREEN: "#43a047", Grade.NONE: "#9e9e9e"}
@@ -51,8 +50,12 @@ class OpSummary:
     op_type: str
     originals: tuple[str, ...]
     grade: Grade
-    cosine: float  # worst (lowest) over the op's output rows, NaN when none
-    error: float  # worst (highest) over the op's output rows, NaN when none
+    cosine: float  # worst (lowest) over the op's output rows, NaN when none or not a number
+    error: float  # worst (highest) over the op's output rows, NaN when none or not a number
+    # An output row was judged but its metric is NaN/inf (NaN/inf in the data): the worst value,
+    # plotted at the axis edge and never mistaken for "not compared".
+    cosine_special: bool = False
+    error_special: bool = False
 
 
 def write_html(
@@ -63,12 +66,17 @@ def write_html(
     advice: Advice | None = None,
     title: str = "",
     thresholds: GradeThresholds | None = None,
+    new_name: bool = False,
 ) -> Path:
-    """Write the report atomically; ``advice`` defaults to the advisor's on ``table``."""
+    """Write the report atomically; ``advice`` defaults to the advisor's on ``table``.
+
+    With ``new_name`` an existing file is never replaced: the report takes the next free name
+    (``{stem}_1.html`` …), as result and advisor files do; the path written is returned.
+    """
     text = render_html(table, graph=graph, advice=advice, title=title, thresholds=thresholds)
-    with atomic_path(path) as temp:
-        temp.write_text(text, encoding="utf-8")
-    return path
+    from dumpcmp.host.report.files import write_new_text, write_text
+
+    return write_new_text(path, text) if new_name else write_text(path, text)
 
 
 def render_html(
@@ -84,9 +92,12 @@ def render_html(
 
     grades = tuple(grades) if grades is not None else grade_rows(table, thresholds)
     advice = advice if advice is not None else advise(table, thresholds)
+    judge = RowJudge(table, thresholds or GradeThresholds())
     cosine_name = _first(table.header, COSINE_COLUMNS)
-    error_name = _first(table.header, ERROR_COLUMNS)
-    ops, row_op = _ops(table, grades, cosine_name, error_name)
+    # The verdict's own error measure first: the plot should show what decided the grades.
+    error_names = [n for n in dict.fromkeys((judge.error_name, *ERROR_COLUMNS)) if n in table.header]
+    error_name = error_names[0] if error_names else ""
+    ops, row_op, value_rows = _ops(table, judge, grades, cosine_name, error_name)
     divergence = advice.first(FIRST_DIVERGENCE)
     figures: dict[str, Any] = {}
     if cosine_name or error_name:
@@ -112,9 +123,11 @@ def render_html(
             }
             for o in ops
         ],
-        "err": [_json_number(r.metric(error_name)) if error_name else None for r in table.rows],
+        # Every error metric per row, for the page's metric choice (the plot and the histogram).
+        "errs": {name: [_json_number(r.metric(name)) for r in table.rows] for name in error_names},
         "errName": error_name or "error",
-        "errFloor": math.log10(ERROR_FLOOR),
+        "valueRow": value_rows,
+        "errorFloor": ERROR_FLOOR,
     }
     title = title or f"dumpcmp report: {Path(table.source).name or 'result'}"
     return _PAGE.format(
@@ -125,7 +138,8 @@ def render_html(
         source=html.escape(_describe(table)),
         counts=_counts(grades),
         findings=_findings(advice),
-        metrics_section=_section("metrics", "metrics", "Metrics by execution order", figures),
+        metrics_section=_section("metrics", "metrics", "Metrics by execution order", figures)
+        + _error_choice(error_names),
         graph_section=_section("graph", "graph", "Network graph", figures, empty=NO_GRAPH),
         data=_script_json(data),
         figures=_script_json(figures),
@@ -139,9 +153,11 @@ def _first(header: Sequence[str], names: Sequence[str]) -> str:
 
 
 def _ops(
-    table: ResultTable, grades: Sequence[RowGrade], cosine_name: str, error_name: str
-) -> tuple[list[OpSummary], list[int | None]]:
-    """The target ops in execution order, and each row's op index (None for golden-only rows)."""
+    table: ResultTable, judge: RowJudge, grades: Sequence[RowGrade], cosine_name: str, error_name: str
+) -> tuple[list[OpSummary], list[int | None], list[bool]]:
+    """The target ops in execution order, each row's op index (None for golden-only rows), and
+    whether a row is one its op's value is taken from (a judged output)."""
+    value_rows = [False] * len(table.rows)
     keys: dict[tuple[int, str], list[int]] = {}
     for i, row in enumerate(table.rows):
         if row.order is not None:
@@ -150,7 +166,13 @@ def _ops(
     row_op: list[int | None] = [None] * len(table.rows)
     for index, ((order, name), members) in enumerate(sorted(keys.items(), key=lambda kv: kv[0][0])):
         rows = [table.rows[i] for i in members]
-        outputs = [r for r in rows if r.io != "input" and r.compared] or [r for r in rows if r.compared]
+        # An op's value is its outputs' (never its inputs', even when the outputs have no numbers).
+        outputs = [r for r in rows if r.io != "input"] or rows
+        judged = [r for r in outputs if judge.judged(r)]
+        for row in judged:
+            value_rows[row.position] = True
+        cosine, cosine_special = _worst([r.metric(cosine_name) for r in judged], min, cosine_name)
+        error, error_special = _worst([r.metric(error_name) for r in judged], max, error_name)
         # An op's colour is its result: an input it was handed bad does not make it red.
         own = [i for i in members if table.rows[i].io != "input" and grades[i].grade is not Grade.NONE]
         worst = max((grades[i].grade for i in own or members), key=SEVERITY.__getitem__)
@@ -163,19 +185,24 @@ def _ops(
                 originals=next((r.originals for r in rows if r.io == "output" and r.originals), ())
                 or next((r.originals for r in rows if r.originals), ()),
                 grade=worst,
-                cosine=_worst([r.metric(cosine_name) for r in outputs], min) if cosine_name else math.nan,
-                error=_worst([r.metric(error_name) for r in outputs], max) if error_name else math.nan,
+                cosine=cosine,
+                error=error,
+                cosine_special=cosine_special,
+                error_special=error_special,
             )
         )
         for i in members:
             row_op[i] = index
-    return ops, row_op
+    return ops, row_op, value_rows
 
 
-def _worst(values: Sequence[float], pick: Any) -> float:
-    if any(math.isnan(v) for v in values):
-        return math.nan
-    return float(pick(values)) if values else math.nan
+def _worst(values: Sequence[float], pick: Any, name: str) -> tuple[float, bool]:
+    """(the worst finite value or NaN, whether a judged value is NaN/inf: worse than any number)."""
+    if not name or not values:
+        return math.nan, False
+    finite = [v for v in values if math.isfinite(v)]
+    special = len(finite) < len(values)
+    return (math.nan if special or not finite else float(pick(finite))), special
 
 
 def _metric_figure(
@@ -216,6 +243,7 @@ def _metric_figure(
                 "marker": {"color": "#8e24aa", "size": 4, "symbol": "diamond"},
             }
         )
+    traces += _special_traces(ops, hover)
     layout: dict[str, Any] = {
         "template": "none",
         "margin": {"t": 30, "r": 70, "b": 50, "l": 60},
@@ -259,6 +287,38 @@ def _metric_figure(
             }
         ]
     return {"data": traces, "layout": layout}
+
+
+def _special_traces(ops: Sequence[OpSummary], hover: Sequence[str]) -> list[dict[str, Any]]:
+    """NaN/inf values as red crosses at the worst edge of their axis: below the lowest cosine,
+    above the highest error (a log axis has no place for inf, a cosine axis none for NaN)."""
+    traces = []
+    cosines = [o.cosine for o in ops if math.isfinite(o.cosine)]
+    errors = [o.error for o in ops if math.isfinite(o.error) and o.error > 0]
+    low = min([*cosines, 0.0])
+    edges = (
+        ("cosine_special", "y", low - 0.05 * (max([*cosines, 1.0]) - low + 1e-9)),
+        ("error_special", "y2", max([*errors, ERROR_FLOOR]) * 10),
+    )
+    for field, axis, edge in edges:
+        marked = [(o, h) for o, h in zip(ops, hover, strict=True) if getattr(o, field)]
+        if not marked:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "NaN/inf (worst)" + (" error" if axis == "y2" else " cosine"),
+                "x": [o.order for o, _ in marked],
+                "y": [edge] * len(marked),
+                "yaxis": axis,
+                "customdata": [o.index for o, _ in marked],
+                "text": [h for _, h in marked],
+                "hovertemplate": "%{text}<extra></extra>",
+                "marker": {"color": COLOURS[Grade.RED], "size": 11, "symbol": "x"},
+            }
+        )
+    return traces
 
 
 def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
@@ -415,9 +475,13 @@ def _bare_hover(graph: OpGraph, node: str) -> str:
 def _hover(op: OpSummary) -> str:
     lines = [f"op #{op.order} {_escape(op.name)}" + (f" ({_escape(op.op_type)})" if op.op_type else "")]
     lines.append(f"grade: {op.grade.value}")
-    if not math.isnan(op.cosine):
+    if op.cosine_special:
+        lines.append("worst cosine: NaN (NaN/inf in the data)")
+    elif not math.isnan(op.cosine):
         lines.append(f"worst cosine: {op.cosine:.6f}")
-    if not math.isnan(op.error):
+    if op.error_special:
+        lines.append("worst error: NaN/inf")
+    elif not math.isnan(op.error):
         lines.append(f"worst error: {op.error:.6g}")
     if op.originals and op.originals != (op.name,):
         lines.append("originals: " + _escape(", ".join(op.originals)))
@@ -480,6 +544,17 @@ def _findings(advice: Advice) -> str:
         )
         items.append(f"<li>{body}</li>")
     return '<ul class="findings" id="findings">' + "".join(items) + "</ul>"
+
+
+def _error_choice(names: Sequence[str]) -> str:
+    """The plot's error metric, chosen in the page (the verdict's own is the default)."""
+    if len(names) < 2:
+        return ""
+    options = "".join(f'<option value="{html.escape(n)}">{html.escape(n)}</option>' for n in names)
+    return (
+        '<div class="controls"><label for="error-metric">error metric (log scale): </label>'
+        f'<select id="error-metric">{options}</select></div>'
+    )
 
 
 def _section(anchor: str, key: str, heading: str, figures: Mapping[str, Any], empty: str = "") -> str:

@@ -148,20 +148,58 @@ function showOp(op) {
 
 function drawHistogram(rows) {
   const all = [];
-  for (const v of DATA.err) if (v !== null && v > 0) all.push(Math.log10(v));
-  const mine = rows.map((i) => DATA.err[i]).filter((v) => v !== null);
+  const err = DATA.errs[DATA.errName] || [];
+  for (const v of err) if (v !== null && v > 0) all.push(Math.log10(v));
+  const mine = rows.map((i) => err[i]).filter((v) => v !== null && v !== undefined);
+  // An exact 0 has no logarithm: its line stands one decade left of the smallest error, labelled.
+  const zeroAt = (all.length ? Math.min(...all) : 0) - 1;
+  const at = (v) => (v > 0 ? Math.log10(v) : zeroAt);
   const shapes = mine.map((v) => ({
-    type: "line", xref: "x", yref: "paper", y0: 0, y1: 1,
-    x0: v > 0 ? Math.log10(v) : DATA.errFloor, x1: v > 0 ? Math.log10(v) : DATA.errFloor,
+    type: "line", xref: "x", yref: "paper", y0: 0, y1: 1, x0: at(v), x1: at(v),
     line: {color: "#c62828", width: 2},
   }));
+  const annotations = mine.some((v) => v <= 0)
+    ? [{x: zeroAt, y: 1, xref: "x", yref: "paper", text: "exact 0", showarrow: false, yanchor: "bottom"}]
+    : [];
   const layout = {
     template: "none", margin: {t: 40, r: 20, b: 50, l: 60}, shapes: shapes, bargap: 0.05,
+    annotations: annotations,
     title: {text: `log10 ${DATA.errName} of every compared tensor; red lines: this op's tensors`,
             font: {size: 13}},
     xaxis: {title: {text: `log10 ${DATA.errName}`}}, yaxis: {title: {text: "tensors"}},
   };
   Plotly.react("histogram", [{type: "histogram", x: all, marker: {color: "#90a4ae"}}], layout, CONFIG);
+}
+
+// The error metric the plot shows: each op's worst judged output, NaN/inf as red crosses on top.
+function chooseError(name) {
+  DATA.errName = name;
+  const err = DATA.errs[name];
+  const worst = DATA.ops.map(() => ({v: null, special: false}));
+  err.forEach((v, i) => {
+    if (!DATA.valueRow[i]) return;
+    const w = worst[DATA.rowOp[i]];
+    if (v === null) w.special = true;
+    else if (w.v === null || v > w.v) w.v = v;
+  });
+  const finite = worst.filter((w) => w.v !== null && w.v > 0).map((w) => w.v);
+  const top = Math.max(DATA.errorFloor, ...finite) * 10;
+  const figure = FIGURES.metrics;
+  const data = figure.data.filter((t) => t.name !== "NaN/inf (worst) error");
+  const line = data.find((t) => t.yaxis === "y2");
+  line.name = `${name} (worst output, log)`;
+  line.y = worst.map((w) => (w.special || w.v === null ? null : Math.max(w.v, DATA.errorFloor)));
+  const marked = DATA.ops.map((op, k) => k).filter((k) => worst[k].special);
+  if (marked.length) {
+    data.push({type: "scatter", mode: "markers", name: "NaN/inf (worst) error", yaxis: "y2",
+               x: marked.map((k) => DATA.ops[k].order), y: marked.map(() => top),
+               customdata: marked, text: marked.map((k) => line.text[k]),
+               hovertemplate: "%{text}<extra></extra>",
+               marker: {color: "#e53935", size: 11, symbol: "x"}});
+  }
+  figure.data = data;
+  figure.layout.yaxis2.title = {text: `${name} (log)`};
+  return Plotly.react("metrics", figure.data, figure.layout, CONFIG);
 }
 
 function onPick(event) {
@@ -181,6 +219,8 @@ function drawFigures() {
 }
 
 buildTable();
+const errorChoice = document.getElementById("error-metric");
+if (errorChoice) errorChoice.addEventListener("change", () => chooseError(errorChoice.value));
 // Tests and screenshots wait for this: the table and every figure are drawn.
 drawFigures().then(() => { document.body.dataset.ready = "1"; });
 """

@@ -12,6 +12,11 @@ The file is Model Explorer's single-graph node-data form
 ``{"name", "results": {node: {"value"}}, "thresholds": [{"value", "bgColor"}]}``, which its UI
 applies to the graph on screen (``--node_data_paths=...`` or "Load node data" in the UI).
 Each node gets its op's worst output value: the lowest cosine, the highest error.
+
+Colours follow the row grades of the xlsx and HTML report (``grading.grade_rows``), given per node
+as ``bgColor`` (which Model Explorer puts before the thresholds): one rule for every report. A
+value must be a number, so NaN/inf in the data (the worst a value can be) is written as the
+metric's worst end (cosine -1, error 1e308) with the red of its grade.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.host.report.grading import Grade, GradeThresholds, RowJudge, grade_rows
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult, bench_side, fx_node
-from dumpcmp.outputs import atomic_path
 
 RED, YELLOW, GREEN = "#e53935", "#fdd835", "#43a047"
 
@@ -37,15 +42,17 @@ class Overlay:
     worst: Callable[[Sequence[float]], float]
     # (upper bound, colour): Model Explorer colours a value with the first band it is <= to.
     bands: tuple[tuple[float, str], ...]
+    nan_value: float  # the metric's worst end: what NaN/inf in the data is written as
 
 
 OVERLAYS = (
-    Overlay("cosine", ("CosineSimilarity", "Cosine"), min, ((0.9, RED), (0.99, YELLOW), (1.0, GREEN))),
+    Overlay("cosine", ("CosineSimilarity", "Cosine"), min, ((0.9, RED), (0.99, YELLOW), (1.0, GREEN)), -1.0),
     Overlay(
         "max_rel_err",
         ("MaxRelativeError", "MaxRelativeErr"),
         max,
         ((0.01, GREEN), (0.5, YELLOW), (1e308, RED)),
+        1e308,
     ),
 )
 
@@ -56,16 +63,19 @@ def node_data(table: ResultTable, overlay: Overlay) -> dict[str, object] | None:
     column = next((c for c in overlay.columns if c in table.header), None)
     if column is None:
         return None
-    values: dict[str, list[float]] = {}
+    judge = RowJudge(table, GradeThresholds())
+    grades = grade_rows(table)
+    values: dict[str, list[tuple[float, Grade]]] = {}
     for row, names in _golden_nodes(table):
-        # A node's colour is its result: the op's outputs, not the inputs it was handed.
-        if row.io != "output" or not row.compared:
+        # A node's colour is its result: the op's outputs, not the inputs it was handed; a row
+        # whose numbers are NaN for NaN/inf in the data is judged, and the worst of all.
+        if row.io != "output" or not judge.judged(row):
             continue
         value = row.metric(column)
         if row.cells[table.header.index(column)].strip().endswith("%"):  # TorchAir statistics mode
             value /= 100
         for name in names:
-            values.setdefault(name, []).append(value)
+            values.setdefault(name, []).append((value, grades[row.position].grade))
     if not values and table.family != OFFLINE_DATA:
         return None  # GE against GE: no FX node to file anything under
     results = {name: _result(overlay, found) for name, found in values.items()}
@@ -88,12 +98,16 @@ def _golden_nodes(table: ResultTable) -> list[tuple[TensorResult, tuple[str, ...
     return found
 
 
-def _result(overlay: Overlay, found: Sequence[float]) -> dict[str, object]:
-    bad = [v for v in found if not math.isfinite(v)]
-    if bad:  # json has no NaN/inf: the cell's spelling as text, coloured as the worst band
-        text = "NaN" if any(math.isnan(v) for v in bad) else "inf"
-        return {"value": text, "bgColor": RED}
-    return {"value": overlay.worst(found)}
+_GRADE_COLOUR = {Grade.RED: RED, Grade.YELLOW: YELLOW, Grade.GREEN: GREEN}
+_SEVERITY = (Grade.NONE, Grade.GREEN, Grade.YELLOW, Grade.RED)
+
+
+def _result(overlay: Overlay, found: Sequence[tuple[float, Grade]]) -> dict[str, object]:
+    finite = [v for v, _ in found if math.isfinite(v)]
+    value = overlay.worst(finite) if len(finite) == len(found) else overlay.nan_value
+    grade = max((g for _, g in found), key=_SEVERITY.index)
+    colour = _GRADE_COLOUR.get(grade)
+    return {"value": value, "bgColor": colour} if colour else {"value": value}
 
 
 def write_overlays(table: ResultTable, stem: Path) -> list[Path]:
@@ -104,7 +118,8 @@ def write_overlays(table: ResultTable, stem: Path) -> list[Path]:
         if doc is None:
             continue
         target = stem.with_name(f"{stem.name}_model_explorer_{overlay.label}.json")
-        with atomic_path(target) as temp:
-            temp.write_text(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
-        written.append(target)
+        from dumpcmp.host.report.files import write_new_text
+
+        text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
+        written.append(write_new_text(target, text))  # an earlier run's overlay stays
     return written

@@ -24,7 +24,7 @@ TORCHAIR = "torchair"
 
 NO_COUNTERPART = "*"
 # Cells that mean "no number": the comparator's spellings for not computed / not computable.
-_NO_NUMBER = {"", "NaN", "nan", "N/A", "n/a", "-"}
+_NO_NUMBER = {"NaN", "nan", "N/A", "n/a", "-"}
 # An offline TensorIndex: "{npu_op}:{input|output}:{i}" (the op name may itself hold ':').
 _OFFLINE_TENSOR = re.compile(r"^(?P<op>.*):(?P<io>input|output):(?P<index>\d+)$")
 # A TorchAir API Name: "{ge_op}.{input|output}.{k}".
@@ -57,8 +57,12 @@ class TensorResult:
     metrics: Mapping[str, float]
     overflow: bool | None
     reason: str
-    result: str  # TorchAir's Result column (PASS/FAIL); "" for offline_data
+    result: str  # the Result column (PASS/FAIL) of TorchAir and statistics tables; "" otherwise
     cells: tuple[str, ...] = field(repr=False)
+    # The golden side is the target's own dump (a GE TransData/Cast with no FX counterpart,
+    # compared with its own input): the row says nothing about the network.
+    self_check: bool = False
+    unreadable: bool = False  # a metric cell holds text that is not a number: read as not compared
 
     def metric(self, name: str) -> float:
         return self.metrics.get(name, math.nan)
@@ -79,7 +83,11 @@ class ResultTable:
     header: tuple[str, ...]
     rows: tuple[TensorResult, ...]
     source: str = ""  # where it was read from, for messages
-    mode: str = ""  # TorchAir summary mode: "real" | "statistics" | "md5"; "" for offline_data
+    # "real" | "statistics" | "md5" for TorchAir; "statistics" for an offline statistics
+    # result (stats_result_*.csv); "" for an offline tensor result.
+    mode: str = ""
+    bad_cells: int = 0  # metric cells that hold text that is not a number (their rows: not compared)
+    bad_cell_example: str = ""  # the first of them: "row R column C ('text')"
 
     def targets(self) -> tuple[TensorResult, ...]:
         """Rows of target tensors, in execution order (golden-only rows left out)."""
@@ -120,6 +128,24 @@ TORCHAIR_MODES: Mapping[str, tuple[str, ...]] = {
 }
 
 
+# The columns that tell a TorchAir table's mode (MaxRelativeErr is in two modes).
+_MODE_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    mode: tuple(n for n in names if all(n not in other for m, other in TORCHAIR_MODES.items() if m != mode))
+    for mode, names in TORCHAIR_MODES.items()
+}
+# Columns without which a family's rows cannot be judged (grading.RowJudge reads them): a table
+# missing one is refused rather than advised wrongly. Offline: where each op sits and which
+# tensor a row is, and the verdict's closeness and error measures.
+OFFLINE_REQUIRED = ("Index", "NPUDump", "TensorIndex", "CosineSimilarity", "RelativeEuclideanDistance")
+# An offline statistics result (host/stats_compare.py): judged by its own PASS/FAIL verdict.
+OFFLINE_STATS_REQUIRED = ("Index", "NPUDump", "TensorIndex", "Result")
+TORCHAIR_REQUIRED: Mapping[str, tuple[str, ...]] = {
+    "real": ("API Name", "Result", "Cosine", "MaxAbsErr", "One Thousandth Err Ratio"),
+    "statistics": ("API Name", "Result"),
+    "md5": ("API Name", "Result", "NPU MD5", "BENCH MD5"),
+}
+
+
 def read_result(path: str | Path) -> ResultTable:
     """A result table from a ``.csv`` or ``.xlsx`` file (the first sheet)."""
     path = Path(path)
@@ -136,22 +162,38 @@ def read_result(path: str | Path) -> ResultTable:
 def table_from_cells(rows: Iterable[Sequence[str]], source: str = "") -> ResultTable:
     """A result table from its header row followed by its data rows, all as strings."""
     it = iter(rows)
-    header = tuple(next(it, ()))
-    if "NPUDump" in header and "TensorIndex" in header:
-        return _offline_table(header, it, source)
-    if "API Name" in header and "Result" in header:
-        return _torchair_table(header, it, source)
+    header = tuple(c.strip() for c in next(it, ()))
     where = f"{source}: " if source else ""
+    if "NPUDump" in header or "TensorIndex" in header:
+        stats = "Result" in header or any(name in header for name in TORCHAIR_MODES["statistics"])
+        _require(header, OFFLINE_STATS_REQUIRED if stats else OFFLINE_REQUIRED, where)
+        return _offline_table(header, it, source, "statistics" if stats else "")
+    if "API Name" in header:
+        mode = next((m for m, names in _MODE_COLUMNS.items() if any(n in header for n in names)), "")
+        if not mode:
+            raise FormatError(f"{where}not a result table: its header has no metric column")
+        _require(header, TORCHAIR_REQUIRED[mode], where)
+        return _torchair_table(header, it, source, mode)
     raise FormatError(
         f"{where}not a dumpcmp result table (its header has neither NPUDump/TensorIndex nor API Name/Result)"
     )
+
+
+def _require(header: Sequence[str], names: Sequence[str], where: str) -> None:
+    missing = [name for name in names if name not in header]
+    if missing:
+        raise FormatError(f"{where}not a result table the advisor can read: no {', '.join(missing)} column")
 
 
 def _csv_rows(path: Path) -> list[list[str]]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             return list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except UnicodeDecodeError:
+        raise FormatError(
+            f"{path}: not a result table: not UTF-8 text (an xlsx or other binary file?)"
+        ) from None
+    except (OSError, csv.Error) as exc:
         raise FormatError(f"{path}: cannot read result table: {exc}") from None
 
 
@@ -162,8 +204,10 @@ def _xlsx_rows(path: Path) -> list[list[str]]:
 
     try:
         book = load_workbook(path, read_only=True, data_only=True)
-    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise FormatError(f"{path}: cannot read result table: {exc}") from None
+    except zipfile.BadZipFile:
+        raise FormatError(f"{path}: not a result table: not an xlsx workbook (not a zip file)") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise FormatError(f"{path}: not a result table: {exc}") from None
     try:
         sheet = book.worksheets[0]
         return [["" if v is None else str(v) for v in row] for row in sheet.iter_rows(values_only=True)]
@@ -171,32 +215,70 @@ def _xlsx_rows(path: Path) -> list[list[str]]:
         book.close()
 
 
-def _number(text: str) -> float:
+def _number(text: str) -> float | None:
+    """The cell's number; NaN for a spelling of "no number"; None for text that is not a number."""
     text = text.strip().rstrip("%")
     if text in _NO_NUMBER:
         return math.nan
     try:
         return float(text)
     except ValueError:
-        return math.nan
+        return None
 
 
-def _cells(header: tuple[str, ...], data: Iterable[Sequence[str]]) -> Iterable[tuple[str, ...]]:
+class _Metrics:
+    """Reads a row's metric cells and counts those that are damaged (not numbers).
+
+    The comparator spells a missing number ``NaN`` or ``N/A``; an empty cell, or text such as
+    ``abc`` or a decimal comma, was put there by hand (or by another tool). Such a row is read as not
+    compared (every metric NaN) rather than judged on the cells left: a missing cosine would
+    read as a breach, and the advisor would blame the op.
+    """
+
+    def __init__(self, columns: Sequence[tuple[str, int]]) -> None:
+        self.columns = columns
+        self.bad = 0
+        self.example = ""
+
+    def read(self, cells: Sequence[str], line: int) -> tuple[dict[str, float], bool]:
+        """The row's metric values, and whether a cell was damaged (then every value is NaN)."""
+        values: dict[str, float] = {}
+        bad = []
+        for name, i in self.columns:
+            value = _number(cells[i]) if cells[i].strip() else None
+            if value is None:
+                bad.append((name, cells[i]))
+                value = math.nan
+            values[name] = value
+        if not bad:
+            return values, False
+        self.bad += len(bad)
+        if not self.example:
+            self.example = f"row {line} column {bad[0][0]} ({bad[0][1]!r})"
+        return dict.fromkeys(values, math.nan), True
+
+
+def _cells(header: tuple[str, ...], data: Iterable[Sequence[str]]) -> Iterable[tuple[int, tuple[str, ...]]]:
+    """(row number in the file, the header counting as row 1; the row's cells) of each data row."""
     width = len(header)
-    for row in data:
+    for line, row in enumerate(data, start=2):
         if not any(c.strip() for c in row):
             continue  # blank lines an editor may have added
         cells = tuple(row[:width]) + ("",) * (width - len(row))
-        yield cells
+        yield line, cells
 
 
-def _offline_table(header: tuple[str, ...], data: Iterable[Sequence[str]], source: str) -> ResultTable:
+def _offline_table(
+    header: tuple[str, ...], data: Iterable[Sequence[str]], source: str, mode: str
+) -> ResultTable:
     col = {name: i for i, name in reversed(list(enumerate(header)))}  # first of duplicate names
-    metrics = [(name, col[name]) for name in OFFLINE_METRICS if name in col]
+    names = TORCHAIR_MODES["statistics"] if mode == "statistics" else OFFLINE_METRICS
+    reader = _Metrics([(name, col[name]) for name in names if name in col])
     rows = []
-    for position, cells in enumerate(_cells(header, data)):
+    for position, (line, cells) in enumerate(_cells(header, data)):
+        values, unreadable = reader.read(cells, line)
         tensor = _OFFLINE_TENSOR.match(cells[col["TensorIndex"]])
-        index_text = cells[col["Index"]].strip() if "Index" in col else ""
+        index_text = cells[col["Index"]].strip()
         truth = cells[col["GroundTruth"]] if "GroundTruth" in col else ""
         golden_only = not index_text.isdigit()
         rows.append(
@@ -210,37 +292,44 @@ def _offline_table(header: tuple[str, ...], data: Iterable[Sequence[str]], sourc
                 tensor_index=int(tensor["index"]) if tensor else None,
                 dtype=cells[col["DataType"]] if "DataType" in col else "",
                 shape=cells[col["Shape"]] if "Shape" in col else "",
-                metrics={name: _number(cells[i]) for name, i in metrics},
+                metrics=values,
                 overflow=_overflow(cells[col["OverFlow"]]) if "OverFlow" in col else None,
                 reason=cells[col["CompareFailReason"]] if "CompareFailReason" in col else "",
-                result="",
+                result=cells[col["Result"]].strip().upper() if "Result" in col else "",
                 cells=cells,
+                unreadable=unreadable,
             )
         )
-    return ResultTable(OFFLINE_DATA, header, tuple(rows), source)
+    return ResultTable(OFFLINE_DATA, header, tuple(rows), source, mode, reader.bad, reader.example)
 
 
-def _torchair_table(header: tuple[str, ...], data: Iterable[Sequence[str]], source: str) -> ResultTable:
+def _torchair_table(
+    header: tuple[str, ...], data: Iterable[Sequence[str]], source: str, mode: str
+) -> ResultTable:
     col = {name: i for i, name in reversed(list(enumerate(header)))}
-    mode = next((m for m, names in TORCHAIR_MODES.items() if names[0] in col), "")
-    metrics = [(name, col[name]) for name in TORCHAIR_MODES.get(mode, ()) if name in col]
+    metrics = [(name, col[name]) for name in TORCHAIR_MODES[mode] if name in col]
+    reader = _Metrics(metrics)
     rows = []
     orders: dict[str, int] = {}
-    for position, cells in enumerate(_cells(header, data)):
+    for position, (line, cells) in enumerate(_cells(header, data)):
         api = cells[col["API Name"]]
         tensor = _TORCHAIR_TENSOR.match(api)
         op = tensor["op"] if tensor else api.removesuffix(_WHOLE_FILE)
         order = orders.setdefault(op, len(orders))
-        values = {name: _number(cells[i]) for name, i in metrics}
         if mode == "md5":  # hex CRC-32 values: "compared" means both are there
-            values = {name: (math.nan if cells[i] in _NO_NUMBER else 0.0) for name, i in metrics}
+            there = {n: cells[i].strip() not in (*_NO_NUMBER, "") for n, i in metrics}
+            values, unreadable = {n: 0.0 if ok else math.nan for n, ok in there.items()}, False
+        else:
+            values, unreadable = reader.read(cells, line)
+        data_name = cells[col["Data Name"]] if "Data Name" in col else ""
+        target_file, bench_file = _data_name(data_name)
         rows.append(
             TensorResult(
                 position=position,
                 order=order,
                 op_name=op,
                 op_type="",
-                originals=_bench_ops(cells[col["Data Name"]]) if "Data Name" in col else (),
+                originals=_bench_ops(data_name),
                 io=tensor["io"] if tensor else "",
                 tensor_index=int(tensor["index"]) if tensor else None,
                 dtype="",
@@ -250,9 +339,11 @@ def _torchair_table(header: tuple[str, ...], data: Iterable[Sequence[str]], sour
                 reason=cells[col["Err_message"]] if "Err_message" in col else "",
                 result=cells[col["Result"]].strip().upper(),
                 cells=cells,
+                self_check=bool(target_file) and _is_own_dump(bench_file, target_file),
+                unreadable=unreadable,
             )
         )
-    return ResultTable(TORCHAIR, header, tuple(rows), source, mode)
+    return ResultTable(TORCHAIR, header, tuple(rows), source, mode, reader.bad, reader.example)
 
 
 def _names(ground_truth: str) -> tuple[str, ...]:
@@ -277,10 +368,7 @@ def _bench_ops(data_name: str) -> tuple[str, ...]:
 
 def bench_side(data_name: str) -> str:
     """The bench half of a TorchAir Data Name cell (``[npu file, bench]``); "" when there is none."""
-    inner = data_name.strip().strip("[]")
-    parts = [p.strip().strip("'\"") for p in inner.split(",")]
-    bench = parts[1] if len(parts) > 1 else ""
-    return bench if bench not in _NO_NUMBER else ""
+    return _data_name(data_name)[1]
 
 
 def fx_node(bench: str) -> str:
@@ -290,6 +378,20 @@ def fx_node(bench: str) -> str:
         return parse_fx_name(PurePath(bench).name).key.op.partition("-")[0]
     except BadFileNameError:
         return ""
+
+
+def _data_name(data_name: str) -> tuple[str, str]:
+    """(target file, bench file) of a Data Name cell ``[npu file, bench file]``; "" when absent."""
+    inner = data_name.strip().strip("[]")
+    parts = [p.strip().strip("'\"") for p in inner.split(",")]
+    target = parts[0] if parts and parts[0] not in _NO_NUMBER else ""
+    bench = parts[1] if len(parts) > 1 and parts[1] not in _NO_NUMBER else ""
+    return target, bench
+
+
+def _is_own_dump(bench: str, target: str) -> bool:
+    """The bench side names the target's own GE dump (``{file}`` or ``{file} input k``)."""
+    return bench == target or bench.startswith(target + " ")
 
 
 def _overflow(text: str) -> bool | None:

@@ -120,7 +120,7 @@ def test_nothing_compared_is_not_consistency() -> None:
     )
     advice = advise(table)
     assert kinds(advice) == [NOTHING_COMPARED]
-    assert advice.lines()[0].startswith("nothing compared: no row of 2 has metric values")
+    assert advice.lines()[0].startswith("nothing compared: none of its 2 rows has metric values")
 
 
 def test_golden_only_and_numberless_rows_never_become_problem_nodes() -> None:

@@ -69,7 +69,8 @@ def test_an_unreadable_graph_is_one_line_and_leaves_no_report(tmp_path: Path) ->
     from dumpcmp.host.report.files import ReportRequest, reports_beside
 
     csv_path = tmp_path / "result_1.csv"
-    csv_path.write_text("Index,NPUDump,TensorIndex\n0,a,a:output:0\n")
+    header = "Index,NPUDump,TensorIndex,CosineSimilarity,RelativeEuclideanDistance"
+    csv_path.write_text(f"{header}\n0,a,a:output:0,1,0\n")
     bad = tmp_path / "rules.json"
     bad.write_text("{")
     with pytest.raises(RuleFileError, match=r"rules\.json: not valid json"):
@@ -101,7 +102,8 @@ def test_advise_with_an_unreadable_graph_is_one_line_and_writes_nothing(tmp_path
     from dumpcmp.cli import app
 
     csv_path = tmp_path / "result_20260101000000.csv"
-    csv_path.write_text("Index,NPUDump,TensorIndex\n0,a,a:output:0\n")
+    header = "Index,NPUDump,TensorIndex,CosineSimilarity,RelativeEuclideanDistance"
+    csv_path.write_text(f"{header}\n0,a,a:output:0,1,0\n")
     bad = tmp_path / "rules.json"
     bad.write_text('{"graph": 3}')
     result = CliRunner().invoke(app, ["advise", str(csv_path), "--html", "--graph", str(bad)])

@@ -18,8 +18,8 @@ import pytest
 
 from dumpcmp.host.report.graph import load_graph
 from dumpcmp.host.report.html import write_html
-from dumpcmp.host.report.table import read_result
-from tests.host.report.reports_kit import HOSTILE, chain_graph, chain_table, simulated_result
+from dumpcmp.host.report.table import read_result, table_from_cells
+from tests.host.report.reports_kit import HOSTILE, chain_cells, chain_graph, chain_table, simulated_result
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -212,4 +212,25 @@ def test_a_torchair_report_opens_a_fused_ge_node_s_rows(tmp_path: Path, page: Pa
     cosine = page.page.locator("#head th", has_text="Cosine").bounding_box()
     assert cosine is not None and cosine["x"] + cosine["width"] < 1400
     page.screenshot("report_torchair_transformer_block.png")
+    assert page.errors == [] and page.outside == []
+
+
+def test_the_plot_shows_the_verdicts_error_metric_and_another_can_be_chosen(
+    tmp_path: Path, page: Page
+) -> None:
+    cells = chain_cells(6, bad_from=3)
+    rel = cells[0].index("RelativeEuclideanDistance")
+    cells[2][rel] = "0.000000"  # op 0's output: an exact 0, which has no logarithm
+    report = write_html(tmp_path / "m.html", table_from_cells(cells))
+    page.open(report)
+    error_trace = "FIGURES.metrics.data.find((t) => t.yaxis === 'y2').name"
+    assert page.page.evaluate(error_trace).startswith("RelativeEuclideanDistance")  # what the verdict uses
+    page.page.select_option("#error-metric", "MaxRelativeError")
+    page.page.wait_for_function(f"{error_trace}.startsWith('MaxRelativeError')", timeout=WAIT_MS)
+    assert page.page.evaluate("FIGURES.metrics.layout.yaxis2.title.text") == "MaxRelativeError (log)"
+    # Back to the verdict's metric; op 0's exact 0 is marked as such in its histogram, not at 1e-12.
+    page.page.select_option("#error-metric", "RelativeEuclideanDistance")
+    page.page.locator("#rows tr").nth(1).click()
+    page.page.wait_for_selector("#details:not([hidden])", timeout=WAIT_MS)
+    assert "exact 0" in page.page.inner_text("#histogram")
     assert page.errors == [] and page.outside == []

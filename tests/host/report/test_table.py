@@ -84,12 +84,17 @@ def test_csv_and_xlsx_read_the_same(tmp_path: Path) -> None:
         ("missing.csv", None, "no such result file"),
         ("notes.txt", "hello", "expected a .csv or .xlsx file"),
         ("other.csv", "a,b\n1,2\n", "not a dumpcmp result table"),
-        ("broken.xlsx", "not a zip", "cannot read result table"),
+        ("broken.xlsx", "not a zip", "not a result table: not an xlsx workbook"),
+        ("renamed.csv", b"PK\x03\x04\xff\xfe binary", "not a result table: not UTF-8 text"),
     ],
 )
-def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: str | None, message: str) -> None:
+def test_bad_files_are_one_line_errors(
+    tmp_path: Path, name: str, content: str | bytes | None, message: str
+) -> None:
     path = tmp_path / name
-    if content is not None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
         path.write_text(content)
     with pytest.raises(FormatError, match=message) as info:
         read_result(path)
@@ -97,11 +102,12 @@ def test_bad_files_are_one_line_errors(tmp_path: Path, name: str, content: str |
 
 
 def test_the_row_of_an_unreadable_ge_file_belongs_to_its_op() -> None:
-    header = ["API Name", "Stack Info", "Data Name", "Cosine", "Result", "Err_message"]
+    header = ["API Name", "Stack Info", "Data Name", "Cosine", "MaxAbsErr", "One Thousandth Err Ratio",
+              "Result", "Err_message"]  # fmt: skip
     rows = [
-        ["mm_0.output.0", "", "[a, /fx/mm-aten.mm.default.OUTPUT.0.1.npy]", "1.0", "PASS", ""],
-        ["Add_1.*", "", "[/ge/Add.Add_1.1.0.1, ]", "N/A", "FAIL", "corrupt GE dump file: cut short"],
-    ]
+        ["mm_0.output.0", "", "[a, /fx/mm-aten.mm.default.OUTPUT.0.1.npy]", "1.0", "0", "1", "PASS", ""],
+        ["Add_1.*", "", "[/ge/Add.Add_1.1.0.1, ]", "N/A", "N/A", "N/A", "FAIL", "corrupt GE file: cut short"],
+    ]  # fmt: skip
     mm, add = table_from_cells([header, *rows]).rows
     assert (mm.op_name, mm.originals) == ("mm_0", ("mm",))
     assert (add.op_name, add.io, add.order, add.originals) == ("Add_1", "", 1, ())  # joins the graph's Add_1
