@@ -165,7 +165,7 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     judge = RowJudge(table, thresholds or GradeThresholds())
     ops = group_ops(table)
     rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
-    disagreeing = sum(judge.agreement(r) is Agreement.DISAGREE for r in rows)
+    disagreeing = sum(judge.verdict(r) is Agreement.DISAGREE for r in rows)
     findings: list[Finding] = []
     if table.bad_cells:
         findings.append(
@@ -267,8 +267,8 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     unseen: list[OpRows] = []  # the ops without numbers since the last op with numbers
     for at, op in enumerate(ops):
         judged_inputs = [r for r in op.inputs if judge.judged(r)]
-        bad_inputs = [r for r in judged_inputs if judge.agreement(r) is Agreement.DISAGREE]
-        bad = [r for r in op.outputs if judge.agreement(r) is Agreement.DISAGREE]
+        bad_inputs = [r for r in judged_inputs if judge.verdict(r) is Agreement.DISAGREE]
+        bad = [r for r in op.outputs if judge.verdict(r) is Agreement.DISAGREE]
         # Only a differing input proves the error came from before this op; an op without input
         # rows stays the problem node (ops not compared, e.g. a shape mismatch, are not blamed).
         if not earlier_bad and unseen and bad_inputs:
@@ -282,7 +282,7 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
                     "sides the same input data before judging any op.",
                 )
             )  # fmt: skip
-        inputs_agree = all(judge.agreement(r) is Agreement.AGREE for r in judged_inputs)
+        inputs_agree = all(judge.verdict(r) is Agreement.AGREE for r in judged_inputs)
         if bad and (inputs_agree if judged_inputs else not earlier_bad):
             return [*findings, _divergence(judge, ops, at, bad[0], inferred=not judged_inputs)]
         earlier_bad = earlier_bad or bool(bad)
@@ -312,7 +312,7 @@ def _divergence(
     agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
     # A GE op compared with its own input (TorchAir trans ops) says nothing about recovery.
     later = [o for o in ops[at + 1 :] if any(judge.judged(r) and not r.self_check for r in o.outputs)]
-    later_bad = [o for o in later if any(judge.agreement(r) is Agreement.DISAGREE for r in o.outputs)]
+    later_bad = [o for o in later if any(judge.verdict(r) is Agreement.DISAGREE for r in o.outputs)]
     last = later[-1] if later else None
     if last is None:
         spread = "it is the last compared op"

@@ -218,6 +218,15 @@ class RowJudge:
             known = self._agreements[row.position] = self._agreement(row)
         return known
 
+    def verdict(self, row: TensorResult) -> Agreement:
+        """Whether the row passed the comparison's own verdict: what the advisor judges by, so its
+        first divergence is the summary's first FAIL. TorchAir rows carry the verdict (Result);
+        offline rows are judged by the same thresholds the summary uses (``agreement``). The
+        colour rules keep the spec's One Thousandth ratio bounds (``agreement``)."""
+        if not self.offline and row.result in ("PASS", "FAIL") and self.judged(row):
+            return Agreement.AGREE if row.result == "PASS" else Agreement.DISAGREE
+        return self.agreement(row)
+
     def _agreement(self, row: TensorResult) -> Agreement:
         if not self.judged(row):
             return Agreement.UNKNOWN

@@ -192,9 +192,9 @@ def test_torchair_single_point_and_accumulating() -> None:
     assert "single-point" in finding.detail and finding.evidence["One Thousandth Err Ratio"] == 0.3
     kept = torchair_table(
         torchair("Add"),
-        torchair("Mul", ratio=0.3),
-        torchair("Softmax", ratio=0.2),
-        torchair("Out", ratio=0.1),
+        torchair("Mul", ratio=0.3, max_rel=0.5),
+        torchair("Softmax", ratio=0.2, max_rel=0.5),
+        torchair("Out", ratio=0.1, max_rel=0.5),
     )
     finding = advise(kept).first(FIRST_DIVERGENCE)
     assert finding is not None and finding.order == 1 and "accumulating: 2 of 2 later ops" in finding.detail
@@ -221,3 +221,17 @@ def test_write_advice_writes_text_and_json_and_never_overwrites(tmp_path: Path) 
     assert data["findings"][0]["kind"] == FIRST_DIVERGENCE
     assert data["findings"][0]["originals"] == ["x", "y"] and data["source"] == "hand-made"
     assert not list(tmp_path.glob(".*.part"))
+
+
+def test_torchair_first_divergence_follows_the_verdict() -> None:
+    """A FAIL whose One Thousandth ratio sits between the colour bounds (a dropped op: cosine
+    0.888, ratio 0.67) is still where the run went wrong: the advisor agrees with the summary's
+    first FAIL instead of printing only a suspect."""
+    table = torchair_table(
+        torchair("Conv"),
+        torchair("AddRelu_4", "input"),
+        torchair("AddRelu_4", cos=0.888, ratio=0.67, max_rel=1.0, max_abs=8.8),
+        torchair("Softmax", cos=0.95, ratio=0.5, max_rel=0.3, max_abs=1.0),
+    )
+    finding = advise(table).first(FIRST_DIVERGENCE)
+    assert finding is not None and finding.op_name == "AddRelu_4" and "accumulating" in finding.detail
