@@ -207,6 +207,8 @@ class RowJudge:
         """
         if row.unreadable:
             return False
+        if not self.offline and row.result == "N/A":
+            return False  # the verdict could not judge it (md5 of two dtypes, statistics missing)
         if row.compared or self.special_counts(row) is not None:
             return True
         # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".

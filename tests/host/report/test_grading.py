@@ -155,3 +155,16 @@ def test_torchair_statistics_relative_errors_are_percentages() -> None:
     red, green = grade_rows(table)
     assert red.grade is Grade.RED and "MaxRelativeErr 0.6 >= 0.5" in red.why
     assert green.grade is Grade.GREEN
+
+
+def test_a_torchair_row_without_a_verdict_is_not_compared() -> None:
+    """md5 of two dtypes (a Cast against its own input) has both CRCs but no verdict: grey, not
+    green, and not counted as normal."""
+    header = ["API Name", "Stack Info", "Data Name", "NPU MD5", "BENCH MD5", "Result",
+              "Accuracy Reached or Not", "Err_message"]  # fmt: skip
+    rows = [
+        ["Cast.output.0", "", "[a, b]", "1a2b3c4d", "5e6f7a8b", "N/A", "No", "different dtypes"],
+        ["Add.output.0", "", "[c, d]", "1a2b3c4d", "1a2b3c4d", "PASS", "Yes", ""],
+    ]
+    grades = grade_rows(table_from_cells([header, *rows]))
+    assert [g.grade for g in grades] == [Grade.NONE, Grade.GREEN]
