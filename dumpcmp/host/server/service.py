@@ -12,6 +12,7 @@ import contextlib
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -217,15 +218,15 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
         # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
-        steps: queue.Queue[_Step] = queue.Queue(maxsize=_FILES_COMMITTING)
+        steps = _Handoff(context)
         receiver = threading.Thread(
-            target=_receive, args=(self, request_iterator, context, steps), name="dumpcmp-recv", daemon=True
+            target=_receive, args=(self, request_iterator, steps), name="dumpcmp-recv", daemon=True
         )
         receiver.start()
         try:
             while True:
                 try:
-                    step = steps.get(timeout=_WATCH_POLL_S)
+                    step = steps.get()
                 except queue.Empty:
                     if not context.is_active():
                         return
@@ -241,7 +242,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 else:
                     yield step
         finally:
-            _discard_pending(steps)
+            steps.close()
 
     def start_file(self, start: pb.FileStart) -> IncomingFile:
         """The file about to be received, or _Refused."""
@@ -424,18 +425,13 @@ _Step = Ack | _Finished | pb.RunMark | _StreamError | None
 _FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descriptors, no file data
 
 
-def _receive(
-    service: DumpCompareService,
-    requests: Iterable[pb.UploadMessage],
-    context: grpc.ServicerContext,
-    steps: queue.Queue[_Step],
-) -> None:
+def _receive(service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff) -> None:
     upload = _Upload(service)
     last: _Step = None
     try:
         for message in requests:
             step = upload.feed(message)
-            if step is not None and not _hand_over(steps, step, context):
+            if step is not None and not steps.put(step):
                 return
         if upload.receiving is not None:
             raise _StreamError(
@@ -450,33 +446,58 @@ def _receive(
     finally:
         upload.abandon()
         if last is not None:
-            _hand_over(steps, last, context)
-        _hand_over(steps, None, context)
+            steps.put(last)
+        steps.put(None)
 
 
-def _hand_over(steps: queue.Queue[_Step], step: _Step, context: grpc.ServicerContext) -> bool:
-    """Queue ``step`` for the committing thread; False (and the step dropped) once the call is over."""
-    while True:
-        try:
-            steps.put(step, timeout=_WATCH_POLL_S)
-            return True
-        except queue.Full:
-            if not context.is_active():
-                if isinstance(step, _Finished):
-                    step.file.discard()
+class _Handoff:
+    """The steps the receiving thread hands to the answering one, in stream order.
+
+    The answering side ends first when the call dies (a killed agent): from then on every file
+    handed over is discarded at once, whichever thread gets there first. A file queued after the
+    answering side drained the queue would otherwise sit in ``.incoming`` until the host restarts.
+    """
+
+    def __init__(self, context: grpc.ServicerContext) -> None:
+        self._context = context
+        self._steps: deque[_Step] = deque()
+        self._changed = threading.Condition()
+        self._closed = False
+
+    def put(self, step: _Step) -> bool:
+        """Queue ``step``; False (and its file discarded) once the call is over."""
+        with self._changed:
+            while not self._closed and len(self._steps) >= _FILES_COMMITTING and self._context.is_active():
+                self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
+            if self._closed or len(self._steps) >= _FILES_COMMITTING:
+                _discard(step)
                 return False
+            self._steps.append(step)
+            self._changed.notify_all()
+            return True
+
+    def get(self) -> _Step:
+        """The next step; queue.Empty after a while without one."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._steps, _WATCH_POLL_S):
+                raise queue.Empty
+            step = self._steps.popleft()
+            self._changed.notify_all()
+            return step
+
+    def close(self) -> None:
+        """No more answers: files received but never answered are not kept, the agent resends."""
+        with self._changed:
+            self._closed = True
+            while self._steps:
+                _discard(self._steps.popleft())
+            self._changed.notify_all()
 
 
-def _discard_pending(steps: queue.Queue[_Step]) -> None:
-    """Files received but never answered (the call ended first): not kept, the agent resends."""
-    while True:
-        try:
-            step = steps.get_nowait()
-        except queue.Empty:
-            return
-        if isinstance(step, _Finished):
-            with contextlib.suppress(OSError):
-                step.file.discard()
+def _discard(step: _Step) -> None:
+    if isinstance(step, _Finished):
+        with contextlib.suppress(OSError):
+            step.file.discard()
 
 
 class _Upload:
