@@ -12,7 +12,8 @@ import contextlib
 import os
 import queue
 import threading
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -30,11 +31,13 @@ from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK
+from dumpcmp.proto.session_names import SESSION_METADATA
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
 _WATCH_POLL_S = 0.5
 _RESULT_CHUNK = 1024 * 1024
+_PROGRESS_EVERY_S = 1.0  # a followed session's counts, at most this often
 Ack = pb.UploadAck
 
 
@@ -70,7 +73,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
+        self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
 
@@ -182,6 +187,39 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
         return self._info(name, context, with_files=True)
 
+    def DeleteSession(
+        self, request: pb.DeleteSessionRequest, context: grpc.ServicerContext
+    ) -> pb.DeleteSessionReply:
+        name = _checked_session(request.session, context)
+        with self._lock:  # no upload starts streaming into it meanwhile: its files would be refused
+            streams = self._streams[name]
+            if streams:
+                _abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"session {name}: {streams} agent upload{'s' if streams > 1 else ''} streaming into it "
+                    "right now; stop the agent (or let it finish and close the session), then delete it",
+                )
+            worker = self._workers.pop(name, None)
+            if worker is not None:
+                worker.stop()  # before its rows go: a comparison in flight would store them again
+            try:
+                record, stored = self.store.delete_session(name)
+            except SessionNotFound as exc:
+                _abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
+            directory = files.session_dir(self.data_dir, name).resolve()
+            doomed = files.set_aside(self.data_dir, name)  # a session reopened now starts empty
+        files.remove_set_aside(doomed)  # outside the lock: a large session takes a while
+        self.notifier.notify()
+        return pb.DeleteSessionReply(session=name, rows=record.rows, files=stored, data_dir=str(directory))
+
+    def streaming(self, name: str, delta: int) -> None:
+        """An upload call started (+1) or stopped (-1) streaming into session ``name``."""
+        with self._lock:
+            self._streams[name] += delta
+            if self._streams[name] <= 0:
+                del self._streams[name]
+
     def _record(self, name: str, context: grpc.ServicerContext) -> SessionRecord:
         try:
             return self.store.session(name)
@@ -193,6 +231,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         return self._info_of(record, self.store.files(name) if with_files else [])
 
     def _info_of(self, record: SessionRecord, stored: list[StoredFile]) -> pb.SessionInfo:
+        with self._lock:
+            streams = self._streams[record.name]
+            worker = self._workers.get(record.name)
         return pb.SessionInfo(
             session=record.name,
             model=record.model,
@@ -208,6 +249,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 pb.Uploader(host=u.host, device=u.device, agent_id=u.agent_id, version=u.version)
                 for u in record.uploaders
             ],
+            streams=streams,
+            dump_files=record.dump_files,
+            compared_files=record.compared_files,
+            waiting="" if record.closed or worker is None else worker.problem,
         )
 
     # ---- uploads
@@ -219,8 +264,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
         # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
         steps = _Handoff(context)
+        named = str(dict(context.invocation_metadata() or ()).get(SESSION_METADATA, ""))
         receiver = threading.Thread(
-            target=_receive, args=(self, request_iterator, steps), name="dumpcmp-recv", daemon=True
+            target=_receive, args=(self, request_iterator, steps, named), name="dumpcmp-recv", daemon=True
         )
         receiver.start()
         try:
@@ -321,6 +367,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         worker = self._worker(start.session)
         if worker is not None:
             worker.landed(start.kind, start.path)
+        self.notifier.notify()  # followers count the files received
         ack.status = Ack.STORED
         return ack
 
@@ -359,6 +406,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def WatchRows(self, request: pb.WatchRowsRequest, context: grpc.ServicerContext) -> Iterator[pb.RowBatch]:
         name = _checked_session(request.session, context)
         seq = request.after_seq
+        told, told_at = pb.SessionInfo(), -_PROGRESS_EVERY_S
         while context.is_active():
             seen = self.notifier.version
             record = self._record(name, context)  # read before the rows: closed means all rows are in
@@ -372,9 +420,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 continue
             if not request.follow:
                 return
+            progress = self._info_of(record, [])
             if record.closed:
-                yield pb.RowBatch(columns=record.columns, session_closed=True)
+                yield pb.RowBatch(columns=record.columns, session_closed=True, progress=progress)
                 return
+            if progress != told:
+                early = told_at + _PROGRESS_EVERY_S - time.monotonic()
+                if early > 0:  # a busy session changes with every file: a line a second is enough
+                    self.notifier.wait(seen, min(early, _WATCH_POLL_S))  # new rows go out at once
+                    continue
+                told, told_at = progress, time.monotonic()
+                yield pb.RowBatch(columns=record.columns, progress=progress)
             self.notifier.wait(seen, _WATCH_POLL_S)
 
     def FetchResult(
@@ -425,8 +481,12 @@ _Step = Ack | _Finished | pb.RunMark | _StreamError | None
 _FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descriptors, no file data
 
 
-def _receive(service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff) -> None:
+def _receive(
+    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str
+) -> None:
     upload = _Upload(service)
+    if session:
+        upload.streams_into(session)
     last: _Step = None
     try:
         for message in requests:
@@ -445,6 +505,7 @@ def _receive(service: DumpCompareService, requests: Iterable[pb.UploadMessage], 
         last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
     finally:
         upload.abandon()
+        upload.stopped_streaming()
         if last is not None:
             steps.put(last)
         steps.put(None)
@@ -506,12 +567,24 @@ class _Upload:
     def __init__(self, service: DumpCompareService) -> None:
         self.service = service
         self.receiving: _Receiving | None = None
+        self._sessions: set[str] = set()  # the sessions this call streams into
+
+    def streams_into(self, session: str) -> None:
+        if session not in self._sessions:
+            self._sessions.add(session)
+            self.service.streaming(session, +1)
+
+    def stopped_streaming(self) -> None:
+        for session in self._sessions:
+            self.service.streaming(session, -1)
+        self._sessions.clear()
 
     def feed(self, message: pb.UploadMessage) -> _Step:
         body = message.WhichOneof("body")
         if body == "start":
             if self.receiving is not None:
                 self._fail(f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
+            self.streams_into(message.start.session)
             return self._start(message.start)
         if body == "data":
             if self.receiving is None:
@@ -537,6 +610,7 @@ class _Upload:
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
+            self.streams_into(message.run.session)
             return message.run
         self._fail("an empty UploadMessage")
 

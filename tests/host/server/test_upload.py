@@ -253,6 +253,9 @@ class _EndingCall:
     def is_active(self) -> bool:
         return self.active
 
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise AssertionError(f"aborted: {code} {details}")
 
