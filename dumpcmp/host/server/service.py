@@ -48,10 +48,11 @@ class _HostPathUse:
     option: str
     what: str
     upload: str
+    directory: bool  # a directory is named, else a file
 
 
-_GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden")
-_RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule")
+_GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden", directory=True)
+_RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule", directory=False)
 
 
 class _Refused(Exception):
@@ -150,7 +151,14 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
             resolved = None
         if resolved is not None and any(resolved.is_relative_to(d) for d in self.host_paths):
-            return str(resolved)
+            if resolved.is_dir() if use.directory else resolved.is_file():
+                return str(resolved)
+            # Said now, to the agent, before it streams: the comparison would only fail at the close.
+            _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{use.option} {path!r}: no such {'directory' if use.directory else 'file'} on the host",
+            )
         allowed = (
             "the host reads host paths only under its --host-paths directories"
             if self.host_paths
