@@ -42,6 +42,7 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 __all__ = ["app"]
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
+SessionName = Annotated[str, typer.Argument(help="The session's name.", show_default=False)]
 _APPEAR_POLL_S = 0.5  # how often --follow asks whether the session it waits for exists yet
 
 HOST_CLUSTER_HELP = (
@@ -176,7 +177,7 @@ def sessions_command(
 
 @app.command("close", cls=StrictCommand)
 def close_command(
-    session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
+    session: SessionName,
     host: HostAddress,
     tls_ca: TlsCa = None,
     client_cert: ClientCert = None,
@@ -214,14 +215,14 @@ def close_command(
 
 @app.command("delete", cls=StrictCommand)
 def delete_command(
-    session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
+    session: SessionName,
     host: HostAddress,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
     tls_ca: TlsCa = None,
     client_cert: ClientCert = None,
     client_key: ClientKey = None,
     token_file: TokenFile = None,
-    timeout: Timeout = DEFAULT_TIMEOUT,
+    timeout: Timeout = 60.0,  # a session's comparison stops, its files go
 ) -> None:
     """Delete a session: its rows, received files and result files, from the host's store and
     disk. Refused while an agent streams into it."""
@@ -247,7 +248,7 @@ def delete_command(
 
 @app.command("results", cls=StrictCommand)
 def results_command(
-    session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
+    session: SessionName,
     host: HostAddress,
     follow: Annotated[
         bool,
