@@ -375,14 +375,19 @@ def _cli(*args: object) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
 
 
-def _read_until(process: subprocess.Popen[str], start: str, seen: list[str]) -> str:
-    """The first line starting with ``start`` (bounded: the process ends, or the test's timeout)."""
+def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) -> None:
+    """Read the process's lines up to ``wanted`` (bounded: the process is killed after a while)."""
     assert process.stdout is not None
-    for line in process.stdout:
-        seen.append(line)
-        if line.startswith(start):
-            return line.rstrip("\n")
-    raise AssertionError(f"no line starting with {start!r}: {seen}")
+    watchdog = threading.Timer(CALL_TIMEOUT_S, process.kill)
+    watchdog.start()
+    try:
+        for line in process.stdout:
+            seen.append(line)
+            if line.rstrip("\n") == wanted:
+                return
+    finally:
+        watchdog.cancel()
+    raise AssertionError(f"no line {wanted!r}: {seen}")
 
 
 def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
@@ -396,19 +401,21 @@ def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
         "results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--csv", tmp_path / "r.csv"
     )
     try:
-        waiting = _read_until(follower, "waiting", seen)
         address = f"127.0.0.1:{host.port}"
-        assert waiting == f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)"
+        _read_until(
+            follower,
+            f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
+            seen,
+        )
         client.open("s1", **session_settings())
         assert {a.status for a in client.send("s1", dumps)} == {pb.UploadAck.STORED}
         # the dump files are in, the golden data and rule not yet: nothing can be compared
-        line = _read_until(
-            follower, f"session s1: open (results so far), {len(dumps)} dump files received", seen
-        )
-        assert line == (
+        _read_until(
+            follower,
             f"session s1: open (results so far), {len(dumps)} dump files received, 0 compared, "
             f"{len(dumps)} not compared yet (waiting for the fusion rule fusion_rule.json), 0 rows so far, "
-            "no agent streaming"
+            "no agent streaming",
+            seen,
         )
         assert {a.status for a in client.send("s1", files)} >= {pb.UploadAck.STORED}
         client.close("s1")
@@ -443,7 +450,12 @@ def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
     seen: list[str] = []
     follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow")
     try:
-        _read_until(follower, "waiting for session s1", seen)
+        address = f"127.0.0.1:{host.port}"
+        _read_until(
+            follower,
+            f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
+            seen,
+        )
         follower.send_signal(signal.SIGINT)
         rest, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
     finally:
