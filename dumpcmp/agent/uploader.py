@@ -40,6 +40,7 @@ from dumpcmp.errors import DumpcmpError, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
+from dumpcmp.proto.session_names import SESSION_METADATA
 
 __all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader", "data_message"]
 
@@ -324,7 +325,7 @@ class Uploader:
             upload = channel.stream_stream(
                 _UPLOAD_METHOD, request_serializer=_serialized, response_deserializer=pb.UploadAck.FromString
             )
-            call = upload(self._requests(gen))
+            call = upload(self._requests(gen), metadata=((SESSION_METADATA, self._session),))
             self._call = call
             for ack in call:
                 self._on_ack(ack)

@@ -221,13 +221,23 @@ def _model_label(watch: Path | None, model: str | None) -> str:
 
 
 def _check_extras(extras: Extras) -> None:
-    """Refused before any work: a simulated run would otherwise be spent before the mistake shows."""
+    """Refused before any work, in the options' words: a simulated run would otherwise be spent,
+    or a watch streamed, before the host found that it cannot compare."""
     from dumpcmp.errors import TransferError
 
-    if extras.golden is not None and not extras.golden.exists():
-        raise TransferError(f"--golden {extras.golden}: no such directory")
-    if extras.fusion_rule is not None and not extras.fusion_rule.is_file():
-        raise TransferError(f"--fusion-rule {extras.fusion_rule}: no such file")
+    golden, rule = extras.golden, extras.fusion_rule
+    if golden is not None:
+        if not golden.exists():
+            raise TransferError(f"--golden {golden}: no such directory")
+        if not golden.is_dir():
+            raise TransferError(f"--golden {golden}: not a directory (give the directory of the golden data)")
+        if not any(p.is_file() for p in golden.rglob("*")):
+            raise TransferError(f"--golden {golden}: no files in it, so nothing to compare the dump against")
+    if rule is not None:
+        if rule.is_dir():
+            raise TransferError(f"--fusion-rule {rule}: a directory (give the ATC fusion rule .json file)")
+        if not rule.is_file():
+            raise TransferError(f"--fusion-rule {rule}: no such file")
 
 
 def _extra_files(extras: Extras) -> list[RunFile]:

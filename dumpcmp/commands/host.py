@@ -1,7 +1,8 @@
 """``dumpcmp host``: serve sessions to agents, and look at them from anywhere.
 
-``host serve`` runs the comparator that agents stream dump files to; ``host sessions`` and
-``host results`` ask a running host, with the same TLS and token options as the agent.
+``host serve`` runs the comparator that agents stream dump files to; ``host sessions``,
+``host results``, ``host close`` and ``host delete`` ask a running host, with the same TLS and
+token options as the agent.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import csv
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +22,7 @@ import typer
 
 from dumpcmp.commands._cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, error_console, user_errors
+from dumpcmp.commands._output import console, counted, error_console, user_errors
 from dumpcmp.commands._remote import (
     DEFAULT_TIMEOUT,
     ClientCert,
@@ -32,7 +34,7 @@ from dumpcmp.commands._remote import (
     channel_options,
 )
 from dumpcmp.commands._report_flags import Graph
-from dumpcmp.errors import DumpcmpError, OutputError
+from dumpcmp.errors import DumpcmpError, OutputError, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
@@ -40,6 +42,8 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 __all__ = ["app"]
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
+SessionName = Annotated[str, typer.Argument(help="The session's name.", show_default=False)]
+_APPEAR_POLL_S = 0.5  # how often --follow asks whether the session it waits for exists yet
 
 HOST_CLUSTER_HELP = (
     "Run every session's comparisons on a Dask cluster: its scheduler's address (tcp://HOST:8786), "
@@ -164,18 +168,104 @@ def sessions_command(
         agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"
+        streaming = f"  {counted(info.streams, 'agent')} streaming" if info.streams else ""
         out.print(
-            f"{info.session}  {state}  {info.rows} rows  model {model}  from {agents}{replaced}", markup=False
+            f"{info.session}  {state}  {info.rows} rows  model {model}  from {agents}{replaced}{streaming}",
+            markup=False,
         )
+
+
+@app.command("close", cls=StrictCommand)
+def close_command(
+    session: SessionName,
+    host: HostAddress,
+    tls_ca: TlsCa = None,
+    client_cert: ClientCert = None,
+    client_key: ClientKey = None,
+    token_file: TokenFile = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", min=0.1, help="Seconds to wait for the host to finish the comparison and answer."
+        ),
+    ] = 600.0,
+) -> None:
+    """Close a session an agent left open (it gave up, or died): compare what it holds, write the
+    result files. Its results are final; files sent afterwards are refused."""
+    options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+    with _stub(options) as stub:
+        before = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+        if before.state == pb.SessionInfo.CLOSED:
+            raise TransferError(f"session {session} is closed already")
+        if before.streams:
+            raise TransferError(
+                f"session {session}: {counted(before.streams, 'agent')} streaming into it right now; "
+                "an agent closes its session itself when it is done (stop it first to close it here)"
+            )
+        info = stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=timeout)
+    out = console()
+    out.print(status_line(info), markup=False)
+    for line in info.summary.splitlines():
+        out.print(line, markup=False)
+    if info.result_files:
+        out.print(
+            f"result files on {host}: {info.data_dir}/results ({', '.join(info.result_files)})", markup=False
+        )
+
+
+@app.command("delete", cls=StrictCommand)
+def delete_command(
+    session: SessionName,
+    host: HostAddress,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+    tls_ca: TlsCa = None,
+    client_cert: ClientCert = None,
+    client_key: ClientKey = None,
+    token_file: TokenFile = None,
+    timeout: Timeout = 60.0,  # a session's comparison stops, its files go
+) -> None:
+    """Delete a session: its rows, received files and result files, from the host's store and
+    disk. Refused while an agent streams into it."""
+    options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
+    with _stub(options) as stub:
+        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+        what = (
+            f"session {session} on {host} ({'closed' if info.state == pb.SessionInfo.CLOSED else 'open'}, "
+            f"{counted(len(info.files), 'file')}, {counted(info.rows, 'row')}, {info.data_dir})"
+        )
+        if not yes:
+            if not sys.stdin.isatty():
+                raise DumpcmpError(f"deleting {what} cannot be undone: add --yes")
+            if not typer.confirm(f"delete {what}?", default=False):
+                raise typer.Exit(1)
+        reply = stub.DeleteSession(pb.DeleteSessionRequest(session=session), timeout=timeout)
+    console().print(
+        f"deleted session {reply.session}: {counted(reply.files, 'file')} and {counted(reply.rows, 'row')} "
+        f"dropped, {reply.data_dir} removed",
+        markup=False,
+    )
 
 
 @app.command("results", cls=StrictCommand)
 def results_command(
-    session: Annotated[str, typer.Argument(help="The session's name.", show_default=False)],
+    session: SessionName,
     host: HostAddress,
     follow: Annotated[
-        bool, typer.Option("--follow", help="Wait for new rows until the session closes.")
+        bool,
+        typer.Option(
+            "--follow",
+            help="Wait for new rows until the session closes; a session no agent opened yet is waited for.",
+        ),
     ] = False,
+    wait: Annotated[
+        float | None,
+        typer.Option(
+            "--wait",
+            min=0,
+            metavar="SECONDS",
+            help="With --follow: how long to wait for the session to appear. Default: until Ctrl-C.",
+        ),
+    ] = None,
     # Text, not Path: Path("cdir/") forgets the separator that says a directory was meant.
     csv_text: Annotated[
         str | None,
@@ -211,7 +301,8 @@ def results_command(
     token_file: TokenFile = None,
     timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> None:
-    """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close."""
+    """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close
+    (and for the session to appear, when no agent opened it yet)."""
     from dumpcmp.outputs import prepare_output_dir
 
     options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
@@ -226,7 +317,10 @@ def results_command(
         if out_dir is not None:
             prepare_output_dir(out_dir, "--out")
     with _stub(options) as stub:
-        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+        if follow:
+            info = _await_session(stub, session, options, wait)
+        else:
+            info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
         if follow and info.state != pb.SessionInfo.CLOSED:
             _follow(stub, session)
             info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
@@ -239,8 +333,7 @@ def results_command(
             with user_errors():
                 _write_html(stub, info, html_out, graph, columns, rows, timeout)
         downloaded = _download(stub, info, out_dir, timeout) if out_dir is not None else []
-    state = "closed" if info.state == pb.SessionInfo.CLOSED else "open (results so far)"
-    out.print(f"session {session}: {state}, {len(rows)} rows", markup=False)
+    out.print(status_line(info, len(rows)), markup=False)
     if info.replaced_runs:
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
@@ -262,7 +355,6 @@ def _file_target(text: str | None, option: str) -> Path | None:
 
 def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name."""
-    from dumpcmp.errors import TransferError
     from dumpcmp.outputs import atomic_path
 
     if info.state != pb.SessionInfo.CLOSED:
@@ -285,15 +377,61 @@ def _result_chunks(stub: DumpCompareStub, info: pb.SessionInfo, name: str, timeo
         yield chunk.data
 
 
+def _await_session(
+    stub: DumpCompareStub, session: str, options: ChannelOptions, wait: float | None
+) -> pb.SessionInfo:
+    """The session, once an agent has opened it: a user may start following before the agent
+    connects. Up to ``wait`` seconds, or until Ctrl-C; every other failure is one line at once."""
+    deadline = None if wait is None else time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            return stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)  # type: ignore[no-any-return]
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TransferError(
+                f"session {session} did not appear on {options.address} within {wait:g} s "
+                f"(is an agent running with --session {session}?)"
+            )
+        if not told:
+            until = "Ctrl-C to stop" if wait is None else f"for up to {wait:g} s"
+            error_console().print(
+                f"waiting for session {session} to appear on {options.address} (an agent opens it; {until})",
+                markup=False,
+                soft_wrap=True,
+            )
+            told = True
+        time.sleep(
+            _APPEAR_POLL_S if deadline is None else max(0.0, min(_APPEAR_POLL_S, deadline - time.monotonic()))
+        )
+
+
 def _follow(stub: DumpCompareStub, session: str) -> None:
-    """Show rows arriving until the session closes (no deadline: a session may run for hours)."""
-    seen = 0
+    """Say how the session stands whenever that changes, until it closes (no deadline: a session
+    may run for hours)."""
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
-        seen += len(batch.rows)
-        if batch.rows:
-            console().print(f"{seen} rows…", markup=False)
+        if batch.HasField("progress"):
+            console().print(status_line(batch.progress), markup=False)
         if batch.session_closed:
             return
+
+
+def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
+    """One line on how far the session is: files received and compared, rows, agents streaming."""
+    rows = info.rows if rows is None else rows
+    if info.state == pb.SessionInfo.CLOSED:
+        compared = counted(info.compared_files, "dump file")
+        return f"session {info.session}: closed, {compared} compared, {counted(rows, 'row')}"
+    pending = info.dump_files - info.compared_files
+    why = f" ({info.waiting})" if pending and info.waiting else ""
+    streaming = f"{counted(info.streams, 'agent')} streaming" if info.streams else "no agent streaming"
+    return (
+        f"session {info.session}: open (results so far), {counted(info.dump_files, 'dump file')} received, "
+        f"{info.compared_files} compared, {pending} not compared yet{why}, {counted(rows, 'row')} so far, "
+        f"{streaming}"
+    )
 
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str], list[list[str]]]:

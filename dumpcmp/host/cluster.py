@@ -19,11 +19,14 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import signal
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from itertools import chain
+from multiprocessing import resource_tracker
 from typing import Any
 
 from dumpcmp.errors import ClusterError
@@ -240,12 +243,24 @@ def connect(address: str, timeout: float) -> Iterator[ClusterRunner]:
     """A runner on the scheduler at ``address``, or on a new ``local[:N]`` cluster of processes.
 
     Fails with one ``ClusterError`` line within about ``timeout`` seconds when the scheduler
-    cannot be reached or has no worker, instead of waiting for one forever.
+    cannot be reached or has no worker, instead of waiting for one forever. Ctrl-C while the
+    cluster starts or stops takes effect once that is done: a half-made cluster cannot be
+    closed, and its processes would outlive the command.
     """
-    cluster = _local_cluster(address) if address == LOCAL or address.startswith(LOCAL + ":") else None
-    try:
-        client = _client(cluster if cluster is not None else address, address, timeout)
-        try:
+    local = address == LOCAL or address.startswith(LOCAL + ":")
+    if local:
+        # Its first start unblocks SIGINT in the thread starting it (CPython's
+        # resource_tracker.ensure_running): started here, no Dask thread starts it and lets a
+        # Ctrl-C reach the workers it spawns.
+        resource_tracker.ensure_running()
+    with ExitStack() as made:
+        with _sigint_held():
+            cluster = None
+            if local:
+                cluster = _local_cluster(address)
+                made.callback(_close, cluster)
+            client = _client(cluster if cluster is not None else address, address, timeout)
+            made.callback(_close, client)
             try:
                 client.wait_for_workers(1, timeout=timeout)
             except TimeoutError:
@@ -253,12 +268,38 @@ def connect(address: str, timeout: float) -> Iterator[ClusterRunner]:
                     f"the Dask scheduler at {address} has no worker (waited {timeout:g} s): "
                     "start `dask worker ADDRESS` on the machines"
                 ) from None
-            yield ClusterRunner(client)
-        finally:
-            client.close()
+        yield ClusterRunner(client)
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) waits until the block is done, then does what it would have done.
+
+    Threads and processes started inside inherit the held signal: the local cluster's worker
+    processes never see a Ctrl-C (a terminal sends it to the whole process group), so they do
+    not die printing tracebacks while this process stops them in order.
+    """
+    pressed: list[int] = []
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is threading.main_thread():
+        # A thread started earlier may take the signal for the process: remember it, do not act.
+        signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
     finally:
-        if cluster is not None:
-            cluster.close()
+        if signal.SIGINT in signal.sigpending():
+            pressed.append(signal.sigwait({signal.SIGINT}))  # taken here, not by the handler too
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, handler)
+    if pressed and callable(handler):
+        handler(signal.SIGINT, None)  # Python's own: KeyboardInterrupt
+
+
+def _close(closable: distributed.Client | distributed.LocalCluster) -> None:
+    with _sigint_held():
+        closable.close()
 
 
 def _client(target: distributed.LocalCluster | str, address: str, timeout: float) -> distributed.Client:

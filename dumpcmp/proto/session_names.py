@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 
 _SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+# Call metadata of an Upload naming the session it streams into, before its first file: a host
+# refusing to delete a session an agent streams into must see an agent that has sent nothing yet.
+SESSION_METADATA = "dumpcmp-session"
 
 
 def session_name_problem(name: str) -> str | None:

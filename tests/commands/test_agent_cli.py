@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -311,3 +311,29 @@ def test_watch_of_a_missing_path_is_refused_up_front(
     assert "Traceback" not in out
     assert not list(tmp_path.iterdir())  # neither nosuch/npu nor nosuch/npu.dumpcmp-agent
     assert server.host.opened == 0 and not server.host.sessions
+
+
+@pytest.mark.parametrize(
+    ("option", "make", "said"),
+    [
+        ("--golden", lambda p: p.write_text("{}"), "not a directory (give the directory of the golden data)"),
+        ("--golden", lambda p: p.mkdir(), "no files in it, so nothing to compare the dump against"),
+        ("--golden", lambda p: None, "no such directory"),
+        ("--fusion-rule", lambda p: p.mkdir(), "a directory (give the ATC fusion rule .json file)"),
+        ("--fusion-rule", lambda p: None, "no such file"),
+    ],
+)
+def test_watch_checks_the_golden_and_rule_paths_before_anything_streams(
+    server: ServerHandle, tmp_path: Path, option: str, make: Callable[[Path], object], said: str
+) -> None:
+    # Found only at the close before, and worded as the host sees its own copy:
+    # "golden path hostdata/sessions/a5/golden holds neither golden npy files nor NPU dump files".
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    given = tmp_path / "given"
+    make(given)
+    code, out = run("--host", server.target, "--session", "w", "--watch", str(dump), option, str(given),
+                    "--until-idle", "0")  # fmt: skip
+    assert (code, out.strip()) == (1, f"Error: {option} {given}: {said}")
+    assert server.host.opened == 0 and not server.host.sessions
+    assert not (tmp_path / "dump.dumpcmp-agent").exists()

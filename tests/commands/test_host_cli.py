@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import openpyxl
@@ -21,6 +23,7 @@ from dumpcmp.host.server.auth import TlsFiles
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
+    CALL_TIMEOUT_S,
     Client,
     Hosts,
     host_fixture,
@@ -133,7 +136,8 @@ def test_results_of_an_open_session_are_the_rows_so_far(
     hosts.client(host).open("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "r.csv")
     assert code == 0, output
-    assert "open (results so far), 0 rows" in output
+    assert "session s1: open (results so far), 0 dump files received, 0 compared, 0 not compared yet, " \
+        "0 rows so far, no agent streaming" in output  # fmt: skip
     assert (tmp_path / "r.csv").read_text().startswith("Index,OpSequence,OpType,NPUDump,DataType,Address,")
 
 
@@ -250,7 +254,7 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
     assert (data / "dumpcmp.sqlite").is_file()
 
 
-@pytest.mark.parametrize("command", ["", "serve", "sessions", "results"])
+@pytest.mark.parametrize("command", ["", "serve", "sessions", "results", "close", "delete"])
 def test_host_commands_have_help(command: str) -> None:
     code, output = invoke(*command.split(), "--help")
     assert code == 0, output
@@ -362,3 +366,206 @@ def test_an_agent_naming_a_host_file_outside_host_paths_is_refused_in_one_line(
     )
     assert "Traceback" not in result.output
     assert not hosts.client(host).stub.ListSessions(pb.ListSessionsRequest(), timeout=30).sessions
+
+
+def _cli(*args: object) -> subprocess.Popen[str]:
+    """``dumpcmp host ARGS`` in its own process, its lines readable as they are printed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "dumpcmp.cli", "host", *map(str, args)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
+
+
+def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) -> None:
+    """Read the process's lines up to ``wanted`` (bounded: the process is killed after a while)."""
+    assert process.stdout is not None
+    watchdog = threading.Timer(CALL_TIMEOUT_S, process.kill)
+    watchdog.start()
+    try:
+        for line in process.stdout:
+            seen.append(line)
+            if line.rstrip("\n") == wanted:
+                return
+    finally:
+        watchdog.cancel()
+    raise AssertionError(f"no line {wanted!r}: {seen}")
+
+
+def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    client = hosts.client(host)
+    files = simulation_files(sim)
+    dumps = {key: data for key, data in files.items() if key[0] == pb.DUMP}
+    seen: list[str] = []
+    follower = _cli(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--csv", tmp_path / "r.csv"
+    )
+    try:
+        address = f"127.0.0.1:{host.port}"
+        _read_until(
+            follower,
+            f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
+            seen,
+        )
+        client.open("s1", **session_settings())
+        assert {a.status for a in client.send("s1", dumps)} == {pb.UploadAck.STORED}
+        # the dump files are in, the golden data and rule not yet: nothing can be compared
+        _read_until(
+            follower,
+            f"session s1: open (results so far), {len(dumps)} dump files received, 0 compared, "
+            f"{len(dumps)} not compared yet (waiting for the fusion rule fusion_rule.json), 0 rows so far, "
+            "no agent streaming",
+            seen,
+        )
+        assert {a.status for a in client.send("s1", files)} >= {pb.UploadAck.STORED}
+        client.close("s1")
+        stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert follower.returncode == 0, "".join(seen) + stdout
+    assert "Traceback" not in stdout
+    rows = (tmp_path / "r.csv").read_text().count("\n") - 1
+    final = f"session s1: closed, {len(dumps)} dump files compared, {rows} rows"
+    assert stdout.splitlines().count(final) == 2, stdout  # as the follow ends, and as the results say
+    assert (tmp_path / "r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
+
+
+def test_follow_gives_up_waiting_after_wait_seconds(host: HostServer) -> None:
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--wait", "0.2")
+    assert code == 1
+    waiting, error = output.strip().splitlines()
+    assert (
+        waiting
+        == f"waiting for session s1 to appear on 127.0.0.1:{host.port} (an agent opens it; for up to 0.2 s)"
+    )
+    assert error == (
+        f"Error: session s1 did not appear on 127.0.0.1:{host.port} within 0.2 s "
+        "(is an agent running with --session s1?)"
+    )
+
+
+def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
+    seen: list[str] = []
+    follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow")
+    try:
+        address = f"127.0.0.1:{host.port}"
+        _read_until(
+            follower,
+            f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
+            seen,
+        )
+        follower.send_signal(signal.SIGINT)
+        rest, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert follower.returncode == 130
+    assert [line for line in rest.splitlines() if line.strip()] == [
+        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+    ]
+
+
+class _Streaming:
+    """An agent's upload call open into a session, sending nothing yet (as one watching an empty
+    dump path), until the test ends it."""
+
+    def __init__(self, client: Client, session: str) -> None:
+        self._stop = threading.Event()
+
+        def nothing() -> Iterator[pb.UploadMessage]:
+            self._stop.wait(CALL_TIMEOUT_S)
+            yield from ()
+
+        from dumpcmp.proto.session_names import SESSION_METADATA
+
+        self.call = client.stub.Upload(
+            nothing(), timeout=CALL_TIMEOUT_S, metadata=((SESSION_METADATA, session),)
+        )
+        deadline = time.monotonic() + CALL_TIMEOUT_S
+        while not client.info(session).streams and time.monotonic() < deadline:
+            time.sleep(0.01)  # the host has the call
+
+    def end(self) -> None:
+        self._stop.set()
+        assert list(self.call) == []
+
+
+def test_close_ends_a_session_an_agent_left_open(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    client = hosts.client(host)
+    filled(client, sim)
+    address = f"127.0.0.1:{host.port}"
+    streaming = _Streaming(client, "s1")
+    code, output = invoke("close", "s1", "--host", address)
+    assert (code, output.strip()) == (
+        1,
+        "Error: session s1: 1 agent streaming into it right now; an agent closes its session itself when "
+        "it is done (stop it first to close it here)",
+    )
+    streaming.end()  # the agent gave up
+    code, output = invoke("close", "s1", "--host", address)
+    assert code == 0, output
+    info = client.info("s1")
+    assert info.state == pb.SessionInfo.CLOSED
+    lines = output.splitlines()
+    assert lines[0] == f"session s1: closed, {info.dump_files} dump files compared, {info.rows} rows"
+    assert lines[-1].startswith(f"result files on {address}: {info.data_dir}/results (result_")
+    assert client.fetch("s1", info.result_files[0]) == offline_csv(sim, tmp_path / "offline")
+    assert invoke("close", "s1", "--host", address) == (1, "Error: session s1 is closed already\n")
+
+
+def test_delete_drops_a_session_from_the_store_and_the_disk(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    client = hosts.client(host)
+    closed_session(client, sim)
+    client.open("other")
+    address = f"127.0.0.1:{host.port}"
+    info = client.info("s1")
+    directory = Path(info.data_dir)
+    assert directory.is_dir()
+    what = f"session s1 on {address} (closed, {len(info.files)} files, {info.rows} rows, {directory})"
+    assert invoke("delete", "s1", "--host", address) == (
+        1,
+        f"Error: deleting {what} cannot be undone: add --yes\n",
+    )
+    assert client.info("s1").rows == info.rows  # asked, not done
+
+    code, output = invoke("delete", "s1", "--host", address, "--yes")
+    assert code == 0, output
+    assert (
+        output.strip()
+        == f"deleted session s1: {len(info.files)} files and {info.rows} rows dropped, {directory} removed"
+    )
+    assert not directory.exists()
+    assert not [p for p in (tmp_path / "data/sessions").iterdir() if p.name != "other"]
+    assert [s.session for s in client.stub.ListSessions(pb.ListSessionsRequest()).sessions] == ["other"]
+    assert invoke("results", "s1", "--host", address)[0] == 1  # gone
+    # the name is free again: a new session of that name starts empty
+    assert client.open("s1").rows == 0 and not client.info("s1").files
+    assert invoke("delete", "nope", "--host", address, "--yes") == (
+        1,
+        f"Error: host {address}: NOT_FOUND: no session 'nope' in the store\n",
+    )
+
+
+def test_delete_refuses_a_session_an_agent_streams_into(
+    hosts: Hosts, host: HostServer, sim: SimulationResult
+) -> None:
+    client = hosts.client(host)
+    filled(client, sim)
+    streaming = _Streaming(client, "s1")
+    try:
+        code, output = invoke("delete", "s1", "--host", f"127.0.0.1:{host.port}", "--yes")
+    finally:
+        streaming.end()
+    assert code == 1
+    assert output.strip() == (
+        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session s1: 1 agent upload streaming "
+        "into it right now; stop the agent (or let it finish and close the session), then delete it"
+    )
+    assert Path(client.info("s1").data_dir).is_dir() and client.info("s1").files

@@ -29,6 +29,7 @@ KIND_DIRS: dict[int, str] = {
 }
 RESULTS_DIR = "results"
 INCOMING_DIR = ".incoming"
+_DELETED_PREFIX = ".deleted-"  # session names never start with "."
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
@@ -152,3 +153,24 @@ def open_result(data_dir: Path, session: str, name: str) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+def set_aside(data_dir: Path, session: str) -> Path | None:
+    """Move a deleted session's directory out of its name's way; where it went (None: it had none)."""
+    doomed = data_dir / "sessions" / f"{_DELETED_PREFIX}{session}-{secrets.token_hex(4)}"
+    try:
+        os.rename(session_dir(data_dir, session), doomed)
+    except FileNotFoundError:
+        return None
+    return doomed
+
+
+def remove_set_aside(doomed: Path | None) -> None:
+    if doomed is not None:
+        shutil.rmtree(doomed, ignore_errors=True)
+
+
+def clear_deleted(data_dir: Path) -> None:
+    """Directories of deleted sessions a stopped host had not finished removing."""
+    for doomed in (data_dir / "sessions").glob(f"{_DELETED_PREFIX}*"):
+        remove_set_aside(doomed)

@@ -12,6 +12,8 @@ import contextlib
 import os
 import queue
 import threading
+import time
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -29,11 +31,13 @@ from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK
+from dumpcmp.proto.session_names import SESSION_METADATA
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
 _WATCH_POLL_S = 0.5
 _RESULT_CHUNK = 1024 * 1024
+_PROGRESS_EVERY_S = 1.0  # a followed session's counts, at most this often
 Ack = pb.UploadAck
 
 
@@ -44,10 +48,11 @@ class _HostPathUse:
     option: str
     what: str
     upload: str
+    directory: bool  # a directory is named, else a file
 
 
-_GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden")
-_RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule")
+_GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden", directory=True)
+_RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule", directory=False)
 
 
 class _Refused(Exception):
@@ -69,7 +74,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
+        self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
 
@@ -144,7 +151,14 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte
             resolved = None
         if resolved is not None and any(resolved.is_relative_to(d) for d in self.host_paths):
-            return str(resolved)
+            if resolved.is_dir() if use.directory else resolved.is_file():
+                return str(resolved)
+            # Said now, to the agent, before it streams: the comparison would only fail at the close.
+            _abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{use.option} {path!r}: no such {'directory' if use.directory else 'file'} on the host",
+            )
         allowed = (
             "the host reads host paths only under its --host-paths directories"
             if self.host_paths
@@ -181,6 +195,39 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
         return self._info(name, context, with_files=True)
 
+    def DeleteSession(
+        self, request: pb.DeleteSessionRequest, context: grpc.ServicerContext
+    ) -> pb.DeleteSessionReply:
+        name = _checked_session(request.session, context)
+        with self._lock:  # no upload starts streaming into it meanwhile: its files would be refused
+            streams = self._streams[name]
+            if streams:
+                _abort(
+                    context,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"session {name}: {streams} agent upload{'s' if streams > 1 else ''} streaming into it "
+                    "right now; stop the agent (or let it finish and close the session), then delete it",
+                )
+            worker = self._workers.pop(name, None)
+            if worker is not None:
+                worker.stop()  # before its rows go: a comparison in flight would store them again
+            try:
+                record, stored = self.store.delete_session(name)
+            except SessionNotFound as exc:
+                _abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
+            directory = files.session_dir(self.data_dir, name).resolve()
+            doomed = files.set_aside(self.data_dir, name)  # a session reopened now starts empty
+        files.remove_set_aside(doomed)  # outside the lock: a large session takes a while
+        self.notifier.notify()
+        return pb.DeleteSessionReply(session=name, rows=record.rows, files=stored, data_dir=str(directory))
+
+    def streaming(self, name: str, delta: int) -> None:
+        """An upload call started (+1) or stopped (-1) streaming into session ``name``."""
+        with self._lock:
+            self._streams[name] += delta
+            if self._streams[name] <= 0:
+                del self._streams[name]
+
     def _record(self, name: str, context: grpc.ServicerContext) -> SessionRecord:
         try:
             return self.store.session(name)
@@ -192,6 +239,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         return self._info_of(record, self.store.files(name) if with_files else [])
 
     def _info_of(self, record: SessionRecord, stored: list[StoredFile]) -> pb.SessionInfo:
+        with self._lock:
+            streams = self._streams[record.name]
+            worker = self._workers.get(record.name)
         return pb.SessionInfo(
             session=record.name,
             model=record.model,
@@ -207,6 +257,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 pb.Uploader(host=u.host, device=u.device, agent_id=u.agent_id, version=u.version)
                 for u in record.uploaders
             ],
+            streams=streams,
+            dump_files=record.dump_files,
+            compared_files=record.compared_files,
+            waiting="" if record.closed or worker is None else worker.problem,
         )
 
     # ---- uploads
@@ -217,15 +271,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
         # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
-        steps: queue.Queue[_Step] = queue.Queue(maxsize=_FILES_COMMITTING)
+        steps = _Handoff(context)
+        named = str(dict(context.invocation_metadata() or ()).get(SESSION_METADATA, ""))
         receiver = threading.Thread(
-            target=_receive, args=(self, request_iterator, context, steps), name="dumpcmp-recv", daemon=True
+            target=_receive, args=(self, request_iterator, steps, named), name="dumpcmp-recv", daemon=True
         )
         receiver.start()
         try:
             while True:
                 try:
-                    step = steps.get(timeout=_WATCH_POLL_S)
+                    step = steps.get()
                 except queue.Empty:
                     if not context.is_active():
                         return
@@ -241,7 +296,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 else:
                     yield step
         finally:
-            _discard_pending(steps)
+            steps.close()
 
     def start_file(self, start: pb.FileStart) -> IncomingFile:
         """The file about to be received, or _Refused."""
@@ -320,6 +375,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         worker = self._worker(start.session)
         if worker is not None:
             worker.landed(start.kind, start.path)
+        self.notifier.notify()  # followers count the files received
         ack.status = Ack.STORED
         return ack
 
@@ -358,6 +414,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def WatchRows(self, request: pb.WatchRowsRequest, context: grpc.ServicerContext) -> Iterator[pb.RowBatch]:
         name = _checked_session(request.session, context)
         seq = request.after_seq
+        told, told_at = pb.SessionInfo(), -_PROGRESS_EVERY_S
         while context.is_active():
             seen = self.notifier.version
             record = self._record(name, context)  # read before the rows: closed means all rows are in
@@ -371,9 +428,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 continue
             if not request.follow:
                 return
+            progress = self._info_of(record, [])
             if record.closed:
-                yield pb.RowBatch(columns=record.columns, session_closed=True)
+                yield pb.RowBatch(columns=record.columns, session_closed=True, progress=progress)
                 return
+            if progress != told:
+                early = told_at + _PROGRESS_EVERY_S - time.monotonic()
+                if early > 0:  # a busy session changes with every file: a line a second is enough
+                    self.notifier.wait(seen, min(early, _WATCH_POLL_S))  # new rows go out at once
+                    continue
+                told, told_at = progress, time.monotonic()
+                yield pb.RowBatch(columns=record.columns, progress=progress)
             self.notifier.wait(seen, _WATCH_POLL_S)
 
     def FetchResult(
@@ -425,17 +490,16 @@ _FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descript
 
 
 def _receive(
-    service: DumpCompareService,
-    requests: Iterable[pb.UploadMessage],
-    context: grpc.ServicerContext,
-    steps: queue.Queue[_Step],
+    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str
 ) -> None:
     upload = _Upload(service)
+    if session:
+        upload.streams_into(session)
     last: _Step = None
     try:
         for message in requests:
             step = upload.feed(message)
-            if step is not None and not _hand_over(steps, step, context):
+            if step is not None and not steps.put(step):
                 return
         if upload.receiving is not None:
             raise _StreamError(
@@ -449,34 +513,60 @@ def _receive(
         last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
     finally:
         upload.abandon()
+        upload.stopped_streaming()
         if last is not None:
-            _hand_over(steps, last, context)
-        _hand_over(steps, None, context)
+            steps.put(last)
+        steps.put(None)
 
 
-def _hand_over(steps: queue.Queue[_Step], step: _Step, context: grpc.ServicerContext) -> bool:
-    """Queue ``step`` for the committing thread; False (and the step dropped) once the call is over."""
-    while True:
-        try:
-            steps.put(step, timeout=_WATCH_POLL_S)
-            return True
-        except queue.Full:
-            if not context.is_active():
-                if isinstance(step, _Finished):
-                    step.file.discard()
+class _Handoff:
+    """The steps the receiving thread hands to the answering one, in stream order.
+
+    The answering side ends first when the call dies (a killed agent): from then on every file
+    handed over is discarded at once, whichever thread gets there first. A file queued after the
+    answering side drained the queue would otherwise sit in ``.incoming`` until the host restarts.
+    """
+
+    def __init__(self, context: grpc.ServicerContext) -> None:
+        self._context = context
+        self._steps: deque[_Step] = deque()
+        self._changed = threading.Condition()
+        self._closed = False
+
+    def put(self, step: _Step) -> bool:
+        """Queue ``step``; False (and its file discarded) once the call is over."""
+        with self._changed:
+            while not self._closed and len(self._steps) >= _FILES_COMMITTING and self._context.is_active():
+                self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
+            if self._closed or len(self._steps) >= _FILES_COMMITTING:
+                _discard(step)
                 return False
+            self._steps.append(step)
+            self._changed.notify_all()
+            return True
+
+    def get(self) -> _Step:
+        """The next step; queue.Empty after a while without one."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._steps, _WATCH_POLL_S):
+                raise queue.Empty
+            step = self._steps.popleft()
+            self._changed.notify_all()
+            return step
+
+    def close(self) -> None:
+        """No more answers: files received but never answered are not kept, the agent resends."""
+        with self._changed:
+            self._closed = True
+            while self._steps:
+                _discard(self._steps.popleft())
+            self._changed.notify_all()
 
 
-def _discard_pending(steps: queue.Queue[_Step]) -> None:
-    """Files received but never answered (the call ended first): not kept, the agent resends."""
-    while True:
-        try:
-            step = steps.get_nowait()
-        except queue.Empty:
-            return
-        if isinstance(step, _Finished):
-            with contextlib.suppress(OSError):
-                step.file.discard()
+def _discard(step: _Step) -> None:
+    if isinstance(step, _Finished):
+        with contextlib.suppress(OSError):
+            step.file.discard()
 
 
 class _Upload:
@@ -485,12 +575,24 @@ class _Upload:
     def __init__(self, service: DumpCompareService) -> None:
         self.service = service
         self.receiving: _Receiving | None = None
+        self._sessions: set[str] = set()  # the sessions this call streams into
+
+    def streams_into(self, session: str) -> None:
+        if session not in self._sessions:
+            self._sessions.add(session)
+            self.service.streaming(session, +1)
+
+    def stopped_streaming(self) -> None:
+        for session in self._sessions:
+            self.service.streaming(session, -1)
+        self._sessions.clear()
 
     def feed(self, message: pb.UploadMessage) -> _Step:
         body = message.WhichOneof("body")
         if body == "start":
             if self.receiving is not None:
                 self._fail(f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
+            self.streams_into(message.start.session)
             return self._start(message.start)
         if body == "data":
             if self.receiving is None:
@@ -516,6 +618,7 @@ class _Upload:
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
+            self.streams_into(message.run.session)
             return message.run
         self._fail("an empty UploadMessage")
 

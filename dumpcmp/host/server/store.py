@@ -96,6 +96,8 @@ class SessionRecord:
     result_files: tuple[str, ...]
     replaced_runs: tuple[str, ...]
     uploaders: tuple[UploaderRecord, ...]
+    dump_files: int  # received
+    compared_files: int  # of those, the ones with rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +355,16 @@ class SessionStore:
                 (summary, json.dumps(list(columns)), session),
             )
 
+    def delete_session(self, session: str) -> tuple[SessionRecord, int]:
+        """Drop the session and everything it holds; what it held, and its number of files."""
+        with self._transaction() as db:
+            record = _session(db, session)
+            files = db.execute("SELECT COUNT(*) FROM files WHERE session=?", (session,)).fetchone()[0]
+            for table in ("rows", "results", "files", "runs", "uploaders"):
+                db.execute(f"DELETE FROM {table} WHERE session=?", (session,))
+            db.execute("DELETE FROM sessions WHERE name=?", (session,))
+            return record, int(files)
+
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
     row = db.execute(
@@ -375,7 +387,13 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
             "SELECT host, device, agent_id, version FROM uploaders WHERE session=? ORDER BY 1, 2, 3", (name,)
         )
     ]
+    dumps = db.execute(
+        "SELECT COUNT(*) FROM files WHERE session=? AND kind=?", (name, FileKind.DUMP)
+    ).fetchone()[0]
+    compared = db.execute(
+        "SELECT COUNT(DISTINCT dump_file) FROM rows WHERE session=? AND dump_file<>''", (name,)
+    ).fetchone()[0]
     return SessionRecord(
         name, model, bytes(settings), state == "closed", summary, tuple(json.loads(columns)), count,
-        tuple(results), tuple(replaced), tuple(uploaders),
+        tuple(results), tuple(replaced), tuple(uploaders), dumps, compared,
     )  # fmt: skip

@@ -69,6 +69,11 @@ class DumpCompareStub:
                 request_serializer=dumpcmp__v1__pb2.FetchResultRequest.SerializeToString,
                 response_deserializer=dumpcmp__v1__pb2.FileChunk.FromString,
                 _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/dumpcmp.v1.DumpCompare/DeleteSession',
+                request_serializer=dumpcmp__v1__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=dumpcmp__v1__pb2.DeleteSessionReply.FromString,
+                _registered_method=True)
 
 
 class DumpCompareServicer:
@@ -125,6 +130,14 @@ class DumpCompareServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteSession(self, request, context):
+        """Drops a session: its rows, files and result files, from the store and the disk. Refused
+        with FAILED_PRECONDITION while an agent streams into it (SessionInfo.streams).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DumpCompareServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -162,6 +175,11 @@ def add_DumpCompareServicer_to_server(servicer, server):
                     servicer.FetchResult,
                     request_deserializer=dumpcmp__v1__pb2.FetchResultRequest.FromString,
                     response_serializer=dumpcmp__v1__pb2.FileChunk.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=dumpcmp__v1__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=dumpcmp__v1__pb2.DeleteSessionReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -353,6 +371,33 @@ class DumpCompare:
             '/dumpcmp.v1.DumpCompare/FetchResult',
             dumpcmp__v1__pb2.FetchResultRequest.SerializeToString,
             dumpcmp__v1__pb2.FileChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dumpcmp.v1.DumpCompare/DeleteSession',
+            dumpcmp__v1__pb2.DeleteSessionRequest.SerializeToString,
+            dumpcmp__v1__pb2.DeleteSessionReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -31,6 +31,7 @@ def every_call(client: Client) -> list[Callable[[], object]]:
         lambda: client.rows("s1"),
         lambda: client.fetch("s1", "x.csv"),
         lambda: client.upload(file_messages("s1", pb.DUMP, "a", b"x")),
+        lambda: stub.DeleteSession(pb.DeleteSessionRequest(session="s1"), timeout=10),
     ]
 
 
@@ -39,7 +40,7 @@ def test_token_is_checked_on_every_call(hosts: Hosts, tmp_path: Path, status_of:
     anonymous = hosts.client(server)
     wrong = hosts.client(server, token_file=token_file(tmp_path / "wrong", "s3cret-tokeN"))
     for client in (anonymous, wrong):
-        assert [status_of(call) for call in every_call(client)] == [grpc.StatusCode.UNAUTHENTICATED] * 7
+        assert [status_of(call) for call in every_call(client)] == [grpc.StatusCode.UNAUTHENTICATED] * 8
     right = hosts.client(server, token_file=tmp_path / "token")
     assert right.open("s1").session == "s1"
     assert [a.status for a in right.upload(file_messages("s1", pb.DUMP, "a", b"x"))] == [pb.UploadAck.STORED]

@@ -102,3 +102,25 @@ def test_an_allowed_directory_must_exist(tmp_path: Path) -> None:
         with pytest.raises(DumpcmpError, match=f"^--host-paths {given}: not an existing directory$"):
             start(HostConfig("127.0.0.1:0", tmp_path / "data", host_paths=(given,)))
     assert not (tmp_path / "data").exists()
+
+
+def test_an_allowed_host_path_that_is_not_there_is_refused_when_the_session_opens(
+    hosts: Hosts, tmp_path: Path, status_of: StatusOf
+) -> None:
+    # Said to the agent before it streams anything, in its options' words; it was found only at
+    # the close, as the host's "golden path … holds neither golden npy files nor NPU dump files".
+    allowed = tmp_path / "allowed"
+    (allowed / "golden").mkdir(parents=True)
+    (allowed / "rule.json").write_text("{}")
+    client = hosts.client(hosts.start(tmp_path / "data", host_paths=(allowed,)))
+    no_dir, no_file = "no such directory on the host", "no such file on the host"
+    for name, setting, path, said in [
+        ("g1", "golden_host_path", allowed / "nosuch", f"--golden-on-host {{!r}}: {no_dir}"),
+        ("g2", "golden_host_path", allowed / "rule.json", f"--golden-on-host {{!r}}: {no_dir}"),
+        ("r1", "fusion_rule_host_path", allowed / "nosuch.json", f"--fusion-rule-on-host {{!r}}: {no_file}"),
+        ("r2", "fusion_rule_host_path", allowed / "golden", f"--fusion-rule-on-host {{!r}}: {no_file}"),
+    ]:
+        error = refusal(client, name, **{setting: str(path)})
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, name  # type: ignore[attr-defined]
+        assert error.details() == said.format(str(path)), name  # type: ignore[attr-defined]
+        assert status_of(lambda n=name: client.info(n)) == grpc.StatusCode.NOT_FOUND  # no session was made

@@ -242,3 +242,54 @@ def test_short_writes_are_written_whole(tmp_path: Path, monkeypatch: pytest.Monk
     stored = incoming.commit()
     assert stored.read_bytes() == data + data[:100]
     assert incoming.digest() == hashlib.sha256(data + data[:100]).digest()
+
+
+class _EndingCall:
+    """A servicer context whose call ends when the test says (an agent killed mid-stream)."""
+
+    def __init__(self) -> None:
+        self.active = True
+
+    def is_active(self) -> bool:
+        return self.active
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        raise AssertionError(f"aborted: {code} {details}")
+
+
+def test_a_file_finished_after_its_call_ended_leaves_no_temporary(tmp_path: Path) -> None:
+    # Under load, the receiving thread can finish a file the killed agent had sent just after the
+    # answering side gave up on the call: nobody would answer it, its .part stayed until a restart.
+    from dumpcmp.host.server.service import DumpCompareService
+
+    service = DumpCompareService(tmp_path / "data")
+    call = _EndingCall()
+    service.OpenSession(pb.OpenSessionRequest(session="s1"), call)
+    *sent, last = file_messages("s1", DUMP, "late", b"l" * 3000, chunk=1000)
+    call_over = threading.Event()
+
+    def stream() -> Iterator[pb.UploadMessage]:
+        yield from sent
+        assert call_over.wait(CALL_TIMEOUT_S)
+        yield last  # was buffered: the receiving thread gets it after the call ended
+
+    incoming = tmp_path / "data/sessions/s1/.incoming"
+    answers = service.Upload(stream(), call)
+    answering = threading.Thread(target=lambda: list(answers))
+    answering.start()
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while not (incoming.is_dir() and any(incoming.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the file is being received
+    receiver = next(t for t in threading.enumerate() if t.name == "dumpcmp-recv")
+    call.active = False
+    answering.join(CALL_TIMEOUT_S)  # the answering side notices the call is over and stops
+    assert not answering.is_alive()
+    call_over.set()
+    receiver.join(CALL_TIMEOUT_S)
+    assert not receiver.is_alive()
+    assert not any(incoming.iterdir())
+    assert service.store.files("s1") == []
+    service.stop()
