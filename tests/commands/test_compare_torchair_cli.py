@@ -208,3 +208,17 @@ def test_a_corrupt_ge_file_gets_a_row_with_its_reason_and_the_others_are_compare
     assert rows[0]["Err_message"].startswith("corrupt GE dump file") and str(broken) in rows[0]["Err_message"]
     assert [r["Result"] for r in rows[1:]] == ["PASS", "PASS", "FAIL"]
     assert "unreadable NPU tensors: 1" in result.output
+
+
+def test_a_fifo_in_the_ge_dump_is_skipped_by_name(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    import os
+
+    ge, fx = pair
+    token = next(p.parent for p in ge.rglob("Add.add_1.*"))
+    fifo = token / "Conv2D.Conv2D_9.8.0.1795484276456784"
+    os.mkfifo(fifo)
+    os.mkfifo(next(fx.rglob("*.npy")).parent / "relu-aten.relu.default.OUTPUT.0.1.npy")
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert f"skipped {fifo}: not a regular file: a FIFO" in result.output.splitlines()
+    assert "relu-aten.relu.default.OUTPUT.0.1.npy: not a regular file: a FIFO" in result.output

@@ -54,7 +54,7 @@ from dumpcmp.host.torchair.reduced_stats import ReducedStats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
 from dumpcmp.proto.reduced import REDUCED_FILE
-from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
+from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry, not_regular
 
 __all__ = [
     "FxDump",
@@ -299,7 +299,10 @@ class _Walk:
 
     def _add(self, path: Path, name: str) -> None:
         """``name``: the file's name, or the long name a mapping.csv gives a numeric one."""
-        if _GRAPH_FILE.match(name):
+        irregular = not_regular(path)
+        if irregular:
+            self.skipped.append(SkippedFile(path, irregular))
+        elif _GRAPH_FILE.match(name):
             self.graph_files.append(path)
         elif name.endswith(FX_SUFFIX):
             self._add_fx(path)
@@ -408,7 +411,7 @@ def _graphs(
     the path given lies deeper than that."""
     candidates = set(walked)
     if root.is_dir():
-        candidates.update(p for p in root.iterdir() if _GRAPH_FILE.match(p.name) and p.is_file())
+        candidates.update(p for p in root.iterdir() if _GRAPH_FILE.match(p.name) and not not_regular(p))
     per_rank: dict[int, tuple[list[Path], list[Path]]] = {}
     for path in sorted(candidates):
         rank = _graph_rank(path, layout)
