@@ -164,9 +164,8 @@ def test_a_fifo_is_skipped_with_its_kind_never_opened(tmp_path: Path) -> None:
 
     expected = _dump_tree(tmp_path / "dump")
     key = next(iter(expected))
-    fifo = tmp_path / "dump" / key.session / key.device / key.model / key.model_id / key.step / (
-        f"Conv2D.Conv2D_9.8.0.{STAMP}"
-    )
+    step = tmp_path / "dump" / key.session / key.device / key.model / key.model_id / key.step
+    fifo = step / f"Conv2D.Conv2D_9.8.0.{STAMP}"
     os.mkfifo(fifo)
     tree = walk_dump_tree(tmp_path / "dump")
     assert [(s.path, s.reason) for s in tree.skipped] == [(fifo, "not a regular file: a FIFO")]
