@@ -309,6 +309,7 @@ def _compare_torchair(
     limits: TorchairLimits,
 ) -> None:
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
+    from dumpcmp.errors import DumpcmpError
     from dumpcmp.host.metrics.torchair import ErrorBounds
     from dumpcmp.host.torchair.family import SummaryMode
     from dumpcmp.host.torchair.layout import open_inputs
@@ -354,9 +355,11 @@ def _compare_torchair(
 
         report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
         graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
-        if reports.html:
-            with user_errors():
-                graphs = {rank: load_ge_graph(files) for rank, files in inputs.target.graphs.items()}
+        for rank, files in inputs.target.graphs.items() if reports.html else ():
+            try:
+                graphs[rank] = load_ge_graph(files)
+            except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
+                out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
         _write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:

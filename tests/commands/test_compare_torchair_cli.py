@@ -222,3 +222,21 @@ def test_a_fifo_in_the_ge_dump_is_skipped_by_name(pair: tuple[Path, Path], tmp_p
     assert result.exit_code == 0, result.output
     assert f"skipped {fifo}: not a regular file: a FIFO" in result.output.splitlines()
     assert "relu-aten.relu.default.OUTPUT.0.1.npy: not a regular file: a FIFO" in result.output
+
+
+def test_a_malformed_graph_dump_fails_only_its_rank(tmp_path: Path) -> None:
+    ge, fx = write_pair(tmp_path / "data", _ops(1.1), _ops(), rank=0)
+    write_pair(tmp_path / "data", _ops(), _ops(), rank=1)
+    graph = next(ge.rglob("dynamo_optimized_*rank_1_*.txt"))
+    graph.write_bytes(graph.read_bytes()[:-30] + b"\x00\xff garbage\n")
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--html")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "\x00" not in result.output
+    rank0 = _table(next(out.glob("rank0_token0_*.csv")))
+    assert [r["Result"] for r in rank0] == ["PASS"] * 5 + ["FAIL"]
+    rank1 = _table(next(out.glob("rank1_token0_*.csv")))
+    assert {r["Result"] for r in rank1} == {"N/A"} and len(rank1) == 6
+    assert {r["Err_message"] for r in rank1} == {rank1[0]["Err_message"]}
+    assert rank1[0]["Err_message"].startswith(f"rank 1's GE graph dump is unreadable: {graph}:")
+    assert "  6 × rank 1's GE graph dump is unreadable" in result.output
