@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 import typer
 
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
-from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._flags import StrictCommand, refusal
 from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
@@ -42,6 +42,7 @@ class TensorSide(str, Enum):
 
 
 def compare(
+    ctx: typer.Context,
     target: Annotated[
         Path,
         typer.Option("-tp", "-l", "--target-path", "--target_path", help="NPU dump tree, or one dump file."),
@@ -184,17 +185,10 @@ def compare(
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
+    refused = refusal(ctx, _unused_options(mode, summary_mode))
+    if refused is not None:
+        fail(refused)
     if mode is Mode.torchair:
-        offline_only = {
-            "-fr": fusion_rule, "-cfr": close_fusion_rule, "-qfr": quant_fusion_rule, "-d": detail_op,
-            "--custom": custom, "--cluster": cluster, "--overflow-detection": overflow_detection or None,
-        }  # fmt: skip
-        given = [flag for flag, value in offline_only.items() if value is not None]
-        if given:
-            fail(
-                f"{', '.join(given)}: not an option of --mode torchair "
-                "(GE ops are matched through the GE graph dump)"
-            )
         _compare_torchair(
             target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
             ReportFlags(html, model_explorer),
@@ -202,8 +196,6 @@ def compare(
                            five_thousandth_bound),
         )  # fmt: skip
         return
-    if summary_mode is not None:
-        fail("--summary-mode is an option of --mode torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
@@ -266,6 +258,44 @@ def compare(
     problem = nothing_compared(outcome, request.thresholds)
     if problem is not None:
         fail(problem)
+
+
+_NOT_TORCHAIR = "not an option of --mode torchair"
+_OFFLINE_ONLY = {
+    "fusion_rule": f"{_NOT_TORCHAIR} (GE ops are matched through the GE graph dump's _fx_tensor_name)",
+    "close_fusion_rule": f"{_NOT_TORCHAIR} (a fusion-off GE dump is given as -gp, matched by op name)",
+    "quant_fusion_rule": f"{_NOT_TORCHAIR} (TorchAir runs are not AMCT-quantised models)",
+    "detail_op": f"{_NOT_TORCHAIR} (element-by-element detail is written for offline_data rows)",
+    "detail_index": f"{_NOT_TORCHAIR} (-i and -t belong to -d, an offline_data option)",
+    "detail_side": f"{_NOT_TORCHAIR} (-i and -t belong to -d, an offline_data option)",
+    "custom": f"{_NOT_TORCHAIR} (GE dumps are read by the built-in decoders)",
+    "cluster": f"{_NOT_TORCHAIR} (it compares on this machine; copy the dumps here)",
+    "cluster_timeout": f"{_NOT_TORCHAIR} (it compares on this machine; copy the dumps here)",
+    "overflow_detection": f"{_NOT_TORCHAIR} (its table, metrics.md §2, has no OverFlow column)",
+    **dict.fromkeys(
+        ("red_threshold", "kl_threshold", "rmse_threshold", "mre_threshold"),
+        f"{_NOT_TORCHAIR} (its verdicts use --cosine-threshold and --max-rel-threshold, "
+        "or --stats-threshold)",
+    ),
+}
+_TORCHAIR_ONLY = dict.fromkeys(
+    ("summary_mode", "max_rel_threshold", "thousandth_bound", "five_thousandth_bound"),
+    "an option of --mode torchair",
+)
+_REAL_ONLY = ("cosine_threshold", "max_rel_threshold", "thousandth_bound", "five_thousandth_bound")
+
+
+def _unused_options(mode: Mode, summary: SummaryModeOption | None) -> dict[str, str]:
+    """The options a run of this mode would ignore, with why (refused if given)."""
+    if mode is not Mode.torchair:
+        return _TORCHAIR_ONLY
+    summary = summary or SummaryModeOption.real
+    unused = dict(_OFFLINE_ONLY)
+    if summary is not SummaryModeOption.real:
+        unused.update(dict.fromkeys(_REAL_ONLY, f"a threshold of --summary-mode real, not {summary.value}"))
+    if summary is not SummaryModeOption.statistics:
+        unused["stats_threshold"] = f"a threshold of --summary-mode statistics, not {summary.value}"
+    return unused
 
 
 def _write_reports(

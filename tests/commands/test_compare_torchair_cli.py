@@ -126,8 +126,20 @@ def test_nothing_compared_is_an_error_not_an_all_clear(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "text"),
     [
-        (["-fr", "rules.json"], "-fr: not an option of --mode torchair"),
-        (["--overflow-detection"], "--overflow-detection: not an option of --mode torchair"),
+        (["-fr", "rules.json"], "-fr: not an option of --mode torchair (GE ops are matched through"),
+        (["-overflow_detection"], "--overflow-detection: not an option of --mode torchair (its table"),
+        (["-d", "add_1"], "-d: not an option of --mode torchair (element-by-element detail"),
+        (["--cluster", "h:1"], "--cluster: not an option of --mode torchair (it compares on this machine"),
+        (["--kl-threshold", "1", "--mre-threshold", "2"], "--kl-threshold, --mre-threshold: not an option"),
+        (["--red-threshold", "1"], "--red-threshold: not an option of --mode torchair (its verdicts use"),
+        (
+            ["--stats-threshold", "0.1"],
+            "--stats-threshold: a threshold of --summary-mode statistics, not real",
+        ),
+        (
+            ["--summary-mode", "md5", "--max-rel-threshold", "0.1"],
+            "--max-rel-threshold: a threshold of --summary-mode real, not md5",
+        ),
     ],
 )
 def test_offline_only_options_are_refused(
@@ -144,8 +156,13 @@ def test_summary_mode_belongs_to_torchair(pair: tuple[Path, Path], tmp_path: Pat
     one_error_line(
         compare("-tp", ge, "-gp", fx, "-o", tmp_path / "out", "--summary-mode", "md5"),
         1,
-        "--summary-mode is an option of --mode torchair",
+        "--summary-mode: an option of --mode torchair",
     )
+    for flag in ("--max-rel-threshold", "--thousandth-bound", "--five-thousandth-bound"):  # were ignored
+        one_error_line(
+            compare("-tp", ge, "-gp", fx, "-o", tmp_path / "out", flag, "0.5"), 1, f"{flag}: an option of"
+        )
+    assert not (tmp_path / "out").exists()
     unknown = compare(
         "-m", "torchair", "-tp", ge, "-gp", fx, "--summary-mode", "sha"
     )  # click's own usage error
