@@ -12,7 +12,7 @@ import typer
 
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand, refusal
-from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._output import console, counted, fail, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
@@ -342,7 +342,7 @@ def _compare_torchair(
     from dumpcmp.errors import DumpcmpError
     from dumpcmp.host.metrics.torchair import ErrorBounds
     from dumpcmp.host.torchair.family import SummaryMode
-    from dumpcmp.host.torchair.layout import open_inputs
+    from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
     from dumpcmp.host.torchair.rows import TorchairThresholds
     from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
     from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
@@ -372,6 +372,13 @@ def _compare_torchair(
         out.print(f"skipped {path}: {reason}", markup=False)
     if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    fused = inputs.fused_bench_ops
+    if fused:
+        out.print(
+            f"warning: the GE dump -gp {golden} has {counted(len(fused), 'fused op')} ({FUSED_OP_TYPE}, e.g. "
+            f"{fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off",
+            markup=False,
+        )
     for line in summarize_torchair(outcome):
         out.print(line, markup=False)
     if advisor:

@@ -257,3 +257,30 @@ def test_a_malformed_graph_dump_fails_only_its_rank(tmp_path: Path) -> None:
     assert {r["Err_message"] for r in rank1} == {rank1[0]["Err_message"]}
     assert rank1[0]["Err_message"].startswith(f"rank 1's GE graph dump is unreadable: {graph}:")
     assert "  6 × rank 1's GE graph dump is unreadable" in result.output
+
+
+def test_the_same_dump_on_both_sides_is_an_error(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """It passed: "no FAIL: all 83 compared tensor pairs PASS"."""
+    ge, _ = pair
+    out = tmp_path / "out"
+    one_error_line(
+        compare("-m", "torchair", "-tp", ge, "-gp", ge / ".." / "ge", "-o", out), 1, "same directory"
+    )
+    one_error_line(
+        compare("-m", "torchair", "-tp", ge, "-gp", ge / "msprobe_ge_dump", "-o", out),
+        1,
+        "the very GE dump of -tp",
+    )
+    assert not out.exists()
+
+
+def test_a_fused_ge_bench_is_named_in_a_warning(tmp_path: Path) -> None:
+    a = np.arange(4, dtype=np.float32)
+    ops = [GeOp("add_1mul_1", "AutomaticBufferFusionOp", [a], [a])]
+    ge, _ = write_pair(tmp_path / "on", ops)
+    bench, _ = write_pair(tmp_path / "off", ops)  # "fusion off" that holds the same fused op
+    result = compare("-m", "torchair", "-tp", ge, "-gp", bench, "-o", tmp_path / "out")
+    assert (
+        f"warning: the GE dump -gp {bench} has 1 fused op (AutomaticBufferFusionOp, e.g. add_1mul_1): "
+        "it was dumped with fusion on" in result.output
+    )

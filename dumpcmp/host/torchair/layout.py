@@ -57,6 +57,7 @@ from dumpcmp.proto.reduced import REDUCED_FILE
 from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry, not_regular
 
 __all__ = [
+    "FUSED_OP_TYPE",
     "FxDump",
     "FxLayout",
     "GeDump",
@@ -67,6 +68,7 @@ __all__ = [
     "open_inputs",
 ]
 
+FUSED_OP_TYPE = "AutomaticBufferFusionOp"
 _RANK_DIR = re.compile(r"^worldsize([0-9]+)_global_rank([0-9]+)\Z")
 _GM_DIR = re.compile(r"^gm_.+_dump\Z")
 _DATA_DUMP = "data_dump"
@@ -161,13 +163,28 @@ class TorchairInputs:
     def skipped(self) -> tuple[SkippedFile, ...]:
         return self.target.skipped + self.bench.skipped
 
+    @property
+    def fused_bench_ops(self) -> tuple[str, ...]:
+        """Fused ops of a GE bench: it was dumped with fusion on, where fusion off is expected."""
+        if not isinstance(self.bench, GeDump):
+            return ()
+        entries = (e for es in self.bench.shards.values() for e in es)
+        return tuple(sorted({e.name.op_name for e in entries if e.name.op_type == FUSED_OP_TYPE}))
+
 
 def open_inputs(target: Path, bench: Path) -> TorchairInputs:
     """``-tp`` (a GE dump) and ``-gp`` (an FX dump, or the GE dump of a fusion-off run)."""
+    if target.resolve() == bench.resolve():
+        raise MatchError(f"-tp and -gp are the same directory ({target}): a dump compared with itself")
     ge = open_dump(target)
     if not isinstance(ge, GeDump):
         raise MatchError(f"{target} holds an FX dump ({ge.root}); the target side (-tp) is the GE dump")
     other = open_dump(bench)
+    if isinstance(other, GeDump) and other.root.resolve() == ge.root.resolve():
+        raise MatchError(
+            f"-gp {bench} is the very GE dump of -tp ({ge.root}): the bench is a GE dump of a "
+            "fusion-off run, or an FX dump"
+        )
     ge, other = _same_ranks(ge, other)
     if not set(ge.shards) & set(other.shards):
         raise MatchError(

@@ -33,7 +33,7 @@ import numpy as np
 from dumpcmp.errors import DumpFormatError, FormatError, MatchError
 from dumpcmp.host.torchair.fx_golden import FxTensorKey
 from dumpcmp.host.torchair.ge_graph import FX_TENSOR_ATTR, GeOp, parse_ge_graph
-from dumpcmp.host.torchair.layout import FxDump, GraphFiles, TorchairInputs
+from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, FxDump, GraphFiles, TorchairInputs
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
 from dumpcmp.host.torchair.reduced_stats import ReducedStats
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
@@ -43,7 +43,6 @@ from dumpcmp.proto.walker import DumpEntry
 
 __all__ = ["FUSED_OP_TYPE", "SELF_COMPARED_TYPES", "RankGraph", "TorchairMatcher", "split_fused"]
 
-FUSED_OP_TYPE = "AutomaticBufferFusionOp"
 SELF_COMPARED_TYPES = frozenset({"Cast", "TransData"})
 _IO = ("input", "output")
 
