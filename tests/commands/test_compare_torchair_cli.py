@@ -256,7 +256,7 @@ def test_a_malformed_graph_dump_fails_only_its_rank(tmp_path: Path) -> None:
     assert {r["Result"] for r in rank1} == {"N/A"} and len(rank1) == 6
     assert {r["Err_message"] for r in rank1} == {rank1[0]["Err_message"]}
     assert rank1[0]["Err_message"].startswith(f"rank 1's GE graph dump is unreadable: {graph}:")
-    assert "  6 × rank 1's GE graph dump is unreadable" in result.output
+    assert "  6 × e.g. rank 1's GE graph dump is unreadable" in result.output
 
 
 def test_the_same_dump_on_both_sides_is_an_error(pair: tuple[Path, Path], tmp_path: Path) -> None:
@@ -284,3 +284,45 @@ def test_a_fused_ge_bench_is_named_in_a_warning(tmp_path: Path) -> None:
         f"warning: the GE dump -gp {bench} has 1 fused op (AutomaticBufferFusionOp, e.g. add_1mul_1): "
         "it was dumped with fusion on" in result.output
     )
+
+
+def test_real_mode_on_reduced_data_says_to_use_statistics_or_md5(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The hint was "check that -gp is the FX dump of this very run", wrong for reduced data."""
+    from dumpcmp.host.torchair.reduce import Reducer
+
+    ge, fx = pair
+    Reducer().reduce_tree(ge.parent)
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out)
+    assert result.exit_code == 1, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("Error: nothing compared: none of the 12 tensor pairs has data on both sides")
+    assert last.endswith("use --summary-mode statistics or md5") and "this very run" not in last
+    assert len(list(out.glob("*.csv"))) == 2  # written, as offline_data writes a result that compared nothing
+    assert "N/A" in _table(next(out.glob("*.csv")))[0]["Result"]
+    statistics = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--summary-mode", "statistics")
+    assert statistics.exit_code == 0, statistics.output
+
+
+def test_not_compared_reasons_are_grouped_by_kind(tmp_path: Path) -> None:
+    """Without ``_fx_tensor_name`` the tester got one "1 × …" line per op; a missing rank graph gave
+    "no GE graph dump for rank 1" plus redundant "fused GE op … does not split" lines."""
+    rng = np.random.default_rng(3)
+    ops = [GeOp(f"relu_{i}", "Relu", [a], [a], "") for i, a in enumerate(rng.standard_normal((8, 4)))]
+    fused = np.ones(4, np.float32)
+    ops.append(GeOp("relu_0relu_1", "AutomaticBufferFusionOp", [fused], [fused], ""))
+    ge, fx = write_pair(
+        tmp_path / "data", [*ops[:2], GeOp("k", "Relu", [fused], [fused], "k-aten.relu.default")]
+    )
+    write_pair(tmp_path / "data", ops, rank=1)
+    for graph in ge.rglob("dynamo_*rank_1_*.txt"):
+        graph.unlink()
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    grouped = lines[lines.index("not compared, by reason:") + 1 :]
+    assert grouped[0] == "  18 × e.g. no GE graph dump for rank 1", result.output
+    assert grouped[1] == "  2 × e.g. no FX tensor for GE op relu_0 input 0 (no _fx_tensor_name)"
+    assert not any(line.startswith("  1 × ") or "does not split" in line for line in grouped)

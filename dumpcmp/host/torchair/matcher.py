@@ -189,6 +189,8 @@ class TorchairMatcher:
         if self.fx is not None:
             if _self_compared(entry, graph):
                 return [_self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
+            if graph is _NO_GRAPH:  # one reason for every op, fused or not
+                return [_pair(target, t, f"no GE graph dump for rank {shard.rank}") for t in target.tensors]
             sources = _sources(
                 entry, graph, lambda: graph.members, f"rank {shard.rank}'s original graph dump"
             )
@@ -259,8 +261,6 @@ def _fx_bench(
     name, io, index = entry.name.op_name, tensor.io, tensor.index
     source = graph.op(sources[io])
     if source is None:
-        if graph is _NO_GRAPH:
-            return f"no GE graph dump for rank {shard.rank}"
         return f"GE op {sources[io]} is not in the GE graph dump of rank {shard.rank}"
     if not source.fx_key:
         via = "" if sources[io] == name else f" (through its member {source.name})"
