@@ -45,7 +45,13 @@ def compare(
     ctx: typer.Context,
     target: Annotated[
         Path,
-        typer.Option("-tp", "-l", "--target-path", "--target_path", help="NPU dump tree, or one dump file."),
+        typer.Option(
+            "-tp",
+            "-l",
+            "--target-path",
+            "--target_path",
+            help="NPU dump tree, or one dump file; --mode torchair: the GE dump (msprobe_ge_dump).",
+        ),
     ],
     golden: Annotated[
         Path,
@@ -54,7 +60,8 @@ def compare(
             "-r",
             "--golden-path",
             "--golden_path",
-            help="Golden npy directory, a second NPU dump tree, or one .npy file.",
+            help="Golden npy directory, a second NPU dump tree, or one .npy file; --mode torchair: the FX "
+            "dump (msprobe_fx_dump) or the GE dump of the same run with fusion off.",
         ),
     ],
     mode: Annotated[Mode, typer.Option("-m", "--mode", help="Comparison family.")] = Mode.offline_data,
@@ -142,7 +149,8 @@ def compare(
         float,
         typer.Option(
             "--stats-threshold",
-            help="Statistics dumps: a statistic fails when |diff| / max(|NPU|, |golden|) is above this.",
+            help="Statistics dumps, and --mode torchair --summary-mode statistics: a statistic fails when "
+            "|diff| / max(|NPU|, |golden|) is above this.",
         ),
     ] = _LIMITS.statistics,
     advisor: Annotated[
@@ -156,7 +164,8 @@ def compare(
         typer.Option(
             "--summary-mode",
             "--summary_mode",
-            help="--mode torchair: real data (default), statistics or md5.",
+            help="--mode torchair: real data, statistics or md5.",
+            show_default="real",
         ),
     ] = None,
     max_rel_threshold: Annotated[
@@ -181,7 +190,11 @@ def compare(
         ),
     ] = 0.005,
 ) -> None:
-    """Compare an NPU dump with golden data; one CSV row per target tensor."""
+    """Compare an NPU dump with golden data; one CSV row per target tensor.
+
+    --mode torchair compares a TorchAir run's GE dump with its FX dump, or with the GE dump of the
+    same run with fusion off (metrics.md §2).
+    """
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
@@ -196,6 +209,11 @@ def compare(
                            five_thousandth_bound),
         )  # fmt: skip
         return
+    if fusion_rule is None and close_fusion_rule is None and target.is_dir():
+        from dumpcmp.host.torchair.layout import holds_graph_dumps
+
+        if holds_graph_dumps(target):
+            fail(f"-tp {target} looks like a TorchAir run (GE graph dumps dynamo_*.txt): add -m torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))

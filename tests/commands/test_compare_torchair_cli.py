@@ -326,3 +326,21 @@ def test_not_compared_reasons_are_grouped_by_kind(tmp_path: Path) -> None:
     assert grouped[0] == "  18 × e.g. no GE graph dump for rank 1", result.output
     assert grouped[1] == "  2 × e.g. no FX tensor for GE op relu_0 input 0 (no _fx_tensor_name)"
     assert not any(line.startswith("  1 × ") or "does not split" in line for line in grouped)
+
+
+def test_a_torchair_run_without_mode_torchair_suggests_it(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    for target in (ge, ge / "msprobe_ge_dump"):
+        one_error_line(compare("-tp", target, "-gp", fx, "-o", out), 1, "add -m torchair")
+    assert not out.exists()
+
+
+def test_help_describes_the_torchair_sides_and_defaults() -> None:
+    result = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "--mode torchair compares a TorchAir run's GE dump with its FX dump" in text
+    assert "--mode torchair: the GE dump (msprobe_ge_dump)" in text
+    assert "--mode torchair: the FX dump (msprobe_fx_dump)" in text
+    assert "[default: (real)]" in text and "--summary-mode statistics: a statistic fails" in text

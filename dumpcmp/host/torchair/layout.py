@@ -64,6 +64,7 @@ __all__ = [
     "GeLayout",
     "GraphFiles",
     "TorchairInputs",
+    "holds_graph_dumps",
     "open_dump",
     "open_inputs",
 ]
@@ -234,6 +235,20 @@ def open_dump(path: Path) -> GeDump | FxDump:
         first = found.skipped[0]
         why = f" ({len(found.skipped)} files passed over, e.g. {first.path.name}: {first.reason})"
     raise MatchError(f"{path} holds no GE dump files and no FX npy files{why}")
+
+
+def holds_graph_dumps(path: Path) -> bool:
+    """Whether ``path`` or a directory right below it holds GE graph dumps: a TorchAir GE dump.
+    Two levels only: cheap on a large tree, and where ``msprobe_ge_dump`` puts them."""
+    levels = [path, *(p for p in _entries(path) if p.is_dir() and not p.is_symlink())]
+    return any(_GRAPH_FILE.match(p.name) for level in levels for p in _entries(level))
+
+
+def _entries(path: Path) -> list[Path]:
+    try:
+        return list(path.iterdir()) if path.is_dir() else []
+    except OSError:
+        return []
 
 
 def describe_shards(shards: Iterable[TorchairShardKey]) -> str:
@@ -455,7 +470,7 @@ def _graph_rank(path: Path, layout: GeLayout) -> int | None:
 
 def _fx_dump(path: Path, found: _Walk) -> FxDump:
     places = [place for _, place in found.fx_files]
-    layout = _one_layout(path, "FX", [(p.layout, p.root) for p in places])
+    layout = _one_layout(path, "FX", [(place.layout, file.parent) for file, place in found.fx_files])
     root = _one_root(path, "FX", [p.root for p in places])
     skipped = list(found.skipped)
     chosen: dict[TorchairShardKey, dict[FxTensorKey, tuple[int, Path]]] = {}
