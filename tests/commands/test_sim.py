@@ -191,7 +191,7 @@ def test_a_bad_torchair_layout_is_a_usage_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(
         _cli(),
-        ["sim", "run", "zoo:small_cnn", "--out", str(out), "--torchair", "--torchair-layout", "newest"],
+        ["sim", "run", "zoo:small_cnn", "--out", str(out), "--torchair", "--torchair-layout", "x"],
     )
     assert result.exit_code == 2 and "'x' is not one of" in result.output and not out.exists()
 
