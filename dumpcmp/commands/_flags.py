@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,7 +31,7 @@ from typer.core import TyperCommand
 
 from dumpcmp.commands._output import error_console
 
-__all__ = ["StrictCommand", "checked_args"]
+__all__ = ["StrictCommand", "checked_args", "refusal"]
 
 USAGE_EXIT_CODE = 2
 
@@ -194,3 +194,22 @@ def _closest(name: str, options: dict[str, _Option]) -> str | None:
 def _check_value(option: _Option, value: str, paths: frozenset[str]) -> None:
     if value == "" and option.name in paths:
         raise FlagError(f"{option.opts[0]}: empty path (give a file or directory; '.' for this one)")
+
+
+def refusal(context: typer.Context, reasons: Mapping[str, str]) -> str | None:
+    """One line refusing the options the command line gave among ``reasons`` (parameter name ->
+    why this run has no use for it), options of one reason together; None when none was given.
+
+    A default value is never refused, only what the user typed (or set in the environment): an
+    option this run would ignore must not look like it did something.
+    """
+    by_reason: dict[str, list[str]] = {}
+    for param in context.command.params:
+        name = param.name
+        source = context.get_parameter_source(name) if name in reasons else None
+        if name is not None and source is not None and source.name not in _UNSET:
+            by_reason.setdefault(reasons[name], []).append(param.opts[0])
+    return "; ".join(f"{', '.join(options)}: {why}" for why, options in by_reason.items()) or None
+
+
+_UNSET = ("DEFAULT", "DEFAULT_MAP")

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 import typer
 
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
-from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._flags import StrictCommand, refusal
+from dumpcmp.commands._output import console, counted, fail, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
@@ -42,9 +42,16 @@ class TensorSide(str, Enum):
 
 
 def compare(
+    ctx: typer.Context,
     target: Annotated[
         Path,
-        typer.Option("-tp", "-l", "--target-path", "--target_path", help="NPU dump tree, or one dump file."),
+        typer.Option(
+            "-tp",
+            "-l",
+            "--target-path",
+            "--target_path",
+            help="NPU dump tree, or one dump file; --mode torchair: the GE dump (msprobe_ge_dump).",
+        ),
     ],
     golden: Annotated[
         Path,
@@ -53,7 +60,8 @@ def compare(
             "-r",
             "--golden-path",
             "--golden_path",
-            help="Golden npy directory, a second NPU dump tree, or one .npy file.",
+            help="Golden npy directory, a second NPU dump tree, or one .npy file; --mode torchair: the FX "
+            "dump (msprobe_fx_dump) or the GE dump of the same run with fusion off.",
         ),
     ],
     mode: Annotated[Mode, typer.Option("-m", "--mode", help="Comparison family.")] = Mode.offline_data,
@@ -141,7 +149,8 @@ def compare(
         float,
         typer.Option(
             "--stats-threshold",
-            help="Statistics dumps: a statistic fails when |diff| / max(|NPU|, |golden|) is above this.",
+            help="Statistics dumps, and --mode torchair --summary-mode statistics: a statistic fails when "
+            "|diff| / max(|NPU|, |golden|) is above this.",
         ),
     ] = _LIMITS.statistics,
     advisor: Annotated[
@@ -155,7 +164,8 @@ def compare(
         typer.Option(
             "--summary-mode",
             "--summary_mode",
-            help="--mode torchair: real data (default), statistics or md5.",
+            help="--mode torchair: real data, statistics or md5.",
+            show_default="real",
         ),
     ] = None,
     max_rel_threshold: Annotated[
@@ -180,21 +190,18 @@ def compare(
         ),
     ] = 0.005,
 ) -> None:
-    """Compare an NPU dump with golden data; one CSV row per target tensor."""
+    """Compare an NPU dump with golden data; one CSV row per target tensor.
+
+    --mode torchair compares a TorchAir run's GE dump with its FX dump, or with the GE dump of the
+    same run with fusion off (metrics.md §2).
+    """
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
+    refused = refusal(ctx, _unused_options(mode, summary_mode))
+    if refused is not None:
+        fail(refused)
     if mode is Mode.torchair:
-        offline_only = {
-            "-fr": fusion_rule, "-cfr": close_fusion_rule, "-qfr": quant_fusion_rule, "-d": detail_op,
-            "--custom": custom, "--cluster": cluster, "--overflow-detection": overflow_detection or None,
-        }  # fmt: skip
-        given = [flag for flag, value in offline_only.items() if value is not None]
-        if given:
-            fail(
-                f"{', '.join(given)}: not an option of --mode torchair "
-                "(GE ops are matched through the GE graph dump)"
-            )
         _compare_torchair(
             target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
             ReportFlags(html, model_explorer),
@@ -202,8 +209,11 @@ def compare(
                            five_thousandth_bound),
         )  # fmt: skip
         return
-    if summary_mode is not None:
-        fail("--summary-mode is an option of --mode torchair")
+    if fusion_rule is None and close_fusion_rule is None and target.is_dir():
+        from dumpcmp.host.torchair.layout import holds_graph_dumps
+
+        if holds_graph_dumps(target):
+            fail(f"-tp {target} looks like a TorchAir run (GE graph dumps dynamo_*.txt): add -m torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
@@ -268,6 +278,44 @@ def compare(
         fail(problem)
 
 
+_NOT_TORCHAIR = "not an option of --mode torchair"
+_OFFLINE_ONLY = {
+    "fusion_rule": f"{_NOT_TORCHAIR} (GE ops are matched through the GE graph dump's _fx_tensor_name)",
+    "close_fusion_rule": f"{_NOT_TORCHAIR} (a fusion-off GE dump is given as -gp, matched by op name)",
+    "quant_fusion_rule": f"{_NOT_TORCHAIR} (TorchAir runs are not AMCT-quantised models)",
+    "detail_op": f"{_NOT_TORCHAIR} (element-by-element detail is written for offline_data rows)",
+    "detail_index": f"{_NOT_TORCHAIR} (-i and -t belong to -d, an offline_data option)",
+    "detail_side": f"{_NOT_TORCHAIR} (-i and -t belong to -d, an offline_data option)",
+    "custom": f"{_NOT_TORCHAIR} (GE dumps are read by the built-in decoders)",
+    "cluster": f"{_NOT_TORCHAIR} (it compares on this machine; copy the dumps here)",
+    "cluster_timeout": f"{_NOT_TORCHAIR} (it compares on this machine; copy the dumps here)",
+    "overflow_detection": f"{_NOT_TORCHAIR} (its table, metrics.md §2, has no OverFlow column)",
+    **dict.fromkeys(
+        ("red_threshold", "kl_threshold", "rmse_threshold", "mre_threshold"),
+        f"{_NOT_TORCHAIR} (its verdicts use --cosine-threshold and --max-rel-threshold, "
+        "or --stats-threshold)",
+    ),
+}
+_TORCHAIR_ONLY = dict.fromkeys(
+    ("summary_mode", "max_rel_threshold", "thousandth_bound", "five_thousandth_bound"),
+    "an option of --mode torchair",
+)
+_REAL_ONLY = ("cosine_threshold", "max_rel_threshold", "thousandth_bound", "five_thousandth_bound")
+
+
+def _unused_options(mode: Mode, summary: SummaryModeOption | None) -> dict[str, str]:
+    """The options a run of this mode would ignore, with why (refused if given)."""
+    if mode is not Mode.torchair:
+        return _TORCHAIR_ONLY
+    summary = summary or SummaryModeOption.real
+    unused = dict(_OFFLINE_ONLY)
+    if summary is not SummaryModeOption.real:
+        unused.update(dict.fromkeys(_REAL_ONLY, f"a threshold of --summary-mode real, not {summary.value}"))
+    if summary is not SummaryModeOption.statistics:
+        unused["stats_threshold"] = f"a threshold of --summary-mode statistics, not {summary.value}"
+    return unused
+
+
 def _write_reports(
     results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest
 ) -> None:
@@ -309,9 +357,10 @@ def _compare_torchair(
     limits: TorchairLimits,
 ) -> None:
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
+    from dumpcmp.errors import DumpcmpError
     from dumpcmp.host.metrics.torchair import ErrorBounds
     from dumpcmp.host.torchair.family import SummaryMode
-    from dumpcmp.host.torchair.layout import open_inputs
+    from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
     from dumpcmp.host.torchair.rows import TorchairThresholds
     from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
     from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
@@ -341,6 +390,13 @@ def _compare_torchair(
         out.print(f"skipped {path}: {reason}", markup=False)
     if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
         out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    fused = inputs.fused_bench_ops
+    if fused:
+        out.print(
+            f"warning: the GE dump -gp {golden} has {counted(len(fused), 'fused op')} ({FUSED_OP_TYPE}, e.g. "
+            f"{fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off",
+            markup=False,
+        )
     for line in summarize_torchair(outcome):
         out.print(line, markup=False)
     if advisor:
@@ -354,9 +410,11 @@ def _compare_torchair(
 
         report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
         graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
-        if reports.html:
-            with user_errors():
-                graphs = {rank: load_ge_graph(files) for rank, files in inputs.target.graphs.items()}
+        for rank, files in inputs.target.graphs.items() if reports.html else ():
+            try:
+                graphs[rank] = load_ge_graph(files)
+            except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
+                out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
         _write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:

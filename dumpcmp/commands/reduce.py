@@ -56,6 +56,8 @@ def reduce(
     from dumpcmp.host.torchair.reduce import Reducer, parse_keep
 
     with user_errors():
+        if duration is not None and not watch:
+            raise ConfigError("--duration: an option of --watch (a single pass ends by itself)")
         reducer = Reducer(parse_keep(keep))
         if not path.is_dir():
             raise ConfigError(f"{path}: " + ("not a directory" if path.exists() else "no such directory"))
@@ -65,6 +67,9 @@ def reduce(
             report = watch_and_reduce(path, reducer, duration=duration)
         else:
             report = reducer.reduce_tree(path)
+    if not report.seen and not watch:
+        console().print(f"nothing to reduce: {escape(str(path))} holds no files (at any depth)")
+        return
     _print_report(report, stopped=watch)
 
 
@@ -129,7 +134,10 @@ def _complete(path: Path, role: FileRole) -> Verdict:
     from dumpcmp.agent.completeness import Verdict, check_complete
     from dumpcmp.errors import FormatError
     from dumpcmp.proto.npy import npy_size
+    from dumpcmp.proto.walker import not_regular
 
+    if path.is_symlink() or not_regular(path):
+        return Verdict(True, "")  # nothing to wait for: the reducer says why it passes it over
     if not path.name.endswith(".npy"):
         return check_complete(path, role)
     try:
@@ -144,9 +152,12 @@ def _print_report(report: ReduceReport, *, stopped: bool) -> None:
 
     printer = console()
     kept = f"; {counted(len(report.kept), 'file')} left in place" if report.kept else ""
+    skipped = f"; {counted(len(report.skipped), 'file')} skipped" if report.skipped else ""
     prefix = "stopped: " if stopped else ""
     printer.print(
-        f"{prefix}reduced {counted(report.reduced, 'file')}, freed {human_bytes(report.freed)}{kept}"
+        f"{prefix}reduced {counted(report.reduced, 'file')}, freed {human_bytes(report.freed)}{kept}{skipped}"
     )
     for path, reason in report.kept:
         printer.print(f"kept {escape(str(path))}: {escape(reason)}")
+    for path, reason in report.skipped:
+        printer.print(f"skipped {escape(str(path))}: {escape(reason)}")

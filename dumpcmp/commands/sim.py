@@ -7,21 +7,29 @@ and writes the golden and ATC json; the model runs in between through the agent'
 
 from __future__ import annotations
 
+import shlex
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, user_errors
-from dumpcmp.errors import ConfigError
+from dumpcmp.commands._flags import StrictCommand, refusal
+from dumpcmp.commands._output import console, fail, user_errors
 
 if TYPE_CHECKING:
     from dumpcmp.fakes.simulate import SimulationResult
     from dumpcmp.fakes.torchair import TorchairSimulation
 
 __all__ = ["app", "simulate"]
+
+
+class TorchairLayout(str, Enum):
+    new = "new"
+    legacy = "legacy"
+    old = "old"
+
 
 app = typer.Typer(help="Run models on the simulated NPU.", no_args_is_help=True)
 
@@ -48,6 +56,7 @@ def simulate(model: str | Path, out_dir: str | Path, **options: Any) -> Simulati
 
 @app.command("run", cls=StrictCommand)
 def run_command(
+    ctx: typer.Context,
     model: Annotated[
         str,
         typer.Argument(help="An .onnx file, or zoo:small_cnn / zoo:transformer_block.", show_default=False),
@@ -96,13 +105,13 @@ def run_command(
         ),
     ] = False,
     torchair_layout: Annotated[
-        str,
+        TorchairLayout,
         typer.Option(
             "--torchair-layout",
             help="new (torch_npu > 7.1.0: worldsize/rank levels), legacy (7.1.0: data_dump/{token+1}) "
             "or old (./data_dump).",
         ),
-    ] = "new",
+    ] = TorchairLayout.new,
     ranks: Annotated[int, typer.Option("--ranks", min=1, help="With --torchair: ranks of the run.")] = 1,
     fusion_off_tree: Annotated[
         bool,
@@ -118,16 +127,16 @@ def run_command(
     """
     from dumpcmp.outputs import new_output_dir
 
+    refused = refusal(ctx, _ONLY_TORCHAIR if not torchair else _NOT_TORCHAIR)
+    if refused is not None:
+        fail(refused)
     if torchair:
-        with user_errors():
-            if acl_config is not None or quantize:
-                raise ConfigError("--torchair takes neither --acl-config nor --quantize")
-            with new_output_dir(out, "--out"):
-                run = _simulate_torchair(
-                    model, out, seed=seed, steps=steps, faults=inject or (), inputs=inputs or (),
-                    layout=torchair_layout, ranks=ranks, fusion=not no_fusion,
-                    fusion_off_tree=fusion_off_tree, atomic=atomic,
-                )  # fmt: skip
+        with user_errors(), new_output_dir(out, "--out"):
+            run = _simulate_torchair(
+                model, out, seed=seed, steps=steps, faults=inject or (), inputs=inputs or (),
+                layout=torchair_layout.value, ranks=ranks, fusion=not no_fusion,
+                fusion_off_tree=fusion_off_tree, atomic=atomic,
+            )  # fmt: skip
         _print_torchair(run)
         return
     with user_errors(), new_output_dir(out, "--out"):
@@ -162,6 +171,12 @@ def run_command(
         )
 
 
+_ONLY_TORCHAIR = dict.fromkeys(("torchair_layout", "ranks", "fusion_off_tree"), "an option of --torchair")
+_NOT_TORCHAIR = dict.fromkeys(
+    ("acl_config", "quantize"), "not an option of --torchair (its dump is written without AscendCL)"
+)
+
+
 def _simulate_torchair(model: str, out: Path, **options: Any) -> TorchairSimulation:
     from dumpcmp.fakes.torchair import simulate_torchair
 
@@ -184,12 +199,9 @@ def _print_torchair(run: TorchairSimulation) -> None:
         printer.print(
             f"fault      {escape(str(fault))} -> GE op {escape(run.fault_ge_ops.get(fault.op, '?'))}"
         )
-    printer.print(
-        f"compare    dumpcmp compare --mode torchair -tp {escape(str(run.ge_dump_dir))} "
-        f"-gp {escape(str(run.fx_dump_dir))}"
-    )
-    if run.fusion_off_dir is not None:
-        printer.print(
-            f"           dumpcmp compare --mode torchair -tp {escape(str(run.ge_dump_dir))} "
-            f"-gp {escape(str(run.fusion_off_dir))}"
-        )
+    benches = [run.fx_dump_dir] + ([run.fusion_off_dir] if run.fusion_off_dir is not None else [])
+    for label, bench in zip(("compare   ", "          "), benches, strict=False):
+        # Quoted for a shell: a directory named "q q" or "a;b" pastes as one argument.
+        command = shlex.join(["dumpcmp", "compare", "--mode", "torchair", "-tp", str(run.ge_dump_dir),
+                              "-gp", str(bench)])  # fmt: skip
+        printer.print(f"{label} {command}", markup=False)

@@ -31,7 +31,7 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, not_regular, walk_dump_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +97,10 @@ class NpyGoldenDir(_Keyed):
     def _add(self, path: Path, name: str) -> None:
         if name == "mapping.csv" or name.endswith(".npy" + SIDECAR_SUFFIX):
             return  # a sidecar is read with its npy file
+        irregular = not_regular(path)
+        if irregular:
+            self.skipped.append((path, irregular))
+            return
         try:
             parsed = parse_golden_name(name)
         except BadFileNameError as exc:

@@ -94,7 +94,7 @@ class Tally:
             targets=len(values) + len(stats),
             compared=len(compared),
             compared_stats=len(compared_stats),
-            not_compared=_grouped(missing),
+            not_compared=grouped_reasons(missing),
             unreadable=tuple(dict.fromkeys(_unreadable(outcome))),
             golden_only=sum(1 for s in outcome.shards for r in s.rows if r.index is None),
             diverging=len(bad),
@@ -114,7 +114,8 @@ def _kind(reason: str) -> str:
     return " ".join(w for i, w in enumerate(words) if not (w == "…" and i and words[i - 1] == "…"))
 
 
-def _grouped(reasons: list[str]) -> tuple[ReasonGroup, ...]:
+def grouped_reasons(reasons: list[str]) -> tuple[ReasonGroup, ...]:
+    """Reasons counted by kind (names blanked), each group with its first reason's words."""
     counts = Counter(_kind(r) for r in reasons)
     first: dict[str, str] = {}
     for reason in reasons:

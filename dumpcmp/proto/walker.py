@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +99,9 @@ def dump_entry(path: Path, base: Path, name: str | None = None) -> DumpEntry | S
     """What a walk of ``base`` makes of the file ``path`` (named ``name`` by a mapping file):
     a dump entry, a file skipped with its reason, or None for a file quietly passed over."""
     name = path.name if name is None else name
+    irregular = not_regular(path)
+    if irregular:
+        return SkippedFile(path, irregular)
     if name.startswith("."):
         return SkippedFile(path, "hidden or temporary file (still being written?)")
     is_stats = name.endswith(STATS_SUFFIX)
@@ -109,6 +113,25 @@ def dump_entry(path: Path, base: Path, name: str | None = None) -> DumpEntry | S
             return SkippedFile(path, f"not a dump file name: {exc.reason}")
         return None
     return DumpEntry(path, parsed, group_key(path, base), is_stats)
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def not_regular(path: Path) -> str:
+    """Why ``path`` is no file to read ("not a regular file: a FIFO"), "" for a regular file or one
+    that is gone (a file reduced to a summary). Opening a FIFO would block its reader forever."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "" if not path.is_symlink() else "a symbolic link to nothing"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return ""
+    kind = next((word for test, word in _KINDS if test(mode)), "special file")
+    return f"not a regular file: {kind}"
 
 
 def group_key(path: Path, base: Path) -> GroupKey:

@@ -126,8 +126,20 @@ def test_nothing_compared_is_an_error_not_an_all_clear(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "text"),
     [
-        (["-fr", "rules.json"], "-fr: not an option of --mode torchair"),
-        (["--overflow-detection"], "--overflow-detection: not an option of --mode torchair"),
+        (["-fr", "rules.json"], "-fr: not an option of --mode torchair (GE ops are matched through"),
+        (["-overflow_detection"], "--overflow-detection: not an option of --mode torchair (its table"),
+        (["-d", "add_1"], "-d: not an option of --mode torchair (element-by-element detail"),
+        (["--cluster", "h:1"], "--cluster: not an option of --mode torchair (it compares on this machine"),
+        (["--kl-threshold", "1", "--mre-threshold", "2"], "--kl-threshold, --mre-threshold: not an option"),
+        (["--red-threshold", "1"], "--red-threshold: not an option of --mode torchair (its verdicts use"),
+        (
+            ["--stats-threshold", "0.1"],
+            "--stats-threshold: a threshold of --summary-mode statistics, not real",
+        ),
+        (
+            ["--summary-mode", "md5", "--max-rel-threshold", "0.1"],
+            "--max-rel-threshold: a threshold of --summary-mode real, not md5",
+        ),
     ],
 )
 def test_offline_only_options_are_refused(
@@ -144,8 +156,13 @@ def test_summary_mode_belongs_to_torchair(pair: tuple[Path, Path], tmp_path: Pat
     one_error_line(
         compare("-tp", ge, "-gp", fx, "-o", tmp_path / "out", "--summary-mode", "md5"),
         1,
-        "--summary-mode is an option of --mode torchair",
+        "--summary-mode: an option of --mode torchair",
     )
+    for flag in ("--max-rel-threshold", "--thousandth-bound", "--five-thousandth-bound"):  # were ignored
+        one_error_line(
+            compare("-tp", ge, "-gp", fx, "-o", tmp_path / "out", flag, "0.5"), 1, f"{flag}: an option of"
+        )
+    assert not (tmp_path / "out").exists()
     unknown = compare(
         "-m", "torchair", "-tp", ge, "-gp", fx, "--summary-mode", "sha"
     )  # click's own usage error
@@ -208,3 +225,122 @@ def test_a_corrupt_ge_file_gets_a_row_with_its_reason_and_the_others_are_compare
     assert rows[0]["Err_message"].startswith("corrupt GE dump file") and str(broken) in rows[0]["Err_message"]
     assert [r["Result"] for r in rows[1:]] == ["PASS", "PASS", "FAIL"]
     assert "unreadable NPU tensors: 1" in result.output
+
+
+def test_a_fifo_in_the_ge_dump_is_skipped_by_name(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    import os
+
+    ge, fx = pair
+    token = next(p.parent for p in ge.rglob("Add.add_1.*"))
+    fifo = token / "Conv2D.Conv2D_9.8.0.1795484276456784"
+    os.mkfifo(fifo)
+    os.mkfifo(next(fx.rglob("*.npy")).parent / "relu-aten.relu.default.OUTPUT.0.1.npy")
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert f"skipped {fifo}: not a regular file: a FIFO" in result.output.splitlines()
+    assert "relu-aten.relu.default.OUTPUT.0.1.npy: not a regular file: a FIFO" in result.output
+
+
+def test_a_malformed_graph_dump_fails_only_its_rank(tmp_path: Path) -> None:
+    ge, fx = write_pair(tmp_path / "data", _ops(1.1), _ops(), rank=0)
+    write_pair(tmp_path / "data", _ops(), _ops(), rank=1)
+    graph = next(ge.rglob("dynamo_optimized_*rank_1_*.txt"))
+    graph.write_bytes(graph.read_bytes()[:-30] + b"\x00\xff garbage\n")
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--html")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "\x00" not in result.output
+    rank0 = _table(next(out.glob("rank0_token0_*.csv")))
+    assert [r["Result"] for r in rank0] == ["PASS"] * 5 + ["FAIL"]
+    rank1 = _table(next(out.glob("rank1_token0_*.csv")))
+    assert {r["Result"] for r in rank1} == {"N/A"} and len(rank1) == 6
+    assert {r["Err_message"] for r in rank1} == {rank1[0]["Err_message"]}
+    assert rank1[0]["Err_message"].startswith(f"rank 1's GE graph dump is unreadable: {graph}:")
+    assert "  6 × e.g. rank 1's GE graph dump is unreadable" in result.output
+
+
+def test_the_same_dump_on_both_sides_is_an_error(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    """It passed: "no FAIL: all 83 compared tensor pairs PASS"."""
+    ge, _ = pair
+    out = tmp_path / "out"
+    one_error_line(
+        compare("-m", "torchair", "-tp", ge, "-gp", ge / ".." / "ge", "-o", out), 1, "same directory"
+    )
+    one_error_line(
+        compare("-m", "torchair", "-tp", ge, "-gp", ge / "msprobe_ge_dump", "-o", out),
+        1,
+        "the very GE dump of -tp",
+    )
+    assert not out.exists()
+
+
+def test_a_fused_ge_bench_is_named_in_a_warning(tmp_path: Path) -> None:
+    a = np.arange(4, dtype=np.float32)
+    ops = [GeOp("add_1mul_1", "AutomaticBufferFusionOp", [a], [a])]
+    ge, _ = write_pair(tmp_path / "on", ops)
+    bench, _ = write_pair(tmp_path / "off", ops)  # "fusion off" that holds the same fused op
+    result = compare("-m", "torchair", "-tp", ge, "-gp", bench, "-o", tmp_path / "out")
+    assert (
+        f"warning: the GE dump -gp {bench} has 1 fused op (AutomaticBufferFusionOp, e.g. add_1mul_1): "
+        "it was dumped with fusion on" in result.output
+    )
+
+
+def test_real_mode_on_reduced_data_says_to_use_statistics_or_md5(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The hint was "check that -gp is the FX dump of this very run", wrong for reduced data."""
+    from dumpcmp.host.torchair.reduce import Reducer
+
+    ge, fx = pair
+    Reducer().reduce_tree(ge.parent)
+    out = tmp_path / "out"
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out)
+    assert result.exit_code == 1, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("Error: nothing compared: none of the 12 tensor pairs has data on both sides")
+    assert last.endswith("use --summary-mode statistics or md5") and "this very run" not in last
+    assert len(list(out.glob("*.csv"))) == 2  # written, as offline_data writes a result that compared nothing
+    assert "N/A" in _table(next(out.glob("*.csv")))[0]["Result"]
+    statistics = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--summary-mode", "statistics")
+    assert statistics.exit_code == 0, statistics.output
+
+
+def test_not_compared_reasons_are_grouped_by_kind(tmp_path: Path) -> None:
+    """Without ``_fx_tensor_name`` the tester got one "1 × …" line per op; a missing rank graph gave
+    "no GE graph dump for rank 1" plus redundant "fused GE op … does not split" lines."""
+    rng = np.random.default_rng(3)
+    ops = [GeOp(f"relu_{i}", "Relu", [a], [a], "") for i, a in enumerate(rng.standard_normal((8, 4)))]
+    fused = np.ones(4, np.float32)
+    ops.append(GeOp("relu_0relu_1", "AutomaticBufferFusionOp", [fused], [fused], ""))
+    ge, fx = write_pair(
+        tmp_path / "data", [*ops[:2], GeOp("k", "Relu", [fused], [fused], "k-aten.relu.default")]
+    )
+    write_pair(tmp_path / "data", ops, rank=1)
+    for graph in ge.rglob("dynamo_*rank_1_*.txt"):
+        graph.unlink()
+    result = compare("-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    grouped = lines[lines.index("not compared, by reason:") + 1 :]
+    assert grouped[0] == "  18 × e.g. no GE graph dump for rank 1", result.output
+    assert grouped[1] == "  2 × e.g. no FX tensor for GE op relu_0 input 0 (no _fx_tensor_name)"
+    assert not any(line.startswith("  1 × ") or "does not split" in line for line in grouped)
+
+
+def test_a_torchair_run_without_mode_torchair_suggests_it(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    ge, fx = pair
+    out = tmp_path / "out"
+    for target in (ge, ge / "msprobe_ge_dump"):
+        one_error_line(compare("-tp", target, "-gp", fx, "-o", out), 1, "add -m torchair")
+    assert not out.exists()
+
+
+def test_help_describes_the_torchair_sides_and_defaults() -> None:
+    result = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "--mode torchair compares a TorchAir run's GE dump with its FX dump" in text
+    assert "--mode torchair: the GE dump (msprobe_ge_dump)" in text
+    assert "--mode torchair: the FX dump (msprobe_fx_dump)" in text
+    assert "[default: (real)]" in text and "--summary-mode statistics: a statistic fails" in text

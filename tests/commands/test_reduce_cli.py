@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -150,3 +151,44 @@ def test_watch_stops_cleanly_on_ctrl_c(sim_tree: Path, tmp_path: Path) -> None:
     freed = sum(f.stat().st_size for f in files)
     assert out.strip().splitlines() == [f"stopped: reduced 5 files, freed {freed / 1000:.1f} KB"]
     assert "Traceback" not in err
+
+
+def test_fifo_symlink_and_foreign_names_are_skipped_by_name(sim_tree: Path, tmp_path: Path) -> None:
+    """A FIFO would block the reader forever; removing a symlink frees nothing (the tester saw
+    "freed 7.3 KB" for one); a file compare passes over is named, not reduced or ignored silently."""
+    count = len(_dumps(sim_tree))
+    token = _dumps(sim_tree)[0].parent
+    fifo = token / "Conv2D.Conv2D_9.8.0.1795484276456784"
+    os.mkfifo(fifo)
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"x" * 7000)
+    link = token / "123"
+    link.symlink_to(outside)
+    stray = token / "weights.npy"  # an npy file of no FX dump name: compare skips it
+    np.save(stray, np.zeros(3))
+    result = CliRunner().invoke(app, ["reduce", str(sim_tree)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith(f"reduced {count} files, freed ") and lines[0].endswith("; 3 files skipped")
+    assert f"skipped {fifo}: not a regular file: a FIFO" in lines
+    assert any(line.startswith(f"skipped {link}: a symbolic link") for line in lines)
+    assert any(line.startswith(f"skipped {stray}: not an FX dump file name") for line in lines)
+    assert link.is_symlink() and outside.stat().st_size == 7000 and stray.is_file()
+
+
+def test_a_symlink_to_stdin_is_not_followed(tmp_path: Path) -> None:
+    """``reduce /proc/self`` met fd/0 -> the terminal; a link is never opened."""
+    (tmp_path / "0").symlink_to("/dev/null")
+    result = CliRunner().invoke(app, ["reduce", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "reduced 0 files, freed 0 B; 1 file skipped"
+
+
+def test_nothing_to_reduce_says_where_it_looked(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["reduce", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"nothing to reduce: {tmp_path} holds no files (at any depth)"
+
+
+def test_duration_without_watch_is_refused(tmp_path: Path) -> None:
+    _one_line_error(["reduce", str(tmp_path), "--duration", "1"], "--duration: an option of --watch")

@@ -164,3 +164,60 @@ def _recorded(method: Any, name: str, calls: list[str]) -> Any:
         return method(*args)
 
     return call
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--ranks", "3", "--fusion-off-tree", "--torchair-layout", "old"],
+            "Error: --torchair-layout, --ranks, --fusion-off-tree: an option of --torchair",
+        ),
+        (["--torchair", "--quantize", "conv"], "Error: --quantize: not an option of --torchair"),
+    ],
+)
+def test_options_of_the_other_simulator_are_refused_not_ignored(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """The tester's ``--ranks 3 --fusion-off-tree`` without --torchair ran an offline sim."""
+    out = tmp_path / "out"
+    result = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "--out", str(out), *args])
+    assert result.exit_code == 1, result.output
+    assert result.output.strip() == message or result.output.strip().startswith(message)
+    assert len(result.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_bad_torchair_layout_is_a_usage_error(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        _cli(),
+        ["sim", "run", "zoo:small_cnn", "--out", str(out), "--torchair", "--torchair-layout", "x"],
+    )
+    assert result.exit_code == 2 and "'x' is not one of" in result.output and not out.exists()
+
+
+def test_the_printed_compare_commands_paste_as_they_read(tmp_path: Path) -> None:
+    """``--out "q q"`` printed ``-tp q q/msprobe_ge_dump``; with ``;`` pasting ran a second command."""
+    import shlex
+
+    out = tmp_path / "q q;touch pwned"
+    result = CliRunner().invoke(
+        _cli(), ["sim", "run", "zoo:small_cnn", "--out", str(out), "--torchair", "--fusion-off-tree"]
+    )
+    assert result.exit_code == 0, result.output
+    commands = [
+        line[line.index("dumpcmp") :] for line in result.output.splitlines() if "dumpcmp compare" in line
+    ]
+    assert len(commands) == 2
+    for command, bench in zip(commands, ("msprobe_fx_dump", "fusion_off/msprobe_ge_dump"), strict=True):
+        ge = f"{out}/msprobe_ge_dump"
+        assert shlex.split(command) == [
+            "dumpcmp",
+            "compare",
+            "--mode",
+            "torchair",
+            "-tp",
+            ge,
+            "-gp",
+            f"{out}/{bench}",
+        ]

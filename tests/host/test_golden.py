@@ -66,3 +66,14 @@ def test_a_junk_npy_golden_is_one_clear_line(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as info:
         found.load()
     assert str(info.value) == f"{tmp_path / f'conv.0.{STAMP}.npy'}: not a numpy .npy file (a text file)"
+
+
+def test_a_fifo_among_the_golden_files_is_skipped_not_opened(tmp_path: Path) -> None:
+    import os
+
+    np.save(tmp_path / "Relu_1.0.1700000000000000.npy", np.zeros(2, np.float32))
+    fifo = tmp_path / "Relu_2.0.1700000000000000.npy"
+    os.mkfifo(fifo)
+    source = NpyGoldenDir(tmp_path)
+    assert source.skipped == [(fifo, "not a regular file: a FIFO")]
+    assert source.output("Relu_1", 0) is not None and source.output("Relu_2", 0) is None

@@ -156,3 +156,17 @@ def test_names_with_every_character_ge_keeps_are_dump_files(tmp_path: Path) -> N
     [skipped] = tree.skipped
     assert skipped.path.name == f"Add.a b.4.2.{STAMP + 2}"
     assert "space" in skipped.reason
+
+
+def test_a_fifo_is_skipped_with_its_kind_never_opened(tmp_path: Path) -> None:
+    """Reading a FIFO blocks forever (a compare worker hung on one); it is named and passed over."""
+    import os
+
+    expected = _dump_tree(tmp_path / "dump")
+    key = next(iter(expected))
+    step = tmp_path / "dump" / key.session / key.device / key.model / key.model_id / key.step
+    fifo = step / f"Conv2D.Conv2D_9.8.0.{STAMP}"
+    os.mkfifo(fifo)
+    tree = walk_dump_tree(tmp_path / "dump")
+    assert [(s.path, s.reason) for s in tree.skipped] == [(fifo, "not a regular file: a FIFO")]
+    assert {k: [e.path.name for e in v] for k, v in tree.groups.items()} == expected

@@ -40,7 +40,7 @@ def header(mode: str) -> list[str]:
 def cells(row: TorchairRow) -> list[str]:
     data_name = f"[{row.npu_label}, {row.bench_label}]"
     return [row.api_name, "", data_name, *metric_cells(row), row.result, row.accuracy_reached,
-            " ".join(row.reasons)]  # fmt: skip
+            "; ".join(row.reasons)]  # fmt: skip
 
 
 def metric_cells(row: TorchairRow) -> list[str]:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from dumpcmp.host.session import ResultSettings
 
 RESULT_KIND = "compare_result"
+STATISTICS_ONLY = "statistics only"  # a reduced tensor, or a stats dump's: no data for real mode
 
 
 class SummaryMode(str, Enum):
@@ -106,7 +107,7 @@ def _real(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
     x, y = _load(pair.load_target, True), _load(pair.load_bench, False)
     if x is None or y is None:
         missing = "NPU" if x is None else "bench"
-        held = "statistics only" if _has_stats(pair, x is None) else "no data"
+        held = STATISTICS_ONLY if _has_stats(pair, x is None) else "no data"
         why = f"real-data mode needs both tensors; the {missing} side has {held}"
         return RealValues.unavailable(why), NOT_COMPARED, (why,)
     values = real_metrics(x, y, limits.bounds)

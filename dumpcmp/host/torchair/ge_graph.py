@@ -85,9 +85,14 @@ def _parse(path: Path, text: str, message: ge_graph_pb2.ModelDef | ge_graph_pb2.
         where = f"{line}:{column}" if line is not None else "?"
         # The parser's own message starts with "line:column : "; keep only what is wrong.
         reason = str(exc).split(" : ", 1)[-1]
-        raise FormatError(f"{path}:{where}: malformed GE graph dump: {reason}") from None
+        raise FormatError(f"{path}:{where}: malformed GE graph dump: {_printable(reason)}") from None
     except (DecodeError, UnicodeError, ValueError) as exc:
-        raise FormatError(f"{path}: malformed GE graph dump: {exc}") from None
+        raise FormatError(f"{path}: malformed GE graph dump: {_printable(str(exc))}") from None
+
+
+def _printable(text: str) -> str:
+    """``text`` with what a terminal cannot show (NUL, undecodable bytes) as Python escapes."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _op(op: ge_graph_pb2.OpDef) -> GeOp:

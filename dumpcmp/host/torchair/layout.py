@@ -54,19 +54,22 @@ from dumpcmp.host.torchair.reduced_stats import ReducedStats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
 from dumpcmp.proto.reduced import REDUCED_FILE
-from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
+from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry, not_regular
 
 __all__ = [
+    "FUSED_OP_TYPE",
     "FxDump",
     "FxLayout",
     "GeDump",
     "GeLayout",
     "GraphFiles",
     "TorchairInputs",
+    "holds_graph_dumps",
     "open_dump",
     "open_inputs",
 ]
 
+FUSED_OP_TYPE = "AutomaticBufferFusionOp"
 _RANK_DIR = re.compile(r"^worldsize([0-9]+)_global_rank([0-9]+)\Z")
 _GM_DIR = re.compile(r"^gm_.+_dump\Z")
 _DATA_DUMP = "data_dump"
@@ -161,13 +164,28 @@ class TorchairInputs:
     def skipped(self) -> tuple[SkippedFile, ...]:
         return self.target.skipped + self.bench.skipped
 
+    @property
+    def fused_bench_ops(self) -> tuple[str, ...]:
+        """Fused ops of a GE bench: it was dumped with fusion on, where fusion off is expected."""
+        if not isinstance(self.bench, GeDump):
+            return ()
+        entries = (e for es in self.bench.shards.values() for e in es)
+        return tuple(sorted({e.name.op_name for e in entries if e.name.op_type == FUSED_OP_TYPE}))
+
 
 def open_inputs(target: Path, bench: Path) -> TorchairInputs:
     """``-tp`` (a GE dump) and ``-gp`` (an FX dump, or the GE dump of a fusion-off run)."""
+    if target.resolve() == bench.resolve():
+        raise MatchError(f"-tp and -gp are the same directory ({target}): a dump compared with itself")
     ge = open_dump(target)
     if not isinstance(ge, GeDump):
         raise MatchError(f"{target} holds an FX dump ({ge.root}); the target side (-tp) is the GE dump")
     other = open_dump(bench)
+    if isinstance(other, GeDump) and other.root.resolve() == ge.root.resolve():
+        raise MatchError(
+            f"-gp {bench} is the very GE dump of -tp ({ge.root}): the bench is a GE dump of a "
+            "fusion-off run, or an FX dump"
+        )
     ge, other = _same_ranks(ge, other)
     if not set(ge.shards) & set(other.shards):
         raise MatchError(
@@ -217,6 +235,20 @@ def open_dump(path: Path) -> GeDump | FxDump:
         first = found.skipped[0]
         why = f" ({len(found.skipped)} files passed over, e.g. {first.path.name}: {first.reason})"
     raise MatchError(f"{path} holds no GE dump files and no FX npy files{why}")
+
+
+def holds_graph_dumps(path: Path) -> bool:
+    """Whether ``path`` or a directory right below it holds GE graph dumps: a TorchAir GE dump.
+    Two levels only: cheap on a large tree, and where ``msprobe_ge_dump`` puts them."""
+    levels = [path, *(p for p in _entries(path) if p.is_dir() and not p.is_symlink())]
+    return any(_GRAPH_FILE.match(p.name) for level in levels for p in _entries(level))
+
+
+def _entries(path: Path) -> list[Path]:
+    try:
+        return list(path.iterdir()) if path.is_dir() else []
+    except OSError:
+        return []
 
 
 def describe_shards(shards: Iterable[TorchairShardKey]) -> str:
@@ -299,7 +331,10 @@ class _Walk:
 
     def _add(self, path: Path, name: str) -> None:
         """``name``: the file's name, or the long name a mapping.csv gives a numeric one."""
-        if _GRAPH_FILE.match(name):
+        irregular = not_regular(path)
+        if irregular:
+            self.skipped.append(SkippedFile(path, irregular))
+        elif _GRAPH_FILE.match(name):
             self.graph_files.append(path)
         elif name.endswith(FX_SUFFIX):
             self._add_fx(path)
@@ -408,7 +443,7 @@ def _graphs(
     the path given lies deeper than that."""
     candidates = set(walked)
     if root.is_dir():
-        candidates.update(p for p in root.iterdir() if _GRAPH_FILE.match(p.name) and p.is_file())
+        candidates.update(p for p in root.iterdir() if _GRAPH_FILE.match(p.name) and not not_regular(p))
     per_rank: dict[int, tuple[list[Path], list[Path]]] = {}
     for path in sorted(candidates):
         rank = _graph_rank(path, layout)
@@ -435,7 +470,7 @@ def _graph_rank(path: Path, layout: GeLayout) -> int | None:
 
 def _fx_dump(path: Path, found: _Walk) -> FxDump:
     places = [place for _, place in found.fx_files]
-    layout = _one_layout(path, "FX", [(p.layout, p.root) for p in places])
+    layout = _one_layout(path, "FX", [(place.layout, file.parent) for file, place in found.fx_files])
     root = _one_root(path, "FX", [p.root for p in places])
     skipped = list(found.skipped)
     chosen: dict[TorchairShardKey, dict[FxTensorKey, tuple[int, Path]]] = {}

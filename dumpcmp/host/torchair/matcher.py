@@ -33,7 +33,7 @@ import numpy as np
 from dumpcmp.errors import DumpFormatError, FormatError, MatchError
 from dumpcmp.host.torchair.fx_golden import FxTensorKey
 from dumpcmp.host.torchair.ge_graph import FX_TENSOR_ATTR, GeOp, parse_ge_graph
-from dumpcmp.host.torchair.layout import FxDump, GraphFiles, TorchairInputs
+from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, FxDump, GraphFiles, TorchairInputs
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
 from dumpcmp.host.torchair.reduced_stats import ReducedStats
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
@@ -43,7 +43,6 @@ from dumpcmp.proto.walker import DumpEntry
 
 __all__ = ["FUSED_OP_TYPE", "SELF_COMPARED_TYPES", "RankGraph", "TorchairMatcher", "split_fused"]
 
-FUSED_OP_TYPE = "AutomaticBufferFusionOp"
 SELF_COMPARED_TYPES = frozenset({"Cast", "TransData"})
 _IO = ("input", "output")
 
@@ -137,30 +136,40 @@ class TorchairMatcher:
     fusion_off: Mapping[TorchairShardKey, Mapping[str, DumpEntry]] | None = None  # GE vs GE
     # Files ``dumpcmp reduce`` replaced by summaries (either side), by shard: statistics, no data.
     reduced: Mapping[TorchairShardKey, Mapping[Path, ReducedStats]] = field(default_factory=dict)
+    # Ranks whose graph dump is malformed, with the parser's file:line:column: their rows say it.
+    broken: Mapping[int, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, inputs: TorchairInputs) -> TorchairMatcher:
-        """Parse the graph dumps once; FormatError names a malformed one (file:line:column)."""
-        graphs = {rank: RankGraph.parse(files) for rank, files in inputs.target.graphs.items()}
+        """Parse the graph dumps once; a malformed one fails its rank's rows only, with its reason."""
+        graphs: dict[int, RankGraph] = {}
+        broken: dict[int, str] = {}
+        for rank, files in inputs.target.graphs.items():
+            try:
+                graphs[rank] = RankGraph.parse(files)
+            except FormatError as exc:
+                broken[rank] = f"rank {rank}'s GE graph dump is unreadable: {exc}"
         bench = inputs.bench
         reduced = _reduced_by_shard(inputs)
         if isinstance(bench, FxDump):
-            if not graphs:
+            if not graphs and not broken:
                 raise MatchError(
                     f"no GE graph dump in {inputs.target.root} (dynamo_original_*.txt, "
                     'dynamo_optimized_*.txt; dumped with debug.graph_dump.type="txt"): '
                     "GE ops cannot be linked to FX tensors without it"
                 )
-            return cls(graphs, fx=bench.shards, reduced=reduced)
+            return cls(graphs, fx=bench.shards, reduced=reduced, broken=broken)
         off = {key: _by_op_name(entries) for key, entries in bench.shards.items()}
-        return cls(graphs, fusion_off=off, reduced=reduced)
+        return cls(graphs, fusion_off=off, reduced=reduced, broken=broken)
 
     def for_shard(self, shard: TorchairShardKey) -> TorchairMatcher:
         """The part of this matcher one shard needs (smaller to send to a worker)."""
         graphs = {k: g for k, g in self.graphs.items() if k == shard.rank}
         fx = None if self.fx is None else {k: v for k, v in self.fx.items() if k == shard}
         off = None if self.fusion_off is None else {k: v for k, v in self.fusion_off.items() if k == shard}
-        return TorchairMatcher(graphs, fx, off, {k: v for k, v in self.reduced.items() if k == shard})
+        reduced = {k: v for k, v in self.reduced.items() if k == shard}
+        broken = {k: v for k, v in self.broken.items() if k == shard.rank}
+        return TorchairMatcher(graphs, fx, off, reduced, broken)
 
     # ------------------------------------------------------------------ pairs
 
@@ -173,9 +182,15 @@ class TorchairMatcher:
         except (DumpFormatError, FormatError) as exc:
             return [_unreadable(entry, exc)]
         graph = self.graphs.get(shard.rank, _NO_GRAPH)
+        broken = self.broken.get(shard.rank)
+        ops = (self.fusion_off or {}).get(shard)
+        if broken and (ops is None or entry.name.op_name not in ops):  # only the graph links it
+            return [_pair(target, t, broken) for t in target.tensors]
         if self.fx is not None:
             if _self_compared(entry, graph):
                 return [_self_pair(entry, target, t) for t in target.tensors if t.io == "output"]
+            if graph is _NO_GRAPH:  # one reason for every op, fused or not
+                return [_pair(target, t, f"no GE graph dump for rank {shard.rank}") for t in target.tensors]
             sources = _sources(
                 entry, graph, lambda: graph.members, f"rank {shard.rank}'s original graph dump"
             )
@@ -184,7 +199,6 @@ class TorchairMatcher:
                 _pair(target, t, _fx_bench(entry, shard, graph, sources, tensors, reduced, t))
                 for t in target.tensors
             ]
-        ops = (self.fusion_off or {}).get(shard)
         if ops is None:
             reason = f"no fusion-off GE dump for rank {shard.rank} token {shard.token}"
             return [_pair(target, t, reason) for t in target.tensors]
@@ -247,8 +261,6 @@ def _fx_bench(
     name, io, index = entry.name.op_name, tensor.io, tensor.index
     source = graph.op(sources[io])
     if source is None:
-        if graph is _NO_GRAPH:
-            return f"no GE graph dump for rank {shard.rank}"
         return f"GE op {sources[io]} is not in the GE graph dump of rank {shard.rank}"
     if not source.fx_key:
         via = "" if sources[io] == name else f" (through its member {source.name})"

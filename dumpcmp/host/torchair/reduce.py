@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dumpcmp.errors import ConfigError, FormatError
+from dumpcmp.errors import BadFileNameError, ConfigError, FormatError
+from dumpcmp.host.torchair.fx_golden import parse_fx_name
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import parse_dump_name
 from dumpcmp.proto.npy import load_npy
@@ -35,8 +36,9 @@ from dumpcmp.proto.reduced import (
     append_reduced,
     read_reduced,
 )
+from dumpcmp.proto.walker import SkippedFile, dump_entry, not_regular
 
-__all__ = ["ReduceReport", "Reducer", "kind_of", "parse_keep", "summarize", "tensor_summary"]
+__all__ = ["ReduceReport", "Reducer", "kind_of", "parse_keep", "skip_reason", "summarize", "tensor_summary"]
 
 _CHUNK = 1 << 20  # elements per statistics step: 8 MB of float64
 
@@ -54,17 +56,45 @@ def parse_keep(text: str) -> tuple[str, ...]:
 
 
 def kind_of(path: Path) -> str | None:
-    """``ge`` for a binary dump file name, ``fx`` for an npy file, None for anything else."""
+    """``ge`` for a binary dump file name, ``fx`` for an FX npy file name, None for anything else."""
     name = path.name
     if name.startswith(".") or name == REDUCED_FILE:
         return None
     if name.endswith(".npy"):
+        try:
+            parse_fx_name(name)
+        except BadFileNameError:
+            return None
         return "fx"
     try:
         parse_dump_name(name)
     except FormatError:
         return "ge" if name.isdigit() else None  # numeric long-name dumps (mapping.csv)
     return "ge"
+
+
+def skip_reason(path: Path) -> str:
+    """Why ``compare --mode torchair`` would pass over a file ``kind_of`` does not take, as it says
+    it; "" for a file passed over quietly (graph dumps, logs, this tool's own summaries)."""
+    name = path.name
+    if name.startswith(".") or name == REDUCED_FILE:
+        return ""
+    if name.endswith(".npy"):
+        try:
+            parse_fx_name(name)
+        except BadFileNameError as exc:
+            return f"not an FX dump file name: {exc.reason}"
+        return ""
+    found = dump_entry(path, path.parent)
+    return found.reason if isinstance(found, SkippedFile) else ""
+
+
+def _not_readable(path: Path) -> str:
+    """Why a file of a dump name is not reduced: a link (its target is reduced where it lies, and
+    removing the link frees nothing) or no regular file (a FIFO would block the reader)."""
+    if path.is_symlink():
+        return "a symbolic link: not reduced (its target is reduced in its own directory)"
+    return not_regular(path)
 
 
 def tensor_summary(
@@ -131,6 +161,8 @@ class ReduceReport:
     reduced: int = 0
     freed: int = 0
     kept: list[tuple[Path, str]] = field(default_factory=list)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # files compare passes over too
+    seen: int = 0  # files looked at, reduced or not
 
 
 class Reducer:
@@ -149,9 +181,13 @@ class Reducer:
     def reduce(self, path: Path) -> bool:
         """Replace ``path`` by its summary; False when it is no dump or npy file, or was kept."""
         kind = kind_of(path)
-        if kind is None:
-            return False
         with self._lock:
+            self.report.seen += 1
+            why = skip_reason(path) if kind is None else _not_readable(path)
+            if why:
+                self.report.skipped.append((path, why))
+            if kind is None or why:
+                return False
             return self._reduce(path, kind)
 
     def reduce_all(self, paths: Iterable[Path]) -> ReduceReport:

@@ -57,6 +57,12 @@ class StatsValues:
     def has_numbers(self) -> bool:
         return any(d is not None and not math.isnan(d) for d in self.diffs())
 
+    def unknown(self) -> tuple[str, ...]:
+        """The statistics a side lacks (not kept by ``dumpcmp reduce --keep``, say)."""
+        return tuple(
+            name for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True) if t is None or g is None
+        )
+
     def failing(self, threshold: float) -> tuple[str, ...]:
         """The statistics beyond ``threshold``; NaN on one side only counts as beyond."""
         return tuple(
@@ -121,12 +127,19 @@ def real_verdict(values: RealValues, limits: TorchairThresholds) -> tuple[str, t
     broke = []
     cosine, rel = values.cosine, values.max_relative_err
     if cosine is None or not cosine >= limits.cosine:
-        shown = "N/A" if cosine is None else f"{cosine:.6f}"
-        broke.append(f"Cosine {shown} < {limits.cosine:g}")
+        broke.append(f"Cosine {_shown(cosine)} < {limits.cosine:g}")
     if rel is None or not rel < limits.max_relative:
-        shown = "N/A" if rel is None else f"{rel:.6f}"
-        broke.append(f"MaxRelativeErr {shown} >= {limits.max_relative:g}")
+        broke.append(f"MaxRelativeErr {_shown(rel)} >= {limits.max_relative:g}")
     return (FAIL, tuple(broke)) if broke else (PASS, ())
+
+
+def _shown(value: float | None) -> str:
+    """A metric as the columns spell it: N/A, NaN, inf, or six decimals."""
+    if value is None:
+        return "N/A"
+    if math.isnan(value):
+        return "NaN"
+    return f"{value:.6f}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
 
 
 def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str, tuple[str, ...]]:
@@ -134,7 +147,11 @@ def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str,
         return NOT_COMPARED, ()
     failing = values.failing(limits.statistics)
     if failing:
-        return FAIL, (f"{', '.join(failing)} differ by more than {limits.statistics:g} of their size",)
+        verb = "differs" if len(failing) == 1 else "differ"
+        return FAIL, (f"{', '.join(failing)} {verb} by more than {limits.statistics:g} of their size",)
+    unknown = values.unknown()
+    if unknown:  # a PASS on some statistics only says which were not compared
+        return PASS, (f"{', '.join(unknown)} not compared (not known on both sides)",)
     return PASS, ()
 
 

@@ -71,7 +71,7 @@ def run_torchair(
     ``inputs``: the request's dumps when the caller has opened them already (for their graphs).
     """
     inputs = inputs or open_inputs(request.target, request.golden)
-    matcher = TorchairMatcher.build(inputs)  # a malformed graph dump fails here, before any work
+    matcher = TorchairMatcher.build(inputs)  # every graph dump parsed once, before any work
     prepare_output_dir(request.out_dir, "-o")
     family = Torchair(request.mode, request.thresholds)
     keys = inputs.shards

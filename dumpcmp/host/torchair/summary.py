@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
+from dumpcmp.host.summary import ReasonGroup, grouped_reasons
+from dumpcmp.host.torchair.family import STATISTICS_ONLY
 from dumpcmp.host.torchair.rows import FAIL, NOT_COMPARED, PASS, TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
 
@@ -17,7 +18,8 @@ class TorchairTally:
     pairs: int
     passed: int
     failed: int
-    not_compared: tuple[tuple[int, str], ...]  # (count, reason), most common first
+    not_compared: tuple[ReasonGroup, ...]  # by kind of reason (names blanked), most common first
+    statistics_only: bool  # every pair not compared lacks data because a side holds statistics only
     unreadable: int  # GE tensors whose file or data could not be read
     first_fail: str | None
 
@@ -28,7 +30,7 @@ class TorchairTally:
     @classmethod
     def of(cls, outcome: TorchairOutcome) -> TorchairTally:
         rows = [(s.key, r) for s in outcome.shards for r in s.rows]
-        missing = Counter(_reason(r) for _, r in rows if r.result == NOT_COMPARED)
+        missing = [_reason(r) for _, r in rows if r.result == NOT_COMPARED]
         fails = [(k, r) for k, r in rows if r.result == FAIL]
         first = None
         if fails:
@@ -38,14 +40,15 @@ class TorchairTally:
             pairs=len(rows),
             passed=sum(1 for _, r in rows if r.result == PASS),
             failed=len(fails),
-            not_compared=tuple((n, reason) for reason, n in missing.most_common()),
+            not_compared=grouped_reasons(missing),
+            statistics_only=bool(missing) and all(STATISTICS_ONLY in reason for reason in missing),
             unreadable=sum(1 for _, r in rows if not r.dump_readable),
             first_fail=first,
         )
 
 
 def _reason(row: TorchairRow) -> str:
-    return " ".join(row.reasons) or "no reason given"
+    return "; ".join(row.reasons) or "no reason given"
 
 
 def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
@@ -54,7 +57,7 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
     lines = [f"result: {p}" for p in files[:MAX_FILES_SHOWN]]
     if len(files) > MAX_FILES_SHOWN:
         lines.append(f"… and {len(files) - MAX_FILES_SHOWN} more result files")
-    not_compared = sum(n for n, _ in tally.not_compared)
+    not_compared = sum(group.count for group in tally.not_compared)
     lines.append(
         f"tensor pairs: {tally.pairs}, compared: {tally.compared} "
         f"(PASS {tally.passed}, FAIL {tally.failed}), not compared: {not_compared}, "
@@ -62,7 +65,8 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
     )
     if tally.not_compared:
         lines.append("not compared, by reason:")
-        lines += [f"  {n} × {reason}" for n, reason in tally.not_compared[:MAX_REASONS_SHOWN]]
+        for group in tally.not_compared[:MAX_REASONS_SHOWN]:
+            lines.append(f"  {group.count} × {'e.g. ' if group.count > 1 else ''}{group.example}")
         if len(tally.not_compared) > MAX_REASONS_SHOWN:
             lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
     if tally.compared and tally.compared * 2 < tally.pairs:
@@ -82,7 +86,13 @@ def nothing_compared_torchair(outcome: TorchairOutcome) -> str | None:
     tally = TorchairTally.of(outcome)
     if tally.compared:
         return None
-    top = f" (most often: {tally.not_compared[0][1]})" if tally.not_compared else ""
+    if tally.statistics_only:
+        return (
+            f"nothing compared: none of the {tally.pairs} tensor pairs has data on both sides, only "
+            "statistics (the dumps were reduced by dumpcmp reduce, or are stats dumps): "
+            "use --summary-mode statistics or md5"
+        )
+    top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     return (
         f"nothing compared: none of the {tally.pairs} tensor pairs has numbers{top}; "
         "check that -gp is the FX dump (or fusion-off GE dump) of this very run"

@@ -244,9 +244,12 @@ def test_error_mixed_ge_layouts(tmp_path: Path) -> None:
 
 
 def test_error_mixed_fx_layouts(tmp_path: Path) -> None:
-    fx_file(fx_ranked_dir(tmp_path, 0, 0), "relu-aten.relu.default", "output", 0, X)
-    fx_file(fx_data_dump_dir(tmp_path, 1), "relu-aten.relu.default", "output", 0, X)
-    assert _error(open_dump, tmp_path).startswith(f"{tmp_path} mixes FX dump layouts: ")
+    ranked = fx_file(fx_ranked_dir(tmp_path, 0, 0), "relu-aten.relu.default", "output", 0, X)
+    plain = fx_file(fx_data_dump_dir(tmp_path, 1), "relu-aten.relu.default", "output", 0, X)
+    message = _error(open_dump, tmp_path)
+    assert message.startswith(f"{tmp_path} mixes FX dump layouts: ")
+    # each layout by a directory of its own (both roots are tmp_path: the message named it twice)
+    assert f"({ranked.parent})" in message and f"({plain.parent})" in message
 
 
 def test_error_two_runs_in_one_ge_dump_path(tmp_path: Path) -> None:

@@ -252,14 +252,29 @@ def test_a_missing_graph_dump_is_an_error_for_fx_comparisons(tmp_path: Path) -> 
         TorchairMatcher.build(open_inputs(run.ge_root, run.fx_root))
 
 
-def test_a_malformed_graph_dump_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+def test_a_malformed_graph_dump_fails_its_ranks_rows_naming_file_and_line(tmp_path: Path) -> None:
+    """Not the whole run: the tester's rank 0 went uncompared for a bad rank-1 graph."""
     run = Run(tmp_path)
     graph = next(run.ge_root.glob("dynamo_optimized_*.txt"))
     graph.write_text('graph {\n  op {\n    name: "add"\n    type: Add\n  }\n}\n')
     run.ge("Add", "add", [A], [A])
     run.fx("add-aten.add.Tensor", "output", 0, A)
-    with pytest.raises(FormatError, match=rf"^{graph}:4:11: malformed GE graph dump: "):
-        TorchairMatcher.build(open_inputs(run.ge_root, run.fx_root))
+    [pairs] = run.pairs().values()
+    assert [p.api_name for p in pairs] == ["add.input.0", "add.output.0"]
+    assert len({p.reason for p in pairs}) == 1
+    assert pairs[0].reason.startswith(f"rank 0's GE graph dump is unreadable: {graph}:4:11: malformed ")
+    assert pairs[0].load_bench is None
+
+
+def test_a_malformed_graph_dump_message_escapes_what_a_terminal_cannot_show(tmp_path: Path) -> None:
+    from dumpcmp.host.torchair.ge_graph import parse_ge_graph
+
+    graph = tmp_path / "dynamo_optimized_g_rank_0_pid_1_ts_1.txt"
+    graph.write_bytes(b'graph {\n  op {\n    name: "add"\n  \x00\xff }\n}\n')
+    with pytest.raises(FormatError) as caught:
+        parse_ge_graph(graph)
+    message = str(caught.value)
+    assert message.isprintable() and ("\\x00" in message or "\\udcff" in message), message
 
 
 # --------------------------------------------------------------------------- fusion on vs off

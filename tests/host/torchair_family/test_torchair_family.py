@@ -70,7 +70,7 @@ def test_statistics_verdict_every_statistic_within_half_its_size() -> None:
     bad = StatsValues(_stats(max=2.0, min=-1.0, mean=0.5, l2norm=7.0), golden)  # 4/7 > 0.5
     assert stats_verdict(ok, LIMITS) == (PASS, ())
     result, why = stats_verdict(bad, LIMITS)
-    assert result == FAIL and "L2norm" in why[0]
+    assert result == FAIL and why == ("L2norm differs by more than 0.5 of their size",)
     assert stats_verdict(bad, TorchairThresholds(statistics=0.6))[0] == PASS
     edge = StatsValues(_stats(max=2.0), _stats(max=1.0))  # exactly 0.5 (+1e-10 below)
     assert stats_verdict(edge, LIMITS)[0] == PASS
@@ -85,8 +85,10 @@ def test_statistics_cells_missing_values_are_na_and_zero_golden_is_inf() -> None
     assert got["Max diff"] == "0.500000" and got["L2norm diff"] == "N/A"
     assert got["MaxRelativeErr"] == "100.000000%" and got["MinRelativeErr"] == "inf"
     assert got["NormRelativeErr"] == "N/A"
-    # max: 0.5 / (1.0 + 1e-10) and mean: 0.25 / (0.5 + 1e-10) stay within 0.5; missing ones are not judged
-    assert (got["Result"], got["Accuracy Reached or Not"], got["Err_message"]) == (PASS, "Yes", "")
+    # max: 0.5 / (1.0 + 1e-10) and mean: 0.25 / (0.5 + 1e-10) stay within 0.5; missing ones are not
+    # judged, and the PASS says which (an empty Err_message read as all four compared)
+    assert (got["Result"], got["Accuracy Reached or Not"]) == (PASS, "Yes")
+    assert got["Err_message"] == "L2norm not compared (not known on both sides)"
 
 
 def test_md5_verdict() -> None:
@@ -239,3 +241,19 @@ def test_rows_of_ge_stats_dumps_are_in_the_table(tmp_path: Path) -> None:
     assert row.result == PASS and outcome.stats_file is None
     got = dict(zip(header("statistics"), cells(row), strict=True))
     assert got["L2norm diff"] == "N/A" and got["Mean diff"] == "0.000000"
+
+
+def test_real_fail_reasons_are_separated_and_spell_nan_as_the_columns_do() -> None:
+    """ "…golden has 0 NaN and 0 inf Cosine nan < 0.99 MaxRelativeErr nan >= 0.01" ran together."""
+    x = np.array([1.0, np.nan, 3.0], np.float32)
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    family = Torchair(SummaryMode.real)
+    row = family.row(
+        TensorPair("op.output.0", "output", 0, "a", "b", load_target=lambda: x, load_bench=lambda: y)
+    )
+    got = dict(zip(header("real"), cells(row), strict=True))
+    assert got["Result"] == FAIL
+    assert got["Err_message"] == (
+        "target has 1 NaN and 0 inf, golden has 0 NaN and 0 inf; "
+        "Cosine NaN < 0.99; MaxRelativeErr NaN >= 0.01"
+    ), got["Err_message"]
