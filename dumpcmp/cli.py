@@ -14,6 +14,11 @@ import signal
 from types import FrameType
 from typing import Annotated, Any
 
+# Before numpy loads: dumpcmp runs its own workers and no large matrix products, but OpenBLAS
+# starts a thread per core that spins on import (~0.1 s of CPU a run, taken from the workers on
+# a busy machine). A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import typer
 from typer.core import TyperCommand, TyperGroup
 
