@@ -20,7 +20,7 @@ import mmap as mmap_module
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 import ml_dtypes
 import numpy as np
@@ -90,7 +90,7 @@ def load_npy(path: Path, *, mmap: bool = True) -> np.ndarray:
         stored: np.ndarray
         if mapped is not None:
             # np.memmap would parse the header and open the file again: ~5x the time of this.
-            order = "F" if header.fortran else "C"
+            order: Literal["F", "C"] = "F" if header.fortran else "C"
             stored = np.ndarray(header.shape, header.dtype, buffer=mapped, offset=header.offset, order=order)
         else:
             stored = np.load(path, allow_pickle=False)
