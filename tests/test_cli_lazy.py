@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -45,3 +46,23 @@ def test_listed_help_line_is_the_commands_own(name: str) -> None:
     command = cli.load_command(name)
     assert command.name == name
     assert command.get_short_help_str(limit=1000) == cli._COMMANDS[name]
+
+
+_BLAS_THREADS = """
+import os
+import dumpcmp.cli
+import numpy
+print(os.environ.get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("3", "3")])
+def test_openblas_starts_no_thread_pool_unless_the_user_asks(given: str | None, seen: str) -> None:
+    # Its threads spin on import: ~0.1 s of CPU a run, taken from the compare workers.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run([sys.executable, "-c", _BLAS_THREADS], capture_output=True, text=True, env=env,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [seen]

@@ -479,13 +479,12 @@ def convert(
     if plugin is not None:
         return plugin(data, shape)
     converter = _reshape if src == dst else CONVERTERS.get((src, dst))
-    where = _where(data, src, dst, shape)
     if converter is None:
-        raise LayoutError(f"no conversion from {where}")
+        raise LayoutError(f"no conversion from {_where(data, src, dst, shape)}")
     try:
         return converter(data, shape, sub_format)
     except _Misfit as exc:
-        raise LayoutError(f"cannot convert {where}: {exc}") from None
+        raise LayoutError(f"cannot convert {_where(data, src, dst, shape)}: {exc}") from None
 
 
 def to_logical(

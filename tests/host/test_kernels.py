@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dumpcmp
-from dumpcmp.host.metrics._kernels import _log_of_ratio, log
+from dumpcmp.host.metrics._kernels import _CONTRACT, _log_of_ratio, log
 
 PACKAGE = Path(dumpcmp.__file__).resolve().parent
 
@@ -81,6 +81,24 @@ def test_log_is_within_one_ulp_of_the_c_library() -> None:
     ulps = np.abs(got - want) / np.spacing(np.abs(want))
     assert ulps.max() <= 1.0
     assert got[-5] == 0.0  # log(1) exactly
+
+
+@numba.njit(error_model="numpy", fastmath=_CONTRACT)
+def _contracted_logs(values: np.ndarray, out: np.ndarray) -> None:
+    for i in range(values.shape[0]):
+        out[i] = log(values[i])
+
+
+def test_log_fused_as_the_passes_compile_it_is_within_one_ulp() -> None:
+    """The passes let LLVM fuse multiply-adds; log's polynomial must stay within 1 ulp."""
+    rng = np.random.default_rng(8)
+    values = np.concatenate(
+        [rng.random(50000) * 4, 1 + rng.uniform(-1e-6, 1e-6, 50000), np.exp(rng.uniform(-745, 709, 50000))]
+    )
+    got = np.empty_like(values)
+    _contracted_logs(values, got)
+    want = np.log(values)
+    assert (np.abs(got - want) / np.spacing(np.abs(want))).max() <= 1.0
 
 
 @pytest.mark.parametrize(("value", "want"), [(0.0, -np.inf), (-0.0, -np.inf), (np.inf, np.inf)])

@@ -123,3 +123,31 @@ def test_truncated_payload_and_odd_contents(tmp_path: Path) -> None:
     (tmp_path / "b.npy.json").write_text('{"dtype": "no_such_type"}')
     with pytest.raises(FormatError, match="bad dtype sidecar"):
         load_npy(tmp_path / "b.npy")
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.asfortranarray(np.arange(24, dtype=np.float32).reshape(2, 3, 4)),
+        np.arange(6, dtype=">f4").reshape(2, 3),
+        np.array(3.5, dtype=np.float64),
+        np.arange(5, dtype=np.int16),
+        np.zeros((2, 0), dtype=np.float16),
+    ],
+    ids=["fortran", "big-endian", "scalar", "1-d", "empty"],
+)
+def test_headers_np_save_writes_read_as_numpy_reads_them(tmp_path: Path, array: np.ndarray) -> None:
+    # load_npy parses np.save's header itself (numpy's parser cost ~5x the whole load).
+    np.save(tmp_path / "a.npy", array)
+    loaded = load_npy(tmp_path / "a.npy")
+    want = np.load(tmp_path / "a.npy")
+    assert loaded.dtype == want.dtype and loaded.shape == want.shape
+    assert loaded.flags.f_contiguous == want.flags.f_contiguous
+    np.testing.assert_array_equal(loaded, want)
+
+
+def test_a_header_numpy_writes_as_version_2_is_read(tmp_path: Path) -> None:
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with (tmp_path / "v2.npy").open("wb") as handle:
+        np.lib.format.write_array(handle, array, version=(2, 0))
+    np.testing.assert_array_equal(load_npy(tmp_path / "v2.npy"), array)

@@ -594,9 +594,11 @@ def compare_arrays(
     step = -(-x.size // pieces)
     total: Partial | None = None
     for _ in range(family.passes):
-        acc = Partial()
+        acc: Partial | None = None  # not Partial(): combining with it costs ~10 us and changes nothing
         for xs, ys in zip(flat_chunks(x, step), flat_chunks(y, step), strict=True):
-            acc = family.combine(acc, family.chunk(xs, ys, total))
+            part = family.chunk(xs, ys, total)
+            acc = part if acc is None else family.combine(acc, part)
+        assert acc is not None  # x.size > 0: at least one chunk
         total = acc if total is None else family.combine(total, acc)
     assert total is not None  # passes >= 1
     return family.finish(total, meta)
