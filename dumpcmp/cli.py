@@ -24,7 +24,6 @@ from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp import __version__
 from dumpcmp.commands._output import console, interrupted
-from dumpcmp.lean_options import lean_option, lean_options
 
 # Command → the one line ``dumpcmp --help`` shows, in its order. Command ``c`` lives in module
 # ``dumpcmp.commands.c``, which has ``register(app)`` adding the command, or a sub-app ``app``.
@@ -51,7 +50,7 @@ def load_command(name: str) -> Any:
         module.register(holder)
     else:
         holder.add_typer(module.app, name=name, help=_COMMANDS[name])
-    return lean_options(typer.main.get_group(holder).commands[name])
+    return typer.main.get_group(holder).commands[name]
 
 
 class _Group(TyperGroup):
@@ -69,9 +68,6 @@ class _Group(TyperGroup):
         if self._listing:  # the list needs a name and a line, not the command's module
             return TyperCommand(cmd_name, help=_COMMANDS[cmd_name])
         return load_command(cmd_name)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        return lean_option(super().get_help_option(ctx))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
