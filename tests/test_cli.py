@@ -37,7 +37,8 @@ def test_demo_names_the_fused_op_holding_the_fault(tmp_path: Path) -> None:
     assert f"result: {results[0]}" in result.output
     # The advisor's finding, one line starting with its kind, written beside the result.
     assert (
-        "\nfirst divergence: op #6 /block2.gconv/conv/Conv/block2.gconv/act/Relu (originals: "
+        "\nadvisor findings:\n"
+        "first divergence: op #6 /block2.gconv/conv/Conv/block2.gconv/act/Relu (originals: "
         "/block2.gconv/conv/Conv, /block2.gconv/bn/BatchNormalization, /block2.gconv/act/Relu) - "
         "inputs agree, output 0 does not; accumulating"
     ) in result.output

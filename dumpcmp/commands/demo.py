@@ -105,12 +105,11 @@ def demo(
 
 def _print_advice(session_dir: Path, result_files: Sequence[str]) -> None:
     """The advisor's findings on the session's result tables, written beside them."""
-    from dumpcmp.commands.advise import advise_file, print_advice, result_files_named
+    from dumpcmp.commands.advise import advise_results, result_files_named
     from dumpcmp.host.server.files import RESULTS_DIR
 
     with user_errors():
-        for path in result_files_named(session_dir / RESULTS_DIR, result_files):
-            print_advice(*advise_file(path))
+        advise_results(result_files_named(session_dir / RESULTS_DIR, result_files))
 
 
 def _model_name(model: str) -> str:
