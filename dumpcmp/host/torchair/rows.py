@@ -55,12 +55,24 @@ class StatsValues:
 
     @property
     def has_numbers(self) -> bool:
-        return any(d is not None and not math.isnan(d) for d in self.diffs())
+        """True when some statistic is known on both sides and is a number on at least one: NaN
+        on the target side only (a NaN-producing op) is a comparison, and a failing one."""
+        return any(
+            t is not None and g is not None and not (math.isnan(t) and math.isnan(g)) for t, g in self.pairs()
+        )
 
     def unknown(self) -> tuple[str, ...]:
         """The statistics a side lacks (not kept by ``dumpcmp reduce --keep``, say)."""
         return tuple(
             name for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True) if t is None or g is None
+        )
+
+    def nan_on_one_side(self) -> tuple[str, ...]:
+        """The statistics that are NaN on exactly one side (NaN, or inf and -inf, in its data)."""
+        return tuple(
+            f"{name} {'NPU' if t is not None and math.isnan(t) else 'bench'}"
+            for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
+            if t is not None and g is not None and math.isnan(t) != math.isnan(g)
         )
 
     def failing(self, threshold: float) -> tuple[str, ...]:
@@ -146,6 +158,9 @@ def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str,
     if not values.has_numbers:
         return NOT_COMPARED, ()
     failing = values.failing(limits.statistics)
+    one_sided = values.nan_on_one_side()
+    if one_sided:
+        return FAIL, (f"{', '.join(one_sided)} NaN on one side only (NaN or inf in the data)",)
     if failing:
         verb = "differs" if len(failing) == 1 else "differ"
         return FAIL, (f"{', '.join(failing)} {verb} by more than {limits.statistics:g} of their size",)

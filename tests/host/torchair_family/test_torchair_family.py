@@ -257,3 +257,20 @@ def test_real_fail_reasons_are_separated_and_spell_nan_as_the_columns_do() -> No
         "target has 1 NaN and 0 inf, golden has 0 NaN and 0 inf; "
         "Cosine NaN < 0.99; MaxRelativeErr NaN >= 0.01"
     ), got["Err_message"]
+
+
+def test_statistics_with_nan_on_the_target_side_only_fail() -> None:
+    """An op that makes NaN has NaN max/min/mean/l2norm: that is a FAIL, not 'not compared' (a
+    NaN fault made statistics mode say all PASS)."""
+    nan = math.nan
+    target = TensorStats("float16", (4,), max=nan, min=nan, mean=nan, l2norm=nan)
+    golden = TensorStats("float16", (4,), max=1.0, min=0.0, mean=0.5, l2norm=1.2)
+    row = Torchair(SummaryMode.statistics).row(
+        TensorPair("add.output.0", "output", 0, "x", "y", target_stats=target, bench_stats=golden)
+    )
+    why = "Max NPU, Min NPU, Mean NPU, L2norm NPU NaN on one side only (NaN or inf in the data)"
+    assert row.result == FAIL and row.reasons == (why,)
+    both_nan = Torchair(SummaryMode.statistics).row(
+        TensorPair("add.output.0", "output", 0, "x", "y", target_stats=target, bench_stats=target)
+    )
+    assert both_nan.result == NOT_COMPARED
