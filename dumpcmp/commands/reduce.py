@@ -61,6 +61,7 @@ def reduce(
         reducer = Reducer(parse_keep(keep))
         if not path.is_dir():
             raise ConfigError(f"{path}: " + ("not a directory" if path.exists() else "no such directory"))
+        _refuse_offline_dump(path)
         if watch:
             printer = console()
             printer.print(f"watching {escape(str(path))} (Ctrl-C stops)")
@@ -71,6 +72,30 @@ def reduce(
         console().print(f"nothing to reduce: {escape(str(path))} holds no files (at any depth)")
         return
     _print_report(report, stopped=watch)
+
+
+_TORCHAIR_DIRS = ("msprobe_ge_dump", "msprobe_fx_dump", "data_dump")
+_GE_DUMP_DEPTH = 7  # msprobe_ge_dump/worldsize*/time/device/model/model_id/token
+
+
+def _refuse_offline_dump(path: Path) -> None:
+    """Only TorchAir dumps may be reduced: an offline (ATC model) dump tree reduced to summaries
+    could never be compared again, since ``compare -m offline_data`` needs every tensor."""
+    from dumpcmp.errors import ConfigError
+    from dumpcmp.host.torchair.layout import holds_graph_dumps
+    from dumpcmp.proto.walker import walk_dump_tree
+
+    resolved = path.resolve()
+    if any(part in _TORCHAIR_DIRS for part in resolved.parts):
+        return
+    above = [resolved, *resolved.parents[:_GE_DUMP_DEPTH]]
+    if any(holds_graph_dumps(d) for d in above) or not walk_dump_tree(path).entries:
+        return
+    raise ConfigError(
+        f"{path}: not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump, "
+        "msprobe_fx_dump or data_dump directory): reduce keeps only statistics, which "
+        "compare -m offline_data cannot use; nothing was changed"
+    )
 
 
 def watch_and_reduce(

@@ -192,3 +192,16 @@ def test_nothing_to_reduce_says_where_it_looked(tmp_path: Path) -> None:
 
 def test_duration_without_watch_is_refused(tmp_path: Path) -> None:
     _one_line_error(["reduce", str(tmp_path), "--duration", "1"], "--duration: an option of --watch")
+
+
+def test_an_offline_dump_tree_is_refused_and_kept(tmp_path: Path) -> None:
+    """Reduced files can only be compared by TorchAir statistics/md5: reducing an ATC model's
+    dump would leave a tree no compare can read (a new user lost one that way)."""
+    from dumpcmp.commands.sim import simulate
+
+    simulate("zoo:small_cnn", tmp_path / "offline")
+    before = _dumps(tmp_path / "offline")
+    result = CliRunner().invoke(app, ["reduce", str(tmp_path / "offline" / "npu")])
+    assert result.exit_code == 1
+    assert "not a TorchAir dump" in result.output and "Traceback" not in result.output
+    assert _dumps(tmp_path / "offline") == before
