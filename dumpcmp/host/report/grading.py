@@ -145,8 +145,11 @@ def group_ops(table: ResultTable) -> tuple[OpRows, ...]:
         by_op.setdefault((row.order, row.op_name), []).append(row)
     ops = []
     for (order, name), rows in sorted(by_op.items(), key=lambda item: item[0][0]):
-        originals = next((r.originals for r in rows if r.io == "output" and r.originals), ())
-        originals = originals or next((r.originals for r in rows if r.originals), ())
+        if table.family == OFFLINE_DATA:  # GroundTruth names every original op on each row
+            originals = next((r.originals for r in rows if r.io == "output" and r.originals), ())
+            originals = originals or next((r.originals for r in rows if r.originals), ())
+        else:  # a fused GE op's inputs name its first FX node, its outputs its last
+            originals = tuple(dict.fromkeys(o for r in rows if not r.self_check for o in r.originals))
         ops.append(
             OpRows(
                 order,

@@ -235,3 +235,13 @@ def test_torchair_first_divergence_follows_the_verdict() -> None:
     )
     finding = advise(table).first(FIRST_DIVERGENCE)
     assert finding is not None and finding.op_name == "AddRelu_4" and "accumulating" in finding.detail
+
+
+def test_a_fused_torchair_op_names_its_first_and_last_fx_nodes() -> None:
+    """AddRelu_4's inputs are compared with add's FX inputs and its output with relu_4's: the
+    finding names both, not only the member whose output it is (the fault sat in add)."""
+    rows = [torchair("AddRelu_4", "input"), torchair("AddRelu_4", cos=0.5, ratio=0.2, max_rel=0.5)]
+    rows[0][2] = "['/ge/Add.AddRelu_4.1.0.1', '/fx/add-aten.add.Tensor.INPUT.0.1.npy']"
+    rows[1][2] = "['/ge/Add.AddRelu_4.1.0.1', '/fx/relu_4-aten.relu.default.OUTPUT.0.1.npy']"
+    finding = advise(torchair_table(*rows)).first(FIRST_DIVERGENCE)
+    assert finding is not None and finding.originals == ("add", "relu_4")
