@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -166,6 +166,8 @@ def run_command(
         )
         extras = Extras(golden, fusion_rule)
         _check_extras(extras)
+        if model is not None and sim:
+            _check_simulated_model(model, inject or [], seed)
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
             state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
@@ -238,6 +240,18 @@ def _check_extras(extras: Extras) -> None:
             raise TransferError(f"--fusion-rule {rule}: a directory (give the ATC fusion rule .json file)")
         if not rule.is_file():
             raise TransferError(f"--fusion-rule {rule}: no such file")
+
+
+def _check_simulated_model(model: str, faults: Sequence[str], seed: int) -> None:
+    """The model and every --inject checked before the session opens: a fault at an op the model
+    does not have used to fail only after the host had an (empty, open) session for it."""
+    from dumpcmp.fakes.faults import Fault, FaultPlan
+    from dumpcmp.fakes.onnx_model import load_model
+    from dumpcmp.fakes.simulate import check_fault_targets
+    from dumpcmp.fakes.zoo import build, is_zoo_name
+
+    proto = build(model) if is_zoo_name(model) else load_model(Path(model))
+    check_fault_targets(FaultPlan(tuple(Fault.parse(f) for f in faults), seed), proto)
 
 
 def _extra_files(extras: Extras) -> list[RunFile]:

@@ -337,3 +337,12 @@ def test_watch_checks_the_golden_and_rule_paths_before_anything_streams(
     assert (code, out.strip()) == (1, f"Error: {option} {given}: {said}")
     assert server.host.opened == 0 and not server.host.sessions
     assert not (tmp_path / "dump.dumpcmp-agent").exists()
+
+
+def test_sim_checks_its_faults_before_the_session_opens(server: ServerHandle, tmp_path: Path) -> None:
+    # A misspelt fault op failed only after the host had opened an empty session for the run.
+    fault = "/block1/dw/conv/Conv=overflow"
+    code, out = run("--host", server.target, "--session", "s1", "--model", "zoo:small_cnn", "--sim",
+                    "--inject", fault, "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1 and "cannot inject a fault at '/block1/dw/conv/Conv'" in out and "Traceback" not in out
+    assert server.host.opened == 0 and not server.host.sessions
