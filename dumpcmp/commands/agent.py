@@ -166,6 +166,12 @@ def run_command(
         )
         extras = Extras(golden, fusion_rule)
         _check_extras(extras)
+        if golden is not None and fusion_rule is None and not fusion_rule_on_host and _holds_npy(golden):
+            raise TransferError(
+                f"--golden {golden} holds npy files: the host compares NPU dump files with golden npy "
+                "files through the ATC fusion rule; give --fusion-rule (a TorchAir GE/FX dump pair is "
+                "compared with dumpcmp compare -m torchair)"
+            )
         if model is not None and sim:
             _check_simulated_model(model, inject or [], seed)
         if watch is not None:
@@ -240,6 +246,10 @@ def _check_extras(extras: Extras) -> None:
             raise TransferError(f"--fusion-rule {rule}: a directory (give the ATC fusion rule .json file)")
         if not rule.is_file():
             raise TransferError(f"--fusion-rule {rule}: no such file")
+
+
+def _holds_npy(directory: Path) -> bool:
+    return next(directory.rglob("*.npy"), None) is not None
 
 
 def _check_simulated_model(model: str, faults: Sequence[str], seed: int) -> None:

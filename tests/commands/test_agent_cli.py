@@ -346,3 +346,19 @@ def test_sim_checks_its_faults_before_the_session_opens(server: ServerHandle, tm
                     "--inject", fault, "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 1 and "cannot inject a fault at '/block1/dw/conv/Conv'" in out and "Traceback" not in out
     assert server.host.opened == 0 and not server.host.sessions
+
+
+def test_golden_npy_without_a_fusion_rule_is_refused_before_anything_streams(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # A TorchAir GE dump watched with its FX npy dump as --golden streamed every file, then the
+    # host refused to compare at the close, and the session could not be closed.
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    golden = tmp_path / "fx"
+    golden.mkdir()
+    (golden / "add-aten.add.Tensor.OUTPUT.0.20240125031118787351.npy").write_bytes(b"npy")
+    code, out = run("--host", server.target, "--session", "w", "--watch", str(dump), "--golden", str(golden),
+                    "--until-idle", "0")  # fmt: skip
+    assert code == 1 and "give --fusion-rule" in out and "compare -m torchair" in out
+    assert server.host.opened == 0 and not server.host.sessions
