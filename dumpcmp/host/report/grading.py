@@ -382,6 +382,8 @@ def _disagrees(judge: RowJudge, row: TensorResult) -> str:
 def metric_evidence(judge: RowJudge, row: TensorResult) -> Mapping[str, float]:
     """The row's metric values worth quoting: the family's closeness and error columns."""
     names = (*judge.closeness_names, judge.error_name)
+    if not judge.offline and judge.table.mode == "real":
+        names = (*names, "MaxRelativeErr")  # what the TorchAir verdict judges, besides Cosine
     # Quoted as written: a statistics table's percentage keeps its unit in the name.
     return {
         f"{name} (%)" if judge.is_percent(row, name) else name: row.metric(name)

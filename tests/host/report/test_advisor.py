@@ -235,6 +235,7 @@ def test_torchair_first_divergence_follows_the_verdict() -> None:
     )
     finding = advise(table).first(FIRST_DIVERGENCE)
     assert finding is not None and finding.op_name == "AddRelu_4" and "accumulating" in finding.detail
+    assert finding.evidence["MaxRelativeErr"] == 1.0  # the verdict's own metric is quoted
 
 
 def test_a_fused_torchair_op_names_its_first_and_last_fx_nodes() -> None:
