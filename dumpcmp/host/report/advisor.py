@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -179,9 +180,7 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
     if not rows:
         findings.append(
             Finding(
-                NOTHING_COMPARED, None, "", (), {},
-                "check that the golden data matches the dump (op names, fusion rule, shapes): "
-                "no tensor had a counterpart to compare with.",
+                NOTHING_COMPARED, None, "", (), {}, _nothing_compared_advice(table),
                 detail=_nothing_compared(table),
             )
         )  # fmt: skip
@@ -206,6 +205,18 @@ def _nothing_compared(table: ResultTable) -> str:
     if not table.rows:
         return "the table has no rows"
     return f"none of its {len(table.rows)} rows has metric values"
+
+
+def _nothing_compared_advice(table: ResultTable) -> str:
+    """The rows' own most common reason when they give one; a guess only when they are silent."""
+    reasons = Counter(r.reason for r in table.targets() if r.reason)
+    if reasons:
+        reason, count = reasons.most_common(1)[0]
+        return f"the rows say why ({count} of {len(table.targets())}): {reason}"
+    return (
+        "check that the golden data matches the dump (op names, fusion rule, shapes): "
+        "no tensor had a counterpart to compare with."
+    )
 
 
 _OVERFLOW_ADVICE = (

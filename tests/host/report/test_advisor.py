@@ -246,3 +246,15 @@ def test_a_fused_torchair_op_names_its_first_and_last_fx_nodes() -> None:
     rows[1][2] = "['/ge/Add.AddRelu_4.1.0.1', '/fx/relu_4-aten.relu.default.OUTPUT.0.1.npy']"
     finding = advise(torchair_table(*rows)).first(FIRST_DIVERGENCE)
     assert finding is not None and finding.originals == ("add", "relu_4")
+
+
+def test_nothing_compared_quotes_the_rows_reason_instead_of_guessing() -> None:
+    """Reduced data compared in real mode: every row says why; the advice must not send the user
+    to check the golden data."""
+    why = "real-data mode needs both tensors; the NPU side has statistics only"
+    rows = [torchair(op, cos="N/A", max_abs="N/A", max_rel="N/A", ratio="N/A") for op in ("Add", "Mul")]
+    for row in rows:
+        row[-3:] = ["N/A", "No", why]
+    advice = advise(torchair_table(*rows))
+    (finding,) = [f for f in advice.findings if f.kind == NOTHING_COMPARED]
+    assert finding.advice == f"the rows say why (2 of 2): {why}"
