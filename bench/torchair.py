@@ -10,6 +10,8 @@ RSS is its own:
 
 * dumpcmp: ``run_torchair`` in real-data mode: layout discovery, graph parse, matching, every
   column, the CSV (kernels loaded first: the steady state, as bench/compare.py's in-process row);
+* cli: ``dumpcmp compare -m torchair`` as a user runs it, from interpreter start to exit (peak
+  RSS of the CLI process);
 * numpy: per GE file, ``read_dump`` + ``np.load`` of the FX file, then one numpy call per column
   on whole float64 arrays (cosine, Euclidean distance, max |x−y|, the relative errors with the
   eps rule, the two ratios).
@@ -113,6 +115,20 @@ print(json.dumps({"seconds": seconds, "peak_rss_mb": own, "rows": len(rows)}))
 """
 
 
+_CLI = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+ge, fx, out, jobs = sys.argv[1:5]
+command = ["compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "-j", jobs]
+done = subprocess.run([sys.executable, "-m", "dumpcmp.cli", *command], capture_output=True, text=True)
+seconds = time.perf_counter() - start
+if done.returncode != 0:
+    raise SystemExit(done.stdout + done.stderr)
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "peak_rss_mb": child}))
+"""
+
+
 def _measure(script: str, *args: object) -> dict[str, float]:
     done = subprocess.run(
         [sys.executable, "-c", script, *(str(a) for a in args)],
@@ -140,8 +156,10 @@ def main() -> None:
             subprocess.run(["cat", *map(str, ge.rglob("Add.*")), *map(str, fx.rglob("*.npy"))],
                            stdout=subprocess.DEVNULL, check=True)  # fmt: skip  # warm the page cache
             ours = _measure(_DUMPCMP, ge, fx, root / "out", args.jobs)
+            # The user's whole run: interpreter start, imports, graph parse, result writing.
+            cli = _measure(_CLI, ge, fx, root / "out-cli", args.jobs)
             base = _measure(_NUMPY, ge, fx)
-            for tool, m in (("dumpcmp", ours), ("numpy", base)):
+            for tool, m in (("dumpcmp", ours), ("cli", cli), ("numpy", base)):
                 speed = size / MB / m["seconds"]
                 ratio = base["seconds"] / m["seconds"]
                 print(f"{size / (1 << 30):5.2f} {tool:>8} {m['seconds']:8.2f} {speed:8.0f} "
