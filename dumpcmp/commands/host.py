@@ -412,10 +412,10 @@ def _follow(stub: DumpCompareStub, session: str) -> None:
     """Say how the session stands whenever that changes, until it closes (no deadline: a session
     may run for hours)."""
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
+        if batch.session_closed:
+            return  # the results printed next begin with the closed session's line
         if batch.HasField("progress"):
             console().print(status_line(batch.progress), markup=False)
-        if batch.session_closed:
-            return
 
 
 def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
