@@ -74,7 +74,9 @@ def reduce(
     _print_report(report, stopped=watch)
 
 
-_TORCHAIR_DIRS = ("msprobe_ge_dump", "msprobe_fx_dump", "data_dump")
+# msprobe's names. Not data_dump: users name offline dump paths that too, and an FX-only tree
+# (npy files) holds no GE dump files, so it passes the check below anyway.
+_TORCHAIR_DIRS = ("msprobe_ge_dump", "msprobe_fx_dump")
 _GE_DUMP_DEPTH = 7  # msprobe_ge_dump/worldsize*/time/device/model/model_id/token
 
 
@@ -92,8 +94,8 @@ def _refuse_offline_dump(path: Path) -> None:
     if any(holds_graph_dumps(d) for d in above) or not walk_dump_tree(path).entries:
         return
     raise ConfigError(
-        f"{path}: not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump, "
-        "msprobe_fx_dump or data_dump directory): reduce keeps only statistics, which "
+        f"{path}: not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump "
+        "or msprobe_fx_dump directory): reduce keeps only statistics, which "
         "compare -m offline_data cannot use; nothing was changed"
     )
 

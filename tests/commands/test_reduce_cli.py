@@ -199,9 +199,9 @@ def test_an_offline_dump_tree_is_refused_and_kept(tmp_path: Path) -> None:
     dump would leave a tree no compare can read (a new user lost one that way)."""
     from dumpcmp.commands.sim import simulate
 
-    simulate("zoo:small_cnn", tmp_path / "offline")
-    before = _dumps(tmp_path / "offline")
-    result = CliRunner().invoke(app, ["reduce", str(tmp_path / "offline" / "npu")])
+    simulate("zoo:small_cnn", tmp_path / "data_dump")  # a name users give offline dump paths too
+    before = _dumps(tmp_path / "data_dump")
+    result = CliRunner().invoke(app, ["reduce", str(tmp_path / "data_dump" / "npu")])
     assert result.exit_code == 1
     assert "not a TorchAir dump" in result.output and "Traceback" not in result.output
-    assert _dumps(tmp_path / "offline") == before
+    assert _dumps(tmp_path / "data_dump") == before
