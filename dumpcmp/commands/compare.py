@@ -18,6 +18,8 @@ from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
 
@@ -250,10 +252,7 @@ def compare(
     ):
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner)
     out = console()
-    for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
-        out.print(f"skipped {path}: {reason}", markup=False)
-    if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
-        out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    _print_skipped(out, outcome.skipped)
     for line in summarize(outcome, request.thresholds):
         out.print(line, markup=False)
     if advisor:
@@ -386,10 +385,7 @@ def _compare_torchair(
         inputs = open_inputs(target, golden)
         outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
     out = console()
-    for path, reason in outcome.skipped[:MAX_SKIPPED_SHOWN]:
-        out.print(f"skipped {path}: {reason}", markup=False)
-    if len(outcome.skipped) > MAX_SKIPPED_SHOWN:
-        out.print(f"… and {len(outcome.skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    _print_skipped(out, outcome.skipped)
     fused = inputs.fused_bench_ops
     if fused:
         out.print(
@@ -423,3 +419,11 @@ def _compare_torchair(
 
 def register(app: typer.Typer) -> None:
     app.command("compare", cls=StrictCommand)(compare)
+
+
+def _print_skipped(out: Console, skipped: Sequence[tuple[Path, str]]) -> None:
+    """The files passed over, a few by name (the rest counted)."""
+    for path, reason in skipped[:MAX_SKIPPED_SHOWN]:
+        out.print(f"skipped {path}: {reason}", markup=False)
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        out.print(f"… and {len(skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)

@@ -167,13 +167,7 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
         f"unreadable dump files: {len({path for path, _ in tally.unreadable})}, "
         f"golden-only tensors: {tally.golden_only}"
     )
-    if tally.not_compared:
-        lines.append("not compared, by reason:")
-        for group in tally.not_compared[:MAX_REASONS_SHOWN]:
-            example = f"e.g. {group.example}" if group.count > 1 else group.example
-            lines.append(f"  {group.count} × {example}")
-        if len(tally.not_compared) > MAX_REASONS_SHOWN:
-            lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
+    lines += reason_lines(tally.not_compared)
     for path, reason in tally.unreadable[:MAX_UNREADABLE_SHOWN]:
         lines.append(f"unreadable dump file {path}: {reason}")
     if len(tally.unreadable) > MAX_UNREADABLE_SHOWN:
@@ -197,6 +191,19 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     if tally.first_stats is not None:
         lines.append(tally.first_stats.line("first statistics divergence"))
     lines += [f"detail: {p}" for p in outcome.detail_files]
+    return lines
+
+
+def reason_lines(groups: tuple[ReasonGroup, ...]) -> list[str]:
+    """The not-compared reasons, most common first, a few of them (none: no lines)."""
+    if not groups:
+        return []
+    lines = ["not compared, by reason:"]
+    for group in groups[:MAX_REASONS_SHOWN]:
+        example = f"e.g. {group.example}" if group.count > 1 else group.example
+        lines.append(f"  {group.count} × {example}")
+    if len(groups) > MAX_REASONS_SHOWN:
+        lines.append(f"  … and {len(groups) - MAX_REASONS_SHOWN} more reasons")
     return lines
 
 

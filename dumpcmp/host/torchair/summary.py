@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dumpcmp.host.summary import ReasonGroup, grouped_reasons
+from dumpcmp.host.summary import MAX_FILES_SHOWN, ReasonGroup, grouped_reasons, reason_lines
 from dumpcmp.host.torchair.family import STATISTICS_ONLY
 from dumpcmp.host.torchair.rows import FAIL, NOT_COMPARED, PASS, TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
-
-MAX_REASONS_SHOWN = 5
-MAX_FILES_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +60,7 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         f"(PASS {tally.passed}, FAIL {tally.failed}), not compared: {not_compared}, "
         f"unreadable NPU tensors: {tally.unreadable}"
     )
-    if tally.not_compared:
-        lines.append("not compared, by reason:")
-        for group in tally.not_compared[:MAX_REASONS_SHOWN]:
-            lines.append(f"  {group.count} × {'e.g. ' if group.count > 1 else ''}{group.example}")
-        if len(tally.not_compared) > MAX_REASONS_SHOWN:
-            lines.append(f"  … and {len(tally.not_compared) - MAX_REASONS_SHOWN} more reasons")
+    lines += reason_lines(tally.not_compared)
     if tally.compared and tally.compared * 2 < tally.pairs:
         lines.append(
             f"warning: only {tally.compared} of {tally.pairs} tensor pairs were compared; "
