@@ -84,14 +84,18 @@ def _refuse_offline_dump(path: Path) -> None:
     """Only TorchAir dumps may be reduced: an offline (ATC model) dump tree reduced to summaries
     could never be compared again, since ``compare -m offline_data`` needs every tensor."""
     from dumpcmp.errors import ConfigError
-    from dumpcmp.host.torchair.layout import holds_graph_dumps
+    from dumpcmp.host.torchair.layout import graph_dumps_in, holds_graph_dumps
     from dumpcmp.proto.walker import walk_dump_tree
 
     resolved = path.resolve()
     if any(part in _TORCHAIR_DIRS for part in resolved.parts):
         return
-    above = [resolved, *resolved.parents[:_GE_DUMP_DEPTH]]
-    if any(holds_graph_dumps(d) for d in above) or not walk_dump_tree(path).entries:
+    # Below the dump root (a rank or token directory) the graph dumps are in an ancestor itself;
+    # the ancestors' other subdirectories are not looked into (one of them may be / or /tmp).
+    above = resolved.parents[:_GE_DUMP_DEPTH]
+    if holds_graph_dumps(resolved) or any(graph_dumps_in(d) for d in above):
+        return
+    if not walk_dump_tree(path).entries:
         return
     raise ConfigError(
         f"{path}: not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump "

@@ -205,3 +205,15 @@ def test_an_offline_dump_tree_is_refused_and_kept(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "not a TorchAir dump" in result.output and "Traceback" not in result.output
     assert _dumps(tmp_path / "data_dump") == before
+
+
+def test_graph_dumps_beside_an_ancestor_do_not_make_an_offline_tree_torchair(tmp_path: Path) -> None:
+    """Only the ancestors themselves count: a TorchAir run's graph dumps in a sibling directory of
+    some parent (or anywhere below / or /tmp) say nothing about this tree."""
+    from dumpcmp.commands.sim import simulate
+
+    simulate("zoo:small_cnn", tmp_path / "offline")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "dynamo_original_graph_1_rank_0_pid_1_ts_1.txt").write_text('name: "m"\n')
+    result = CliRunner().invoke(app, ["reduce", str(tmp_path / "offline" / "npu")])
+    assert result.exit_code == 1 and "not a TorchAir dump" in result.output

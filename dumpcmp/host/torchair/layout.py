@@ -64,6 +64,7 @@ __all__ = [
     "GeLayout",
     "GraphFiles",
     "TorchairInputs",
+    "graph_dumps_in",
     "holds_graph_dumps",
     "open_dump",
     "open_inputs",
@@ -241,7 +242,12 @@ def holds_graph_dumps(path: Path) -> bool:
     """Whether ``path`` or a directory right below it holds GE graph dumps: a TorchAir GE dump.
     Two levels only: cheap on a large tree, and where ``msprobe_ge_dump`` puts them."""
     levels = [path, *(p for p in _entries(path) if p.is_dir() and not p.is_symlink())]
-    return any(_GRAPH_FILE.match(p.name) for level in levels for p in _entries(level))
+    return any(graph_dumps_in(level) for level in levels)
+
+
+def graph_dumps_in(directory: Path) -> bool:
+    """Whether ``directory`` itself (not below it) holds GE graph dumps."""
+    return any(_GRAPH_FILE.match(p.name) for p in _entries(directory))
 
 
 def _entries(path: Path) -> list[Path]:
