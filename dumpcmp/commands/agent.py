@@ -256,11 +256,10 @@ def _check_simulated_model(model: str, faults: Sequence[str], seed: int) -> None
     """The model and every --inject checked before the session opens: a fault at an op the model
     does not have used to fail only after the host had an (empty, open) session for it."""
     from dumpcmp.fakes.faults import Fault, FaultPlan
-    from dumpcmp.fakes.onnx_model import load_model
     from dumpcmp.fakes.simulate import check_fault_targets
-    from dumpcmp.fakes.zoo import build, is_zoo_name
+    from dumpcmp.fakes.zoo import model_proto
 
-    proto = build(model) if is_zoo_name(model) else load_model(Path(model))
+    proto = model_proto(model)
     check_fault_targets(FaultPlan(tuple(Fault.parse(f) for f in faults), seed), proto)
 
 
@@ -436,11 +435,11 @@ def _simulate(run: ModelRequest, work: Path) -> _Produced:
 
     from dumpcmp.commands.sim import simulate
     from dumpcmp.fakes.inputs import resolve_inputs
-    from dumpcmp.fakes.onnx_model import analyse, load_model
-    from dumpcmp.fakes.zoo import build, is_zoo_name
+    from dumpcmp.fakes.onnx_model import analyse
+    from dumpcmp.fakes.zoo import model_proto
     from dumpcmp.outputs import atomic_path
 
-    proto = build(run.model) if is_zoo_name(run.model) else load_model(Path(run.model))
+    proto = model_proto(run.model)
     specs = analyse(proto).inputs
     arrays = resolve_inputs(specs, run.inputs, seed=run.seed)
     inputs_dir = work / "inputs"

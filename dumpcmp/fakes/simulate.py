@@ -39,10 +39,9 @@ from .faults import Fault, FaultPlan
 from .golden import check_inputs, run_golden, write_golden
 from .inputs import resolve_inputs
 from .npu import SimulatedAcl
-from .onnx_model import analyse, load_model
+from .onnx_model import analyse
 from .quantize import quant_fusion_ops
-from .zoo import build as build_zoo
-from .zoo import is_zoo_name
+from .zoo import is_zoo_name, model_proto
 
 __all__ = [
     "SimulationResult",
@@ -119,7 +118,7 @@ def prepare_simulation(
     out = Path(out_dir)
     _refuse_previous_run(out)
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
-    proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
+    proto = model_proto(model)
     check_fault_targets(plan, proto)
     arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
     check_inputs(proto, arrays)

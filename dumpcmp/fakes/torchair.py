@@ -42,11 +42,10 @@ from .executor import Execution, Executor, OpRun
 from .faults import Fault, FaultPlan
 from .golden import check_inputs, golden_by_value, run_golden
 from .inputs import resolve_inputs
-from .onnx_model import OnnxGraph, analyse, load_model
+from .onnx_model import OnnxGraph, analyse
 from .simulate import check_fault_targets
 from .torchair_graph import GeOp, TorchairGraph, fx_inputs, graph_text
-from .zoo import build as build_zoo
-from .zoo import is_zoo_name
+from .zoo import is_zoo_name, model_proto
 
 __all__ = ["LAYOUTS", "TorchairSimulation", "simulate_torchair"]
 
@@ -107,7 +106,7 @@ def simulate_torchair(
     out = Path(out_dir)
     _refuse_previous_run(out)
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
-    proto = build_zoo(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
+    proto = model_proto(model)
     check_fault_targets(plan, proto)
     graph = analyse(proto)
     rank_inputs = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dumpcmp.errors import ModelError
+from dumpcmp.fakes.onnx_model import load_model
 
 __all__ = ["ZOO", "ZOO_PREFIX", "build", "is_zoo_name", "zoo_names"]
 
@@ -201,6 +203,11 @@ def zoo_names() -> tuple[str, ...]:
 def is_zoo_name(model: str) -> bool:
     """``zoo:NAME`` names a built-in model."""
     return model.startswith(ZOO_PREFIX)
+
+
+def model_proto(model: str | Path) -> onnx.ModelProto:
+    """The model a command names: ``zoo:NAME`` built, anything else read as an .onnx file."""
+    return build(str(model)) if is_zoo_name(str(model)) else load_model(Path(model))
 
 
 def build(name: str, seed: int = 0) -> onnx.ModelProto:
