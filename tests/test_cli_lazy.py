@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ COMMANDS = sorted(cli._COMMANDS)
 
 _OTHERS_LOADED = f"""
 import sys
+from pathlib import Path
 from dumpcmp.cli import main
 sys.argv = ["dumpcmp", *sys.argv[1:]]
 try:
@@ -66,3 +68,24 @@ def test_openblas_starts_no_thread_pool_unless_the_user_asks(given: str | None, 
                           timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [seen]
+
+
+_PYDANTIC_LOADED = """
+import sys
+from pathlib import Path
+from dumpcmp.cli import main
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print("pydantic" in sys.modules)
+"""
+
+
+def test_a_compare_run_does_not_load_pydantic(tmp_path: Path) -> None:
+    # typer 0.29 validates every option through pydantic: ~0.1 s before a compare starts.
+    args = ["compare", "-m", "offline_data", "-tp", str(tmp_path / "none"), "-gp", str(tmp_path / "none")]
+    done = subprocess.run([sys.executable, "-c", _PYDANTIC_LOADED, *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr

@@ -14,7 +14,6 @@ memory before the metrics read it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from dumpcmp.errors import BadFileNameError, DumpcmpError, FormatError
 from dumpcmp.proto.codec import TensorKind, read_dump
 from dumpcmp.proto.names import (
+    MAPPING_FILE,
     GoldenName,
     parse_golden_name,
     read_mapping,
@@ -31,7 +31,7 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, not_regular, walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, listed_files, walk_dump_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +79,10 @@ class NpyGoldenDir(_Keyed):
         self.root = root
         self._by_key: dict[str, tuple[GoldenName, Path]] = {}
         self.skipped: list[tuple[Path, str]] = []
-        for directory, dirnames, filenames in os.walk(root):
-            dirnames.sort()
-            here = Path(directory)
-            mapping = read_mapping(here)
-            for filename in sorted(filenames):
-                self._add(here / filename, mapping.get(filename, filename))
+        for here, files in listed_files(root):
+            mapping = read_mapping(here) if any(name == MAPPING_FILE for name, _ in files) else {}
+            for filename, irregular in files:
+                self._add(here / filename, mapping.get(filename, filename), irregular)
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
@@ -94,10 +92,9 @@ class NpyGoldenDir(_Keyed):
         source._by_key = {"*": (GoldenName(path.stem, 0, 0), path)}
         return source
 
-    def _add(self, path: Path, name: str) -> None:
-        if name == "mapping.csv" or name.endswith(".npy" + SIDECAR_SUFFIX):
+    def _add(self, path: Path, name: str, irregular: str) -> None:
+        if name == MAPPING_FILE or name.endswith(".npy" + SIDECAR_SUFFIX):
             return  # a sidecar is read with its npy file
-        irregular = not_regular(path)
         if irregular:
             self.skipped.append((path, irregular))
             return
