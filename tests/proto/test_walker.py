@@ -170,3 +170,23 @@ def test_a_fifo_is_skipped_with_its_kind_never_opened(tmp_path: Path) -> None:
     tree = walk_dump_tree(tmp_path / "dump")
     assert [(s.path, s.reason) for s in tree.skipped] == [(fifo, "not a regular file: a FIFO")]
     assert {k: [e.path.name for e in v] for k, v in tree.groups.items()} == expected
+
+
+def test_links_are_read_as_what_they_point_to_and_linked_directories_not_entered(tmp_path: Path) -> None:
+    """The listing's file types decide, as ``os.walk`` did: a link to a dump file is a dump, a
+    dangling link is named, a link to a directory is not walked (a loop would never end)."""
+    import os
+
+    expected = _dump_tree(tmp_path / "dump")
+    key = next(iter(expected))
+    step = tmp_path / "dump" / key.session / key.device / key.model / key.model_id / key.step
+    elsewhere = _touch(tmp_path / "elsewhere" / f"Mul.mul_7.7.2.{STAMP + 20}")
+    os.symlink(elsewhere, step / elsewhere.name)
+    os.symlink(tmp_path / "gone", step / f"Mul.mul_8.8.2.{STAMP + 21}")
+    os.symlink(tmp_path / "dump", step / "loop")
+    tree = walk_dump_tree(tmp_path / "dump")
+    expected[key] = [*expected[key], elsewhere.name]
+    assert {k: [e.path.name for e in v] for k, v in tree.groups.items()} == expected
+    assert [(s.path.name, s.reason) for s in tree.skipped] == [
+        (f"Mul.mul_8.8.2.{STAMP + 21}", "a symbolic link to nothing")
+    ]
