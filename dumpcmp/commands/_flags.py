@@ -206,7 +206,7 @@ def refusal(context: typer.Context, reasons: Mapping[str, str]) -> str | None:
     by_reason: dict[str, list[str]] = {}
     for param in context.command.params:
         name = param.name
-        source = context.get_parameter_source(name) if name in reasons else None
+        source = context.get_parameter_source(name) if name is not None and name in reasons else None
         if name is not None and source is not None and source.name not in _UNSET:
             by_reason.setdefault(reasons[name], []).append(param.opts[0])
     return "; ".join(f"{', '.join(options)}: {why}" for why, options in by_reason.items()) or None
