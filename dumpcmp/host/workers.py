@@ -5,8 +5,9 @@ plan; results come back in the order given, through a bounded window, so memory 
 with the tree. The metric kernels release the GIL, but reading headers, loading npy files and
 building rows do not, so threads stop scaling at ~1.4x on two cores. Large shards on Linux
 therefore go to forked processes, which start at once with the parent's golden index, rules and
-loaded kernels. The plan reaches a pool through its initializer, so two pools in one process
-(two sessions of a server) never see each other's plan.
+loaded kernels. The plan and the shard's files reach a pool through its initializer, so two pools
+in one process (two sessions of a server) never see each other's; a batch is then a range of
+file numbers, and only the rows come back.
 
 Workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a crash), they
 leave Ctrl-C to the parent, and a parent that stops early (an exception, Ctrl-C, a consumer that
@@ -24,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from itertools import islice
+from typing import Any
 
 from dumpcmp.host.core import ComparePlan, FileRows, compare_file
 from dumpcmp.host.pipeline import freeze_long_lived
@@ -38,7 +40,9 @@ _BATCHES_PER_WORKER = 4
 _FILES_PER_THREAD = 4
 _MAX_BATCH_FILES = 32
 
-_worker_plan: ComparePlan | None = None  # a worker process's copy, set by its initializer
+# A worker process's copies of the plan and of the shard's files, set by its initializer
+_worker_plan: ComparePlan | None = None
+_worker_entries: Sequence[DumpEntry] = ()
 
 OnFiles = Callable[[int], None] | None
 # (files of one shard, its plan, workers, progress callback) -> each file's rows, in that order
@@ -82,10 +86,10 @@ def _counted(result: FileRows, on_files: OnFiles) -> FileRows:
     return result
 
 
-def _start_worker(parent: int, plan: ComparePlan) -> None:
-    """Runs first in every worker: keep the plan, die with the parent, leave Ctrl-C to it."""
-    global _worker_plan
-    _worker_plan = plan
+def _start_worker(parent: int, plan: ComparePlan, entries: Sequence[DumpEntry]) -> None:
+    """Runs first in every worker: keep the plan and files, die with the parent, leave Ctrl-C to it."""
+    global _worker_plan, _worker_entries
+    _worker_plan, _worker_entries = plan, entries
     # Ctrl-C reaches the whole process group; the parent handles it and cancels the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Workers blocked on the task queue never see it close (their siblings hold it open), so
@@ -96,10 +100,17 @@ def _start_worker(parent: int, plan: ComparePlan) -> None:
         os._exit(1)
 
 
-def _run_batch(entries: tuple[DumpEntry, ...]) -> tuple[FileRows, ...]:
+# What a worker sends back of a file: its rows and stats results. The parent holds the entries:
+# pickling an entry (its path, name and group) there and back cost more than the file's rows.
+_Results = tuple[tuple[Any, ...], tuple[Any, ...]]
+
+
+def _run_batch(start: int, stop: int) -> tuple[_Results, ...]:
+    """Files ``start`` to ``stop`` of the shard the pool was started with."""
     plan = _worker_plan
     assert plan is not None, "worker started without a plan"
-    return tuple(compare_file(entry, plan) for entry in entries)
+    done = (compare_file(entry, plan) for entry in _worker_entries[start:stop])
+    return tuple((result.rows, result.stats) for result in done)
 
 
 def files_in_processes(
@@ -107,7 +118,7 @@ def files_in_processes(
 ) -> Iterator[FileRows]:
     """Each file's rows in the order of ``entries``, computed in ``workers`` forked processes."""
     size = max(1, min(_MAX_BATCH_FILES, len(entries) // (workers * _BATCHES_PER_WORKER)))
-    window: deque[Future[tuple[FileRows, ...]]] = deque()
+    window: deque[tuple[Sequence[DumpEntry], Future[tuple[_Results, ...]]]] = deque()
     pool: Executor | None = None
     finished = False
     try:
@@ -119,14 +130,15 @@ def files_in_processes(
             workers,
             multiprocessing.get_context("fork"),
             initializer=_start_worker,
-            initargs=(os.getpid(), plan),  # inherited through the fork, not pickled
+            initargs=(os.getpid(), plan, entries),  # inherited through the fork, not pickled
         )
         for start in range(1, len(entries), size):
-            window.append(pool.submit(_run_batch, tuple(entries[start : start + size])))
+            batch = entries[start : start + size]
+            window.append((batch, pool.submit(_run_batch, start, start + len(batch))))
             if len(window) >= workers * _BATCHES_PER_WORKER:
-                yield from _collect(window.popleft(), on_files)
+                yield from _collect(*window.popleft(), on_files)
         while window:
-            yield from _collect(window.popleft(), on_files)
+            yield from _collect(*window.popleft(), on_files)
         finished = True
     finally:
         if isinstance(pool, ProcessPoolExecutor):
@@ -145,8 +157,11 @@ def _close(pool: ProcessPoolExecutor, finished: bool) -> None:
             process.kill()
 
 
-def _collect(future: Future[tuple[FileRows, ...]], on_files: OnFiles) -> Iterator[FileRows]:
-    batch = future.result()
+def _collect(
+    batch: Sequence[DumpEntry], future: Future[tuple[_Results, ...]], on_files: OnFiles
+) -> Iterator[FileRows]:
+    results = future.result()
     if on_files:
-        on_files(len(batch))
-    yield from batch
+        on_files(len(results))
+    for entry, (rows, stats) in zip(batch, results, strict=True):
+        yield FileRows(entry, rows, stats)

@@ -32,9 +32,9 @@ from dumpcmp.host.offline import CompareRequest, run_compare
 
 run_batch = workers._run_batch
 
-def slow_batch(entries):
+def slow_batch(start, stop):
     time.sleep(60)
-    return run_batch(entries)
+    return run_batch(start, stop)
 
 workers._run_batch = slow_batch
 workers.PROCESS_MIN_FILES = 0
@@ -139,3 +139,19 @@ def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path) -> None:
     assert [compare_file(e, plans[1]).rows for e in entries[:3]] == [
         f.rows for f in list(files_in_processes(entries, plans[1], 2))[:3]
     ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
+def test_forked_workers_give_every_file_its_own_rows_in_order(tmp_path: Path) -> None:
+    # Workers receive file numbers and send back rows only; the parent pairs them with its
+    # entries again. Many batches, files that differ: each file must get its own rows.
+    from dumpcmp.host.core import ComparePlan, compare_file
+    from dumpcmp.host.golden import open_golden
+    from dumpcmp.host.pipeline import CompareOptions
+    from dumpcmp.host.workers import files_in_processes
+
+    entries = walk_dump_tree(_tree(tmp_path / "a", 70)).entries
+    plan = ComparePlan(open_golden(_tree(tmp_path / "b", 70)), None, CompareOptions())
+    forked = list(files_in_processes(entries, plan, 2))
+    assert forked == [compare_file(entry, plan) for entry in entries]
+    assert [f.rows[0].npu_name for f in forked] == [f"layer{i}/Add" for i in range(70)]
