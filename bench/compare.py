@@ -55,7 +55,7 @@ MB = 1 << 20
 SHAPE = (1, 64, 40, 64)  # 163,840 elements: 320 KB fp16 on the NPU side, 640 KB fp32 golden
 STAMP = 1763700000000000
 REPO = Path(__file__).resolve().parent.parent
-CLI = "import sys; from dumpcmp.cli import main; sys.argv[0] = 'dumpcmp'; main()"
+CLI = "import sys; from dumpcmp.launch import main; sys.argv[0] = 'dumpcmp'; main()"
 
 
 def build(root: Path, gigabytes: float) -> dict[str, object]:

@@ -200,3 +200,29 @@ def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path,
         "interrupted: the run did not finish; files already written are complete, the rest were not written"
     ]
     assert not [p for p in out.rglob("*") if p.name.endswith(".part")]
+
+
+# SIGINT arrives while ``dumpcmp.cli`` is being imported (here: when it imports typer), as a
+# Ctrl-C pressed in the first tenth of a second of a run does.
+_CTRL_C_WHILE_LOADING = """
+import os, signal, sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+from dumpcmp.launch import main
+sys.argv = ["dumpcmp", "--version"]
+main()
+"""
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_LOADING], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "interrupted: dumpcmp was still starting and did nothing\n"
+    assert done.stdout == ""

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.errors import DumpcmpError
+from dumpcmp.launch import INTERRUPTED_EXIT_CODE
 
 
 def console() -> Console:
@@ -21,9 +22,6 @@ def console() -> Console:
 
 def error_console() -> Console:
     return Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
-
-
-INTERRUPTED_EXIT_CODE = 130
 
 
 def counted(number: int, noun: str) -> str:
