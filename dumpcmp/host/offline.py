@@ -13,7 +13,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, compare_file
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
-from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
+from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
 from dumpcmp.host.rows import ResultRow
@@ -116,7 +116,9 @@ def run_compare(
         overflow_detection=request.overflow_detection,
         jobs=request.jobs,
         custom=custom,
-        only_first_output=request.target.is_file() and request.golden.is_file(),
+        file_pair=request.target.is_file() and request.golden.is_file(),
+        # A dump file against a dump file pairs every input and output by kind and index.
+        golden_is_one_tensor=request.golden.is_file() and isinstance(golden, NpyGoldenDir),
     )
     rules = RuleSet.load(request)
     shards_in = [
@@ -150,7 +152,7 @@ def run_compare(
         tuple(shards),
         skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
         detail_files=detail_files,
-        file_pair=options.only_first_output,
+        file_pair=options.file_pair,
     )
 
 

@@ -33,12 +33,13 @@ class CompareOptions:
     overflow_detection: bool = False
     jobs: int = 0  # 0: one worker per core
     custom: CustomConverters | None = None
-    only_first_output: bool = False  # file vs single npy file: one row
+    file_pair: bool = False  # -tp and -gp each name one file
+    golden_is_one_tensor: bool = False  # -gp names one npy file: only output 0 has a counterpart
 
     @property
     def exact_shapes(self) -> bool:
         """File against file: the user named both tensors, so their shapes must be equal."""
-        return self.only_first_output
+        return self.file_pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +91,9 @@ def file_jobs(
     npu_name = dump.op_name or op_name
     if matcher is None:
         truth = npu_name  # NPU vs NPU by name: the golden op is the op of the same name
-    kinds = (TensorKind.OUTPUT,) if options.only_first_output else (TensorKind.INPUT, TensorKind.OUTPUT)
-    for kind in kinds:
-        tensors = dump.tensors(kind)[:1] if options.only_first_output else dump.tensors(kind)
+    one = options.golden_is_one_tensor
+    for kind in (TensorKind.OUTPUT,) if one else (TensorKind.INPUT, TensorKind.OUTPUT):
+        tensors = dump.tensors(kind)[:1] if one else dump.tensors(kind)
         for tensor in tensors:
             ref = _reference(matcher, op_name, kind, tensor.index)
             found, reason = _locate(golden, ref)

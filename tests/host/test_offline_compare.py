@@ -296,3 +296,28 @@ def test_two_sessions_in_one_dump_path_get_a_result_file_each(shared_fixtures: P
         "20261121100000_0_demo_net_0",
     ]
     assert all(len([r for r in s.rows if r.index is not None]) == 12 for s in outcome.shards)
+
+
+def test_a_dump_file_against_a_dump_file_compares_every_input_and_output(tmp_path: Path) -> None:
+    # Only output 0 was compared: a second output that disagreed gave "no divergence".
+    def dump(path: Path, flags: np.ndarray) -> Path:
+        tensors = {
+            "inputs": (DumpTensor.from_array(TensorKind.INPUT, 0, np.arange(6, dtype=np.float32)),),
+            "outputs": (
+                DumpTensor.from_array(TensorKind.OUTPUT, 0, np.arange(6, dtype=np.float16)),
+                DumpTensor.from_array(TensorKind.OUTPUT, 1, flags),
+            ),
+        }
+        write_dump(path, DumpFile("", Layout.V2, "2.0", 1, "cast", **tensors))
+        return path
+
+    target = dump(tmp_path / "Cast.cast.3.2.1700000000000002", np.array([1.0, 0.0, 1.0], dtype=np.float32))
+    golden = dump(tmp_path / "Cast.cast.3.2.1700000000000001", np.array([0.0, 1.0, 0.0], dtype=np.float32))
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    (shard,) = outcome.shards
+    assert shard.result_file is not None
+    rows = list(csv.DictReader(shard.result_file.read_text().splitlines()))
+    assert [r["TensorIndex"] for r in rows] == ["cast:input:0", "cast:output:0", "cast:output:1"]
+    assert [r["CosineSimilarity"] for r in rows[:2]] == ["1.000000", "1.000000"]
+    assert float(rows[2]["CosineSimilarity"]) < 0.5
+    assert "first divergence" in "\n".join(summarize(outcome, Thresholds()))
