@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import Thresholds
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
+MAX_UNSEEN_SHOWN = 3
 MAX_FILES_SHOWN = 10  # result files listed one per line up to this many
 FILES_SHOWN_OF_MANY = 3
 # A word holding one of these is a name (op, file, path, shape, number), blanked when grouping.
@@ -71,6 +72,8 @@ class Tally:
     diverging_stats: int
     first: Divergence | None
     first_stats: Divergence | None
+    # Outputs with golden counterparts but no numbers, right before ``first``: it may start there.
+    unseen_before_first: tuple[ResultRow, ...] = ()
 
     @property
     def compared_any(self) -> int:
@@ -101,7 +104,25 @@ class Tally:
             diverging_stats=len(bad_stats),
             first=_value_divergence(*bad[0]) if bad else None,
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
+            unseen_before_first=_unseen_before(*bad[0][:2]) if bad else (),
         )
+
+
+def _unseen_before(shard: ShardOutcome, first: ResultRow) -> tuple[ResultRow, ...]:
+    """The output rows of ops before ``first`` that have a golden counterpart but no numbers, since
+    the last output that has numbers; nearest first. A missing or unreadable golden of the faulty
+    op otherwise moved "first divergence" to the next op without a word."""
+    unseen: list[ResultRow] = []
+    for row in shard.rows:
+        if row.index is None or first.index is None or row.index >= first.index:
+            break
+        if ":output:" not in row.tensor_index:
+            continue
+        if row.metrics.has_numbers:
+            unseen = []
+        elif row.dump_readable and row.ground_truth != NO_GOLDEN:
+            unseen.append(row)
+    return tuple(reversed(unseen))
 
 
 def _reason(row: ResultRow | StatsResult) -> str:
@@ -181,6 +202,7 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
     if tally.first is not None:
         lines.append(tally.first.line("first divergence"))
+        lines += _unseen_lines(tally.unseen_before_first)
     elif tally.compared and not tally.diverging:
         lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
     if tally.compared_stats:
@@ -191,6 +213,18 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     if tally.first_stats is not None:
         lines.append(tally.first_stats.line("first statistics divergence"))
     lines += [f"detail: {p}" for p in outcome.detail_files]
+    return lines
+
+
+def _unseen_lines(unseen: tuple[ResultRow, ...]) -> list[str]:
+    if not unseen:
+        return []
+    outputs = "output" if len(unseen) == 1 else "outputs"
+    lines = [f"warning: it may start earlier: {len(unseen)} {outputs} right before it could not be compared:"]
+    for row in unseen[:MAX_UNSEEN_SHOWN]:
+        lines.append(f"  index {row.index} {row.op_type} {row.npu_name} ({row.tensor_index}): {_reason(row)}")
+    if len(unseen) > MAX_UNSEEN_SHOWN:
+        lines.append(f"  … and {len(unseen) - MAX_UNSEEN_SHOWN} more")
     return lines
 
 

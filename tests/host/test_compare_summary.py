@@ -180,6 +180,28 @@ def test_an_unreadable_culprit_is_named_before_the_first_divergence(
     assert lines[first].endswith(f"dump file {dump_file_of(target, 'block2/conv')}")
 
 
+def test_a_culprit_whose_golden_is_unreadable_is_named_after_the_first_divergence(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # Its output has no numbers, so the first tensor beyond the thresholds is the next op's:
+    # the summary must say the divergence may start at the op it could not compare.
+    golden = tmp_path / "golden"
+    shutil.copytree(golden_tree, golden)
+    dump_file_of(golden, "block1/conv").write_bytes(b"\x10" + b"\x00" * 7 + b"\xff" * 40)
+    target = write_tree(tmp_path / "npu", _fault_from_block1)
+    lines = _run(target, golden, tmp_path / "out")
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence: "))
+    assert lines[first].startswith("first divergence: step 0, index 2 Conv2D block2/conv")
+    warning = "warning: it may start earlier: 1 output right before it could not be compared:"
+    assert lines[first + 1] == warning
+    assert lines[first + 2].startswith("  index 1 Conv2D block1/conv (block1/conv:output:0): ")
+
+
+def test_a_clean_run_before_the_first_divergence_gets_no_warning(golden_tree: Path, tmp_path: Path) -> None:
+    lines = _run(write_tree(tmp_path / "npu", _fault_from_block1), golden_tree, tmp_path / "out")
+    assert not [line for line in lines if line.startswith("warning")]
+
+
 def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: Path) -> None:
     target = write_tree(tmp_path / "npu")
     culprit = dump_file_of(target, "block1/conv")

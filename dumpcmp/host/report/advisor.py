@@ -282,8 +282,11 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
         bad = [r for r in op.outputs if judge.verdict(r) is Agreement.DISAGREE]
         # Only a differing input proves the error came from before this op; an op without input
         # rows stays the problem node (ops not compared, e.g. a shape mismatch, are not blamed).
-        if not earlier_bad and unseen and bad_inputs:
-            return [*findings, _unseen_start(judge, unseen, op, bad_inputs[0])]
+        # An input without numbers after ops without numbers (a missing golden of the op before)
+        # may hide where the error came from.
+        unjudged_inputs = len(judged_inputs) < len(op.inputs)
+        if not earlier_bad and unseen and (bad_inputs or (bad and unjudged_inputs)):
+            return [*findings, _unseen_start(judge, unseen, op, (bad_inputs or bad)[0])]
         if bad_inputs and not earlier_bad and not findings:
             findings.append(
                 _op_finding(

@@ -144,3 +144,22 @@ def test_nan_from_finite_inputs_is_not_called_an_overflow_and_shows_its_counts()
     assert (finding.kind, finding.order) == (NAN_APPEARED, 1)
     assert "65504" not in finding.line() and "[target NaN 12, target inf 0" in finding.line()
     assert json.dumps(advice.to_json())  # counts are plain numbers in the JSON
+
+
+def test_an_op_whose_golden_is_missing_is_not_skipped_for_the_next_op() -> None:
+    # Op 1's golden was unreadable: its output and op 2's input from it have no numbers, op 2's
+    # other input agrees. Op 2 is not the start for certain: the error may start at op 1.
+    missing = "golden file a_add.0.npy not found"
+    rows = [
+        offline(0, "a", red=0.0005),
+        offline(1, "add", "input", red=0.0005),
+        offline(1, "add", cos="NaN", reason=missing),
+        offline(2, "mul", "input", cos="NaN", reason=missing),
+        offline(2, "mul", "input", red=0.0005, k=1),
+        offline(2, "mul", cos=0.9, red=0.3),
+        offline(3, "relu", "input", cos=0.9, red=0.3),
+        offline(3, "relu", cos=0.9, red=0.3),
+    ]
+    (start,) = advise(offline_table(*rows)).findings
+    assert start.kind == FIRST_DIVERGENCE
+    assert start.order == 1 and "op #1 not compared" in start.detail and "or at op #2" in start.detail
