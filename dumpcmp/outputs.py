@@ -72,11 +72,20 @@ def atomic_path(target: Path) -> Iterator[Path]:
     """
     temp = target.with_name(f".{target.name}.part")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        yield temp
-        os.replace(temp, target)
-    except OSError as exc:
-        raise OutputError(f"cannot write {target}: {_reason(exc)}") from None
+        with writing(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            yield temp
+            os.replace(temp, target)
     finally:
         with contextlib.suppress(OSError):
             temp.unlink()
+
+
+@contextlib.contextmanager
+def writing(target: Path) -> Iterator[None]:
+    """``OSError`` in the block (full disk, read-only filesystem, permissions) becomes an
+    :class:`OutputError` naming ``target``; a write or close says no file name of its own."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {target}: {_reason(exc)}") from None

@@ -49,7 +49,9 @@ def user_errors() -> Iterator[None]:
     """A DumpcmpError is the user's to fix: print it without a traceback and exit 1; Ctrl-C is
     one line and exit 130.
 
-    InternalError is deliberately not caught: a bug in dumpcmp keeps its traceback.
+    An OSError that reaches here is the machine's (a full or read-only disk, a permission): one
+    line naming the file. InternalError is deliberately not caught: a bug in dumpcmp keeps its
+    traceback.
     """
     try:
         yield
@@ -57,3 +59,5 @@ def user_errors() -> Iterator[None]:
         fail(str(exc))
     except KeyboardInterrupt:
         interrupted()
+    except OSError as exc:
+        fail(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror or str(exc))

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dumpcmp.outputs import atomic_path
+
 from .compiled import CompiledModel, NpuOp, OpKind, TensorDesc
 
 __all__ = ["atc_document", "write_atc_json"]
@@ -197,8 +199,7 @@ def atc_document(compiled: CompiledModel, ops: Sequence[NpuOp] | None = None) ->
 def write_atc_json(compiled: CompiledModel, path: str | Path, ops: Sequence[NpuOp] | None = None) -> Path:
     """Write the json (sorted keys, like ATC's protobuf-to-json output)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(
-        json.dumps(atc_document(compiled, ops), indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    with atomic_path(target) as temp:
+        text = json.dumps(atc_document(compiled, ops), indent=1, sort_keys=True)
+        temp.write_text(text + "\n", encoding="utf-8")
     return target

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dumpcmp.errors import InternalError
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import atomic_path, writing
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, OriginalOp, TensorKind, dump_bytes
 from dumpcmp.proto.dtypes import data_type_of
 from dumpcmp.proto.names import dump_file_name
@@ -120,7 +120,7 @@ class DumpWriter:
             with atomic_path(target) as temp:
                 temp.write_bytes(data)
             return
-        with open(target, "wb") as handle:
+        with writing(target), open(target, "wb") as handle:
             for start in range(0, len(data), self.chunk_size):
                 handle.write(data[start : start + self.chunk_size])
                 handle.flush()

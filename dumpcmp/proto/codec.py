@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dumpcmp.errors import DumpFormatError, LayoutError, TruncatedDumpError, UnsupportedDtypeError
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import atomic_path, writing
 from dumpcmp.proto.dtypes import (
     DataType,
     Format,
@@ -471,7 +471,8 @@ def write_dump(path: str | os.PathLike[str], dump: DumpFile, *, atomic: bool = T
     target.parent.mkdir(parents=True, exist_ok=True)
     data = dump_bytes(dump)
     if not atomic:
-        target.write_bytes(data)
+        with writing(target):
+            target.write_bytes(data)
         return target
     with atomic_path(target) as temp:
         temp.write_bytes(data)

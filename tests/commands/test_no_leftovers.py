@@ -97,3 +97,37 @@ def test_inspect_says_what_the_path_is_without_a_byte_offset(in_tmp: Path) -> No
     one_line(["inspect", "nosuch.bin"], "nosuch.bin: no such file")
     (in_tmp / "dir").mkdir()
     one_line(["inspect", "dir"], "dir: is a directory, give one dump file")
+
+
+def _disk_full(*args: object, **kwargs: object) -> None:
+    raise OSError(28, "No space left on device")
+
+
+def test_a_full_disk_during_sim_run_is_one_line_naming_the_file(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The simulated NPU writes its dump files as the device does, not through a temp file: a
+    # full disk there ended sim run and demo with an OSError traceback.
+    from dumpcmp.fakes import dump_writer
+
+    monkeypatch.setattr(dump_writer, "open", _disk_full, raising=False)
+    result = runner.invoke(app, ["sim", "run", "zoo:small_cnn", "--out", "run"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    (line,) = result.output.splitlines()
+    assert line.startswith(f"Error: cannot write {in_tmp / 'run' / 'npu'}/")
+    assert line.endswith(": No space left on device")
+    assert names(in_tmp) == BEFORE
+
+
+def test_an_os_error_a_command_meets_is_one_line(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Whatever write of the machine's fails (here the ATC json of a simulated run), never a traceback.
+    from pathlib import Path as RealPath
+
+    monkeypatch.setattr(RealPath, "write_text", _disk_full)
+    result = runner.invoke(app, ["sim", "run", "zoo:small_cnn", "--out", "run"])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    (line,) = result.output.splitlines()
+    assert line.startswith("Error: cannot write run/") and line.endswith(": No space left on device")
+    assert names(in_tmp) == BEFORE

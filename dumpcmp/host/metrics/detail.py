@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from dumpcmp.errors import MatchError
 from dumpcmp.host.metrics.offline_data import flat_chunks, load_chunk
+from dumpcmp.outputs import atomic_path
 
 __all__ = ["DetailSummary", "detail_columns", "sanitize_op_name", "write_detail"]
 
@@ -171,7 +172,7 @@ def write_detail(
     paths: list[Path] = []
     for file_index, lo in enumerate(range(0, max(n, 1), max_rows)):
         path = out / f"{stem}_{file_index}.csv"
-        with path.open("w", encoding="utf-8", newline="") as f:
+        with atomic_path(path) as temp, temp.open("w", encoding="utf-8", newline="") as f:
             f.write(header)
             for block in _blocks(x_logical, y_logical, lo, min(lo + max_rows, n)):
                 f.write(_render(block, shape))
@@ -183,5 +184,6 @@ def write_detail(
 
     summary = DetailSummary(n, left_name, right_name, fmt_name, *_bounds(abs_bounds), *_bounds(rel_bounds))
     summary_path = out / f"{stem}_summary.txt"
-    summary_path.write_text(summary.render(), encoding="utf-8")
+    with atomic_path(summary_path) as temp:
+        temp.write_text(summary.render(), encoding="utf-8")
     return [summary_path, *paths]
