@@ -12,6 +12,7 @@ text as the CSV spells them.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,8 +79,11 @@ def write_result_xlsx(
         raise ValueError(f"{len(grades)} grades for {len(rows)} rows")
     numeric = [name in NUMERIC_COLUMNS for name in header]
     widths = [len(name) for name in header]
+    # Built in memory, then written: a full disk stops our write, not XlsxWriter's zip file,
+    # which, left half-closed, printed a traceback when it was collected.
+    buffer = io.BytesIO()
     with atomic_path(path) as temp:
-        book = xlsxwriter.Workbook(str(temp), {"strings_to_numbers": False})
+        book = xlsxwriter.Workbook(buffer, {"strings_to_numbers": False, "in_memory": True})
         try:
             sheet = book.add_worksheet("result")
             bold = book.add_format({"bold": True, "bg_color": "#F2F2F2", "bottom": 1})
@@ -101,7 +105,8 @@ def write_result_xlsx(
             if advice is not None:
                 _advisor_sheet(book, advice, bold)
         finally:
-            _close(book)
+            book.close()
+        temp.write_bytes(buffer.getvalue())
     return path
 
 
@@ -133,17 +138,6 @@ def _advisor_sheet(book: Any, advice: Advice, bold: Any) -> None:
 
 def _evidence(values: Any) -> str:
     return ", ".join(f"{name} {value:.6g}" for name, value in values.items())
-
-
-def _close(book: Any) -> None:
-    """Close (write) the workbook; XlsxWriter wraps a failed write, atomic_path wants the OSError."""
-    from xlsxwriter.exceptions import FileCreateError
-
-    try:
-        book.close()
-    except FileCreateError as exc:
-        cause = exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else OSError(str(exc))
-        raise cause from None
 
 
 def _number(cell: str) -> float | None:
