@@ -2,15 +2,17 @@
 
 click reads an unknown single-dash word such as ``-overflow_detection`` (msprobe's spelling) as
 the short option ``-o`` with the value ``verflow_detection`` glued on, and ``-tp ""`` as the
-current directory. ``StrictCommand`` looks at the arguments before click does:
+current directory. ``StrictCommand`` (``StrictGroup`` for a group's own options) looks at the
+arguments before click does:
 
 * ``-long_name`` is read as ``--long_name`` when the command has that long option (the
   spelling of the CANN scripts, whose options all take one dash);
 * any other single-dash word of more than one letter that is not an option of the command is an
   error naming the long option it most likely misspells, or else saying that a short option's
-  value goes after a space (``-o DIR``, ``-j 4``): a glued value is never read;
+  value goes after a space (``-o DIR``, ``-j 4``): a glued value is never read, nor suggested
+  for a word the CANN scripts use (``-out`` is msaccucmp's option, not ``-o ut``);
 * ``-x=VALUE`` is ``-x VALUE`` (click would keep the ``=`` in the value);
-* an empty value of a path option is an error, not the current directory;
+* an empty path, as an option's value or as an argument, is an error, not the current directory;
 * a single-valued option given twice, under one spelling or two (``-tp A -l B``), is an error:
   click would silently keep the last. Options that take a list, and counters, may repeat.
 
@@ -27,13 +29,20 @@ from typing import Any, Protocol
 
 import typer
 from rich.markup import escape
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp.commands._output import error_console
 
-__all__ = ["StrictCommand", "checked_args", "refusal"]
+__all__ = ["StrictCommand", "StrictGroup", "checked_args", "refusal"]
 
 USAGE_EXIT_CODE = 2
+
+# The multi-letter options of the CANN scripts users come from (msaccucmp compare and convert,
+# compare_vector, the dump conversion script). Where a command has no such option, the word is
+# theirs, not a short option with a glued value: ``-out DIR`` never gets the hint ``-o ut``.
+CANN_SPELLINGS = frozenset(
+    ("-out", "-cf", "-map", "-alg", "-max", "-advisor", "-overflow_detection", "-custom", "-type", "-target")
+)
 
 
 class _Option(Protocol):
@@ -55,12 +64,23 @@ class StrictCommand(TyperCommand):
     """A typer command whose arguments pass ``checked_args`` before click parses them."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        try:
-            checked = checked_args(self.params, args, path_parameters(self.callback))
-        except FlagError as exc:
-            error_console().print(f"[red]Error[/red]: {escape(str(exc))}")
-            raise typer.Exit(USAGE_EXIT_CODE) from None
-        return super().parse_args(ctx, checked)
+        return super().parse_args(ctx, _strictly_read(self, args, group=False))
+
+
+class StrictGroup(TyperGroup):
+    """A typer group whose own options (those before the subcommand) pass ``checked_args``;
+    the subcommand checks the rest itself."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _strictly_read(self, args, group=True))
+
+
+def _strictly_read(command: Any, args: list[str], *, group: bool) -> list[str]:
+    try:
+        return checked_args(command.params, args, path_parameters(command.callback), group=group)
+    except FlagError as exc:
+        error_console().print(f"[red]Error[/red]: {escape(str(exc))}")
+        raise typer.Exit(USAGE_EXIT_CODE) from None
 
 
 def path_parameters(callback: Callable[..., Any] | None) -> frozenset[str]:
@@ -76,11 +96,13 @@ def path_parameters(callback: Callable[..., Any] | None) -> frozenset[str]:
 
 
 def checked_args(
-    params: Sequence[Any], args: Sequence[str], paths: frozenset[str] = frozenset()
+    params: Sequence[Any], args: Sequence[str], paths: frozenset[str] = frozenset(), *, group: bool = False
 ) -> list[str]:
     """``args`` with CANN-style spellings made click's; raises FlagError for a misread one.
 
-    ``paths`` names the parameters whose value is a path, which must not be empty.
+    ``paths`` names the parameters whose value is a path, which must not be empty. For a
+    ``group``, the first word that is neither an option nor a value names the subcommand: it and
+    what follows are the subcommand's to check.
     """
     options: dict[str, _Option] = {
         name: p
@@ -88,19 +110,28 @@ def checked_args(
         if getattr(p, "param_type_name", "") == "option"
         for name in (*p.opts, *p.secondary_opts)
     }
+    arguments = [p for p in params if getattr(p, "param_type_name", "") == "argument"]
     out: list[str] = []
     value_of: _Option | None = None  # the option whose value the next argument is
     given: dict[str | None, str] = {}  # option name -> the spelling it was first given as
+    positionals = 0
     for position, arg in enumerate(args):
         if value_of is not None:
-            _check_value(value_of, arg, paths)
+            _check_value(value_of, value_of.opts[0], arg, paths)
             out.append(arg)
             value_of = None
             continue
+        if group and (arg == "--" or not arg.startswith("-")):
+            out.extend(args[position:])
+            break
         if arg == "--":
+            for offset, rest in enumerate(args[position + 1 :]):
+                _check_argument(arguments, positionals + offset, rest, paths)
             out.extend(args[position:])
             break
         if not arg.startswith("-") or len(arg) < 2:
+            _check_argument(arguments, positionals, arg, paths)
+            positionals += 1
             out.append(arg)
             continue
         name, equals, value = arg.partition("=")
@@ -112,7 +143,7 @@ def checked_args(
         _check_once(option, spelled, given)
         takes_value = _takes_value(option)
         if equals and takes_value:
-            _check_value(option, value, paths)
+            _check_value(option, option.opts[0], value, paths)
             out += [spelled, value]
         else:
             out.append(spelled + equals + value)
@@ -130,7 +161,7 @@ def _spelling(name: str, options: dict[str, _Option]) -> str | None:
         return f"-{name}"
     if len(name) == 2:
         return None  # an unknown short option: click's own error names it
-    glued = _glued_to(name, options)
+    glued = None if name in CANN_SPELLINGS else _glued_to(name, options)
     if glued is not None and len(glued) > 2:
         raise _glued_error(name, glued)
     hint = _closest(name, options)
@@ -138,6 +169,8 @@ def _spelling(name: str, options: dict[str, _Option]) -> str | None:
         raise FlagError(f"no such option: {name}; did you mean {hint}?")
     if glued is not None:
         raise _glued_error(name, glued)
+    if name in CANN_SPELLINGS:
+        raise FlagError(f"no such option: {name} (a CANN script's option; this command has none like it)")
     raise FlagError(f"no such option: {name}")
 
 
@@ -191,9 +224,19 @@ def _closest(name: str, options: dict[str, _Option]) -> str | None:
     return bare[found[0]] if found else None
 
 
-def _check_value(option: _Option, value: str, paths: frozenset[str]) -> None:
-    if value == "" and option.name in paths:
-        raise FlagError(f"{option.opts[0]}: empty path (give a file or directory; '.' for this one)")
+def _check_value(param: Any, label: str, value: str, paths: frozenset[str]) -> None:
+    """FlagError for an empty path: click would read it as the current directory."""
+    if value == "" and param.name in paths:
+        raise FlagError(f"{label}: empty path (give a file or directory; '.' for this one)")
+
+
+def _check_argument(arguments: Sequence[Any], position: int, value: str, paths: frozenset[str]) -> None:
+    """``_check_value`` for the ``position``-th positional word, against the argument it fills."""
+    for argument in arguments:
+        if argument.nargs < 0 or position < argument.nargs:
+            _check_value(argument, argument.human_readable_name.upper(), value, paths)
+            return
+        position -= argument.nargs
 
 
 def refusal(context: typer.Context, reasons: Mapping[str, str]) -> str | None:

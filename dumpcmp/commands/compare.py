@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -81,6 +82,7 @@ def compare(
         Path | None,
         typer.Option(
             "-cfr",
+            "-cf",
             "--close-fusion-rule-file",
             "--close_fusion_rule_file",
             help="ATC json of the same model compiled with fusion off (NPU vs NPU).",
@@ -97,7 +99,7 @@ def compare(
         ),
     ] = None,
     output: Annotated[
-        Path, typer.Option("-o", "--output-path", "--output_path", help="Where result files go.")
+        Path, typer.Option("-o", "-out", "--output-path", "--output_path", help="Where result files go.")
     ] = Path("."),
     overflow_detection: Annotated[
         bool, typer.Option("--overflow-detection", "--overflow_detection", help="Add the OverFlow column.")
@@ -200,9 +202,12 @@ def compare(
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
     from dumpcmp.host.summary import nothing_compared, summarize
 
-    refused = refusal(ctx, _unused_options(mode, summary_mode))
+    refused = refusal(ctx, _unused_options(mode, summary_mode, detail_op))
     if refused is not None:
         fail(refused)
+    bad_limit = _threshold_problem(ctx)
+    if bad_limit is not None:
+        fail(bad_limit)
     if mode is Mode.torchair:
         _compare_torchair(
             target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
@@ -302,10 +307,13 @@ _TORCHAIR_ONLY = dict.fromkeys(
 _REAL_ONLY = ("cosine_threshold", "max_rel_threshold", "thousandth_bound", "five_thousandth_bound")
 
 
-def _unused_options(mode: Mode, summary: SummaryModeOption | None) -> dict[str, str]:
+_DETAIL_ONLY = dict.fromkeys(("detail_index", "detail_side"), "a choice of -d OP's tensor; no -d was given")
+
+
+def _unused_options(mode: Mode, summary: SummaryModeOption | None, detail_op: str | None) -> dict[str, str]:
     """The options a run of this mode would ignore, with why (refused if given)."""
     if mode is not Mode.torchair:
-        return _TORCHAIR_ONLY
+        return _TORCHAIR_ONLY if detail_op is not None else {**_TORCHAIR_ONLY, **_DETAIL_ONLY}
     summary = summary or SummaryModeOption.real
     unused = dict(_OFFLINE_ONLY)
     if summary is not SummaryModeOption.real:
@@ -313,6 +321,52 @@ def _unused_options(mode: Mode, summary: SummaryModeOption | None) -> dict[str, 
     if summary is not SummaryModeOption.statistics:
         unused["stats_threshold"] = f"a threshold of --summary-mode statistics, not {summary.value}"
     return unused
+
+
+@dataclass(frozen=True, slots=True)
+class _Range:
+    """The values a threshold may take: finite, ``low`` to ``high`` (``low`` itself unless open)."""
+
+    low: float
+    high: float = math.inf
+    low_open: bool = False
+
+    def holds(self, value: float) -> bool:
+        # NaN fails every comparison: a NaN limit would pass or fail every tensor without a word.
+        above = value > self.low if self.low_open else value >= self.low
+        return math.isfinite(value) and above and value <= self.high
+
+    def __str__(self) -> str:
+        if self.high == math.inf:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+
+
+# The range of each threshold is that of the value it is compared with: a limit outside it would
+# make every tensor pass (or fail) that check, which no user means.
+_THRESHOLD_RANGES = {
+    "cosine_threshold": (_Range(-1.0, 1.0), "the range of CosineSimilarity"),
+    "red_threshold": (_Range(0.0), "RelativeEuclideanDistance is never negative"),
+    "kl_threshold": (_Range(0.0), "KullbackLeiblerDivergence is never negative"),
+    "rmse_threshold": (_Range(0.0), "RootMeanSquareError is never negative"),
+    "mre_threshold": (_Range(0.0), "MeanRelativeError is never negative"),
+    # |diff| / (max(|NPU|, |golden|) + 1e-10) is below 2
+    "stats_threshold": (_Range(0.0, 2.0), "a statistic's relative difference is below 2"),
+    "max_rel_threshold": (_Range(0.0, low_open=True), "a row passes below it: at 0 none could"),
+    "thousandth_bound": (_Range(0.0, low_open=True), "errors are counted below it: at 0 none could be"),
+    "five_thousandth_bound": (_Range(0.0, low_open=True), "errors are counted below it: at 0 none could be"),
+}
+
+
+def _threshold_problem(ctx: typer.Context) -> str | None:
+    """One line naming the first threshold outside its range, and the range; None if all hold."""
+    for param in ctx.command.params:
+        limits = _THRESHOLD_RANGES.get(param.name or "")
+        value = ctx.params.get(param.name or "")
+        if limits is not None and isinstance(value, float) and not limits[0].holds(value):
+            allowed, meaning = limits
+            return f"{param.opts[0]} {value:g}: must be a finite number {allowed} ({meaning})"
+    return None
 
 
 def _write_reports(

@@ -32,7 +32,7 @@ import numpy as np
 import typer
 from rich.console import Console
 
-from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._flags import StrictCommand, StrictGroup
 from dumpcmp.commands._output import console as _console
 from dumpcmp.commands._output import counted
 from dumpcmp.commands._output import fail as _fail
@@ -64,7 +64,7 @@ DEFAULT_OP_TYPE = "Golden"
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 
-app = typer.Typer(no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True, cls=StrictGroup)
 
 
 # --------------------------------------------------------------------------- text files

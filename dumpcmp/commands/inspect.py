@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import fail
 from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, UnsupportedDtypeError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, iter_tensors, read_dump
@@ -314,4 +315,4 @@ def inspect(
 
 def register(app: typer.Typer) -> None:
     """Add ``inspect`` to the top-level app (``dumpcmp inspect FILE``)."""
-    app.command("inspect")(inspect)
+    app.command("inspect", cls=StrictCommand)(inspect)

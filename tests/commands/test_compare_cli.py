@@ -287,3 +287,91 @@ def test_error_lines_print_names_as_given(tmp_path: Path) -> None:
     # rich would print ":x:" as an emoji: a path or op name must come back as the user wrote it.
     missing = tmp_path / "run:x:1"
     one_error_line(compare("-tp", missing, "-gp", tmp_path), 1, f"target path {missing} does not exist")
+
+
+# ---------------------------------------------------------------------------- msaccucmp spellings, thresholds
+
+TORCHAIR = ["-m", "torchair"]
+
+
+def test_msaccucmp_out_is_the_output_directory(dumps: Path, in_tmp: Path) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, "-out", "res")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in in_tmp.iterdir()] == ["res"]
+    assert len(list((in_tmp / "res").glob("result_*.csv"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-out", ""], "Error: -o: empty path"),
+        (["-map"], "Error: no such option: -map (a CANN script's option; this command has none like it)"),
+        (["-max"], "Error: no such option: -max (a CANN script's option; this command has none like it)"),
+    ],
+)
+def test_a_cann_word_is_never_read_as_a_glued_value(
+    dumps: Path, in_tmp: Path, args: list[str], message: str
+) -> None:
+    one_error_line(compare("-tp", dumps, "-gp", dumps, *args), 2, message)
+    assert list(in_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cosine-threshold", "nan"], "--cosine-threshold nan: must be a finite number in [-1, 1]"),
+        (["--cosine-threshold", "5"], "--cosine-threshold 5: must be a finite number in [-1, 1]"),
+        (["--red-threshold", "-1"], "--red-threshold -1: must be a finite number >= 0"),
+        (["--euclidean-threshold", "inf"], "--red-threshold inf: must be a finite number >= 0"),
+        (["--kl-threshold", "nan"], "--kl-threshold nan: must be a finite number >= 0"),
+        (["--rmse-threshold", "-inf"], "--rmse-threshold -inf: must be a finite number >= 0"),
+        (["--mre-threshold", "nan"], "--mre-threshold nan: must be a finite number >= 0"),
+        (["--stats-threshold", "2.5"], "--stats-threshold 2.5: must be a finite number in [0, 2]"),
+        (
+            ["-m", "torchair", "--cosine-threshold", "-1.5"],
+            "--cosine-threshold -1.5: must be a finite number",
+        ),
+        (
+            ["-m", "torchair", "--max-rel-threshold", "0"],
+            "--max-rel-threshold 0: must be a finite number > 0",
+        ),
+        (
+            ["-m", "torchair", "--thousandth-bound", "nan"],
+            "--thousandth-bound nan: must be a finite number > 0",
+        ),
+        (
+            [*TORCHAIR, "--five-thousandth-bound", "-0.1"],
+            "--five-thousandth-bound -0.1: must be a finite number > 0",
+        ),
+        (
+            [*TORCHAIR, "--summary-mode", "statistics", "--stats-threshold", "nan"],
+            "--stats-threshold nan: must be a finite number in [0, 2]",
+        ),
+    ],
+)
+def test_a_threshold_outside_its_range_is_refused_before_work(
+    dumps: Path, in_tmp: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.setattr(offline, "compare_files", _never)
+    one_error_line(compare("-tp", dumps, "-gp", dumps, *args), 1, f"Error: {message}")
+    assert list(in_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [("-1", True), ("1", True), ("0.5", True), ("1.0001", False), ("-inf", False)]
+)
+def test_cosine_threshold_range_ends(dumps: Path, tmp_path: Path, value: str, ok: bool) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, "-o", tmp_path, "--cosine-threshold", value)
+    assert (result.exit_code == 0) is ok, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "options"),
+    [(["-i", "3"], "-i"), (["-t", "input"], "-t"), (["--index", "0", "-t", "output"], "-i, -t")],
+)
+def test_detail_tensor_choice_without_detail_is_refused(
+    dumps: Path, in_tmp: Path, args: list[str], options: str
+) -> None:
+    result = compare("-tp", dumps, "-gp", dumps, *args)
+    one_error_line(result, 1, f"Error: {options}: a choice of -d OP's tensor; no -d was given")
+    assert list(in_tmp.iterdir()) == []

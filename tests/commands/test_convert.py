@@ -526,3 +526,19 @@ def test_dump2npy_takes_names_with_every_character_ge_keeps(tmp_path: Path) -> N
     assert (tmp_path / "out" / STEP / f"Add.ln_add:0.17.2.{STAMP}.output.0.npy").is_file()
     assert (tmp_path / "out" / STEP / f"MatMul.层_1(x)+y.3.2.{STAMP + 1}.output.0.npy").is_file()
     assert f"skipped {step / f'Add.a b.4.2.{STAMP + 2}'}: not a dump file name" in output
+
+
+@pytest.mark.parametrize("empty", ["-i", "-o"])
+def test_script_spelling_refuses_an_empty_path(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty: str
+) -> None:
+    """``-i ''`` is not the current directory (which here holds dumps that would convert) nor
+    ``-o ''`` the place to write."""
+    monkeypatch.chdir(tree)
+    before = sorted(tree.rglob("*"))
+    paths = {"-i": str(tree), "-o": str(tmp_path / "out"), empty: ""}
+    code, output = _run("-type", "offline", "-target", "numpy", "-i", paths["-i"], "-o", paths["-o"])
+    assert code == 2
+    assert output.splitlines() == [f"Error: {empty}: empty path (give a file or directory; '.' for this one)"]
+    assert sorted(tree.rglob("*")) == before
+    assert not (tmp_path / "out").exists()

@@ -110,3 +110,37 @@ def test_counters_and_lists_may_repeat_in_checked_args() -> None:
     assert checked_args(params, args) == args
     with pytest.raises(FlagError, match=r"^-o and --out both give the out; give it once$"):
         checked_args(params, [*args, "--out", "y"])
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["inspect", ""], "FILE"),
+        (["reduce", ""], "PATH"),
+        (["config", "check", ""], "PATH"),
+        (["golden", "", "-o", "g"], "MODEL"),
+        (["convert", "-type", "offline", "-i", "", "-o", "out"], "-i"),
+        (["convert", "-type", "tf", "-target", "dump", "-i", "x", "-o", ""], "-o"),
+    ],
+)
+def test_an_empty_path_argument_is_refused_by_every_command(in_tmp: Path, args: list[str], name: str) -> None:
+    (in_tmp / "x").mkdir()  # a directory the run would find were "" read as "."
+    one_usage_error(args, f"{name}: empty path (give a file or directory; '.' for this one)")
+    assert [p.name for p in in_tmp.iterdir()] == ["x"]
+
+
+def test_a_group_checks_only_its_own_options() -> None:
+    def subcommand(out: Annotated[Path, typer.Option("-o")]) -> None:
+        """A subcommand with an -o of its own."""
+
+    def options(out: Annotated[Path | None, typer.Option("-o")] = None) -> None:
+        """The group's options."""
+
+    group = typer.Typer()
+    group.callback()(options)
+    group.command("sub")(subcommand)
+    params = get_command(group).params
+    args = ["-o", "a", "sub", "-o", "b", "-ofoo", ""]
+    assert checked_args(params, args, group=True) == args  # "sub" on is the subcommand's to check
+    with pytest.raises(FlagError, match=r"^-o: empty path"):
+        checked_args(params, ["-o", "", "sub"], frozenset({"out"}), group=True)

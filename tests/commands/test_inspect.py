@@ -302,3 +302,11 @@ def test_stats_never_widen_the_whole_tensor(monkeypatch: pytest.MonkeyPatch) -> 
     finally:
         tracemalloc.stop()
     assert peak - base < 2 * 1024 * 1024
+
+
+def test_an_empty_path_is_not_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for args in ([""], ["--", ""]):
+        code, output = _run(*args)
+        assert code == 2
+        assert output.splitlines() == ["Error: FILE: empty path (give a file or directory; '.' for this one)"]
