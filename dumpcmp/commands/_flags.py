@@ -22,6 +22,7 @@ Errors are one line and exit code 2, click's code for a bad command line.
 from __future__ import annotations
 
 import difflib
+import os
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp.commands._output import error_console
+from dumpcmp.proto.sniff import not_regular
 
 __all__ = ["StrictCommand", "StrictGroup", "checked_args", "refusal"]
 
@@ -225,9 +227,15 @@ def _closest(name: str, options: dict[str, _Option]) -> str | None:
 
 
 def _check_value(param: Any, label: str, value: str, paths: frozenset[str]) -> None:
-    """FlagError for an empty path: click would read it as the current directory."""
-    if value == "" and param.name in paths:
+    """FlagError for an empty path (click would read it as the current directory) and for a
+    device, FIFO or socket: reading /dev/zero took all memory, a FIFO blocked forever."""
+    if param.name not in paths:
+        return
+    if value == "":
         raise FlagError(f"{label}: empty path (give a file or directory; '.' for this one)")
+    special = "" if os.path.isdir(value) else not_regular(Path(value))
+    if special.startswith("not a regular file"):
+        raise FlagError(f"{label} {value}: {special}")
 
 
 def _check_argument(arguments: Sequence[Any], position: int, value: str, paths: frozenset[str]) -> None:

@@ -165,7 +165,7 @@ def _complete(path: Path, role: FileRole) -> Verdict:
     from dumpcmp.agent.completeness import Verdict, check_complete
     from dumpcmp.errors import FormatError
     from dumpcmp.proto.npy import npy_size
-    from dumpcmp.proto.walker import not_regular
+    from dumpcmp.proto.sniff import not_regular
 
     if path.is_symlink() or not_regular(path):
         return Verdict(True, "")  # nothing to wait for: the reducer says why it passes it over

@@ -114,6 +114,8 @@ def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
         raise ModelError(
             f"{path}: the simulated NPU cannot load an offline model (.om); give the .onnx it was built from"
         )
+    if path.exists() and not path.is_file():  # a directory, or /dev/zero read until memory ran out
+        raise ModelError(f"{path}: not a regular file, not an ONNX model (.onnx)")
     if path.is_file():
         kind = what_is(path)
         if kind is not None:  # onnx would read a .json as a ModelProto in JSON, or say why not in lines

@@ -6,6 +6,7 @@ not a header length of 8453027202830724681 bytes. Only the first bytes are read.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 __all__ = ["NPY_MAGIC", "what_is"]
@@ -59,3 +60,22 @@ def _text_kind(head: bytes) -> str | None:
     if stripped.startswith("<"):
         return "an XML or HTML file"
     return "a text file"
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))  # fmt: skip
+
+
+def not_regular(path: Path) -> str:
+    """Why ``path`` is no file to read ("not a regular file: a FIFO"), "" for a regular file or one
+    that is gone (a file reduced to a summary). Opening a FIFO would block its reader forever."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "" if not path.is_symlink() else "a symbolic link to nothing"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return ""
+    kind = next((word for test, word in _KINDS if test(mode)), "special file")
+    return f"not a regular file: {kind}"

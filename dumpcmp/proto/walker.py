@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
 from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, DumpName, parse_dump_name, read_mapping
+from dumpcmp.proto.sniff import not_regular
 
 # Files that sit in dump trees but are not dumps; skipped without comment.
 _QUIET_SUFFIXES = (".txt", ".json", ".npy", ".bin", ".log", ".pbtxt", ".md", ".onnx", ".om", ".py")
@@ -152,25 +152,6 @@ def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | 
             return SkippedFile(path, f"not a dump file name: {exc.reason}")
         return None
     return DumpEntry(path, parsed, group, is_stats)
-
-
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))  # fmt: skip
-
-
-def not_regular(path: Path) -> str:
-    """Why ``path`` is no file to read ("not a regular file: a FIFO"), "" for a regular file or one
-    that is gone (a file reduced to a summary). Opening a FIFO would block its reader forever."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return "" if not path.is_symlink() else "a symbolic link to nothing"
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    if stat.S_ISREG(mode):
-        return ""
-    kind = next((word for test, word in _KINDS if test(mode)), "special file")
-    return f"not a regular file: {kind}"
 
 
 def directory_group(directory: Path, base: Path) -> GroupKey:

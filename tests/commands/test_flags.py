@@ -144,3 +144,32 @@ def test_a_group_checks_only_its_own_options() -> None:
     assert checked_args(params, args, group=True) == args  # "sub" on is the subcommand's to check
     with pytest.raises(FlagError, match=r"^-o: empty path"):
         checked_args(params, ["-o", "", "sub"], frozenset({"out"}), group=True)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    ("args", "label"),
+    [
+        (["config", "check", "/dev/zero"], "PATH /dev/zero"),
+        (["inspect", "/dev/zero"], "FILE /dev/zero"),
+        (["compare", "-tp", "/dev/zero", "-gp", "."], "-tp /dev/zero"),
+    ],
+)
+def test_a_device_given_as_a_path_is_refused_before_it_is_read(
+    in_tmp: Path, args: list[str], label: str
+) -> None:
+    # config check read /dev/zero until the machine's 24 GB were gone.
+    one_usage_error(args, f"{label}: not a regular file: a character device")
+
+
+def test_a_fifo_given_as_a_rule_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "rules.json"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "dumpcmp.cli", "compare", "-tp", ".", "-gp", ".", "-fr", str(fifo)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"Error: -fr {fifo}: not a regular file: a FIFO\n"

@@ -131,3 +131,13 @@ def test_an_os_error_a_command_meets_is_one_line(in_tmp: Path, monkeypatch: pyte
     (line,) = result.output.splitlines()
     assert line.startswith("Error: cannot write run/") and line.endswith(": No space left on device")
     assert names(in_tmp) == BEFORE
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_device_named_as_the_model_is_one_line(in_tmp: Path) -> None:
+    # onnx read /dev/zero until memory ran out (the model is a name or a path, so no flag check).
+    one_line(
+        ["sim", "run", "/dev/zero", "--out", "run"],
+        "/dev/zero: not a regular file, not an ONNX model (.onnx)",
+    )
+    assert names(in_tmp) == BEFORE

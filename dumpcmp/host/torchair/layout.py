@@ -54,7 +54,8 @@ from dumpcmp.host.torchair.reduced_stats import ReducedStats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
 from dumpcmp.proto.reduced import REDUCED_FILE
-from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry, not_regular
+from dumpcmp.proto.sniff import not_regular
+from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
 
 __all__ = [
     "FUSED_OP_TYPE",

@@ -36,7 +36,8 @@ from dumpcmp.proto.reduced import (
     append_reduced,
     read_reduced,
 )
-from dumpcmp.proto.walker import SkippedFile, dump_entry, not_regular
+from dumpcmp.proto.sniff import not_regular
+from dumpcmp.proto.walker import SkippedFile, dump_entry
 
 __all__ = ["ReduceReport", "Reducer", "kind_of", "parse_keep", "skip_reason", "summarize", "tensor_summary"]
 
