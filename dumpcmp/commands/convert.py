@@ -42,9 +42,10 @@ from dumpcmp.errors import (
     DumpcmpError,
     DumpFormatError,
     LayoutError,
+    OutputError,
     UnsupportedDtypeError,
 )
-from dumpcmp.outputs import prepare_output_dir
+from dumpcmp.outputs import atomic_path, prepare_output_dir
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
@@ -80,7 +81,7 @@ def _save_txt(path: Path, array: np.ndarray) -> None:
         fmt = "%.17g"
     else:
         fmt = "%.9g"  # float32 and narrower (fp16, bf16, fp8) round-trip with 9 digits
-    with path.open("w", encoding="ascii") as handle:
+    with atomic_path(path) as temp, temp.open("w", encoding="ascii") as handle:
         for start in range(0, flat.size, _TXT_CHUNK):
             chunk = flat[start : start + _TXT_CHUNK]
             if kind not in "iubc" and chunk.dtype not in (np.float16, np.float32, np.float64):
@@ -194,8 +195,12 @@ def _convert_file(
             save_npy(target, array, keep_dtype=keep_dtype)
             if txt:
                 _save_txt(target.with_suffix(".txt"), array)
-        except (DumpcmpError, OSError) as exc:
-            tally.skip(path, f"{tensor.label}: {_reason(exc)}", whole_file=False)
+        except OutputError:
+            raise  # a full or read-only disk fails every later tensor too: the run stops here
+        except DumpcmpError as exc:
+            reason = _reason(exc)
+            labelled = reason if reason.startswith(f"{tensor.label}: ") else f"{tensor.label}: {reason}"
+            tally.skip(path, labelled, whole_file=False)
             continue
         written += 1
     tally.written += written
@@ -221,7 +226,7 @@ def dump2npy(
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
     _output_dir(output)
-    with _maybe_progress(console, len(sources), "dump2npy") as advance:
+    with _user_errors(), _maybe_progress(console, len(sources), "dump2npy") as advance:
         for path, relative in sources:
             _convert_file(
                 path, output / relative, tally, device_layout=device_layout, txt=txt, keep_dtype=keep_dtype

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import ml_dtypes
@@ -542,3 +543,30 @@ def test_script_spelling_refuses_an_empty_path(
     assert output.splitlines() == [f"Error: {empty}: empty path (give a file or directory; '.' for this one)"]
     assert sorted(tree.rglob("*")) == before
     assert not (tmp_path / "out").exists()
+
+
+def test_dump2npy_on_a_full_disk_stops_with_one_line(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each tensor was "skipped" with the disk's error and the run ended with exit 0.
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "save", full_disk)
+    code, output = _run("dump2npy", "-i", tree, "-o", tmp_path / "out")
+    assert code == 1, output
+    *skipped, line = output.splitlines()  # the tree's unreadable files, named before the work
+    assert all(text.startswith("skipped ") for text in skipped) and "Traceback" not in output
+    assert line.startswith(f"Error: cannot write {tmp_path / 'out'}/") and line.endswith(
+        ": No space left on device"
+    )
+
+
+def test_dump2npy_names_a_tensor_once_in_its_reason(tmp_path: Path) -> None:
+    source = _conv_file(tmp_path / "in" / f"Conv2D.conv.1.2.{STAMP}")
+    dump = read_dump(source)
+    write_dump(source, DumpFile("", Layout.V2, "2.0", STAMP, dump.op_name, inputs=dump.inputs,
+                                outputs=(replace(dump.outputs[0], format=67),)))  # fmt: skip
+    code, output = _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out")
+    assert code == 0, output
+    assert f"{source}: output:0: unknown format 67 in the dump header" in output.splitlines()[0]
