@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dumpcmp.errors import OutputError
 
-__all__ = ["atomic_path", "new_output_dir", "prepare_output_dir"]
+__all__ = ["atomic_path", "kept_if_written", "new_output_dir", "prepare_output_dir", "writing"]
 
 
 def _reason(exc: OSError) -> str:
@@ -41,6 +41,22 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     os.close(handle)
     os.unlink(probe)
     return path
+
+
+@contextlib.contextmanager
+def kept_if_written(path: Path) -> Iterator[Path]:
+    """Around a run that makes ``path`` when it starts: the directories it made are removed again
+    on the way out (success, failure or Ctrl-C) while they are empty, so a run that wrote
+    nothing (every input unreadable, a disk full from the first file) leaves no trace."""
+    made = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
+    try:
+        yield path
+    finally:
+        for directory in made:
+            try:
+                directory.rmdir()  # only an empty one goes
+            except OSError:
+                break
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from dumpcmp.commands._output import console, counted, fail, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.outputs import kept_if_written
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -251,6 +252,7 @@ def compare(
     if cluster is not None:
         request = for_cluster(request)
     with (
+        kept_if_written(output),
         user_errors(),
         file_runner(cluster, cluster_timeout) as runner,
         tracked("comparing dump files") as tracker,
@@ -435,7 +437,7 @@ def _compare_torchair(
     if print_request:
         console().print(request)
         return
-    with user_errors(), tracked("comparing GE dump files") as tracker:
+    with kept_if_written(output), user_errors(), tracked("comparing GE dump files") as tracker:
         inputs = open_inputs(target, golden)
         outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
     out = console()

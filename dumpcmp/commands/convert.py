@@ -45,7 +45,7 @@ from dumpcmp.errors import (
     OutputError,
     UnsupportedDtypeError,
 )
-from dumpcmp.outputs import atomic_path, prepare_output_dir
+from dumpcmp.outputs import atomic_path, kept_if_written, prepare_output_dir
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
@@ -225,21 +225,21 @@ def dump2npy(
     console = _console()
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
-    _output_dir(output)
-    with _user_errors(), _maybe_progress(console, len(sources), "dump2npy") as advance:
-        for path, relative in sources:
-            _convert_file(
-                path, output / relative, tally, device_layout=device_layout, txt=txt, keep_dtype=keep_dtype
-            )
-            advance()
-    extra = f" and {counted(tally.skipped_tensors, 'tensor')}" if tally.skipped_tensors else ""
-    console.print(
-        f"converted {tally.written} tensors from {tally.files} dump files into {output}; "
-        f"skipped {counted(tally.skipped_files, 'file')}{extra}",
-        markup=False,
-    )
-    if tally.written == 0:
-        raise typer.Exit(1)
+    with kept_if_written(output):
+        _output_dir(output)
+        with _user_errors(), _maybe_progress(console, len(sources), "dump2npy") as advance:
+            for path, relative in sources:
+                options = {"device_layout": device_layout, "txt": txt, "keep_dtype": keep_dtype}
+                _convert_file(path, output / relative, tally, **options)
+                advance()
+        extra = f" and {counted(tally.skipped_tensors, 'tensor')}" if tally.skipped_tensors else ""
+        console.print(
+            f"converted {tally.written} tensors from {tally.files} dump files into {output}; "
+            f"skipped {counted(tally.skipped_files, 'file')}{extra}",
+            markup=False,
+        )
+        if tally.written == 0:
+            raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- npy2dump
@@ -372,18 +372,19 @@ def npy2dump(
     console = _console()
     tally = _Tally(console)
     runs = _golden_runs(input_, tally)
-    _output_dir(output)
-    with _maybe_progress(console, len(runs), "npy2dump") as advance:
-        for run in runs:
-            _write_golden_run(run, output, op_type, tally)
-            advance()
-    console.print(
-        f"wrote {tally.written} dump files from {tally.files} .npy files into {output}; "
-        f"skipped {counted(tally.skipped_files, 'file')}",
-        markup=False,
-    )
-    if tally.written == 0:
-        raise typer.Exit(1)
+    with kept_if_written(output):
+        _output_dir(output)
+        with _maybe_progress(console, len(runs), "npy2dump") as advance:
+            for run in runs:
+                _write_golden_run(run, output, op_type, tally)
+                advance()
+        console.print(
+            f"wrote {tally.written} dump files from {tally.files} .npy files into {output}; "
+            f"skipped {counted(tally.skipped_files, 'file')}",
+            markup=False,
+        )
+        if tally.written == 0:
+            raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- format
@@ -448,7 +449,7 @@ def format_(
     if tensor not in (TensorKind.INPUT.value, TensorKind.OUTPUT.value):
         raise typer.BadParameter(f"{tensor!r}: choose input or output", param_hint="-tensor")
     dst_shape = _parse_shape(shape) if shape is not None else None
-    with _user_errors():
+    with kept_if_written(output), _user_errors():
         from dumpcmp.proto.layouts import convert
 
         try:
@@ -549,23 +550,25 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
     console = _console()
     tally = _Tally(console)
     goldens = _golden_files(source, tally, (".pb", ".quant"))
-    _output_dir(out_root)
-    for path, relative, golden in goldens:
-        try:
-            dump = read_dump(path)
-            if not dump.outputs:
-                raise DumpFormatError(path, 0, "holds no output tensor")
-            target = out_root / relative / f"{golden.op_name}.{golden.output_index}.{golden.timestamp}.npy"
-            save_npy(target, dump.outputs[0].logical())
-        except DumpcmpError as exc:
-            tally.skip(path, _reason(exc))
-            continue
-        tally.written += 1
-        tally.files += 1
-    console.print(
-        f"converted {counted(tally.written, 'golden file')} into {out_root}; "
-        f"skipped {counted(tally.skipped_files, 'file')}",
-        markup=False,
-    )
-    if tally.written == 0:
-        raise typer.Exit(1)
+    with kept_if_written(out_root):
+        _output_dir(out_root)
+        for path, relative, golden in goldens:
+            try:
+                dump = read_dump(path)
+                if not dump.outputs:
+                    raise DumpFormatError(path, 0, "holds no output tensor")
+                name = f"{golden.op_name}.{golden.output_index}.{golden.timestamp}.npy"
+                target = out_root / relative / name
+                save_npy(target, dump.outputs[0].logical())
+            except DumpcmpError as exc:
+                tally.skip(path, _reason(exc))
+                continue
+            tally.written += 1
+            tally.files += 1
+        console.print(
+            f"converted {counted(tally.written, 'golden file')} into {out_root}; "
+            f"skipped {counted(tally.skipped_files, 'file')}",
+            markup=False,
+        )
+        if tally.written == 0:
+            raise typer.Exit(1)

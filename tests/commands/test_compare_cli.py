@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -16,6 +17,7 @@ import dumpcmp.host.sinks.csv_file as csv_file
 import dumpcmp.host.summary as summary
 from dumpcmp.cli import app
 from dumpcmp.commands._flags import FlagError, checked_args
+from dumpcmp.errors import OutputError
 
 runner = CliRunner()
 PROGRESS = re.compile(r"^comparing dump files: \d+/\d+$")
@@ -375,3 +377,28 @@ def test_detail_tensor_choice_without_detail_is_refused(
     result = compare("-tp", dumps, "-gp", dumps, *args)
     one_error_line(result, 1, f"Error: {options}: a choice of -d OP's tensor; no -d was given")
     assert list(in_tmp.iterdir()) == []
+
+
+def test_a_compare_that_could_write_nothing_leaves_no_output_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The disk refuses the first result file: one line, exit 1, and the -o it made is gone again.
+    from dumpcmp.host.sinks import csv_file
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OutputError("cannot write result.csv: No space left on device")
+
+    monkeypatch.setattr(csv_file, "write_new_table", full_disk)
+    target = tmp_path / "npu"
+    target.mkdir()
+    (target / "Add.a.1.2.1700000000000000").write_bytes(b"\x00" * 5)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "a.0.1700000000000000.npy", np.ones(3, np.float32))
+    (tmp_path / "rule.json").write_text('{"graph": [{"op": []}], "name": "m"}')
+    out = tmp_path / "results" / "run1"
+    result = CliRunner().invoke(app, ["compare", "-tp", str(target), "-gp", str(golden), "-fr",
+                                      str(tmp_path / "rule.json"), "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1] == "Error: cannot write result.csv: No space left on device"
+    assert not (tmp_path / "results").exists()

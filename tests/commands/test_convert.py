@@ -570,3 +570,19 @@ def test_dump2npy_names_a_tensor_once_in_its_reason(tmp_path: Path) -> None:
     code, output = _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out")
     assert code == 0, output
     assert f"{source}: output:0: unknown format 67 in the dump header" in output.splitlines()[0]
+
+
+def test_dump2npy_that_converts_nothing_leaves_no_output_directory(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / f"Add.a.1.2.{STAMP}").write_bytes(b"\x00" * 5)
+    code, _ = _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out" / "npy")
+    assert code == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+def test_dump2npy_keeps_an_output_directory_that_was_there(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / f"Add.a.1.2.{STAMP}").write_bytes(b"\x00" * 5)
+    (tmp_path / "out").mkdir()
+    _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out")
+    assert (tmp_path / "out").is_dir()
