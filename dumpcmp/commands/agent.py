@@ -481,6 +481,8 @@ def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
     printer.print(escape(f"session {session} on {target} ({state}): {', '.join(words)}{where}"), markup=True)
     if outcome.closed is not None and outcome.closed.summary:
         printer.print(escape(outcome.closed.summary))
+    if outcome.closed is not None and outcome.closed.nothing_compared:
+        fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
     if outcome.undelivered:
         still_open = (
             ""

@@ -252,6 +252,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             result_files=record.result_files,
             replaced_runs=record.replaced_runs,
             summary=record.summary,
+            nothing_compared=record.nothing_compared,
             data_dir=str(files.session_dir(self.data_dir, record.name).resolve()),
             uploaders=[
                 pb.Uploader(host=u.host, device=u.device, agent_id=u.agent_id, version=u.version)

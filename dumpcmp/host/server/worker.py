@@ -27,7 +27,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.host.summary import summarize
+from dumpcmp.host.summary import nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
@@ -273,8 +273,9 @@ class SessionWorker:
 
 def _final_table(
     outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
-) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str]:
-    """The closed session's rows (dump file, cells), columns, result file names and summary."""
+) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str, str]:
+    """The closed session's rows (dump file, cells), columns, result file names, summary and the
+    error line of a comparison that compared nothing ("" when something was)."""
     rows: list[tuple[str, list[str]]] = []
     columns: list[str] = []
     names: list[str] = []
@@ -287,7 +288,7 @@ def _final_table(
     lines = summarize(outcome, Thresholds())
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
-    return rows, columns, names, "\n".join(lines)
+    return rows, columns, names, "\n".join(lines), nothing_compared(outcome, Thresholds()) or ""
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
