@@ -16,6 +16,7 @@ from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.summary import nothing_compared
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     Hosts,
     host_fixture,
@@ -95,3 +96,45 @@ def test_a_session_that_compared_something_exits_0(
     assert "nothing compared" not in out
     code, out = cli("host", "results", "ok", "--host", f"127.0.0.1:{host.port}")
     assert code == 0, out
+
+
+def test_a_session_that_lacked_its_golden_and_rule_is_fixed_by_running_again_with_them(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # The second, correct run said "needs -fr/--fusion-rule-file" although it gave --fusion-rule:
+    # the session kept the settings of its first open, which named no golden data and no rule.
+    code, out = agent_watch(host, "q1", sim, tmp_path)
+    assert code == 1, out
+    assert out.splitlines()[-1] == (
+        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session q1: waiting for golden data: "
+        "run the agent into this session again with --golden DIR to send it"
+    )
+    code, out = agent_watch(
+        host, "q1", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule
+    )
+    assert code == 0, out
+    assert "(closed)" in out
+    client = hosts.client(host)
+    info = client.info("q1")
+    assert info.state == pb.SessionInfo.CLOSED and info.settings.fusion_rule_name == sim.fusion_rule.name
+    assert client.fetch("q1", info.result_files[0]) == offline_csv(sim, tmp_path / "offline")
+
+
+def test_a_session_refuses_a_run_that_names_another_rule_in_one_line(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # Its rows would mix two comparisons: said, with what to do.
+    code, out = agent_watch(
+        host, "r1", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule, "--keep-open"
+    )
+    assert code == 0, out
+    other = tmp_path / "other.json"
+    other.write_bytes(sim.fusion_rule.read_bytes())
+    code, out = agent_watch(host, "r1", sim, tmp_path, "--fusion-rule", other)
+    assert code == 1 and len(out.strip().splitlines()) == 1, out
+    assert out.strip() == (
+        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session r1 compares with the fusion rule "
+        f"{sim.fusion_rule.name} sent by an agent (--fusion-rule), this run gives other.json sent by an "
+        "agent (--fusion-rule); delete the session first (dumpcmp host delete r1) or stream into a new "
+        "session name"
+    )

@@ -187,6 +187,11 @@ class SessionStore:
                 )
             return created
 
+    def set_settings(self, name: str, settings: bytes) -> None:
+        """A session's comparison settings, completed by a later agent run (see ``OpenSession``)."""
+        with self._transaction() as db:
+            db.execute("UPDATE sessions SET settings=? WHERE name=?", (settings, name))
+
     def session(self, name: str) -> SessionRecord:
         with self._transaction() as db:
             return _session(db, name)
