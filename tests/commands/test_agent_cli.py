@@ -401,6 +401,15 @@ def test_a_model_run_is_checked_before_the_host_holds_a_session(
     assert server.host.opened == 0 and not server.host.sessions
 
 
+def _dump_and_golden(tmp_path: Path) -> tuple[Path, Path]:
+    """A dump to watch and a golden directory of one (unread) npy file."""
+    write_dumps(tmp_path / "dump", 1)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    return tmp_path / "dump", golden
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
@@ -412,11 +421,7 @@ def test_a_malformed_fusion_rule_is_refused_before_anything_is_uploaded(
     server: ServerHandle, tmp_path: Path, content: str, said: str
 ) -> None:
     # It was uploaded together with the whole dump before the run failed.
-    dump = tmp_path / "dump"
-    write_dumps(dump, 2)
-    golden = tmp_path / "golden"
-    golden.mkdir()
-    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    dump, golden = _dump_and_golden(tmp_path)
     rule = tmp_path / "bad.json"
     rule.write_text(content)
     code, out = run("--host", server.target, "--session", "w", "--watch", str(dump), "--golden", str(golden),
@@ -430,12 +435,8 @@ def test_a_malformed_fusion_rule_is_refused_before_anything_is_uploaded(
 def test_an_unreadable_golden_file_is_refused_before_anything_streams(
     server: ServerHandle, tmp_path: Path
 ) -> None:
-    dump = tmp_path / "dump"
-    write_dumps(dump, 1)
-    golden = tmp_path / "golden"
-    golden.mkdir()
-    locked = golden / "conv0.0.1700000000000000.npy"
-    locked.write_bytes(b"npy")
+    dump, golden = _dump_and_golden(tmp_path)
+    locked = next(golden.iterdir())
     locked.chmod(0)
     try:
         code, out = run("--host", server.target, "--session", "w", "--watch", str(dump),
