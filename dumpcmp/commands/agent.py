@@ -9,10 +9,11 @@ a restart of either side.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -181,6 +182,8 @@ def run_command(
         else:
             assert model is not None
             run = ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            if not sim:  # the .om run's mistakes are said before the host holds a session for it
+                run = replace(run, dump_path=_checked_acl_run(run))
             outcome = run_model_and_stream(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
@@ -207,6 +210,7 @@ class ModelRequest:
     faults: list[str]
     acl_config: Path | None
     device: int
+    dump_path: Path | None = None  # on AscendCL: where the acl.json has the run dump (checked)
 
 
 @dataclass
@@ -231,7 +235,8 @@ def _model_label(watch: Path | None, model: str | None) -> str:
 def _check_extras(extras: Extras) -> None:
     """Refused before any work, in the options' words: a simulated run would otherwise be spent,
     or a watch streamed, before the host found that it cannot compare."""
-    from dumpcmp.errors import TransferError
+    from dumpcmp.errors import RuleFileError, TransferError
+    from dumpcmp.host.fusion_rules import load_rules
 
     golden, rule = extras.golden, extras.fusion_rule
     if golden is not None:
@@ -239,6 +244,8 @@ def _check_extras(extras: Extras) -> None:
             raise TransferError(f"--golden {golden}: no such directory")
         if not golden.is_dir():
             raise TransferError(f"--golden {golden}: not a directory (give the directory of the golden data)")
+        if (unreadable := _unreadable_in(golden)) is not None:
+            raise TransferError(f"--golden {golden}: cannot read {unreadable}")
         if not any(p.is_file() for p in golden.rglob("*")):
             raise TransferError(f"--golden {golden}: no files in it, so nothing to compare the dump against")
     if rule is not None:
@@ -246,6 +253,20 @@ def _check_extras(extras: Extras) -> None:
             raise TransferError(f"--fusion-rule {rule}: a directory (give the ATC fusion rule .json file)")
         if not rule.is_file():
             raise TransferError(f"--fusion-rule {rule}: no such file")
+        try:  # parsed here as the host will: a malformed rule was uploaded with the whole dump first
+            load_rules(rule)
+        except RuleFileError as exc:
+            raise RuleFileError(f"--fusion-rule {rule}", exc.reason) from None
+
+
+def _unreadable_in(directory: Path) -> Path | None:
+    """The first directory or file under ``directory`` this user may not read, if any."""
+    blocked: list[Path] = []  # a directory os.walk could not list comes through onerror
+    for root, _dirs, names in os.walk(directory, onerror=lambda exc: blocked.append(Path(str(exc.filename)))):
+        blocked.extend(Path(root, n) for n in names if not os.access(Path(root, n), os.R_OK))
+        if blocked:
+            break
+    return blocked[0] if blocked else None
 
 
 def _holds_npy(directory: Path) -> bool:
@@ -381,16 +402,15 @@ def _simulate_and_queue(
     uploader.add_run_mark(run_id, pb.RunMark.END)
 
 
-def _run_on_acl(
-    uploader: Uploader, run: ModelRequest, extras: Extras, run_id: str, state_dir: Path
-) -> list[str]:
-    """An .om on AscendCL (main thread), its dump streamed while it runs."""
+def _checked_acl_run(run: ModelRequest) -> Path:
+    """The dump path of an .om run on AscendCL, once its model, acl.json and inputs are fine."""
     from dumpcmp.acl_config import load as load_config
     from dumpcmp.errors import ConfigError, ModelError
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
     from dumpcmp.proto.npy import load_npy
 
     model = Path(run.model)
+    if run.model.startswith("zoo:") or model.suffix == ".onnx":
+        raise ModelError(f"--model {run.model}: an ONNX model runs on the simulated NPU: add --sim")
     if not model.is_file():
         raise ModelError(f"--model {model}: no such file (on AscendCL the model is an .om; --sim runs ONNX)")
     if run.acl_config is None:
@@ -405,6 +425,20 @@ def _run_on_acl(
         raise ModelError("--inject needs --sim: faults are injected into the simulated NPU only")
     if not run.inputs:
         raise ModelError("give the model's inputs with --input (an .om's input shapes are not read here)")
+    for path in run.inputs:
+        load_npy(path)  # its header: a bad input is said now, the arrays are read for the run
+    return Path(dump_path)
+
+
+def _run_on_acl(
+    uploader: Uploader, run: ModelRequest, extras: Extras, run_id: str, state_dir: Path
+) -> list[str]:
+    """An .om on AscendCL (main thread), its dump streamed while it runs (``run`` is checked)."""
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+    from dumpcmp.proto.npy import load_npy
+
+    assert run.dump_path is not None and run.acl_config is not None
+    model, dump_path = Path(run.model), run.dump_path
     arrays = [load_npy(path, mmap=False) for path in run.inputs]
     inputs = [(pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(run.inputs)]
     from dumpcmp.agent.live_run import stream_model_run  # after the checks: it loads the binding
@@ -412,7 +446,7 @@ def _run_on_acl(
 
     runtime = AclRuntime(open_backend("acl"))
     streamed = stream_model_run(
-        runtime, uploader, model, arrays, run.acl_config, Path(dump_path),
+        runtime, uploader, model, arrays, run.acl_config, dump_path,
         run_id=run_id, run_files=[*inputs, *_extra_files(extras)], device=run.device, steps=run.steps,
         exclude=(state_dir.resolve(),),
     )  # fmt: skip
@@ -481,6 +515,8 @@ def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
     printer.print(escape(f"session {session} on {target} ({state}): {', '.join(words)}{where}"), markup=True)
     if outcome.closed is not None and outcome.closed.summary:
         printer.print(escape(outcome.closed.summary))
+    if outcome.closed is not None and outcome.closed.nothing_compared:
+        fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
     if outcome.undelivered:
         still_open = (
             ""

@@ -22,7 +22,7 @@ import typer
 
 from dumpcmp.commands._cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, counted, error_console, user_errors
+from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
 from dumpcmp.commands._remote import (
     DEFAULT_TIMEOUT,
     ClientCert,
@@ -211,6 +211,8 @@ def close_command(
         out.print(
             f"result files on {host}: {info.data_dir}/results ({', '.join(info.result_files)})", markup=False
         )
+    if info.nothing_compared:
+        fail(info.nothing_compared)
 
 
 @app.command("delete", cls=StrictCommand)
@@ -341,6 +343,8 @@ def results_command(
     for target in (csv_out, xlsx_out, html_out, *downloaded):
         if target is not None:
             out.print(f"wrote {target}", markup=False)
+    if info.nothing_compared:
+        fail(info.nothing_compared)  # as compare: the files are written, and exit 1
 
 
 def _file_target(text: str | None, option: str) -> Path | None:

@@ -3,6 +3,7 @@ exactly once across a SIGKILL, and one line for every user mistake."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from tests.agent.dumps import STEP_DIR, dump_content, write_dumps
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving
 
 REPO = Path(__file__).resolve().parents[2]
+EMPTY_RULE = '{"graph": [{"name": "g", "op": []}]}'  # an ATC --mode=1 json with no ops
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +56,7 @@ def test_watch_streams_every_complete_file_and_closes_the_session(
     golden.mkdir()
     (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
     rule = tmp_path / "rule.json"
-    rule.write_text("{}")
+    rule.write_text(EMPTY_RULE)
     code, out = run(
         "--host", server.target, "--session", "w1", "--watch", str(dump), "--until-idle", "0.5",
         "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
@@ -361,4 +363,85 @@ def test_golden_npy_without_a_fusion_rule_is_refused_before_anything_streams(
     code, out = run("--host", server.target, "--session", "w", "--watch", str(dump), "--golden", str(golden),
                     "--until-idle", "0")  # fmt: skip
     assert code == 1 and "give --fusion-rule" in out and "compare -m torchair" in out
+    assert server.host.opened == 0 and not server.host.sessions
+
+
+def _acl_json(path: Path, dump_path: Path) -> Path:
+    dump_path.mkdir()
+    path.write_text(json.dumps({"dump": {"dump_path": str(dump_path), "dump_list": [{"model_name": "m"}]}}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("what", "said"),
+    [
+        (
+            "om without --input",
+            "give the model's inputs with --input (an .om's input shapes are not read here)",
+        ),
+        ("zoo without --sim", "--model zoo:small_cnn: an ONNX model runs on the simulated NPU: add --sim"),
+        ("bad input npy", "in.npy: not a numpy .npy file (a text file)"),
+    ],
+)
+def test_a_model_run_is_checked_before_the_host_holds_a_session(
+    server: ServerHandle, tmp_path: Path, what: str, said: str
+) -> None:
+    # Each of these failed only after the host had opened an empty session for the run.
+    om = tmp_path / "fake.om"
+    om.write_bytes(b"not run")
+    acl = _acl_json(tmp_path / "acl.json", tmp_path / "dump")
+    bad = tmp_path / "in.npy"
+    bad.write_text("junk")
+    model = {"zoo without --sim": ["--model", "zoo:small_cnn"]}.get(what, ["--model", str(om)])
+    inputs = ["--input", str(bad)] if what == "bad input npy" else []
+    code, out = run("--host", server.target, "--session", "om1", *model, "--acl-config", str(acl), *inputs,
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1 and said in out and out.startswith("Error: "), out
+    assert "Traceback" not in out and len(out.strip().splitlines()) == 1
+    assert server.host.opened == 0 and not server.host.sessions
+
+
+def _dump_and_golden(tmp_path: Path) -> tuple[Path, Path]:
+    """A dump to watch and a golden directory of one (unread) npy file."""
+    write_dumps(tmp_path / "dump", 1)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    return tmp_path / "dump", golden
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("{not json", "not valid json: Expecting property name enclosed in double quotes at line 1 column 2"),
+        ("{}", "'graph' missing (is this an ATC --mode=1 json?)"),
+    ],
+)
+def test_a_malformed_fusion_rule_is_refused_before_anything_is_uploaded(
+    server: ServerHandle, tmp_path: Path, content: str, said: str
+) -> None:
+    # It was uploaded together with the whole dump before the run failed.
+    dump, golden = _dump_and_golden(tmp_path)
+    rule = tmp_path / "bad.json"
+    rule.write_text(content)
+    code, out = run("--host", server.target, "--session", "w", "--watch", str(dump), "--golden", str(golden),
+                    "--fusion-rule", str(rule), "--until-idle", "0")  # fmt: skip
+    assert (code, out.strip()) == (1, f"Error: --fusion-rule {rule}: {said}")
+    assert server.host.opened == 0 and not server.host.sessions and not server.host.acks
+    assert not (tmp_path / "dump.dumpcmp-agent").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_an_unreadable_golden_file_is_refused_before_anything_streams(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    dump, golden = _dump_and_golden(tmp_path)
+    locked = next(golden.iterdir())
+    locked.chmod(0)
+    try:
+        code, out = run("--host", server.target, "--session", "w", "--watch", str(dump),
+                        "--golden", str(golden), "--until-idle", "0")  # fmt: skip
+    finally:
+        locked.chmod(0o600)
+    assert (code, out.strip()) == (1, f"Error: --golden {golden}: cannot read {locked}")
     assert server.host.opened == 0 and not server.host.sessions

@@ -141,7 +141,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                     grpc.StatusCode.FAILED_PRECONDITION,
                     f"session {name} is closed and its results are final; stream into a new session name",
                 )
-            self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
+            created = self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
+            stored = pb.CompareSettings.FromString(self.store.session(name).settings)
+            completed = stored if created else _completed_settings(name, stored, settings, context)
+            if completed != stored:
+                self.store.set_settings(name, completed.SerializeToString())
+        if completed != stored:
+            # A run that forgot --golden or --fusion-rule is fixed by running again with them.
+            worker = self._worker(name)
+            if worker is not None:
+                worker.replan()
         return self._info(name, context, with_files=True)
 
     def _host_path(self, path: str, use: _HostPathUse, context: grpc.ServicerContext) -> str:
@@ -252,6 +261,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             result_files=record.result_files,
             replaced_runs=record.replaced_runs,
             summary=record.summary,
+            nothing_compared=record.nothing_compared,
             data_dir=str(files.session_dir(self.data_dir, record.name).resolve()),
             uploaders=[
                 pb.Uploader(host=u.host, device=u.device, agent_id=u.agent_id, version=u.version)
@@ -652,6 +662,43 @@ class _Upload:
             with contextlib.suppress(OSError):
                 self.receiving.file.discard()
         self.receiving = None
+
+
+# The settings an agent run may add to a session that lacks them, and what they are called.
+_PLAN_SETTINGS = (("golden", "the golden data"), ("fusion_rule", "the fusion rule"))
+_SOURCES = {
+    "golden_uploaded": "sent by an agent (--golden)",
+    "golden_host_path": "{} on the host (--golden-on-host)",
+    "fusion_rule_name": "{} sent by an agent (--fusion-rule)",
+    "fusion_rule_host_path": "{} on the host (--fusion-rule-on-host)",
+}
+
+
+def _completed_settings(
+    name: str, stored: pb.CompareSettings, given: pb.CompareSettings, context: grpc.ServicerContext
+) -> pb.CompareSettings:
+    """``stored`` with the golden data or fusion rule ``given`` names where ``stored`` names none.
+
+    Sound because the worker then compares every stored dump file afresh. A different source than
+    the one the session has is refused: the session's rows would mix two comparisons."""
+    completed = pb.CompareSettings()
+    completed.CopyFrom(stored)
+    for group, what in _PLAN_SETTINGS:
+        field = given.WhichOneof(group)
+        have = stored.WhichOneof(group)
+        if field is None:
+            continue
+        if have is None:
+            setattr(completed, field, getattr(given, field))
+        elif (have, getattr(stored, have)) != (field, getattr(given, field)):
+            _abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"session {name} compares with {what} {_SOURCES[have].format(getattr(stored, have))}, this "
+                f"run gives {_SOURCES[field].format(getattr(given, field))}; delete the session first "
+                f"(dumpcmp host delete {name}) or stream into a new session name",
+            )
+    return completed
 
 
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:

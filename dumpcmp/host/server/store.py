@@ -20,7 +20,7 @@ from pathlib import Path
 from dumpcmp.errors import SessionNotFound, StoreError
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 
-SCHEMA_VERSION = 2  # 2: runs belong to an agent
+SCHEMA_VERSION = 3  # 2: runs belong to an agent; 3: a closed session says when it compared nothing
 DB_NAME = "dumpcmp.sqlite"
 
 _SCHEMA = """
@@ -30,6 +30,7 @@ CREATE TABLE sessions (
     settings BLOB NOT NULL,        -- a serialized dumpcmp.v1.CompareSettings
     state TEXT NOT NULL,           -- 'open' or 'closed'
     summary TEXT NOT NULL DEFAULT '',
+    nothing_compared TEXT NOT NULL DEFAULT '',  -- the closed session's error line, or ''
     columns TEXT NOT NULL DEFAULT '[]',
     created REAL NOT NULL
 );
@@ -91,6 +92,7 @@ class SessionRecord:
     settings: bytes
     closed: bool
     summary: str
+    nothing_compared: str  # closed: the one-line error of a comparison that compared nothing, or ""
     columns: tuple[str, ...]
     rows: int
     result_files: tuple[str, ...]
@@ -140,6 +142,10 @@ class SessionStore:
                     if statement.strip():
                         db.execute(statement)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        elif version == 2:  # its sessions gain the column in place, none of them said nothing compared
+            with self._transaction() as db:
+                db.execute("ALTER TABLE sessions ADD COLUMN nothing_compared TEXT NOT NULL DEFAULT ''")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         elif version != SCHEMA_VERSION:
             self._db.close()
             raise StoreError(
@@ -180,6 +186,11 @@ class SessionStore:
                     (name, uploader.host, uploader.device, uploader.agent_id, uploader.version),
                 )
             return created
+
+    def set_settings(self, name: str, settings: bytes) -> None:
+        """A session's comparison settings, completed by a later agent run (see ``OpenSession``)."""
+        with self._transaction() as db:
+            db.execute("UPDATE sessions SET settings=? WHERE name=?", (settings, name))
 
     def session(self, name: str) -> SessionRecord:
         with self._transaction() as db:
@@ -338,7 +349,7 @@ class SessionStore:
 
     def close_session(
         self, session: str, rows: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str],
-        result_files: Sequence[str], summary: str,
+        result_files: Sequence[str], summary: str, nothing_compared: str = "",
     ) -> None:  # fmt: skip
         """The final table replaces every live row; the session is closed with its result files."""
         with self._transaction() as db:
@@ -351,8 +362,8 @@ class SessionStore:
                 "INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files]
             )
             db.execute(
-                "UPDATE sessions SET state='closed', summary=?, columns=? WHERE name=?",
-                (summary, json.dumps(list(columns)), session),
+                "UPDATE sessions SET state='closed', summary=?, nothing_compared=?, columns=? WHERE name=?",
+                (summary, nothing_compared, json.dumps(list(columns)), session),
             )
 
     def delete_session(self, session: str) -> tuple[SessionRecord, int]:
@@ -368,11 +379,12 @@ class SessionStore:
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
     row = db.execute(
-        "SELECT model, settings, state, summary, columns FROM sessions WHERE name=?", (name,)
+        "SELECT model, settings, state, summary, nothing_compared, columns FROM sessions WHERE name=?",
+        (name,),
     ).fetchone()
     if row is None:
         raise SessionNotFound(name)
-    model, settings, state, summary, columns = row
+    model, settings, state, summary, nothing, columns = row
     count = db.execute("SELECT COUNT(*) FROM rows WHERE session=?", (name,)).fetchone()[0]
     results = [r[0] for r in db.execute("SELECT name FROM results WHERE session=? ORDER BY name", (name,))]
     replaced = [
@@ -394,6 +406,6 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
         "SELECT COUNT(DISTINCT dump_file) FROM rows WHERE session=? AND dump_file<>''", (name,)
     ).fetchone()[0]
     return SessionRecord(
-        name, model, bytes(settings), state == "closed", summary, tuple(json.loads(columns)), count,
+        name, model, bytes(settings), state == "closed", summary, nothing, tuple(json.loads(columns)), count,
         tuple(results), tuple(replaced), tuple(uploaders), dumps, compared,
     )  # fmt: skip

@@ -27,13 +27,14 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.host.summary import summarize
+from dumpcmp.host.summary import nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
 log = logging.getLogger(__name__)
 _STOP_WAIT_S = 10.0
 _PLAN_BURST_PAUSE_S = 0.2
+_WAITING_RULE = "waiting for the fusion rule"
 
 
 class Notifier:
@@ -70,6 +71,11 @@ class _Dropped:
 
 
 @dataclass(frozen=True, slots=True)
+class _Replanned:
+    """The session's settings were completed: its golden data or rule is now named."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Close:
     done: Future[None]
 
@@ -79,7 +85,7 @@ class _Stop:
     pass
 
 
-_Event = _Landed | _Dropped | _Close | _Stop
+_Event = _Landed | _Dropped | _Replanned | _Close | _Stop
 _PLAN_KINDS = (FileKind.GOLDEN, FileKind.FUSION_RULE)
 
 
@@ -133,8 +139,8 @@ class SessionWorker:
         self._new_runner = new_runner
         self._store = store
         self._notifier = notifier
-        settings = CompareSettings.FromString(store.session(name).settings)
-        self._plan = Plan.of(session_dir(data_dir, name), settings)
+        self._directory = session_dir(data_dir, name)
+        self._plan = self._stored_plan()
         self._events: queue.Queue[_Event] = queue.Queue()
         self._live: LiveCompare | None = None
         self.problem = ""  # why the comparison could not start, until it can
@@ -150,6 +156,13 @@ class SessionWorker:
     def recompare(self) -> None:
         """Compare every stored dump file afresh (a resumed session)."""
         self._events.put(_Dropped(()))
+
+    def replan(self) -> None:
+        """Read the session's settings again and compare every stored dump file afresh."""
+        self._events.put(_Replanned())
+
+    def _stored_plan(self) -> Plan:
+        return Plan.of(self._directory, CompareSettings.FromString(self._store.session(self.name).settings))
 
     def close(self) -> Future[None]:
         done: Future[None] = Future()
@@ -198,7 +211,11 @@ class SessionWorker:
     def _compare(self, batch: list[_Event]) -> None:
         landed = [e for e in batch if isinstance(e, _Landed)]
         dumps = [e.path for e in landed if e.kind == FileKind.DUMP]
-        stale = any(isinstance(e, _Dropped) for e in batch) or any(e.kind in _PLAN_KINDS for e in landed)
+        if any(isinstance(e, _Replanned) for e in batch):
+            self._plan = self._stored_plan()
+        stale = any(isinstance(e, (_Dropped, _Replanned)) for e in batch) or any(
+            e.kind in _PLAN_KINDS for e in landed
+        )
         if self._live is None or stale:
             self._live = None
             dumps = [f.path for f in self._store.files(self.name, FileKind.DUMP)]
@@ -229,10 +246,23 @@ class SessionWorker:
             self._plan.needs_rule
             and self._store.file(self.name, FileKind.FUSION_RULE, self._plan.needs_rule) is None
         ):
-            return f"waiting for the fusion rule {self._plan.needs_rule}"
+            return f"{_WAITING_RULE} {self._plan.needs_rule}"
         if self._plan.needs_golden and not self._store.files(self.name, FileKind.GOLDEN):
             return "waiting for golden data"
         return ""
+
+    def _closing_problem(self) -> str:
+        """Why the session cannot close; a golden or rule it still waits for says how to send it."""
+        if not self.problem:
+            return f"session {self.name} holds no dump files"
+        if self.problem != self._missing_plan_files():
+            return self.problem
+        option = (
+            f"--fusion-rule {self._plan.needs_rule}"
+            if self.problem.startswith(_WAITING_RULE)
+            else "--golden DIR"
+        )
+        return f"{self.problem}: run the agent into this session again with {option} to send it"
 
     def _add(self, live: LiveCompare, paths: list[str]) -> None:
         added = live.add_many([self._plan.dump_root / path for path in paths])
@@ -256,7 +286,7 @@ class SessionWorker:
             self._compare_safely([_Dropped(())])
         try:
             if self._live is None:
-                raise DumpcmpError(self.problem or f"session {self.name} holds no dump files")
+                raise DumpcmpError(self._closing_problem())
             outcome = self._live.close()
             replaced = sorted(self._store.state(self.name).replaced_runs)
             self._store.close_session(self.name, *_final_table(outcome, self._plan, replaced))
@@ -273,8 +303,9 @@ class SessionWorker:
 
 def _final_table(
     outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
-) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str]:
-    """The closed session's rows (dump file, cells), columns, result file names and summary."""
+) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str, str]:
+    """The closed session's rows (dump file, cells), columns, result file names, summary and the
+    error line of a comparison that compared nothing ("" when something was)."""
     rows: list[tuple[str, list[str]]] = []
     columns: list[str] = []
     names: list[str] = []
@@ -287,7 +318,7 @@ def _final_table(
     lines = summarize(outcome, Thresholds())
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
-    return rows, columns, names, "\n".join(lines)
+    return rows, columns, names, "\n".join(lines), nothing_compared(outcome, Thresholds()) or ""
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:

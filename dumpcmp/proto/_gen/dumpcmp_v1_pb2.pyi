@@ -169,7 +169,7 @@ class StoredFile(_message.Message):
     def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting")
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
@@ -193,6 +193,7 @@ class SessionInfo(_message.Message):
     DUMP_FILES_FIELD_NUMBER: _ClassVar[int]
     COMPARED_FILES_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
+    NOTHING_COMPARED_FIELD_NUMBER: _ClassVar[int]
     session: str
     model: str
     state: SessionInfo.State
@@ -208,7 +209,8 @@ class SessionInfo(_message.Message):
     dump_files: int
     compared_files: int
     waiting: str
-    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ...) -> None: ...
+    nothing_compared: str
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ...) -> None: ...
 
 class ListSessionsReply(_message.Message):
     __slots__ = ("sessions",)

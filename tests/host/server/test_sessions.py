@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ import pytest
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.live import Added, LiveCompare
+from dumpcmp.host.server import store as store_module
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (
@@ -312,3 +314,26 @@ def test_golden_data_of_a_second_finished_run_is_refused(client: Client, sim: Si
     acks = client.send("s1", dict(list(second.items())[:1]), run_id="r2")
     assert [a.status for a in acks] == [Ack.REFUSED]
     assert "already holds the golden data of run r1" in acks[0].message
+
+
+def test_a_version_2_store_gains_the_nothing_compared_column(tmp_path: Path) -> None:
+    # Stores written before sessions recorded "nothing compared" open in place, not refused.
+    schema = store_module._SCHEMA.replace(
+        "    nothing_compared TEXT NOT NULL DEFAULT '',  -- the closed session's error line, or ''\n", ""
+    )
+    assert schema != store_module._SCHEMA
+    db = sqlite3.connect(tmp_path / store_module.DB_NAME)
+    db.executescript(schema)
+    db.execute(
+        "INSERT INTO sessions (name, model, settings, state, created) VALUES ('old', 'm', x'', 'closed', 0)"
+    )
+    db.execute("PRAGMA user_version=2")
+    db.commit()
+    db.close()
+    opened = store_module.SessionStore(tmp_path)
+    try:
+        assert opened.session("old").nothing_compared == ""
+        opened.close_session("old", [], [], [], "summary", "nothing compared: x")
+        assert opened.session("old").nothing_compared == "nothing compared: x"
+    finally:
+        opened.close()

@@ -1,0 +1,140 @@
+"""``dumpcmp agent run`` into a real host on loopback, then ``dumpcmp host``, as a new user runs
+them: what they say and how they exit when the comparison cannot be made, or was first set up
+wrong and is then given what it lacked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.cli import app
+from dumpcmp.commands.sim import simulate
+from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.summary import nothing_compared
+from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
+    Hosts,
+    host_fixture,
+    hosts_fixture,
+    offline_csv,
+)
+
+OTHER_MODELS_RULE = Path("/work/shared/fixtures/atc/tdnn.om.json")
+if not OTHER_MODELS_RULE.is_file():  # the fixtures live beside the repository
+    OTHER_MODELS_RULE = Path(__file__).resolve().parents[3] / "shared/fixtures/atc/tdnn.om.json"
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", seed=3)
+
+
+def cli(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(map(str, args)))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def agent_watch(
+    host: HostServer, session: str, sim: SimulationResult, tmp_path: Path, *extra: object
+) -> tuple[int, str]:
+    return cli(
+        "agent", "run", "--host", f"127.0.0.1:{host.port}", "--session", session,
+        "--watch", sim.npu_dump_dir, "--state", tmp_path / f"state-{session}",
+        "--until-idle", "0", "--quiet-time", "0", *extra,
+    )  # fmt: skip
+
+
+def test_a_session_that_compared_nothing_is_compares_one_line_and_exit_1(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # Another model's rule: not one tensor has numbers. compare -m offline_data exits 1 with
+    # "nothing compared: ..."; the agent and host results said "compared: 0" and exited 0.
+    assert OTHER_MODELS_RULE.is_file()
+    local = run_compare(
+        CompareRequest(
+            target=sim.npu_dump_dir,
+            golden=sim.golden_dir,
+            fusion_rule=OTHER_MODELS_RULE,
+            out_dir=tmp_path / "o",
+        )
+    )
+    line = nothing_compared(local, Thresholds())
+    assert line is not None and line.startswith("nothing compared: ")
+    code, out = agent_watch(
+        host, "s8", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", OTHER_MODELS_RULE
+    )
+    assert code == 1, out
+    # The host names its own copy of the rule file.
+    line = line.replace(str(OTHER_MODELS_RULE), str(tmp_path / "data/sessions/s8/rules/tdnn.om.json"))
+    assert out.splitlines()[-1] == f"Error: {line}"
+    assert out.count("nothing compared") == 1
+    address = f"127.0.0.1:{host.port}"
+    code, out = cli("host", "results", "s8", "--host", address, "--csv", tmp_path / "x.csv")
+    assert code == 1, out
+    assert out.splitlines()[-1] == f"Error: {line}"
+    assert (tmp_path / "x.csv").is_file()  # written, as compare writes its table, then exit 1
+
+
+def test_a_session_that_compared_something_exits_0(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    code, out = agent_watch(
+        host, "ok", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule
+    )
+    assert code == 0, out
+    assert "nothing compared" not in out
+    code, out = cli("host", "results", "ok", "--host", f"127.0.0.1:{host.port}")
+    assert code == 0, out
+
+
+def test_a_session_that_lacked_its_golden_and_rule_is_fixed_by_running_again_with_them(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # The second, correct run said "needs -fr/--fusion-rule-file" although it gave --fusion-rule:
+    # the session kept the settings of its first open, which named no golden data and no rule.
+    code, out = agent_watch(host, "q1", sim, tmp_path)
+    assert code == 1, out
+    assert out.splitlines()[-1] == (
+        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session q1: waiting for golden data: "
+        "run the agent into this session again with --golden DIR to send it"
+    )
+    code, out = agent_watch(
+        host, "q1", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule
+    )
+    assert code == 0, out
+    assert "(closed)" in out
+    client = hosts.client(host)
+    info = client.info("q1")
+    assert info.state == pb.SessionInfo.CLOSED and info.settings.fusion_rule_name == sim.fusion_rule.name
+    assert client.fetch("q1", info.result_files[0]) == offline_csv(sim, tmp_path / "offline")
+
+
+def test_a_session_refuses_a_run_that_names_another_rule_in_one_line(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # Its rows would mix two comparisons: said, with what to do.
+    code, out = agent_watch(
+        host, "r1", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule, "--keep-open"
+    )
+    assert code == 0, out
+    other = tmp_path / "other.json"
+    other.write_bytes(sim.fusion_rule.read_bytes())
+    code, out = agent_watch(host, "r1", sim, tmp_path, "--fusion-rule", other)
+    assert code == 1 and len(out.strip().splitlines()) == 1, out
+    assert out.strip() == (
+        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session r1 compares with the fusion rule "
+        f"{sim.fusion_rule.name} sent by an agent (--fusion-rule), this run gives other.json sent by an "
+        "agent (--fusion-rule); delete the session first (dumpcmp host delete r1) or stream into a new "
+        "session name"
+    )
