@@ -164,11 +164,17 @@ class SessionStore:
                 yield self._db
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
+                self._roll_back()
                 raise StoreError(f"session store: {exc}") from None
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._roll_back()
                 raise
+
+    def _roll_back(self) -> None:
+        # SQLite ends the transaction itself on some errors (a full disk): a second ROLLBACK then
+        # failed with "no transaction is active", a traceback hiding the real error.
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def open_session(self, name: str, model: str, settings: bytes, uploader: UploaderRecord | None) -> bool:
         """Create the session, or keep the existing one of that name; True when it was created."""

@@ -337,3 +337,19 @@ def test_a_version_2_store_gains_the_nothing_compared_column(tmp_path: Path) -> 
         assert opened.session("old").nothing_compared == "nothing compared: x"
     finally:
         opened.close()
+
+
+def test_a_store_error_after_sqlite_ended_the_transaction_is_one_store_error(tmp_path: Path) -> None:
+    # On a full disk SQLite rolls the transaction back itself; our ROLLBACK then raised "cannot
+    # rollback - no transaction is active", a traceback instead of the store's one line.
+    from dumpcmp.errors import StoreError
+    from dumpcmp.host.server import store as store_module
+
+    opened = store_module.SessionStore(tmp_path)
+    with (
+        pytest.raises(StoreError, match="session store: database or disk is full"),
+        opened._transaction() as db,
+    ):
+        db.execute("ROLLBACK")
+        raise sqlite3.OperationalError("database or disk is full")
+    opened.close()
