@@ -184,4 +184,11 @@ def open_golden(path: Path) -> GoldenSource:
     dumps = NpuDumpGolden(path)
     if dumps._by_op:
         return dumps
+    misnamed = [(p, why) for p, why in npy.skipped if p.suffix == ".npy"]
+    if misnamed:
+        first, why = misnamed[0]
+        raise DumpcmpError(
+            f"golden path {path} holds {len(misnamed)} .npy files, none named as golden data "
+            f"(e.g. {first.name}: {why})"
+        )
     raise DumpcmpError(f"golden path {path} holds neither golden npy files nor NPU dump files")

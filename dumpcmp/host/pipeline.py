@@ -194,8 +194,21 @@ def aligned_pair(
     except FormatError as exc:
         raise UnreadableTensorError(str(exc)) from None
     y = golden.load()
+    _refuse_raw_bits(x.dtype, y.dtype, golden.label)
     x = _to_origin_format(x, origin_format, y.shape, options.custom)
     return fit_golden_shape(x, y.shape, exact=options.exact_shapes), y
+
+
+def _refuse_raw_bits(target: np.dtype, golden: np.dtype, label: str) -> None:
+    """MatchError for a golden of unsigned integers as wide as a 16- or 8-bit float target: the
+    float's bits saved as integers (np.save of a bf16 array's view, an old converter), which
+    compared as numbers gave cosine -0.41 on a tensor that agrees."""
+    if target.kind not in "biu" and golden.kind == "u" and golden.itemsize == target.itemsize <= 2:
+        raise MatchError(
+            f"golden {label} holds {golden} integers where the target is {dtype_label(target)}: the "
+            "float's raw bits? Write it as float32 (convert dump2npy does) or name its type in a "
+            '.npy.json sidecar ({"dtype": "bfloat16"})'
+        )
 
 
 def _row(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -97,3 +98,22 @@ def test_golden_file_that_is_neither_npy_nor_dump_is_one_line(
     code, output, _ = compare_files(pair[0], junk, tmp_path / "out")
     assert code == 1
     assert f"golden file {junk} is neither an .npy file nor a dump file" in output
+
+
+def test_a_bf16_target_against_its_raw_bits_as_uint16_is_not_compared_as_numbers(
+    shared_fixtures: Path, tmp_path: Path
+) -> None:
+    # The fixture's expected bf16 output is its bit pattern saved as uint16: compared as integers
+    # it gave cosine -0.41 for a tensor that is exactly right.
+    name = "MatMulV2.head_fc_MatMul.12.2.1763700000002222"
+    (dump,) = (shared_fixtures / "dumps").rglob(name)
+    bits = shared_fixtures / "dumps" / "expected" / f"{name}.output.0.npy"
+    code, output, (row,) = compare_files(dump, bits, tmp_path / "bits")
+    assert code == 1, output
+    assert row["CosineSimilarity"] == "NaN"
+    assert "holds uint16 integers where the target is DT_BF16: the float's raw bits?" in output
+    widened = tmp_path / "widened.npy"
+    np.save(widened, np.load(bits).view(ml_dtypes.bfloat16).astype(np.float32))
+    code, output, (row,) = compare_files(dump, widened, tmp_path / "float32")
+    assert code == 0, output
+    assert row["CosineSimilarity"] == "1.000000"

@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dumpcmp.errors import FormatError
+from dumpcmp.errors import DumpcmpError, FormatError
 from dumpcmp.host.golden import NpuDumpGolden, NpyGoldenDir, open_golden
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
 from dumpcmp.proto.npy import save_npy
@@ -77,3 +77,14 @@ def test_a_fifo_among_the_golden_files_is_skipped_not_opened(tmp_path: Path) -> 
     source = NpyGoldenDir(tmp_path)
     assert source.skipped == [(fifo, "not a regular file: a FIFO")]
     assert source.output("Relu_1", 0) is not None and source.output("Relu_2", 0) is None
+
+
+def test_golden_files_without_a_timestamp_are_named_in_the_error(tmp_path: Path) -> None:
+    # "holds neither golden npy files nor NPU dump files" for a directory of 26 .npy files.
+    for op in ("conv", "relu"):
+        np.save(tmp_path / f"{op}.0.npy", np.ones(3, np.float32))
+    with pytest.raises(DumpcmpError) as raised:
+        open_golden(tmp_path)
+    assert str(raised.value).startswith(
+        f"golden path {tmp_path} holds 2 .npy files, none named as golden data (e.g. "
+    )
