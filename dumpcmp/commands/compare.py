@@ -279,8 +279,8 @@ def compare(
                 html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
             ),
         )
-    problem = nothing_compared(outcome, request.thresholds)
-    if problem is not None:
+    problem = nothing_compared(outcome, request.thresholds) or outcome.detail_error
+    if problem:
         fail(problem)
 
 

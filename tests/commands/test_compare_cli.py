@@ -275,6 +275,9 @@ def test_detail_never_reshapes_a_mismatched_golden(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
     assert "shape mismatch [2, 3] vs [3, 2]" in result.output.splitlines()[-1]
     assert not list((tmp_path / "out").glob("*_summary.txt"))
+    # The results were written all the same, and the run says where before it says why not.
+    (written,) = (tmp_path / "out").glob("result_*.csv")
+    assert f"result: {written}" in result.output.splitlines()
 
 
 def test_version() -> None:
