@@ -52,8 +52,9 @@ class Divergence:
 
     def line(self, label: str) -> str:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
+        op = " ".join(part for part in (self.op_type, self.npu_name) if part)  # npy files have no type
         return (
-            f"{label}: step {self.step}, index {self.index} {self.op_type} {self.npu_name} "
+            f"{label}: step {self.step}, index {self.index} {op} "
             f"({self.tensor_index}): {', '.join(self.breaches)}; ground truth {self.ground_truth}{where}"
         )
 

@@ -117,3 +117,11 @@ def test_a_bf16_target_against_its_raw_bits_as_uint16_is_not_compared_as_numbers
     code, output, (row,) = compare_files(dump, widened, tmp_path / "float32")
     assert code == 0, output
     assert row["CosineSimilarity"] == "1.000000"
+
+
+def test_a_diverging_npy_pair_is_named_without_a_gap(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.arange(1, 9, dtype=np.float32))
+    np.save(tmp_path / "b.npy", np.arange(1, 9, dtype=np.float32)[::-1].copy())
+    code, output, _ = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "out")
+    assert code == 0, output
+    assert "first divergence: step 0, index 0 a.npy (a.npy:output:0): " in output
