@@ -120,6 +120,12 @@ class _Tally:
         else:
             self.skipped_tensors += 1
 
+    def finish(self, line: str) -> None:
+        """The summary line; exit 1 when nothing was written."""
+        self.console.print(line, markup=False)
+        if self.written == 0:
+            raise typer.Exit(1)
+
 
 @contextmanager
 def _maybe_progress(console: Console, total: int, what: str) -> Iterator[_Advance]:
@@ -233,13 +239,10 @@ def dump2npy(
                 _convert_file(path, output / relative, tally, **options)
                 advance()
         extra = f" and {counted(tally.skipped_tensors, 'tensor')}" if tally.skipped_tensors else ""
-        console.print(
+        tally.finish(
             f"converted {tally.written} tensors from {tally.files} dump files into {output}; "
-            f"skipped {counted(tally.skipped_files, 'file')}{extra}",
-            markup=False,
+            f"skipped {counted(tally.skipped_files, 'file')}{extra}"
         )
-        if tally.written == 0:
-            raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- npy2dump
@@ -378,13 +381,10 @@ def npy2dump(
             for run in runs:
                 _write_golden_run(run, output, op_type, tally)
                 advance()
-        console.print(
+        tally.finish(
             f"wrote {tally.written} dump files from {tally.files} .npy files into {output}; "
-            f"skipped {counted(tally.skipped_files, 'file')}",
-            markup=False,
+            f"skipped {counted(tally.skipped_files, 'file')}"
         )
-        if tally.written == 0:
-            raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- format
@@ -565,10 +565,7 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
                 continue
             tally.written += 1
             tally.files += 1
-        console.print(
+        tally.finish(
             f"converted {counted(tally.written, 'golden file')} into {out_root}; "
-            f"skipped {counted(tally.skipped_files, 'file')}",
-            markup=False,
+            f"skipped {counted(tally.skipped_files, 'file')}"
         )
-        if tally.written == 0:
-            raise typer.Exit(1)
