@@ -64,9 +64,24 @@ def check_complete(path: Path, role: FileRole) -> Verdict:
     try:
         read_dump(path)
     except TruncatedDumpError as exc:
-        return Verdict(False, exc.reason)
+        return Verdict(_impossible_header_length(path), exc.reason)
     except DumpFormatError:
         # Whole but unreadable (a broken header, bytes beyond what it declares): no later write
         # mends it, so it is sent and the host reports it unreadable, as compare does.
         return Verdict(True)
     return Verdict(True)
+
+
+# Headers describe tensors (names, shapes, sizes): far below this even for thousands of tensors.
+MAX_HEADER_BYTES = 1 << 30
+
+
+def _impossible_header_length(path: Path) -> bool:
+    """Whether the 8-byte header length says more than any header holds (random bytes said
+    1.2e19): no writer will ever get there, so the file is broken, not still being written."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return False
+    return len(head) == 8 and int.from_bytes(head, "little") > MAX_HEADER_BYTES

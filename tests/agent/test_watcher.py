@@ -189,3 +189,13 @@ def test_a_file_the_observer_missed_is_found_by_the_rescan(
         assert handed.wait_for(1) == [(step / dump_name(3)).resolve()]
     finally:
         watcher.stop()
+
+
+def test_a_header_length_no_header_reaches_is_broken_not_still_being_written(tmp_path: Path) -> None:
+    # 3000 random bytes said "header length 11863333008514665676 bytes": the file waited forever,
+    # was never sent, and the host's summary never named it.
+    path = tmp_path / dump_name(0)
+    path.write_bytes((11863333008514665676).to_bytes(8, "little") + b"\x00" * 2992)
+    assert check_complete(path, FileRole.DUMP).complete
+    path.write_bytes((4096).to_bytes(8, "little") + b"\x00" * 100)  # a header still being written
+    assert not check_complete(path, FileRole.DUMP).complete
