@@ -22,6 +22,7 @@ Errors are one line and exit code 2, click's code for a bad command line.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -227,8 +228,11 @@ def _closest(name: str, options: dict[str, _Option]) -> str | None:
 
 
 def _check_value(param: Any, label: str, value: str, paths: frozenset[str]) -> None:
-    """FlagError for an empty path (click would read it as the current directory) and for a
-    device, FIFO or socket: reading /dev/zero took all memory, a FIFO blocked forever."""
+    """FlagError for an empty path (click would read it as the current directory), for a
+    device, FIFO or socket (reading /dev/zero took all memory, a FIFO blocked forever), and for
+    NaN given to a number with bounds (click's range check lets NaN through)."""
+    if getattr(param.type, "name", "") == "float range" and _is_nan(value):
+        raise FlagError(f"{label} {value}: not a number; give one {_bounds(param.type)}")
     if param.name not in paths:
         return
     if value == "":
@@ -264,3 +268,17 @@ def refusal(context: typer.Context, reasons: Mapping[str, str]) -> str | None:
 
 
 _UNSET = ("DEFAULT", "DEFAULT_MAP")
+
+
+def _is_nan(value: str) -> bool:
+    try:
+        return math.isnan(float(value))
+    except ValueError:
+        return False  # not a number at all: click says so itself
+
+
+def _bounds(kind: Any) -> str:
+    """``>= 0.1``, ``<= 1``, or both, from a click number range."""
+    low = f"{'>' if kind.min_open else '>='} {kind.min:g}" if kind.min is not None else ""
+    high = f"{'<' if kind.max_open else '<='} {kind.max:g}" if kind.max is not None else ""
+    return " and ".join(part for part in (low, high) if part)

@@ -173,3 +173,17 @@ def test_a_fifo_given_as_a_rule_file_is_refused_not_waited_on(tmp_path: Path) ->
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"Error: -fr {fifo}: not a regular file: a FIFO\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["compare", "-tp", ".", "-gp", ".", "--cluster-timeout", "nan"],
+         "--cluster-timeout nan: not a number; give one >= 0.1"),
+        (["agent", "run", "--host", "127.0.0.1:1", "--session", "s", "--watch", ".", "--until-idle", "NaN"],
+         "--until-idle NaN: not a number; give one >= 0"),
+    ],
+)  # fmt: skip
+def test_nan_for_a_bounded_number_is_refused(in_tmp: Path, args: list[str], line: str) -> None:
+    # click's range check lets NaN through: a NaN timeout or idle time never ends a wait.
+    one_usage_error(args, line)
