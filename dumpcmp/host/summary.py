@@ -49,13 +49,15 @@ class Divergence:
     ground_truth: str
     dump_file: Path | None
     breaches: tuple[str, ...]
+    reasons: tuple[str, ...] = ()  # the row's own words, e.g. which side holds the NaN
 
     def line(self, label: str) -> str:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
         op = " ".join(part for part in (self.op_type, self.npu_name) if part)  # npy files have no type
+        why = "".join(f" ({reason})" for reason in self.reasons)
         return (
             f"{label}: step {self.step}, index {self.index} {op} "
-            f"({self.tensor_index}): {', '.join(self.breaches)}; ground truth {self.ground_truth}{where}"
+            f"({self.tensor_index}): {', '.join(self.breaches)}{why}; ground truth {self.ground_truth}{where}"
         )
 
 
@@ -165,7 +167,7 @@ def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
 def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
     assert row.index is not None  # only target rows are judged
     return Divergence(shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
-                      row.ground_truth, _dump_file(shard, row.index), breaches)  # fmt: skip
+                      row.ground_truth, _dump_file(shard, row.index), breaches, row.reasons)  # fmt: skip
 
 
 def _stats_divergence(

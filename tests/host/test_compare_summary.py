@@ -202,6 +202,20 @@ def test_a_clean_run_before_the_first_divergence_gets_no_warning(golden_tree: Pa
     assert not [line for line in lines if line.startswith("warning")]
 
 
+def test_a_nan_in_the_golden_is_said_to_be_on_the_golden_side(golden_tree: Path, tmp_path: Path) -> None:
+    def nan_in_block1(i: int, values: np.ndarray) -> np.ndarray:
+        if i == 1:
+            values = values.copy()
+            values.flat[3] = np.nan
+        return values
+
+    golden = write_tree(tmp_path / "golden", nan_in_block1)
+    lines = _run(write_tree(tmp_path / "npu"), golden, tmp_path / "out")
+    (first,) = (line for line in lines if line.startswith("first divergence: "))
+    assert first.startswith("first divergence: step 0, index 1 Conv2D block1/conv (block1/conv:output:0): ")
+    assert "CosineSimilarity NaN (target has 0 NaN and 0 inf, golden has 1 NaN and 0 inf;" in first
+
+
 def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: Path) -> None:
     target = write_tree(tmp_path / "npu")
     culprit = dump_file_of(target, "block1/conv")
