@@ -104,8 +104,18 @@ class NpyGoldenDir(_Keyed):
             self.skipped.append((path, exc.reason))
             return
         known = self._by_key.get(parsed.key)
-        if known is None or parsed.timestamp >= known[0].timestamp:
+        if known is None:
             self._by_key[parsed.key] = (parsed, path)
+            return
+        # Two runs in one directory: the newest of each tensor is compared, and the other named,
+        # since a tensor of the wrong run blames the wrong op.
+        newer, older = (
+            ((parsed, path), known) if parsed.timestamp >= known[0].timestamp else (known, (parsed, path))
+        )
+        self._by_key[parsed.key] = newer
+        self.skipped.append(
+            (older[1], f"an older golden of {parsed.key} (a second run here?); {newer[1].name} is used")
+        )
 
     def output(self, op_name: str, index: int) -> GoldenTensor | None:
         """The golden tensor of ``op_name``'s output ``index`` (op_name as the framework wrote it)."""

@@ -88,3 +88,16 @@ def test_golden_files_without_a_timestamp_are_named_in_the_error(tmp_path: Path)
     assert str(raised.value).startswith(
         f"golden path {tmp_path} holds 2 .npy files, none named as golden data (e.g. "
     )
+
+
+def test_a_second_run_in_the_golden_directory_is_named_and_the_newest_used(tmp_path: Path) -> None:
+    # Two runs' files in one directory: one tensor of the wrong run blames the wrong op.
+    np.save(tmp_path / "conv.0.1700000000000002.npy", np.full(3, 2.0, np.float32))
+    np.save(tmp_path / "conv.0.1700000000000001.npy", np.full(3, 1.0, np.float32))
+    source = open_golden(tmp_path)
+    found = source.output("conv", 0)
+    assert found is not None and found.load().tolist() == [2.0, 2.0, 2.0]
+    assert source.skipped == [
+        (tmp_path / "conv.0.1700000000000001.npy",
+         "an older golden of conv.0 (a second run here?); conv.0.1700000000000002.npy is used"),
+    ]  # fmt: skip
