@@ -45,19 +45,27 @@ def write_op_detail(
     golden: GoldenSource,
     matcher_for: Callable[[GroupKey], Matcher | None],
     options: CompareOptions,
-) -> tuple[Path, ...]:
+) -> tuple[tuple[Path, ...], str]:
+    """The detail files of the op's tensor in the first shard that ran it, and which shard that
+    is ("step 0", "step 0, the first of the 60 steps it ran in")."""
     detail = request.detail
     assert detail is not None
-    for key, entries in sorted(tree.groups.items()):
-        chosen = _entries_of(detail.op, entries)
-        if not chosen:
-            continue
-        suffix = f":{detail.io}:{detail.index}"
-        for job in file_jobs(chosen[-1], golden, matcher_for(key), options):
-            if job.tensor_index.endswith(suffix):
-                return _write(job, request.out_dir, detail.io, detail.index, options)
-        raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")
-    raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+    shards = [
+        (key, chosen)
+        for key, entries in sorted(tree.groups.items())
+        if (chosen := _entries_of(detail.op, entries))
+    ]
+    if not shards:
+        raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+    key, chosen = shards[0]
+    where = f"step {key.step}" + (
+        f", the first of the {len(shards)} steps it ran in" if len(shards) > 1 else ""
+    )
+    suffix = f":{detail.io}:{detail.index}"
+    for job in file_jobs(chosen[-1], golden, matcher_for(key), options):
+        if job.tensor_index.endswith(suffix):
+            return _write(job, request.out_dir, detail.io, detail.index, options), where
+    raise MatchError(f"op {detail.op!r} has no {detail.io} {detail.index} in its dump file")
 
 
 def _write(

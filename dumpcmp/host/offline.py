@@ -144,18 +144,19 @@ def run_compare(
             on_progress(len(shard.stats))
         shards.append(session.write_shard(shard.key))
     detail_files: tuple[Path, ...] = ()
-    detail_error = ""
+    detail_where = detail_error = ""
     if request.detail is not None:
         from dumpcmp.host.detail_request import write_op_detail
 
         try:
-            detail_files = write_op_detail(request, tree, golden, rules.matcher_for, options)
+            detail_files, detail_where = write_op_detail(request, tree, golden, rules.matcher_for, options)
         except DumpcmpError as exc:  # the results are written: say where, then why no detail
             detail_error = str(exc)
     return CompareOutcome(
         tuple(shards),
         skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
         detail_files=detail_files,
+        detail_where=detail_where,
         detail_error=detail_error,
         file_pair=options.file_pair,
     )

@@ -59,6 +59,7 @@ class CompareOutcome(Generic[Row, Key]):
     shards: tuple[ShardOutcome[Row, Key], ...]
     skipped: tuple[tuple[Path, str], ...] = ()
     detail_files: tuple[Path, ...] = ()
+    detail_where: str = ""  # which step's tensor the detail files hold
     detail_error: str = ""  # why -d's op could not be written in detail (the results stand)
     file_pair: bool = False  # one target file against one golden file
 

@@ -215,7 +215,8 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
         )
     if tally.first_stats is not None:
         lines.append(tally.first_stats.line("first statistics divergence"))
-    lines += [f"detail: {p}" for p in outcome.detail_files]
+    where = f" ({outcome.detail_where})" if outcome.detail_where else ""
+    lines += [f"detail{where}: {p}" for p in outcome.detail_files]
     return lines
 
 

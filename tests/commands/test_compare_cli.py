@@ -405,3 +405,16 @@ def test_a_compare_that_could_write_nothing_leaves_no_output_directory(
     assert result.exit_code == 1, result.output
     assert result.output.splitlines()[-1] == "Error: cannot write result.csv: No space left on device"
     assert not (tmp_path / "results").exists()
+
+
+def test_detail_of_an_op_run_in_many_steps_says_which_step_it_holds(tmp_path: Path) -> None:
+    # Only the first step's tensor is written; the run did not say so.
+    sim = tmp_path / "s"
+    made = CliRunner().invoke(app, ["sim", "run", "zoo:small_cnn", "--out", str(sim), "--steps", "2"])
+    assert made.exit_code == 0, made.output
+    result = compare("-tp", sim / "npu", "-gp", sim / "golden", "-fr", sim / "fusion_rule.json",
+                     "-o", tmp_path / "out", "-d", "/stem/pool/MaxPool")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    details = [line for line in result.output.splitlines() if line.startswith("detail")]
+    where = "detail (step 0, the first of the 2 steps it ran in): "
+    assert details and all(line.startswith(where) for line in details)
