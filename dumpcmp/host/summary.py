@@ -41,6 +41,7 @@ class ReasonGroup:
 class Divergence:
     """The first diverging tensor of a run: where it is and which limits it broke."""
 
+    model: str
     step: str
     index: int
     op_type: str
@@ -77,6 +78,9 @@ class Tally:
     first_stats: Divergence | None
     # Outputs with golden counterparts but no numbers, right before ``first``: it may start there.
     unseen_before_first: tuple[ResultRow, ...] = ()
+    # A run of several models: each later model's own first divergence (the first is ``first``'s).
+    other_models: tuple[tuple[str, Divergence, tuple[ResultRow, ...]], ...] = ()
+    models: int = 1
 
     @property
     def compared_any(self) -> int:
@@ -108,7 +112,22 @@ class Tally:
             first=_value_divergence(*bad[0]) if bad else None,
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             unseen_before_first=_unseen_before(*bad[0][:2]) if bad else (),
+            other_models=tuple(
+                (s.key.model, _value_divergence(s, r, b), _unseen_before(s, r))
+                for s, r, b in _firsts_by_model(bad)[1:]
+            ),
+            models=len({s.key.model for s in outcome.shards}),
         )
+
+
+def _firsts_by_model(
+    bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]],
+) -> list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]]:
+    """The first diverging row of each model, models in the order they come."""
+    firsts: dict[str, tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = {}
+    for found in bad:
+        firsts.setdefault(found[0].key.model, found)
+    return list(firsts.values())
 
 
 def _unseen_before(shard: ShardOutcome, first: ResultRow) -> tuple[ResultRow, ...]:
@@ -166,7 +185,7 @@ def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
 
 def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
     assert row.index is not None  # only target rows are judged
-    return Divergence(shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
+    return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
                       row.ground_truth, _dump_file(shard, row.index), breaches, row.reasons)  # fmt: skip
 
 
@@ -174,7 +193,7 @@ def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
     breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
-    return Divergence(shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
+    return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
                       row.ground_truth, row.dump_file, breaches)  # fmt: skip
 
 
@@ -204,8 +223,13 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     if tally.compared:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
     if tally.first is not None:
-        lines.append(tally.first.line("first divergence"))
+        # Several models: each gets its own first divergence, named, as one is no other's cause.
+        label = "first divergence" if tally.models == 1 else f"first divergence in model {tally.first.model}"
+        lines.append(tally.first.line(label))
         lines += _unseen_lines(tally.unseen_before_first)
+        for model, divergence, unseen in tally.other_models:
+            lines.append(divergence.line(f"first divergence in model {model}"))
+            lines += _unseen_lines(unseen)
     elif tally.compared and not tally.diverging:
         lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
     if tally.compared_stats:

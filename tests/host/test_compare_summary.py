@@ -216,6 +216,20 @@ def test_a_nan_in_the_golden_is_said_to_be_on_the_golden_side(golden_tree: Path,
     assert "CosineSimilarity NaN (target has 0 NaN and 0 inf, golden has 1 NaN and 0 inf;" in first
 
 
+def test_each_model_of_a_run_gets_its_own_first_divergence(golden_tree: Path, tmp_path: Path) -> None:
+    # One line for the whole run named no model, and the second model's fault went unsaid.
+    target = tmp_path / "npu"
+    for model, faulty in (("net_a", 1), ("net_b", 2)):
+        tree = write_tree(tmp_path / model, lambda i, v, at=faulty: v + 1.0 if i == at else v)
+        shutil.copytree(tree / SESSION / "0" / "model", target / SESSION / "0" / model)
+    lines = _run(target, golden_tree, tmp_path / "out")
+    firsts = [line for line in lines if line.startswith("first divergence")]
+    assert [line.split(" (")[0] for line in firsts] == [
+        "first divergence in model net_a: step 0, index 1 Conv2D block1/conv",
+        "first divergence in model net_b: step 0, index 2 Conv2D block2/conv",
+    ]
+
+
 def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: Path) -> None:
     target = write_tree(tmp_path / "npu")
     culprit = dump_file_of(target, "block1/conv")
