@@ -103,10 +103,12 @@ def run_compare(
     if is_npy_target(request.target):
         prepare_output_dir(request.out_dir, "-o")
         return _compare_npy_file(request, golden, stamp)
-    check_arguments(request, isinstance(golden, NpuDumpGolden))
+    # The tree first: a -tp that holds no dumps (golden npy files, say) is the error to report,
+    # not the -fr that such a run would also need.
     tree = walk_dump_tree(request.target)
     if not tree.groups:
         raise DumpcmpError(f"no dump files found under {request.target}" + _skipped_hint(tree))
+    check_arguments(request, isinstance(golden, NpuDumpGolden))
     if request.detail is not None:
         from dumpcmp.host.detail_request import check_detail_op
 
@@ -199,10 +201,13 @@ def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str)
 
 
 def _skipped_hint(tree: DumpTree) -> str:
-    if not tree.skipped:
-        return ""
-    first = tree.skipped[0]
-    return f" ({len(tree.skipped)} files skipped, e.g. {first.path.name}: {first.reason})"
+    if tree.skipped:
+        first = tree.skipped[0]
+        return f" ({len(tree.skipped)} files skipped, e.g. {first.path.name}: {first.reason})"
+    npy = next(tree.root.rglob("*.npy"), None) if tree.root.is_dir() else None
+    if npy is not None:
+        return f" (it holds .npy files such as {npy.name}: golden data? -tp is the NPU dump, -gp the golden)"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,3 +125,16 @@ def test_a_diverging_npy_pair_is_named_without_a_gap(tmp_path: Path) -> None:
     code, output, _ = compare_files(tmp_path / "a.npy", tmp_path / "b.npy", tmp_path / "out")
     assert code == 0, output
     assert "first divergence: step 0, index 0 a.npy (a.npy:output:0): " in output
+
+
+def test_golden_files_given_as_the_target_say_so(tmp_path: Path) -> None:
+    # "needs -fr/--fusion-rule-file" sent the user after the wrong option.
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "conv.0.1700000000000000.npy", np.ones(3, np.float32))
+    code, output, _ = compare_files(golden, golden, tmp_path / "out")
+    assert code == 1
+    assert output == (
+        f"Error: no dump files found under {golden} (it holds .npy files such as "
+        "conv.0.1700000000000000.npy: golden data? -tp is the NPU dump, -gp the golden)\n"
+    )
