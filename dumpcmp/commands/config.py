@@ -68,7 +68,10 @@ def acl_command(
     data: Annotated[str | None, typer.Option(help="tensor | stats (CANN default: tensor).")] = None,
     stats: Annotated[
         list[str] | None,
-        typer.Option(help="With --data stats: Max, Min, Avg, Nan, 'Negative Inf', 'Positive Inf', L2norm."),
+        typer.Option(
+            help="With --data stats: Max, Min, Avg, Nan, 'Negative Inf', 'Positive Inf', L2norm; "
+            "repeatable, or comma-separated."
+        ),
     ] = None,
     op_switch: Annotated[str | None, typer.Option(help="on | off: single-op dump (default off).")] = None,
     level: Annotated[str | None, typer.Option(help="op | kernel | all (CANN default: all).")] = None,
@@ -92,7 +95,7 @@ def acl_command(
         mode=mode,
         step=step,
         data=data,
-        stats=stats or (),
+        stats=[name.strip() for given in stats or () for name in given.split(",") if name.strip()],
         op_switch=op_switch,
         level=level,
         debug=debug,

@@ -67,6 +67,15 @@ def test_acl_stats_and_every_option(tmp_path: Path) -> None:
     assert (dump["dump_data"], dump["dump_level"], dump["dump_kernel_data"]) == ("stats", "op", "printf")
 
 
+def test_acl_stats_may_be_comma_separated(tmp_path: Path) -> None:
+    # "--stats Max,Min" was refused as one unknown statistic 'Max,Min'.
+    out = tmp_path / "acl.json"
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), "--model", "m", "--data", "stats",
+                       "--stats", "Max, Min", "--stats", "Negative Inf")  # fmt: skip
+    assert code == 0, output
+    assert json.loads(out.read_text())["dump"]["dump_stats"] == ["Max", "Min", "Negative Inf"]
+
+
 def test_acl_writes_relative_dump_paths_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "dumps").mkdir()
     monkeypatch.chdir(tmp_path)
