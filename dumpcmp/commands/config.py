@@ -87,6 +87,10 @@ def acl_command(
     ] = None,
 ) -> None:
     """Build an acl.json, check every rule, and write it; an invalid config is not written."""
+    models = model or []
+    repeated = next((name for i, name in enumerate(models) if name in models[:i]), None)
+    if repeated is not None:
+        fail(f"--model {repeated} is given twice; give each model once")
     raw = build_raw(
         _absolute_local(dump_path),
         models=model or (),

@@ -76,6 +76,23 @@ def test_acl_stats_may_be_comma_separated(tmp_path: Path) -> None:
     assert json.loads(out.read_text())["dump"]["dump_stats"] == ["Max", "Min", "Negative Inf"]
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--model", "m", "--model", "m"], "Error: --model m is given twice; give each model once"),
+        (["--model", "a", "--model", "b", "--model", "a"],
+         "Error: --model a is given twice; give each model once"),
+    ],
+)  # fmt: skip
+def test_acl_refuses_a_model_given_twice(tmp_path: Path, args: list[str], line: str) -> None:
+    # It was written twice into dump_list without a word.
+    out = tmp_path / "acl.json"
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), *args)
+    assert code == 1
+    assert output.splitlines() == [line]
+    assert not out.exists()
+
+
 def test_acl_writes_relative_dump_paths_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "dumps").mkdir()
     monkeypatch.chdir(tmp_path)
