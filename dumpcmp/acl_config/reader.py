@@ -52,7 +52,12 @@ def parse_json_text(text: str | bytes, source: str) -> Any:
     """Decode JSON text; a syntax error becomes a ConfigError naming source, line and column."""
     too_deep = False
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
+    except _RepeatedKey as exc:
+        issue = ConfigIssue(ROOT, "1", f"key {exc.key!r} appears twice in one object")
+        raise ConfigError(
+            f"{source}: key {exc.key!r} appears twice in one object (only one of them would count)", [issue]
+        ) from None
     except json.JSONDecodeError as exc:
         issue = ConfigIssue(ROOT, "1", f"not valid JSON: {exc.msg}")
         where = f"{source}: line {exc.lineno}, column {exc.colno}"
@@ -66,6 +71,23 @@ def parse_json_text(text: str | bytes, source: str) -> Any:
         issue = ConfigIssue(ROOT, "1", f"nested more than {MAX_DEPTH} levels deep")
         raise ConfigError(f"{source}: JSON nested more than {MAX_DEPTH} levels deep", [issue]) from None
     return value
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refusing a key given twice: json keeps the last silently, so a second
+    "dump_path" would quietly replace the first."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _RepeatedKey(key)
+        found[key] = value
+    return found
 
 
 def _too_deep(value: Any) -> bool:

@@ -269,3 +269,12 @@ def test_deeply_nested_json_is_one_line(tmp_path: Path, depth: int) -> None:
     code, output = run("check", str(path))
     assert code == 1
     assert output == f"Error: {path}: JSON nested more than 32 levels deep\n"
+
+
+def test_a_key_given_twice_is_one_line_not_the_last_one_silently(tmp_path: Path) -> None:
+    path = tmp_path / "acl.json"
+    path.write_text('{"dump": {"dump_path": "/tmp", "dump_path": "/var", "dump_list": []}}')
+    code, output = run("check", str(path))
+    assert code == 1
+    twice = "key 'dump_path' appears twice in one object (only one of them would count)"
+    assert output == f"Error: {path}: {twice}\n"
