@@ -51,15 +51,32 @@ class Divergence:
     dump_file: Path | None
     breaches: tuple[str, ...]
     reasons: tuple[str, ...] = ()  # the row's own words, e.g. which side holds the NaN
+    # Outputs with golden counterparts but no numbers right before it: it may start there.
+    unseen_before: tuple[ResultRow, ...] = ()
 
-    def line(self, label: str) -> str:
+    def lines(self, label: str) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
-        op = " ".join(part for part in (self.op_type, self.npu_name) if part)  # npy files have no type
         why = "".join(f" ({reason})" for reason in self.reasons)
-        return (
-            f"{label}: step {self.step}, index {self.index} {op} "
+        lines = [
+            f"{label}: step {self.step}, index {self.index} {_op(self.op_type, self.npu_name)} "
             f"({self.tensor_index}): {', '.join(self.breaches)}{why}; ground truth {self.ground_truth}{where}"
-        )
+        ]
+        if self.unseen_before:
+            count = len(self.unseen_before)
+            lines.append(
+                f"warning: it may start earlier: {count} {'output' if count == 1 else 'outputs'} right "
+                "before it could not be compared:"
+            )
+            for row in self.unseen_before[:MAX_UNSEEN_SHOWN]:
+                where_row = f"index {row.index} {_op(row.op_type, row.npu_name)} ({row.tensor_index})"
+                lines.append(f"  {where_row}: {_reason(row)}")
+            if count > MAX_UNSEEN_SHOWN:
+                lines.append(f"  … and {count - MAX_UNSEEN_SHOWN} more")
+        return lines
+
+
+def _op(op_type: str, name: str) -> str:
+    return " ".join(part for part in (op_type, name) if part)  # npy files have no op type
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +91,8 @@ class Tally:
     golden_only: int
     diverging: int
     diverging_stats: int
-    first: Divergence | None
+    firsts: tuple[Divergence, ...]  # each model's first diverging tensor, models in run order
     first_stats: Divergence | None
-    # Outputs with golden counterparts but no numbers, right before ``first``: it may start there.
-    unseen_before_first: tuple[ResultRow, ...] = ()
-    # A run of several models: each later model's own first divergence (the first is ``first``'s).
-    other_models: tuple[tuple[str, Divergence, tuple[ResultRow, ...]], ...] = ()
     models: int = 1
 
     @property
@@ -109,13 +122,8 @@ class Tally:
             golden_only=sum(1 for s in outcome.shards for r in s.rows if r.index is None),
             diverging=len(bad),
             diverging_stats=len(bad_stats),
-            first=_value_divergence(*bad[0]) if bad else None,
+            firsts=tuple(_value_divergence(*found) for found in _firsts_by_model(bad)),
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
-            unseen_before_first=_unseen_before(*bad[0][:2]) if bad else (),
-            other_models=tuple(
-                (s.key.model, _value_divergence(s, r, b), _unseen_before(s, r))
-                for s, r, b in _firsts_by_model(bad)[1:]
-            ),
             models=len({s.key.model for s in outcome.shards}),
         )
 
@@ -123,7 +131,8 @@ class Tally:
 def _firsts_by_model(
     bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]],
 ) -> list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]]:
-    """The first diverging row of each model, models in the order they come."""
+    """The first diverging row of each model, models in the order they come: one model's fault
+    is no other's cause."""
     firsts: dict[str, tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = {}
     for found in bad:
         firsts.setdefault(found[0].key.model, found)
@@ -186,7 +195,8 @@ def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
 def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
     assert row.index is not None  # only target rows are judged
     return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
-                      row.ground_truth, _dump_file(shard, row.index), breaches, row.reasons)  # fmt: skip
+                      row.ground_truth, _dump_file(shard, row.index), breaches, row.reasons,
+                      _unseen_before(shard, row))  # fmt: skip
 
 
 def _stats_divergence(
@@ -222,15 +232,10 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
         )
     if tally.compared:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
-    if tally.first is not None:
-        # Several models: each gets its own first divergence, named, as one is no other's cause.
-        label = "first divergence" if tally.models == 1 else f"first divergence in model {tally.first.model}"
-        lines.append(tally.first.line(label))
-        lines += _unseen_lines(tally.unseen_before_first)
-        for model, divergence, unseen in tally.other_models:
-            lines.append(divergence.line(f"first divergence in model {model}"))
-            lines += _unseen_lines(unseen)
-    elif tally.compared and not tally.diverging:
+    for divergence in tally.firsts:
+        named = f" in model {divergence.model}" if tally.models > 1 else ""
+        lines += divergence.lines(f"first divergence{named}")
+    if tally.compared and not tally.diverging:
         lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
     if tally.compared_stats:
         lines.append(
@@ -238,21 +243,9 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
             f"{tally.diverging_stats}"
         )
     if tally.first_stats is not None:
-        lines.append(tally.first_stats.line("first statistics divergence"))
+        lines += tally.first_stats.lines("first statistics divergence")
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
     lines += [f"detail{where}: {p}" for p in outcome.detail_files]
-    return lines
-
-
-def _unseen_lines(unseen: tuple[ResultRow, ...]) -> list[str]:
-    if not unseen:
-        return []
-    outputs = "output" if len(unseen) == 1 else "outputs"
-    lines = [f"warning: it may start earlier: {len(unseen)} {outputs} right before it could not be compared:"]
-    for row in unseen[:MAX_UNSEEN_SHOWN]:
-        lines.append(f"  index {row.index} {row.op_type} {row.npu_name} ({row.tensor_index}): {_reason(row)}")
-    if len(unseen) > MAX_UNSEEN_SHOWN:
-        lines.append(f"  … and {len(unseen) - MAX_UNSEEN_SHOWN} more")
     return lines
 
 
