@@ -43,12 +43,17 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     return path
 
 
+def _missing_dirs(path: Path) -> list[Path]:
+    """``path`` and its parents that do not exist yet, deepest first: what making it creates."""
+    return [p for p in (path, *path.parents) if not p.exists()]
+
+
 @contextlib.contextmanager
 def kept_if_written(path: Path) -> Iterator[Path]:
     """Around a run that makes ``path`` when it starts: the directories it made are removed again
     on the way out (success, failure or Ctrl-C) while they are empty, so a run that wrote
     nothing (every input unreadable, a disk full from the first file) leaves no trace."""
-    made = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
+    made = _missing_dirs(path)
     try:
         yield path
     finally:
@@ -69,7 +74,7 @@ def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
     before is never removed. An interrupted run (Ctrl-C, SIGTERM) keeps what it wrote: those
     files are complete, and the run says it did not finish.
     """
-    made = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
+    made = _missing_dirs(path)
     prepare_output_dir(path, option)
     try:
         yield path

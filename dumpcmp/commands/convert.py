@@ -235,8 +235,14 @@ def dump2npy(
         _output_dir(output)
         with _user_errors(), _maybe_progress(console, len(sources), "dump2npy") as advance:
             for path, relative in sources:
-                options = {"device_layout": device_layout, "txt": txt, "keep_dtype": keep_dtype}
-                _convert_file(path, output / relative, tally, **options)
+                _convert_file(
+                    path,
+                    output / relative,
+                    tally,
+                    device_layout=device_layout,
+                    txt=txt,
+                    keep_dtype=keep_dtype,
+                )
                 advance()
         extra = f" and {counted(tally.skipped_tensors, 'tensor')}" if tally.skipped_tensors else ""
         tally.finish(

@@ -26,12 +26,11 @@ from dumpcmp.proto.names import (
     MAPPING_FILE,
     GoldenName,
     parse_golden_name,
-    read_mapping,
     sanitize_dump_name,
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, listed_files, walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, listed_files, mapping_of, walk_dump_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +79,7 @@ class NpyGoldenDir(_Keyed):
         self._by_key: dict[str, tuple[GoldenName, Path]] = {}
         self.skipped: list[tuple[Path, str]] = []
         for here, files in listed_files(root):
-            mapping = read_mapping(here) if any(name == MAPPING_FILE for name, _ in files) else {}
+            mapping = mapping_of(here, files)
             for filename, irregular in files:
                 self._add(here / filename, mapping.get(filename, filename), irregular)
 

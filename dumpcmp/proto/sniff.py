@@ -9,7 +9,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-__all__ = ["NPY_MAGIC", "what_is"]
+__all__ = ["NPY_MAGIC", "not_regular", "what_is"]
 
 NPY_MAGIC = b"\x93NUMPY"
 _HEAD = 4096

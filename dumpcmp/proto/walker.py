@@ -76,8 +76,7 @@ def walk_dump_tree(root: str | os.PathLike[str]) -> DumpTree:
         _add(tree, dump_entry(base, base.parent))
         return tree
     for here, files in listed_files(base):
-        names = {name for name, _ in files}
-        mapping = read_mapping(here) if MAPPING_FILE in names else {}
+        mapping = mapping_of(here, files)
         group = directory_group(here, base)
         for filename, irregular in files:
             if filename == MAPPING_FILE:
@@ -107,6 +106,11 @@ def listed_files(root: Path) -> Iterator[tuple[Path, list[tuple[str, str]]]]:
     for entry in entries:
         if _is_directory(entry) and not entry.is_symlink():  # os.walk's default: links not followed
             yield from listed_files(root / entry.name)
+
+
+def mapping_of(directory: Path, files: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``mapping.csv`` of a directory ``listed_files`` gave with ``files`` ({} without one)."""
+    return read_mapping(directory) if any(name == MAPPING_FILE for name, _ in files) else {}
 
 
 def _is_directory(entry: os.DirEntry[str]) -> bool:
