@@ -13,6 +13,7 @@ test.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import statistics
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     _run(_PHASES)  # a first run may compile kernels into the cache; not counted
+    compileall.compile_dir(REPO / "dumpcmp", quiet=1)  # as pip install does (bench/compare.py says why)
     print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     columns: list[list[float]] = [[] for _ in NAMES]
     numba_loaded = False
