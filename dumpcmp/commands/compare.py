@@ -201,7 +201,10 @@ def compare(
     same run with fusion off (metrics.md §2).
     """
     from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
+    from dumpcmp.host.pipeline import keep_imported
     from dumpcmp.host.summary import nothing_compared, summarize
+
+    keep_imported()
 
     refused = refusal(ctx, _unused_options(mode, summary_mode, detail_op))
     if refused is not None:
