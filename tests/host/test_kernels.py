@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dumpcmp
-from dumpcmp.host.metrics._kernels import _CONTRACT, _log_of_ratio, log
+from dumpcmp.host.metrics._kernels import _CONTRACT, _NEAR_ONE, _log_near_one, _log_of_ratio, kl_terms, log
 
 PACKAGE = Path(dumpcmp.__file__).resolve().parent
 
@@ -163,6 +163,53 @@ def test_log_of_a_kl_ratio_propagates_nan_and_inf() -> None:
     _ratio_logs(np.array([np.nan, np.inf]), got)
     assert np.isnan(got[0])
     assert got[1] == np.inf
+
+
+@numba.njit(error_model="numpy", fastmath=_CONTRACT)
+def _near_one_logs(values: np.ndarray, out: np.ndarray) -> None:
+    for i in range(values.shape[0]):
+        out[i] = _log_near_one(values[i])
+
+
+def test_log_near_one_is_within_one_ulp_of_the_c_library_over_its_range() -> None:
+    """Blocks of ratios near 1 (tensors that agree) take the short series instead of ``log``."""
+    rng = np.random.default_rng(12)
+    below = np.nextafter(1 + _NEAR_ONE, 0.0)
+    values = np.concatenate(
+        [1 + rng.uniform(-_NEAR_ONE, _NEAR_ONE, 100000), 1 + rng.uniform(-1e-9, 1e-9, 20000),
+         [below, 2 - below, 1.0, np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0)]]
+    )  # fmt: skip
+    got = np.empty_like(values)
+    _near_one_logs(values, got)
+    want = np.log(values)
+    nonzero = want != 0
+    assert (np.abs(got - want)[nonzero] / np.spacing(np.abs(want[nonzero]))).max() <= 1.0
+    assert got[-3] == 0.0
+    nan = np.empty(1)
+    _near_one_logs(np.array([np.nan]), nan)
+    assert np.isnan(nan[0])
+
+
+def _kl_sum_reference(x: np.ndarray, y: np.ndarray, sx: float, sy: float, kx: float, ky: float) -> float:
+    """Σp·log(p/q) as the pass computes it: values as float32 (the spec's), then float64."""
+    eps32 = float(np.finfo(np.float32).eps)
+    p = np.maximum((x.astype(np.float32).astype(np.float64) - sx) * kx, eps32)
+    q = np.maximum((y.astype(np.float32).astype(np.float64) - sy) * ky, eps32)
+    return float(np.sum(p * np.log(p / q)))
+
+
+@pytest.mark.parametrize("far_at", [None, 0, 77, 40000])
+def test_kl_sum_is_exact_whichever_way_each_block_goes(far_at: int | None) -> None:
+    """Ratios near 1 everywhere, or one far ratio in a block: Σp·log(p/q) agrees with float64
+    numpy to rounding, wherever the far ratio is (first block, inside one, the partial tail)."""
+    rng = np.random.default_rng(13)
+    y = rng.uniform(1.0, 2.0, 40001)
+    x = y * (1 + rng.uniform(-1e-3, 1e-3, y.size))
+    if far_at is not None:
+        x[far_at] = 3 * y[far_at]
+    sums = kl_terms(x, y, 0.0, 0.0, 0.5, 0.5, 0.4, 0.4)
+    want = _kl_sum_reference(x, y, 0.5, 0.5, 0.4, 0.4)
+    assert sums[4] == pytest.approx(want, rel=1e-12, abs=1e-15)
 
 
 # ---------------------------------------------------------------------------------------------

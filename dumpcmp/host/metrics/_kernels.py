@@ -23,6 +23,9 @@ The logarithm of the KL terms is ``log``, written out (the classic reduction to 
 a degree-7 polynomial in s², error below 1 ulp) rather than a call: LLVM cannot vectorise a call to
 ``log``, and numpy's float64 ``np.log`` took half the time of both passes here. It may differ
 from the C library's ``log`` in the last bit of a term, which moves KL by ~1e-16 relative.
+Tensors that agree give ratios p/q close to 1 almost everywhere; a block of ratios all within
+2⁻⁵ of 1 takes ``_log_near_one`` instead, a short series without division or bit fiddling that
+is as exact there (~0.53 ulp) and made the KL pass ~2x faster on such data.
 
 The pipeline calls these loops through ``_native``, which keeps them as object code (compiled
 here, by ``native_ir``, the first time a pair of dtypes is met) and loads them without numba.
@@ -267,6 +270,23 @@ def _log_of_ratio(v: float) -> float:
     return _log_normal(v, 0) if v < INF else v
 
 
+# log(1 + u) = u + u²·P(u) for |u| < 2⁻⁵, P the Taylor series of (log(1 + u) − u)/u² up to u⁹:
+# the first term left out, u¹²/12, is below 2⁻⁵⁵ of u. Measured against 200-bit logarithms on
+# 22,000 ratios (and the range's ends): at most 0.53 ulp, the classic log above 0.50.
+_NEAR_ONE = 2.0**-5
+_LOG1P_SERIES = tuple((-1.0) ** (k + 1) / k for k in range(2, 12))  # −1/2, 1/3, −1/4, …, 1/11
+
+
+@_inline
+def _log_near_one(r: float) -> float:
+    """log(r) for ``|r − 1| < _NEAR_ONE``; NaN for NaN."""
+    u = r - 1.0  # exact: r lies in [1/2, 2]
+    c = _LOG1P_SERIES
+    p = c[0] + u * (c[1] + u * (c[2] + u * (c[3] + u * (c[4] + u * (c[5] + u * (c[6] + u * (
+        c[7] + u * (c[8] + u * c[9]))))))))  # fmt: skip
+    return u + u * u * p
+
+
 # ---------------------------------------------------------------------------------------------
 # Pass 1
 
@@ -391,6 +411,8 @@ def _kl_block(
 
     Two loops: the first leaves p and p/q in ``scratch``, the second adds p·log(p/q). As one
     loop it kept more constants live than AVX2 has registers; reloading them made it ~40% slower.
+    The second takes the short series when every ratio of the block is near 1 (NaN counts as
+    near: the series gives NaN as ``log`` does); one ratio elsewhere and the block takes ``log``.
     """
     lanes = LANES
     for i in range(count):
@@ -404,8 +426,15 @@ def _kl_block(
         acc[3 * lanes + i] += q
         scratch[i] = p
         scratch[lanes + i] = p / q
+    far = 0
     for i in range(count):
-        acc[4 * lanes + i] += scratch[i] * _log_of_ratio(scratch[lanes + i])
+        far |= abs(scratch[lanes + i] - 1.0) >= _NEAR_ONE
+    if far:
+        for i in range(count):
+            acc[4 * lanes + i] += scratch[i] * _log_of_ratio(scratch[lanes + i])
+    else:
+        for i in range(count):
+            acc[4 * lanes + i] += scratch[i] * _log_near_one(scratch[lanes + i])
 
 
 @_inline
