@@ -372,6 +372,8 @@ class _Parser:
             return ()
         if not isinstance(value, list):
             raise self.fail(where, f"must be an array of integers, got {_show(value)}")
+        if all(type(v) is int for v in value):  # what ATC writes; bool is not int here
+            return tuple(value)
         return tuple(self.int_value(v, f"{where}[{i}]") for i, v in enumerate(value))
 
     # -- attributes: [{"key": K, "value": {"s"|"i"|"f"|"b"|"list"|...: ...} | null}] ---------
