@@ -106,7 +106,7 @@ class Tally:
     @classmethod
     def of(cls, outcome: CompareOutcome, thresholds: Thresholds) -> Tally:
         values = [(s, r) for s in outcome.shards for r in s.rows if r.index is not None]
-        stats = [(s, r) for s in outcome.shards for r in s.stats_rows]
+        stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
         compared = [(s, r) for s, r in values if r.metrics.has_numbers]
         compared_stats = [(s, r) for s, r in stats if r.compared]
         missing = [_reason(r) for _, r in values if r.dump_readable and not r.metrics.has_numbers]
@@ -119,7 +119,7 @@ class Tally:
             compared_stats=len(compared_stats),
             not_compared=grouped_reasons(missing),
             unreadable=tuple(dict.fromkeys(_unreadable(outcome))),
-            golden_only=sum(1 for s in outcome.shards for r in s.rows if r.index is None),
+            golden_only=sum(1 for s in outcome.shards for r in (*s.rows, *s.stats_rows) if r.index is None),
             diverging=len(bad),
             diverging_stats=len(bad_stats),
             firsts=tuple(_value_divergence(*found) for found in _firsts_by_model(bad)),
