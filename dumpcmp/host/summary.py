@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
@@ -94,6 +95,7 @@ class Tally:
     firsts: tuple[Divergence, ...]  # each model's first diverging tensor, models in run order
     first_stats: Divergence | None
     models: int = 1
+    target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
 
     @property
     def compared_any(self) -> int:
@@ -125,7 +127,14 @@ class Tally:
             firsts=tuple(_value_divergence(*found) for found in _firsts_by_model(bad)),
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
+            target_kind=_target_kind(outcome),
         )
+
+
+def _target_kind(outcome: CompareOutcome) -> str:
+    """An .npy target (``-tp a.npy``) is no dump file: the summary must not call it one."""
+    files = [p for s in outcome.shards for p in s.dump_files]
+    return "npy file" if files and all(p.suffix == NPY_SUFFIX for p in files) else "dump file"
 
 
 def _firsts_by_model(
@@ -217,14 +226,15 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     lines.append(
         f"target tensors: {tally.targets}, compared: {tally.compared_any}{by_stats}, "
         f"not compared: {sum(g.count for g in tally.not_compared)}, "
-        f"unreadable dump files: {len({path for path, _ in tally.unreadable})}, "
+        f"unreadable {tally.target_kind}s: {len({path for path, _ in tally.unreadable})}, "
         f"golden-only tensors: {tally.golden_only}"
     )
     lines += reason_lines(tally.not_compared)
     for path, reason in tally.unreadable[:MAX_UNREADABLE_SHOWN]:
-        lines.append(f"unreadable dump file {path}: {reason}")
+        lines.append(f"unreadable {tally.target_kind} {path}: {reason}")
     if len(tally.unreadable) > MAX_UNREADABLE_SHOWN:
-        lines.append(f"… and {len(tally.unreadable) - MAX_UNREADABLE_SHOWN} more unreadable dump files")
+        more = len(tally.unreadable) - MAX_UNREADABLE_SHOWN
+        lines.append(f"… and {more} more unreadable {tally.target_kind}s")
     if tally.mostly_unmatched and tally.compared_any:
         lines.append(
             f"warning: only {tally.compared_any} of {tally.targets} target tensors were compared; "
@@ -278,7 +288,10 @@ def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | N
     if tally.compared_any:
         return None
     if tally.targets and len(tally.unreadable) == tally.targets:
-        return f"nothing compared: all {tally.targets} dump files are unreadable; check -tp"
+        if tally.targets == 1:
+            ((path, reason),) = tally.unreadable
+            return f"nothing compared: the {tally.target_kind} {path} is unreadable ({reason}); check -tp"
+        return f"nothing compared: all {tally.targets} {tally.target_kind}s are unreadable; check -tp"
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
     check = (
