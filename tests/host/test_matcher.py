@@ -306,6 +306,15 @@ def test_close_fusion_graph_inputs_pair_with_the_counterparts_input() -> None:
     assert isinstance(plain, GoldenRef) and plain.dump_key == ("x", "output", 0)
 
 
+def test_close_fusion_real_file_against_itself_pairs_graph_inputs(shared_fixtures: Path) -> None:
+    real = load_rules(shared_fixtures / "atc" / "msquickcmp_model.json")
+    m = Matcher.with_close_rules(real, real)
+    name = "BatchMultiClassNMS_1203_Input0_TransposeBefore"  # reads boxes_all (Data) through a Cast
+    ref = m.refs_for(name, "input", 0)
+    assert isinstance(ref, GoldenRef)
+    assert (ref.dump_key, ref.skipped) == ((name, "input", 0), ("trans_Cast_0",))
+
+
 # ---- relations (§5.3 steps 2-3) ---------------------------------------------------------------
 
 
