@@ -193,7 +193,7 @@ def _unreadable(outcome: CompareOutcome) -> Iterator[tuple[Path, str]]:
                 # The reason of a whole-file failure names the file again: say it once.
                 yield path, _reason(row).replace(f"{path}: ", "")
         for stat in shard.stats_rows:
-            if not stat.dump_readable:
+            if not stat.dump_readable and stat.dump_file is not None:  # golden-only rows have none
                 yield stat.dump_file, _reason(stat)
 
 
@@ -211,6 +211,7 @@ def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, 
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
+    assert row.index is not None  # only target rows are judged
     breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
     return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
                       row.ground_truth, row.dump_file, breaches)  # fmt: skip
