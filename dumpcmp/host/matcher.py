@@ -21,7 +21,8 @@ Rules, in the order they apply:
    a constant GE folded and labelled with an original op of its consumer has no golden.
 4. Input j follows the j-th data input to its producer, steps over ``Cast``/``TransData``
    producers (index assumed 1:1), and uses the producer's output mapping; a ``Data`` producer
-   or one missing from the file is a graph input, named by itself.
+   or one missing from the file is a graph input, named by itself. With ``-cfr`` nothing dumps
+   a graph input, so it is the same input of the fusion-off op that reads it at that position.
 5. Skipped with a reason: the inner nodes of multi-op fusions, the quantised stretch of a
    quantised model (from a quant op's int8 output down to its dequant, §5.3 step 5), and the
    ops of an L1 fusion group other than its first and last dumped op (their data stays partial
@@ -406,6 +407,7 @@ class Matcher:
         quant: QuantFilter | None = None,
         rename_lone_ops: bool = True,
         paired_ops: Iterable[str] = (),
+        close_rules: FusionRules | None = None,
     ) -> None:
         """Index ``rules`` for lookups.
 
@@ -413,11 +415,13 @@ class Matcher:
         ``rename_lone_ops=False`` is for merged rules: the merges apply the rename rule to their
         inputs, and applying it again would re-name outputs a merge deliberately left without origin.
         ``paired_ops`` are compared with the op of the same name on the golden side (``-cfr``).
+        ``close_rules`` (``-cfr``) is the fusion-off build's rule file, whose dump is the golden side.
         """
         self.rules = _fill_rename_nodes(rules) if rename_lone_ops else rules
         self.groups = fusion_groups(self.rules)
         self.quant = quant_filter(self.rules) if quant is None else quant
         self._paired = frozenset(paired_ops)
+        self._close = close_rules
         self._consumer_labelled = _consumer_labels(self.rules)
         self._index(_l1_reasons(self.groups, None))
 
@@ -457,6 +461,7 @@ class Matcher:
             quant=quant_filter(open_rules),
             rename_lone_ops=False,
             paired_ops=_twin_conversions(open_rules, close_rules),
+            close_rules=close_rules,
         )
 
     def with_dump_times(self, times: Mapping[str, int]) -> Matcher:
@@ -545,7 +550,30 @@ class Matcher:
             return NoGolden(
                 f"input {j} is not in the fusion rule file: {op.name} has {len(data)} data inputs there"
             )
-        return self._trace(data[j], f"input {j}")
+        found = self._trace(data[j], f"input {j}")
+        if isinstance(found, GoldenRef):
+            return self._close_input(op, j, found) or found
+        return found
+
+    def _close_input(self, op: RuleOp, j: int, traced: GoldenRef) -> GoldenRef | None:
+        """``-cfr``: input ``j`` of ``op``'s counterpart when both come from one graph input.
+
+        A Data op has no task, so neither build dumps the graph input itself; the fusion-off op
+        that reads the same graph input at the same position holds the tensor in its input dump.
+        """
+        if self._close is None:
+            return None
+        source = _graph_input(self.rules, op.data_inputs[j])
+        if source is None:
+            return None
+        # After the merge, an op's original names are the fusion-off ops it stands for.
+        for name in _unique((*op.original_op_names, op.name)):
+            twin = self._close.op(name)
+            if twin is None or j >= len(twin.data_inputs):
+                continue
+            if _graph_input(self._close, twin.data_inputs[j]) == source:
+                return replace(traced, op_name=twin.name, index=j, io="input")
+        return None
 
     def _copied_output_ref(self, op: RuleOp, k: int) -> GoldenRef | NoGolden:
         # Its output desc names the consumer's origin; the tensor is its producer's (index 1:1).
@@ -614,6 +642,23 @@ class Matcher:
             origin_shape=desc.origin_shape,
             producer=op.name,
         )
+
+
+def _graph_input(rules: FusionRules, ref: InputRef) -> tuple[str, int] | None:
+    """The graph input (a Data op, or an op the file lacks) data input ``ref`` is, through any
+    Cast/TransData producers, as (op name, output index); None when a computing op made it."""
+    seen: set[str] = set()
+    while True:
+        producer = rules.op(ref.src_name)
+        if producer is None or producer.type == "Data":
+            return ref.src_name, ref.src_index
+        if producer.type not in SKIPPED_PRODUCER_TYPES or producer.name in seen:
+            return None
+        upstream = producer.data_inputs
+        if ref.src_index >= len(upstream):
+            return None
+        seen.add(producer.name)
+        ref = upstream[ref.src_index]
 
 
 def _twin_conversions(open_rules: FusionRules, close_rules: FusionRules) -> frozenset[str]:

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, ResultFamily, Row
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
-from dumpcmp.host.stats_compare import StatsResult, write_stats_csv
+from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv
 from dumpcmp.host.verdict import Thresholds
 
 __all__ = [
@@ -167,11 +167,14 @@ class CompareSession(Generic[Row, Key]):
         shard = self.shard(key)
         ordered = self._ordered_keys()
         rows = shard.rows()
-        if key == ordered[-1]:
-            used = {k for s in self._shards.values() for k in s.used_golden()}
-            rows += self.family.closing_rows(self.golden, used)
         tensor_files = shard.tensor_files()
         stats = tuple(shard.stats())
+        if key == ordered[-1]:
+            used = {k for s in self._shards.values() for k in s.used_golden()}
+            if stats and not tensor_files:  # the statistics table is this shard's only result
+                stats += tuple(golden_only_stats(self.golden, used))
+            else:
+                rows += self.family.closing_rows(self.golden, used)
         written: ShardOutcome[Row, Key] = ShardOutcome(key, None, ())
         if tensor_files or rows:
             written = self.write_rows(key, rows)

@@ -25,6 +25,7 @@ from dumpcmp.errors import DumpcmpError, DumpFormatError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import GoldenRef, Matcher
 from dumpcmp.host.metrics.offline_data import flat_chunks
+from dumpcmp.host.offline_table import golden_only_rows
 from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
@@ -100,14 +101,17 @@ _NONE: tuple[Stat, ...] = (None,) * len(STATISTICS)
 
 @dataclass(frozen=True, slots=True)
 class StatsResult:
-    """One row of a statistics result: a target tensor's statistics against its golden tensor's."""
+    """One row of a statistics result: a target tensor's statistics against its golden tensor's.
 
-    index: int
+    Index None: a golden tensor nothing used, listed at the end of a run without tensor dumps.
+    """
+
+    index: int | None
     op_type: str
     npu_name: str
     ground_truth: str
     tensor_index: str
-    dump_file: Path
+    dump_file: Path | None
     data_type: str = ""
     format: str = ""
     shape: tuple[int, ...] | None = None
@@ -148,6 +152,16 @@ class StatsResult:
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
             if t is not None and g is not None and _verdict_ratio(t, g) > threshold
         )
+
+
+def golden_only_stats(golden: GoldenSource | None, used: set[str]) -> list[StatsResult]:
+    """The golden tensors no row used, for a run whose statistics table is its only result."""
+    if golden is None:
+        return []
+    return [
+        StatsResult(None, r.op_type, r.npu_name, r.ground_truth, r.tensor_index, None, reasons=r.reasons)
+        for r in golden_only_rows(golden, used)
+    ]
 
 
 def _verdict_ratio(target: float, golden: float) -> float:
@@ -244,7 +258,8 @@ def cells(result: StatsResult, threshold: float) -> list[str]:
     shape = "NaN" if result.shape is None else "[" + ",".join(str(d) for d in result.shape) + "]"
     verdict = ("FAIL" if result.failing(threshold) else "PASS") if result.compared else "N/A"
     return [
-        str(result.index), result.op_type, result.npu_name, result.ground_truth, result.tensor_index,
+        "" if result.index is None else str(result.index),
+        result.op_type, result.npu_name, result.ground_truth, result.tensor_index,
         result.data_type, result.format, shape, "" if result.count is None else str(result.count),
         *(_number(t) for t, _ in result.pairs()),
         *(_number(g) for _, g in result.pairs()),

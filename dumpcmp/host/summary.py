@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
@@ -94,6 +95,7 @@ class Tally:
     firsts: tuple[Divergence, ...]  # each model's first diverging tensor, models in run order
     first_stats: Divergence | None
     models: int = 1
+    target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
 
     @property
     def compared_any(self) -> int:
@@ -106,7 +108,7 @@ class Tally:
     @classmethod
     def of(cls, outcome: CompareOutcome, thresholds: Thresholds) -> Tally:
         values = [(s, r) for s in outcome.shards for r in s.rows if r.index is not None]
-        stats = [(s, r) for s in outcome.shards for r in s.stats_rows]
+        stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
         compared = [(s, r) for s, r in values if r.metrics.has_numbers]
         compared_stats = [(s, r) for s, r in stats if r.compared]
         missing = [_reason(r) for _, r in values if r.dump_readable and not r.metrics.has_numbers]
@@ -119,13 +121,20 @@ class Tally:
             compared_stats=len(compared_stats),
             not_compared=grouped_reasons(missing),
             unreadable=tuple(dict.fromkeys(_unreadable(outcome))),
-            golden_only=sum(1 for s in outcome.shards for r in s.rows if r.index is None),
+            golden_only=sum(1 for s in outcome.shards for r in (*s.rows, *s.stats_rows) if r.index is None),
             diverging=len(bad),
             diverging_stats=len(bad_stats),
             firsts=tuple(_value_divergence(*found) for found in _firsts_by_model(bad)),
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
+            target_kind=_target_kind(outcome),
         )
+
+
+def _target_kind(outcome: CompareOutcome) -> str:
+    """An .npy target (``-tp a.npy``) is no dump file: the summary must not call it one."""
+    files = [p for s in outcome.shards for p in s.dump_files]
+    return "npy file" if files and all(p.suffix == NPY_SUFFIX for p in files) else "dump file"
 
 
 def _firsts_by_model(
@@ -184,7 +193,7 @@ def _unreadable(outcome: CompareOutcome) -> Iterator[tuple[Path, str]]:
                 # The reason of a whole-file failure names the file again: say it once.
                 yield path, _reason(row).replace(f"{path}: ", "")
         for stat in shard.stats_rows:
-            if not stat.dump_readable:
+            if not stat.dump_readable and stat.dump_file is not None:  # golden-only rows have none
                 yield stat.dump_file, _reason(stat)
 
 
@@ -202,6 +211,7 @@ def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, 
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
+    assert row.index is not None  # only target rows are judged
     breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
     return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
                       row.ground_truth, row.dump_file, breaches)  # fmt: skip
@@ -217,14 +227,15 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     lines.append(
         f"target tensors: {tally.targets}, compared: {tally.compared_any}{by_stats}, "
         f"not compared: {sum(g.count for g in tally.not_compared)}, "
-        f"unreadable dump files: {len({path for path, _ in tally.unreadable})}, "
+        f"unreadable {tally.target_kind}s: {len({path for path, _ in tally.unreadable})}, "
         f"golden-only tensors: {tally.golden_only}"
     )
     lines += reason_lines(tally.not_compared)
     for path, reason in tally.unreadable[:MAX_UNREADABLE_SHOWN]:
-        lines.append(f"unreadable dump file {path}: {reason}")
+        lines.append(f"unreadable {tally.target_kind} {path}: {reason}")
     if len(tally.unreadable) > MAX_UNREADABLE_SHOWN:
-        lines.append(f"… and {len(tally.unreadable) - MAX_UNREADABLE_SHOWN} more unreadable dump files")
+        more = len(tally.unreadable) - MAX_UNREADABLE_SHOWN
+        lines.append(f"… and {more} more unreadable {tally.target_kind}s")
     if tally.mostly_unmatched and tally.compared_any:
         lines.append(
             f"warning: only {tally.compared_any} of {tally.targets} target tensors were compared; "
@@ -278,7 +289,10 @@ def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | N
     if tally.compared_any:
         return None
     if tally.targets and len(tally.unreadable) == tally.targets:
-        return f"nothing compared: all {tally.targets} dump files are unreadable; check -tp"
+        if tally.targets == 1:
+            ((path, reason),) = tally.unreadable
+            return f"nothing compared: the {tally.target_kind} {path} is unreadable ({reason}); check -tp"
+        return f"nothing compared: all {tally.targets} {tally.target_kind}s are unreadable; check -tp"
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
     check = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import ml_dtypes
@@ -59,6 +60,32 @@ def test_npy_shapes_must_be_equal(tmp_path: Path) -> None:
     assert row["CompareFailReason"] == "shape mismatch [2, 3] vs [3, 2]"
     assert code == 1  # nothing was compared: said in one line
     assert "Error: nothing compared: none of the 1 target tensors has numbers" in output
+
+
+@pytest.mark.parametrize(
+    ("cut", "why"),
+    [
+        (lambda data: b"junk" * 40, "not a numpy .npy file"),
+        (lambda data: data[:100], "damaged .npy header"),
+        (lambda data: data[:-8], "damaged or truncated .npy file"),
+    ],
+    ids=["junk", "header cut", "payload cut"],
+)
+def test_an_unreadable_npy_target_is_named_as_an_npy_file(
+    pair: tuple[Path, Path], tmp_path: Path, cut: Callable[[bytes], bytes], why: str
+) -> None:
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(cut(pair[0].read_bytes()))
+    code, output, rows = compare_files(bad, pair[1], tmp_path / "out")
+    assert code == 1
+    assert "dump file" not in output
+    assert "target tensors: 1, compared: 0, not compared: 0, unreadable npy files: 1," in output
+    assert f"unreadable npy file {bad}: {why}" in output
+    error = output.strip().splitlines()[-1]
+    assert error.startswith(f"Error: nothing compared: the npy file {bad} is unreadable ({why}")
+    assert error.endswith("; check -tp")
+    (row,) = rows
+    assert row["CompareFailReason"].startswith(f"{bad}: {why}")
 
 
 def test_npy_target_against_a_golden_directory_is_one_line(pair: tuple[Path, Path], tmp_path: Path) -> None:

@@ -270,6 +270,51 @@ def test_close_fusion_pairs_twin_conversions_only() -> None:
     assert isinstance(other, GoldenRef) and other.dump_key == ("x", "output", 0)
 
 
+def test_close_fusion_graph_inputs_pair_with_the_counterparts_input() -> None:
+    # A Data op has no task, so neither dump holds its output: an input traced back to a graph
+    # input is compared with the same input of the counterpart op in the fusion-off dump.
+    both = (
+        op("x", 0, op_type="Data"),
+        op("y", 1, op_type="Data"),
+        op("trans_Cast_0", 2, op_type="Cast", inputs=("x:0",), originals=(), outputs=("x",)),
+        op("cast_a", 3, "Cast", ("trans_Cast_0:0",), ("cast_a",), outputs=("cast_a",)),
+    )
+    open_rules = rules(
+        *both,
+        op("conv_bn", 4, inputs=("cast_a:0", "y:0"), originals=("conv", "bn"), outputs=("bn",)),
+        op("relu", 5, inputs=("conv_bn:0",), originals=("relu",)),
+    )
+    close_rules = rules(
+        *both,
+        op("conv", 4, inputs=("cast_a:0", "x:0"), originals=("conv",)),  # its input 1 is another tensor
+        op("bn", 5, inputs=("conv:0",), originals=("bn",)),
+        op("relu", 6, inputs=("bn:0",), originals=("relu",)),
+    )
+    m = Matcher.with_close_rules(open_rules, close_rules)
+    cast_in = m.refs_for("cast_a", "input", 0)  # through trans_Cast_0 to the graph input x
+    assert isinstance(cast_in, GoldenRef)
+    assert (cast_in.dump_key, cast_in.skipped) == (("cast_a", "input", 0), ("trans_Cast_0",))
+    conv_in = m.refs_for("conv_bn", "input", 0)  # the first op of the fused pair reads x too
+    assert isinstance(conv_in, GoldenRef) and conv_in.dump_key == ("conv", "input", 0)
+    relu_in = m.refs_for("relu", "input", 0)  # an op computes it: its output, as before
+    assert isinstance(relu_in, GoldenRef) and relu_in.dump_key == ("bn", "output", 0)
+    # conv's input 1 is x, not y: no counterpart input holds y, so the graph input is named.
+    other = m.refs_for("conv_bn", "input", 1)
+    assert isinstance(other, GoldenRef) and other.dump_key == ("y", "output", 0)
+    # Without -cfr, the golden run names graph inputs like the NPU does.
+    plain = Matcher(open_rules).refs_for("cast_a", "input", 0)
+    assert isinstance(plain, GoldenRef) and plain.dump_key == ("x", "output", 0)
+
+
+def test_close_fusion_real_file_against_itself_pairs_graph_inputs(shared_fixtures: Path) -> None:
+    real = load_rules(shared_fixtures / "atc" / "msquickcmp_model.json")
+    m = Matcher.with_close_rules(real, real)
+    name = "BatchMultiClassNMS_1203_Input0_TransposeBefore"  # reads boxes_all (Data) through a Cast
+    ref = m.refs_for(name, "input", 0)
+    assert isinstance(ref, GoldenRef)
+    assert (ref.dump_key, ref.skipped) == ((name, "input", 0), ("trans_Cast_0",))
+
+
 # ---- relations (§5.3 steps 2-3) ---------------------------------------------------------------
 
 

@@ -45,6 +45,11 @@ def read_stats_result(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def target_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of target tensors: without the golden-only rows at the end."""
+    return [row for row in read_stats_result(path) if row["Index"]]
+
+
 @pytest.fixture(scope="module")
 def golden_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tree(tmp_path_factory.mktemp("golden"))
@@ -77,6 +82,42 @@ def test_statistics_dump_is_compared_not_ignored(golden_tree: Path, tmp_path: Pa
     assert nothing_compared(outcome, Thresholds()) is None
 
 
+def test_statistics_only_run_lists_unused_golden_in_its_table(golden_tree: Path, tmp_path: Path) -> None:
+    # A value result of a run without tensor dumps would hold golden-only rows and nothing else.
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))})
+    out = tmp_path / "out"
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=out))
+    (shard,) = outcome.shards
+    assert shard.result_file is None and shard.stats_file is not None
+    assert [p.name for p in out.iterdir()] == [shard.stats_file.name]
+    compared, *unused = read_stats_result(shard.stats_file)
+    assert (compared["Index"], compared["GroundTruth"], compared["Result"]) == ("0", "stem_conv", "PASS")
+    assert [(r["Index"], r["NPUDump"], r["GroundTruth"]) for r in unused] == [
+        ("", "*", "block1_conv"),
+        ("", "*", "block2_conv"),
+        ("", "*", "head_fc"),
+    ]
+    assert {(r["Result"], r["CompareFailReason"]) for r in unused} == {
+        ("N/A", "golden tensor with no NPU counterpart")
+    }
+    lines = summarize(outcome, Thresholds())
+    assert not any(line.startswith("result: ") for line in lines)
+    assert (
+        "target tensors: 1, compared: 1 (1 by statistics), not compared: 0, unreadable dump files: 0, "
+        "golden-only tensors: 3" in lines
+    )
+    assert nothing_compared(outcome, Thresholds()) is None
+
+
+def test_statistics_only_run_matching_nothing_is_an_error(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_stats_tree(tmp_path / "npu", {"other_op": _stats_row(_golden_values(0))})
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].result_file is None
+    error = nothing_compared(outcome, Thresholds())
+    assert error is not None and "none of the 1 target tensors has numbers" in error
+    assert "the 4 golden tensors went unused" in error
+
+
 def test_stats_threshold_is_an_option(golden_tree: Path, tmp_path: Path) -> None:
     rows = {OPS[0]: _stats_row(_golden_values(0) * 1.3)}
     target = write_stats_tree(tmp_path / "npu", rows)
@@ -89,7 +130,7 @@ def test_statistics_the_dump_lacks_are_not_applicable(golden_tree: Path, tmp_pat
     target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, DEFAULT_STATS)
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert outcome.shards[0].stats_file is not None
-    (row,) = read_stats_result(outcome.shards[0].stats_file)
+    (row,) = target_rows(outcome.shards[0].stats_file)
     assert (row["NPU l2norm"], row["L2norm diff"], row["NormRelativeErr"]) == ("N/A", "N/A", "N/A")
     assert row["Bench l2norm"] != "N/A" and row["Result"] == "PASS"
 
@@ -113,7 +154,7 @@ def test_padding_is_only_taken_for_blocked_layouts(golden_tree: Path, tmp_path: 
     target = write_stats_tree(tmp_path / "npu", rows)
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert outcome.shards[0].stats_file is not None
-    plain, blocked = read_stats_result(outcome.shards[0].stats_file)
+    plain, blocked = target_rows(outcome.shards[0].stats_file)
     assert plain["Result"] == "N/A"
     assert plain["CompareFailReason"] == (
         "element count mismatch: the stats file counts 272 elements, the golden tensor holds 256"
