@@ -7,7 +7,10 @@ traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a comma
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, what shells report for a Ctrl-C
 
@@ -18,4 +21,28 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: dumpcmp was still starting and did nothing\n")
         raise SystemExit(INTERRUPTED_EXIT_CODE) from None
-    run()
+    try:
+        run()
+    except SystemExit as finished:
+        _end(finished)
+    _end(SystemExit(0))
+
+
+def _end(finished: SystemExit) -> None:
+    """End a finished command without the interpreter's teardown, which frees every object of
+    numpy, llvmlite's JIT and the command's modules one by one: ~12 ms of each run (a fiftieth of
+    a quarter-gigabyte compare) for a process that is about to end, whose memory the kernel frees
+    at once. What the teardown does that matters is done here: exit handlers run, output is
+    flushed. Not while another thread runs (the interpreter would wait for it), and a message
+    given as the exit code is left to the interpreter to print.
+    """
+    code = 0 if finished.code is None else finished.code
+    if not isinstance(code, int) or threading.active_count() > 1:
+        raise finished
+    atexit._run_exitfuncs()  # no public way; unchanged since Python 2
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # a closed pipe: what the interpreter would report, it reports
+        raise finished from None
+    os._exit(code)

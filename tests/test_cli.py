@@ -226,3 +226,32 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None
     assert done.returncode == 130, done.stderr
     assert done.stderr == "interrupted: dumpcmp was still starting and did nothing\n"
     assert done.stdout == ""
+
+
+# The entry point ends a finished command with os._exit (no interpreter teardown): exit handlers
+# must still run, output through a pipe must still arrive whole, and the exit code must survive.
+_ENTRY_POINT = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("exit handler ran\\n"))
+from dumpcmp.launch import main
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "out", "err"),
+    [
+        (["--version"], 0, "dumpcmp ", ""),
+        (["compare", "-tp", "missing", "-gp", "."], 1, "", "target path missing does not exist"),
+    ],
+)
+def test_a_finished_command_exits_with_its_code_output_and_exit_handlers(
+    tmp_path: Path, args: list[str], code: int, out: str, err: str
+) -> None:
+    done = subprocess.run([sys.executable, "-c", _ENTRY_POINT, *args], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == code, done.stderr
+    assert done.stdout.startswith(out)
+    assert err in done.stderr
+    assert done.stderr.endswith("exit handler ran\n")
