@@ -7,10 +7,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from typing import TYPE_CHECKING
 
 from dumpcmp.commands._output import error_console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 _PLAIN_EVERY_SECONDS = 5.0
 
@@ -48,6 +50,9 @@ def tracked(description: str) -> Iterator[Tracker]:
     if not sys.stderr.isatty():
         yield Tracker(description)
         return
+    # Loaded only for a terminal: ~10 ms of every logged or scripted run otherwise.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     # No refresh thread: compare may fork worker processes, and forking a threaded process is
     # unsafe (Python 3.12+ warns). The bar is redrawn on each advance instead.
