@@ -117,7 +117,6 @@ def files_in_processes(
     entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
 ) -> Iterator[FileRows]:
     """Each file's rows in the order of ``entries``, computed in ``workers`` forked processes."""
-    size = max(1, min(_MAX_BATCH_FILES, len(entries) // (workers * _BATCHES_PER_WORKER)))
     window: deque[tuple[Sequence[DumpEntry], Future[tuple[_Results, ...]]]] = deque()
     pool: Executor | None = None
     finished = False
@@ -132,9 +131,8 @@ def files_in_processes(
             initializer=_start_worker,
             initargs=(os.getpid(), plan, entries),  # inherited through the fork, not pickled
         )
-        for start in range(1, len(entries), size):
-            batch = entries[start : start + size]
-            window.append((batch, pool.submit(_run_batch, start, start + len(batch))))
+        for start, stop in batches(1, len(entries), workers):
+            window.append((entries[start:stop], pool.submit(_run_batch, start, stop)))
             if len(window) >= workers * _BATCHES_PER_WORKER:
                 yield from _collect(*window.popleft(), on_files)
         while window:
@@ -143,6 +141,19 @@ def files_in_processes(
     finally:
         if isinstance(pool, ProcessPoolExecutor):
             _close(pool, finished)
+
+
+def batches(start: int, stop: int, workers: int) -> Iterator[tuple[int, int]]:
+    """Files ``start`` to ``stop`` as consecutive ranges that shrink as the work left does.
+
+    Each is about 1/(4 * workers) of what is left (at most ``_MAX_BATCH_FILES``), so the last
+    ones are single files: with equal batches one worker ran the last ~30 files while the other
+    waited, a tenth of a quarter-gigabyte compare.
+    """
+    while start < stop:
+        size = max(1, min(_MAX_BATCH_FILES, (stop - start) // (workers * _BATCHES_PER_WORKER)))
+        yield start, min(start + size, stop)
+        start += size
 
 
 def _close(pool: ProcessPoolExecutor, finished: bool) -> None:

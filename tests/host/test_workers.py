@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dumpcmp
-from dumpcmp.host.workers import PROCESS_MIN_FILES, worth_processes
+from dumpcmp.host.workers import PROCESS_MIN_FILES, batches, worth_processes
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
 from dumpcmp.proto.names import dump_file_name
 from dumpcmp.proto.walker import walk_dump_tree
@@ -155,3 +155,16 @@ def test_forked_workers_give_every_file_its_own_rows_in_order(tmp_path: Path) ->
     forked = list(files_in_processes(entries, plan, 2))
     assert forked == [compare_file(entry, plan) for entry in entries]
     assert [f.rows[0].npu_name for f in forked] == [f"layer{i}/Add" for i in range(70)]
+
+
+@pytest.mark.parametrize(("count", "workers"), [(1, 2), (2, 2), (64, 2), (273, 2), (1092, 2), (5000, 8)])
+def test_batches_cover_every_file_once_and_shrink_to_single_files(count: int, workers: int) -> None:
+    """So that no worker runs a long last batch while the others wait."""
+    ranges = list(batches(1, count, workers))
+    covered = [i for start, stop in ranges for i in range(start, stop)]
+    assert covered == list(range(1, count))
+    sizes = [stop - start for start, stop in ranges]
+    assert all(1 <= s <= 32 for s in sizes)
+    assert sizes == sorted(sizes, reverse=True)
+    if count > 1:
+        assert sizes[-1] == 1
