@@ -16,6 +16,8 @@ from dumpcmp.errors import DumpcmpError
 from dumpcmp.launch import INTERRUPTED_EXIT_CODE
 from dumpcmp.printable import printable
 
+USAGE_EXIT_CODE = 2
+
 
 def console() -> Console:
     # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
@@ -47,6 +49,12 @@ def counted(number: int, noun: str) -> str:
 def fail(message: str) -> NoReturn:
     error_console().print(f"[red]Error[/red]: {escape(message)}")
     raise typer.Exit(1) from None
+
+
+def usage_error(message: str) -> NoReturn:
+    """A command line that cannot be read: one line, exit 2 (click's code for it)."""
+    error_console().print(f"[red]Error[/red]: {escape(message)}")
+    raise typer.Exit(USAGE_EXIT_CODE) from None
 
 
 def interrupted() -> NoReturn:
