@@ -201,13 +201,18 @@ def test_a_header_length_no_header_reaches_is_broken_not_still_being_written(tmp
     assert not check_complete(path, FileRole.DUMP).complete
 
 
+def _watching(tmp_path: Path, quiet: float) -> tuple[Path, Handed, DumpWatcher]:
+    """A started watcher of a new dump path: its step directory, what it handed over, itself."""
+    step = _step(tmp_path / "dump")
+    handed = Handed()
+    watcher = DumpWatcher(tmp_path / "dump", handed, quiet=quiet)
+    watcher.start()
+    return step, handed, watcher
+
+
 def test_an_empty_dump_file_is_broken_once_quiet_not_waited_for(tmp_path: Path) -> None:
     # It waited as "incomplete" for ever, so the agent never closed the session.
-    root = tmp_path / "dump"
-    step = _step(root)
-    handed = Handed()
-    watcher = DumpWatcher(root, handed, quiet=1.5)
-    watcher.start()
+    step, handed, watcher = _watching(tmp_path, quiet=1.5)
     try:
         empty = step / dump_name(4)
         empty.touch()
@@ -221,11 +226,7 @@ def test_an_empty_dump_file_is_broken_once_quiet_not_waited_for(tmp_path: Path) 
 
 
 def test_an_empty_file_just_created_is_incomplete_when_the_watch_ends(tmp_path: Path) -> None:
-    root = tmp_path / "dump"
-    step = _step(root)
-    handed = Handed()
-    watcher = DumpWatcher(root, handed, quiet=3600.0)
-    watcher.start()
+    step, handed, watcher = _watching(tmp_path, quiet=3600.0)
     (step / dump_name(5)).touch()
     time.sleep(0.2)
     not_sent = watcher.stop()
