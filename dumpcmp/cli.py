@@ -23,7 +23,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp import __version__
-from dumpcmp.commands._output import console, interrupted
+from dumpcmp.commands._output import console, interrupted, usage_error
 
 # Command → the one line ``dumpcmp --help`` shows, in its order. Command ``c`` lives in module
 # ``dumpcmp.commands.c``, which has ``register(app)`` adding the command, or a sub-app ``app``.
@@ -55,7 +55,9 @@ def load_command(name: str) -> Any:
 
 class _Group(TyperGroup):
     """Commands loaded on use; Ctrl-C anywhere in a command is one line and exit 130, not a
-    silent exit or a traceback."""
+    silent exit or a traceback; a command line click cannot read (an unknown option or command,
+    a missing value) is one line and exit 2, as ``StrictCommand``'s refusals are, not typer's
+    boxed usage text."""
 
     _listing = False  # True while the top-level help lists the commands
 
@@ -76,11 +78,50 @@ class _Group(TyperGroup):
         finally:
             self._listing = False
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except Exception as exc:
+            _one_line_if_usage(exc)
+            raise
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             interrupted()
+        except Exception as exc:  # a subcommand's (or sub-group's) command line, or a command's ctx.fail
+            _one_line_if_usage(exc)
+            raise
+
+
+def _one_line_if_usage(exc: Exception) -> None:
+    """Exit 2 with click's message in one line when ``exc`` is click's UsageError (matched by
+    name: typer vendors its own click); "no arguments, show the help" stays click's to show."""
+    kinds = [kind.__name__ for kind in type(exc).__mro__]
+    if "UsageError" not in kinds or "NoArgsIsHelpError" in kinds:
+        return
+    suggestions = _suggestions(exc) if "NoSuchOption" in kinds else []
+    if suggestions:
+        usage_error(f"no such option: {exc.option_name}; did you mean {' or '.join(suggestions)}?")  # type: ignore[attr-defined]
+    message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+    if message[1:2].islower():  # "No such option: ..." as the other usage errors say it
+        message = message[0].lower() + message[1:]
+    usage_error(message)
+
+
+def _suggestions(exc: Any) -> list[str]:
+    """click's close matches for an unknown option, one per option in its first ``--`` spelling
+    (click offers -out, --output_path and --output-path: three names of one option)."""
+    params = exc.ctx.command.params if exc.ctx is not None else []
+    found: list[str] = []
+    for name in exc.possibilities or ():
+        param = next((p for p in params if name in (*p.opts, *p.secondary_opts)), None)
+        spellings = [*param.opts, *param.secondary_opts] if param is not None else [name]
+        shown = next((s for s in spellings if s.startswith("--")), name)
+        if shown not in found:
+            found.append(shown)
+    return found
 
 
 app = typer.Typer(

@@ -25,8 +25,8 @@ class ConfigIssue:
 
 
 def format_issues(source: str, issues: Sequence[ConfigIssue]) -> str:
-    """One line for one issue; else a header naming ``source``, then one line per issue."""
+    """One line naming ``source`` and every issue, numbered (an error is one line: the terminal
+    shows a newline inside it as ``\\n``)."""
     if len(issues) == 1:
         return f"{source}: {issues[0]}"
-    count = f"{len(issues)} problem" + ("" if len(issues) == 1 else "s")
-    return "\n".join([f"{source}: {count}", *(f"  {issue}" for issue in issues)])
+    return f"{source}: {len(issues)} problems: " + " ".join(f"({n}) {i}" for n, i in enumerate(issues, 1))

@@ -124,7 +124,9 @@ class RawReader:
     def strings(
         self, obj: Mapping[str, Any], key: str, path: str, choices: tuple[str, ...] | None = None
     ) -> tuple[str, ...] | None:
-        """``obj[key]`` as a tuple of strings; elements that are refused are left out."""
+        """``obj[key]`` as a tuple of strings; elements that are refused are left out, and a list
+        of refused elements only is None: as empty it would get a second, false "must not be
+        empty" issue for what the user did give."""
         if key not in obj:
             return None
         value, key_path = obj[key], child(path, key)
@@ -132,7 +134,8 @@ class RawReader:
             self.report(key_path, "2", f"must be an array of strings, got {json_type(value)}")
             return None
         checked = (self._checked_string(v, item(key_path, i), choices) for i, v in enumerate(value))
-        return tuple(s for s in checked if s is not None)
+        kept = tuple(s for s in checked if s is not None)
+        return kept if kept or not value else None
 
     def objects(
         self, obj: Mapping[str, Any], key: str, path: str

@@ -6,6 +6,11 @@ is broken in a way more bytes cannot mend (so that the host reports it, as compa
 without an equation (statistics ``.csv``, ``mapping.csv``) are finished when quiet; the watcher
 applies the quiet time to every file alike, so a dump file that happens to be consistent between
 two appends of a writer is not sent early.
+
+An empty dump file is finished too, as a broken one: the watcher asks only once a file has been
+quiet for the settle time (an empty one is never taken as settled earlier), and a writer that
+created a file and wrote nothing for that long has failed. Waiting for it kept the session open
+for ever; sent, it is reported unreadable by the host.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, parse_dump_name
 # exactly what a comparison would pass over quietly.
 from dumpcmp.proto.walker import _QUIET_SUFFIXES
 
-__all__ = ["FileRole", "Verdict", "check_complete", "role_of"]
+__all__ = ["FileRole", "Verdict", "check_complete", "is_empty", "role_of"]
 
 
 class FileRole(Enum):
@@ -61,6 +66,8 @@ def check_complete(path: Path, role: FileRole) -> Verdict:
     """Whether ``path`` (of ``role`` DUMP or SIDECAR) holds a whole file now."""
     if role is FileRole.SIDECAR:
         return Verdict(path.is_file(), "" if path.is_file() else "gone")
+    if is_empty(path):
+        return Verdict(True)
     try:
         read_dump(path)
     except TruncatedDumpError as exc:
@@ -85,3 +92,10 @@ def _impossible_header_length(path: Path) -> bool:
     except OSError:
         return False
     return len(head) == 8 and int.from_bytes(head, "little") > MAX_HEADER_BYTES
+
+
+def is_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False

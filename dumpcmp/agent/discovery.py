@@ -134,13 +134,12 @@ def load_libascendcl(
 
 
 def _not_found_message(tried: list[str], explicit: bool) -> str:
-    lines = [f"cannot load {LIBRARY_NAME}; tried:", *(f"  {t}" for t in tried)]
     if explicit:
-        lines.append("--acl-lib must name libascendcl.so or a directory holding lib64/libascendcl.so")
+        hint = "--acl-lib must name libascendcl.so or a directory holding lib64/libascendcl.so"
     else:
-        lines.append(
+        hint = (
             "point --acl-lib at libascendcl.so (or the toolkit directory), or run CANN's set_env.sh "
             "first (`source /usr/local/Ascend/cann/set_env.sh`; before CANN 8.5 "
             "`/usr/local/Ascend/ascend-toolkit/set_env.sh`)"
         )
-    return "\n".join(lines)
+    return f"cannot load {LIBRARY_NAME} (tried {'; '.join(tried)}); {hint}"

@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.text import Text
 
 from dumpcmp.agent.uploader import UploadStats
+from dumpcmp.printable import printable
 
 __all__ = ["UploadProgress", "human_bytes"]
 
@@ -72,5 +73,5 @@ class UploadProgress:
             f"{human_bytes(self._rate)}/s · backlog {s.backlog_files} · in flight {s.in_flight}"
             + (f" · {s.reconnects} reconnects" if s.reconnects else "")
             + state
-            + (f" · {extra}" if extra else "")
+            + (f" · {printable(extra)}" if extra else "")  # the watched path: a name may hold "\n"
         )

@@ -3,9 +3,10 @@
 watchdog reports changes (inotify on Linux; a polling observer when inotify is unavailable or
 asked for). A changed file becomes a candidate; a candidate is handed to ``on_ready`` when it
 is complete (``completeness.check_complete``) and either has been quiet for ``quiet`` seconds
-or was just renamed into place or closed by its writer. A candidate that is not complete waits
-for its next change. ``stop`` walks the tree one last time, hands over what is complete, and
-returns the files that never completed, with the reason: they are reported, not sent.
+or was just renamed into place or closed by its writer (but an empty file waits out the quiet
+time: it is broken only if it stays empty). A candidate that is not complete waits for its next
+change. ``stop`` walks the tree one last time, hands over what is complete, and returns the
+files that never completed, with the reason: they are reported, not sent.
 
 The watcher runs on its own threads and never calls AscendCL.
 """
@@ -32,7 +33,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from dumpcmp.agent.completeness import FileRole, Verdict, check_complete, role_of
+from dumpcmp.agent.completeness import FileRole, Verdict, check_complete, is_empty, role_of
 
 __all__ = ["DumpWatcher", "NotSent"]
 
@@ -152,6 +153,9 @@ class DumpWatcher:
                 continue
             if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
                 continue
+            if is_empty(path) and not _older_than(path, self._quiet):
+                not_sent.append(NotSent(path, "incomplete: empty, created just before the watch ended"))
+                continue
             verdict = self._complete(path, role)
             if verdict.complete:
                 self._hand_over(path)
@@ -175,6 +179,7 @@ class DumpWatcher:
         now = time.monotonic()
         # A file found by the first walk counts as quiet since its mtime, not since the agent started.
         changed_at = now - self._quiet if old and _older_than(path, self._quiet) else now
+        settled = settled and not is_empty(path)  # a writer may create, close, then fill it
         with self._lock:
             self._candidates[path] = _Candidate(role, changed_at, settled)
             self.last_change = now

@@ -30,15 +30,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import typer
-from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from dumpcmp.commands._output import error_console
+from dumpcmp.commands._output import USAGE_EXIT_CODE, usage_error
 from dumpcmp.proto.sniff import not_regular
 
-__all__ = ["StrictCommand", "StrictGroup", "checked_args", "refusal"]
-
-USAGE_EXIT_CODE = 2
+__all__ = ["USAGE_EXIT_CODE", "StrictCommand", "StrictGroup", "checked_args", "refusal"]
 
 # The multi-letter options of the CANN scripts users come from (msaccucmp compare and convert,
 # compare_vector, the dump conversion script). Where a command has no such option, the word is
@@ -82,8 +79,7 @@ def _strictly_read(command: Any, args: list[str], *, group: bool) -> list[str]:
     try:
         return checked_args(command.params, args, path_parameters(command.callback), group=group)
     except FlagError as exc:
-        error_console().print(f"[red]Error[/red]: {escape(str(exc))}")
-        raise typer.Exit(USAGE_EXIT_CODE) from None
+        usage_error(str(exc))
 
 
 def path_parameters(callback: Callable[..., Any] | None) -> frozenset[str]:

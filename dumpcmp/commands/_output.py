@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from functools import cache
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -13,15 +14,31 @@ from rich.markup import escape
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.launch import INTERRUPTED_EXIT_CODE
+from dumpcmp.printable import printable
+
+USAGE_EXIT_CODE = 2
 
 
 def console() -> Console:
     # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
-    return Console(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
+    return _escaping()(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
 
 
 def error_console() -> Console:
-    return Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+    return _escaping()(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+
+
+@cache
+def _escaping() -> type[Console]:
+    """A Console whose every string (printed, or a table's cell) has its control characters
+    escaped (``dumpcmp.printable``): the one place that keeps a newline or an ESC sequence in a
+    path or op name from splitting a line or running in the user's terminal."""
+
+    class EscapingConsole(Console):
+        def render_str(self, text: str, **options: Any) -> Any:
+            return super().render_str(printable(text), **options)
+
+    return EscapingConsole
 
 
 def counted(number: int, noun: str) -> str:
@@ -32,6 +49,12 @@ def counted(number: int, noun: str) -> str:
 def fail(message: str) -> NoReturn:
     error_console().print(f"[red]Error[/red]: {escape(message)}")
     raise typer.Exit(1) from None
+
+
+def usage_error(message: str) -> NoReturn:
+    """A command line that cannot be read: one line, exit 2 (click's code for it)."""
+    error_console().print(f"[red]Error[/red]: {escape(message)}")
+    raise typer.Exit(USAGE_EXIT_CODE) from None
 
 
 def interrupted() -> NoReturn:

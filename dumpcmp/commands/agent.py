@@ -189,7 +189,7 @@ def run_command(
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         if not keep_open and not outcome.undelivered:
             outcome.closed = outcome.uploader.close_session()
-    print_summary(outcome, address.address, session)
+    print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
 
 # --------------------------------------------------------------------------- pieces
@@ -497,7 +497,24 @@ def _simulate(run: ModelRequest, work: Path) -> _Produced:
     )
 
 
-def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
+def fetch_command(session: str, address: ChannelOptions) -> str:
+    """The command that downloads the closed session's result files to this machine."""
+    import shlex
+
+    words = ["dumpcmp", "host", "results", session, "--host", address.address, "--out", "DIR"]
+    for option, path in (
+        ("--tls-ca", address.tls_ca), ("--tls-cert", address.client_cert), ("--tls-key", address.client_key),
+        ("--token-file", address.token_file),
+    ):  # fmt: skip
+        if path is not None:
+            words += [option, str(path)]
+    return shlex.join(words)
+
+
+def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: str = "") -> None:
+    """What was sent, then the host's summary. Its paths are the host's: with ``fetch`` (the
+    command that downloads the results here; an agent's host may be another machine) they are
+    said to be, and how to get them follows."""
     report = outcome.report
     printer = console()
     for line in (*report.problems, *outcome.not_sent):
@@ -510,11 +527,14 @@ def print_summary(outcome: AgentOutcome, target: str, session: str) -> None:
         words.append(counted(report.reconnects, "reconnect"))
     where = ""
     if outcome.closed is not None and outcome.closed.data_dir:
-        where = f"; results on the host in {outcome.closed.data_dir}"
+        where = f"; results {f'on host {target} ' if fetch else ''}in {outcome.closed.data_dir}"
     state = "closed" if outcome.closed is not None else "open"
-    printer.print(escape(f"session {session} on {target} ({state}): {', '.join(words)}{where}"), markup=True)
+    printer.print(f"session {session} on {target} ({state}): {', '.join(words)}{where}", markup=False)
     if outcome.closed is not None and outcome.closed.summary:
-        printer.print(escape(outcome.closed.summary))
+        for line in outcome.closed.summary.splitlines():  # the host's paths: its summary's own
+            printer.print(line, markup=False)
+        if fetch and outcome.closed.result_files:
+            printer.print(f"fetch the result files here: {fetch}", markup=False)
     if outcome.closed is not None and outcome.closed.nothing_compared:
         fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
     if outcome.undelivered:

@@ -427,6 +427,28 @@ def default_shape(
     return None
 
 
+def _axis_rank(fmt: Format) -> int | None:
+    """The rank of a format named by its axes (NCHW 4, NCDHW 5, NC 2); None for ND and layouts."""
+    name = fmt.name
+    if fmt == Format.ND or set(name) - set("NCDHW") or len(set(name)) != len(name):
+        return None
+    return len(name)
+
+
+def _check_rank(dst: Format, shape: tuple[int, ...], what: str, given: str | None) -> None:
+    """A tensor "in NCHW" has four axes: ND to NCHW is a reshape, and a 2-D tensor was written
+    unchanged and labelled NCHW (formats.md §6.5 reshapes between plain formats of one rank only)."""
+    rank = _axis_rank(dst)
+    if rank is None or len(shape) == rank:
+        return
+    if given is not None:
+        raise LayoutError(f"-shape {given}: {counted(len(shape), 'dim')}; -format {dst.name} needs {rank}")
+    raise LayoutError(
+        f"-format {dst.name} needs a {rank}-D tensor; {what} is {len(shape)}-D {list(shape)} "
+        f"(give -shape with {rank} dims to reshape it, or -format ND)"
+    )
+
+
 def _pick_tensor(dump: DumpFile, kind: str, index: int) -> DumpTensor:
     tensors = dump.tensors(TensorKind(kind))
     if not 0 <= index < len(tensors):
@@ -474,6 +496,7 @@ def format_(
         if dst_shape is None:
             dst_shape = default_shape(chosen.original_shape, src, dst)
         result = convert(chosen.array(), src, dst, dst_shape, sub_format=chosen.sub_format, custom=converters)
+        _check_rank(dst, result.shape, f"{tensor} {index} of {input_}", shape)
         name = converted_npy_name(input_.name, tensor, index, tuple(int(d) for d in result.shape))
         try:
             path = save_npy(output / name, result, keep_dtype=keep_dtype)

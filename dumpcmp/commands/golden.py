@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, user_errors
+from dumpcmp.commands._output import console, error_console, user_errors
 
 __all__ = ["app", "golden_command", "register"]
 
@@ -55,7 +55,11 @@ def golden_command(
     OUT must not hold npy files of an earlier run: they would be paired with either run's dump.
     """
     with user_errors():
-        written, arrays, names = _golden(model, out, inputs or [], input_shape or [], input_dtype or [], seed)
+        written, arrays, names, casts = _golden(
+            model, out, inputs or [], input_shape or [], input_dtype or [], seed
+        )
+    for line in casts:
+        error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     printer = console()
     for name, array in zip(names, arrays, strict=True):
         printer.print(f"input {escape(name)}: {array.dtype} {list(array.shape)}")
@@ -64,9 +68,10 @@ def golden_command(
 
 def _golden(
     model: Path, out: Path, inputs: list[Path], shapes: list[str], dtypes: list[str], seed: int
-) -> tuple[list[Path], list[np.ndarray], list[str]]:
+) -> tuple[list[Path], list[np.ndarray], list[str], list[str]]:
+    """The golden files written, the inputs as run, their names, and a line per input cast."""
     from dumpcmp.fakes.golden import refuse_previous_golden, run_golden, write_golden
-    from dumpcmp.fakes.inputs import parse_dtype, parse_named, parse_shape, resolve_inputs
+    from dumpcmp.fakes.inputs import fitted_inputs, parse_dtype, parse_named, parse_shape, resolve_inputs
     from dumpcmp.fakes.onnx_model import analyse, load_model
     from dumpcmp.outputs import new_output_dir
 
@@ -77,9 +82,10 @@ def _golden(
         shape_map = parse_named([parse_shape(s) for s in shapes], declared, "--input-shape")
         dtype_map = parse_named([parse_dtype(d) for d in dtypes], declared, "--input-dtype")
         specs = analyse(proto, shape_map).inputs
-        arrays = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
+        given = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
+        arrays, casts = fitted_inputs(specs, given)  # onnxruntime takes the declared dtypes only
         run = run_golden(proto, arrays)
-        return write_golden(run, out), arrays, [s.name for s in specs]
+        return write_golden(run, out), arrays, [s.name for s in specs], casts
 
 
 def register(parent: typer.Typer) -> None:

@@ -26,7 +26,7 @@ from .onnx_model import OnnxGraph, analyse, load_model
 from .placement import Placement, device_dtype
 from .quantize import emit_quantized
 
-__all__ = ["CompileOptions", "compile_model", "device_dtype"]
+__all__ = ["CompileOptions", "check_quantize_targets", "compile_model", "device_dtype"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +67,42 @@ def compile_model(
     )
 
 
+def check_quantize_targets(proto: onnx.ModelProto, names: Sequence[str], *, fusion: bool = True) -> None:
+    """ModelError for a layer ``compile_model`` would refuse to quantise, said before a run."""
+    graph = analyse(proto)
+    _quantize_targets(graph, plan_groups(graph, fuse=fusion), names)
+
+
 def _quantize_targets(graph: OnnxGraph, groups: Sequence[Group], names: Sequence[str]) -> list[str]:
     """The anchors of the groups holding the layers to quantise (conv or matmul layers only)."""
     anchors = []
     for name in names:
         group = next((g for g in groups if name in g.names), None)
         if group is None:
-            raise ModelError(f"cannot quantise {name!r}: the model has no op of that name")
-        if group.anchor.op_type not in ("Conv", "MatMul", "Gemm") or not _const_weight(graph, group):
-            raise ModelError(
-                f"cannot quantise {name!r}: only Conv, MatMul and Gemm layers with constant weights can be"
-            )
-        anchors.append(group.anchor.name)
+            problem = "the model has no op of that name"
+        elif not _quantizable(graph, group):
+            problem = "only Conv, MatMul and Gemm layers with constant weights can be"
+        else:
+            anchors.append(group.anchor.name)
+            continue
+        raise ModelError(f"cannot quantise {name!r}: {problem}; {_quantizable_layers(graph, groups)}")
     return list(dict.fromkeys(anchors))
+
+
+_LAYERS_SHOWN = 8
+
+
+def _quantizable_layers(graph: OnnxGraph, groups: Sequence[Group]) -> str:
+    """The layers that can be quantised, the first few by name and all counted."""
+    layers = [g.anchor.name for g in groups if _quantizable(graph, g)]
+    if not layers:
+        return "this model has no quantisable layer"
+    more = f", … ({len(layers)} in all)" if len(layers) > _LAYERS_SHOWN else ""
+    return f"quantisable layers: {', '.join(layers[:_LAYERS_SHOWN])}{more}"
+
+
+def _quantizable(graph: OnnxGraph, group: Group) -> bool:
+    return group.anchor.op_type in ("Conv", "MatMul", "Gemm") and _const_weight(graph, group)
 
 
 def _const_weight(graph: OnnxGraph, group: Group) -> bool:

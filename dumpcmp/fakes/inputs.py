@@ -17,7 +17,15 @@ from dumpcmp.proto.npy import load_npy
 
 from .onnx_model import ValueSpec
 
-__all__ = ["load_input", "parse_dtype", "parse_named", "parse_shape", "random_inputs", "resolve_inputs"]
+__all__ = [
+    "fitted_inputs",
+    "load_input",
+    "parse_dtype",
+    "parse_named",
+    "parse_shape",
+    "random_inputs",
+    "resolve_inputs",
+]
 
 
 def parse_shape(text: str) -> tuple[str | None, tuple[int, ...]]:
@@ -132,3 +140,46 @@ def resolve_inputs(
         dtype = (dtypes or {}).get(spec.name)
         arrays.append(load_input(item, spec, shape=shape, dtype=dtype))
     return arrays
+
+
+def fitted_inputs(
+    specs: Sequence[ValueSpec], arrays: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], list[str]]:
+    """The arrays in the model's input dtypes, and a line for each one that had to be cast.
+
+    A cast that at most rounds (float64 to float32, int64 to float32) is said, not refused: a
+    float64 .npy is what numpy writes by default. One that changes values beyond rounding (a
+    fraction or an out-of-range number into an integer type, a finite number into inf, an
+    imaginary part dropped) is a ModelError: the golden run would not be of the data given.
+    """
+    fitted, notes = [], []
+    for spec, array in zip(specs, arrays, strict=True):
+        source = np.asarray(array)
+        if source.dtype == spec.dtype:
+            fitted.append(source)
+            continue
+        where = f"input {spec.name!r}: {source.dtype} given, the model takes {spec.dtype}"
+        cast, lost = _cast(source, np.dtype(spec.dtype))
+        if lost:
+            raise ModelError(f"{where}, and casting would change {lost}; convert the file yourself")
+        changed = np.count_nonzero((cast != source) & ~(np.isnan(cast) if cast.dtype.kind in "fc" else False))
+        fitted.append(cast)
+        notes.append(
+            f"{where}: cast" + (f", {changed} of {source.size} values rounded" if changed else " exactly")
+        )
+    return fitted, notes
+
+
+def _cast(source: np.ndarray, target: np.dtype) -> tuple[np.ndarray, str]:
+    """``source`` as ``target``, and what the cast changed beyond rounding ("" if nothing)."""
+    if source.dtype.kind == "c" and target.kind != "c":
+        if np.any(source.imag != 0):
+            return source, "the imaginary parts (dropped)"
+        source = source.real
+    with np.errstate(all="ignore"):
+        cast = source.astype(target)
+        if target.kind in "biu" and not np.array_equal(cast.astype(source.dtype), source):
+            return cast, f"values (fractions, NaN or numbers outside {target}'s range)"
+        if target.kind in "fc" and np.any(np.isfinite(source) & ~np.isfinite(cast)):
+            return cast, f"values (numbers beyond {target}'s range would become inf)"
+    return cast, ""

@@ -35,6 +35,7 @@ from dumpcmp.outputs import atomic_path
 
 from .atc_json import write_atc_json
 from .compiled import CompiledModel
+from .compiler import check_quantize_targets
 from .faults import Fault, FaultPlan
 from .golden import check_inputs, run_golden, write_golden
 from .inputs import resolve_inputs
@@ -120,6 +121,7 @@ def prepare_simulation(
     plan = FaultPlan(tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults), seed)
     proto = model_proto(model)
     check_fault_targets(plan, proto)
+    check_quantize_targets(proto, quantize, fusion=not no_fusion)
     arrays = resolve_inputs(analyse(proto).inputs, inputs, seed=seed)
     check_inputs(proto, arrays)
     given_config = None if acl_config is None else load_config(acl_config)  # names every broken rule

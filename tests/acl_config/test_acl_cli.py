@@ -278,3 +278,22 @@ def test_a_key_given_twice_is_one_line_not_the_last_one_silently(tmp_path: Path)
     assert code == 1
     twice = "key 'dump_path' appears twice in one object (only one of them would count)"
     assert output == f"Error: {path}: {twice}\n"
+
+
+def test_an_unknown_statistic_is_one_problem_not_two(tmp_path: Path) -> None:
+    # "'Foo' is not allowed" came with "dump.dump_stats: must not be empty": the refused name was
+    # dropped first, and the list looked empty although the user gave one.
+    out = tmp_path / "acl.json"
+    where = ["-o", str(out), "--dump-path", str(tmp_path), "--model", "m"]
+    code, output = run("acl", *where, "--data", "stats", "--stats", "Foo")
+    assert code == 1
+    assert output.splitlines() == [
+        f"Error: not writing {out}: dump.dump_stats[0]: 'Foo' is not allowed; expected one of 'Max', 'Min', "
+        "'Avg', 'Nan', 'Negative Inf', 'Positive Inf', 'L2norm' (rule 3)"
+    ]
+    assert not out.exists()
+    written = tmp_path / "check.json"
+    dump = {"dump_path": str(tmp_path), "dump_list": [{"model_name": "m"}], "dump_data": "stats"}
+    written.write_text(json.dumps({"dump": {**dump, "dump_stats": ["Foo", "Bar"]}}))
+    code, output = run("check", str(written))
+    assert code == 1 and "must not be empty" not in output and output.count("is not allowed") == 2, output

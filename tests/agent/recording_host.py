@@ -53,6 +53,8 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.data_dir = data_dir
         self.token = token
         self.keep_data = keep_data  # False: hash and count only (a host that stores elsewhere)
+        self.closing_summary = ""  # what a closed session's info says (a real host's summary lines)
+        self.closing_results: list[str] = []  # and the names of its result files
         self.sessions: dict[str, _Session] = {}
         self.acks: list[tuple[str, str, int]] = []  # (session, path, status) in answer order
         self.lock = threading.Lock()
@@ -92,6 +94,8 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                 for (kind, path), (sha, size) in session.files.items()
             ],
             data_dir=str(self.data_dir / session.name),
+            summary=self.closing_summary if session.closed else "",
+            result_files=self.closing_results if session.closed else [],
         )
 
     def OpenSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:

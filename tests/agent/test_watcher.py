@@ -199,3 +199,38 @@ def test_a_header_length_no_header_reaches_is_broken_not_still_being_written(tmp
     assert check_complete(path, FileRole.DUMP).complete
     path.write_bytes((4096).to_bytes(8, "little") + b"\x00" * 100)  # a header still being written
     assert not check_complete(path, FileRole.DUMP).complete
+
+
+def _watching(tmp_path: Path, quiet: float) -> tuple[Path, Handed, DumpWatcher]:
+    """A started watcher of a new dump path: its step directory, what it handed over, itself."""
+    step = _step(tmp_path / "dump")
+    handed = Handed()
+    watcher = DumpWatcher(tmp_path / "dump", handed, quiet=quiet)
+    watcher.start()
+    return step, handed, watcher
+
+
+def test_an_empty_dump_file_is_broken_once_quiet_not_waited_for(tmp_path: Path) -> None:
+    # It waited as "incomplete" for ever, so the agent never closed the session.
+    step, handed, watcher = _watching(tmp_path, quiet=1.5)
+    try:
+        empty = step / dump_name(4)
+        empty.touch()
+        assert check_complete(empty, FileRole.DUMP).complete  # asked only once quiet: broken
+        time.sleep(0.1)
+        assert handed.paths == []  # not before the quiet time, though its writer closed it
+        assert handed.wait_for(1) == [empty.resolve()]
+    finally:
+        not_sent = watcher.stop()
+    assert not_sent == [] and handed.paths == [empty.resolve()]
+
+
+def test_an_empty_file_just_created_is_incomplete_when_the_watch_ends(tmp_path: Path) -> None:
+    step, handed, watcher = _watching(tmp_path, quiet=3600.0)
+    (step / dump_name(5)).touch()
+    time.sleep(0.2)
+    not_sent = watcher.stop()
+    assert handed.paths == []
+    assert [(n.path.name, n.reason) for n in not_sent] == [
+        (dump_name(5), "incomplete: empty, created just before the watch ended")
+    ]

@@ -76,6 +76,34 @@ def test_watch_streams_every_complete_file_and_closes_the_session(
     assert (tmp_path / "dump.dumpcmp-agent" / "w1.journal").is_file()  # the state dir beside the dump path
 
 
+def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # The agent printed "results on the host in /srv/..." and the host's "result: /srv/..." as if
+    # they were paths here; the agent box usually is another machine.
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    server.host.closing_summary = (
+        "result: /srv/s/results/r.csv\nunreadable dump file /srv/s/a\\nb\x1b[2J: junk"
+    )
+    server.host.closing_results = ["r.csv"]
+    token = tmp_path / "token"
+    token.write_text("t")
+    server.host.token = "t"
+    code, out = run("--host", server.target, "--session", "w9", "--watch", str(dump), "--until-idle", "0.3",
+                    "--quiet-time", "0.1", "--token-file", str(token))  # fmt: skip
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith(f"session w9 on {server.target} (closed): 1 file sent")
+    assert lines[0].endswith(f"; results on host {server.target} in {server.host.data_dir / 'w9'}")
+    assert lines[1:] == [
+        "result: /srv/s/results/r.csv",
+        "unreadable dump file /srv/s/a\\nb\\x1b[2J: junk",  # the host escaped its newline; the ESC, here
+        f"fetch the result files here: dumpcmp host results w9 --host {server.target} --out DIR "
+        f"--token-file {token}",
+    ]
+
+
 def test_watch_reports_files_that_never_complete(server: ServerHandle, tmp_path: Path) -> None:
     dump = tmp_path / "dump"
     write_dumps(dump, 1)

@@ -4,6 +4,9 @@ wrong and is then given what it lacked."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,26 @@ def test_a_session_refuses_a_run_that_names_another_rule_in_one_line(
         "agent (--fusion-rule); delete the session first (dumpcmp host delete r1) or stream into a new "
         "session name"
     )
+
+
+def test_an_empty_dump_file_is_reported_unreadable_and_the_session_closes(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # A dump file its writer never filled waited as "incomplete" for ever: the agent left the
+    # session open (exit 1), so the comparison never ended.
+    dump = tmp_path / "npu"
+    shutil.copytree(sim.npu_dump_dir, dump)
+    step = next(p.parent for p in dump.rglob("*") if p.is_file())
+    empty = step / "Relu.never_written.99.2.1700000000000099"
+    empty.touch()
+    os.utime(empty, (time.time() - 5, time.time() - 5))  # empty for longer than the quiet time
+    code, out = cli(
+        "agent", "run", "--host", f"127.0.0.1:{host.port}", "--session", "e1", "--watch", dump,
+        "--state", tmp_path / "state", "--until-idle", "0.2", "--quiet-time", "0.1",
+        "--golden", sim.golden_dir, "--fusion-rule", sim.fusion_rule,
+    )  # fmt: skip
+    assert code == 0, out
+    assert "(closed)" in out and "not sent" not in out
+    unreadable = [line for line in out.splitlines() if line.startswith("unreadable dump file ")]
+    assert len(unreadable) == 1 and empty.name in unreadable[0], out
+    assert "unreadable dump files: 1" in out

@@ -422,6 +422,31 @@ def test_format_errors_are_one_line(tree: Path, tmp_path: Path, args: list[str],
     assert len(output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-format", "NCHW"], "-format NCHW needs a 4-D tensor; output 0 of {source} is 2-D [3, 4] "
+                              "(give -shape with 4 dims to reshape it, or -format ND)"),
+        (["-format", "NDHWC"], "-format NDHWC needs a 5-D tensor; output 0 of {source} is 2-D [3, 4] "),
+        (["-format", "NCHW", "-shape", "12"], "-shape 12: 1 dim; -format NCHW needs 4"),
+    ],
+)  # fmt: skip
+def test_format_refuses_an_axis_format_the_tensor_has_not(
+    tree: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    # A 2-D tensor was written unchanged as "NCHW" (ND to NCHW is a reshape, and none was asked).
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    out = tmp_path / "out"
+    code, output = _run("format", "-i", source, "-o", out, *args)
+    assert code == 1, output
+    (line,) = output.splitlines()
+    assert line.startswith(f"Error: {message.format(source=source)}"), output
+    assert not out.exists()
+    code, output = _run("format", "-i", source, "-o", out, "-format", "NCHW", "-shape", "1,1,3,4")
+    assert code == 0, output
+    assert np.load(out / f"{source.name}.output.0.1x1x3x4.npy").shape == (1, 1, 3, 4)
+
+
 def test_format_corrupt_file(tree: Path, tmp_path: Path) -> None:
     source = tree / STEP / f"Mul.net_mul.3.2.{STAMP + 2}"
     code, output = _run("format", "-i", source, "-format", "ND", "-o", tmp_path)

@@ -66,6 +66,34 @@ def test_every_command_refuses_a_repeated_option(in_tmp: Path) -> None:
     assert list(in_tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["compare", "--outptu", "x"], "no such option: --outptu; did you mean --output-path?"),
+        (["config", "acl", "--modle", "m"], "no such option: --modle; did you mean --mode or --model?"),
+        (["config", "acl", "--outptu", "a.json"], "no such option: --outptu; did you mean --output?"),
+        (["comapre", "-tp", "x"], "no such command 'comapre'"),
+        (["--bogus"], "no such option: --bogus"),
+        (["compare", "-tp"], "option '-tp' requires an argument"),
+        (["host", "results"], "missing argument 'session'"),
+        (["sim", "run", "zoo:small_cnn", "--out", "s", "--steps", "0"], "invalid value for '--steps'"),
+    ],
+)
+def test_what_click_cannot_read_is_one_line_too(in_tmp: Path, args: list[str], message: str) -> None:
+    # typer printed these as usage text plus a boxed error: four lines or more for one typo.
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "╭" not in result.output
+    assert len(result.output.splitlines()) == 1, result.output
+    assert result.output.startswith(f"Error: {message}"), result.output
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_no_arguments_still_show_the_help() -> None:
+    result = runner.invoke(app, ["config"])
+    assert result.exit_code == 2 and "Usage" in result.output and "acl" in result.output
+
+
 def test_options_that_take_a_list_may_repeat(in_tmp: Path) -> None:
     (in_tmp / "dumps").mkdir()
     result = runner.invoke(

@@ -129,3 +129,37 @@ def test_out_that_is_a_file_is_one_line(tmp_path: Path, model_path: Path) -> Non
     result = CliRunner().invoke(_cli(), ["golden", str(model_path), "--out", str(blocker)])
     assert result.exit_code == 1
     assert result.output == f"Error: --out {blocker}: is a file, not a directory\n"
+
+
+def _run_with(tmp_path: Path, model_path: Path, a: np.ndarray) -> tuple[int, str]:
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", np.full((1, 4), 0.5, np.float32))
+    result = CliRunner().invoke(
+        _cli(),
+        ["golden", str(model_path), "-i", str(tmp_path / "a.npy"), "-i", str(tmp_path / "b.npy"),
+         "--out", str(tmp_path / "g")],
+    )  # fmt: skip
+    return result.exit_code, result.output
+
+
+def test_a_float64_input_is_cast_with_a_warning(tmp_path: Path, model_path: Path) -> None:
+    # It was cast to the model's float32 without a word, and "input a: float64" was printed.
+    a = np.array([[0.1, 1.0, 2.0, 3.0]] * 3)
+    code, output = _run_with(tmp_path, model_path, a)
+    assert code == 0, output
+    assert output.splitlines()[0] == (
+        "warning: input 'a': float64 given, the model takes float32: cast, 3 of 12 values rounded"
+    )
+    assert "input a: float32 [3, 4]" in output
+    kept = _keys(tmp_path / "g")["a.0"]
+    assert kept.dtype == np.float32 and np.array_equal(kept, a.astype(np.float32))
+
+
+def test_a_cast_that_would_change_values_is_refused(tmp_path: Path, model_path: Path) -> None:
+    code, output = _run_with(tmp_path, model_path, np.full((3, 4), 1e300))
+    assert code == 1
+    assert output == (
+        "Error: input 'a': float64 given, the model takes float32, and casting would change values "
+        "(numbers beyond float32's range would become inf); convert the file yourself\n"
+    )
+    assert not (tmp_path / "g").exists()

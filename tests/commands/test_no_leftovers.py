@@ -57,6 +57,12 @@ def names(root: Path) -> list[str]:
         ),
         (["golden", "model.onnx", "-i", "wrong.npy", "--out", "g"], "the model expects shape [1, 3, 16, 16]"),
         (["golden", "nosuch.onnx", "--out", "g"], "nosuch.onnx: no such model file"),
+        (
+            ["sim", "run", "zoo:small_cnn", "--out", "s", "--quantize", "/stem/relu/Relu"],
+            # said before the simulated NPU loads the model (its aclmdlLoadFromFile error wrapped it)
+            "Error: cannot quantise '/stem/relu/Relu': the model has no op of that name; quantisable layers: "
+            "/stem/conv/Conv, /block1.dw/conv/Conv,",
+        ),
         (["demo", "--fault", "/nope=bias"], "cannot inject a fault at '/nope'"),
         (["demo", "--model", "fusion_rule.json"], "fusion_rule.json: a JSON file, not an ONNX model (.onnx)"),
     ],

@@ -67,7 +67,9 @@ def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Process
     sent = count_files(run / "npu") + count_files(run / "golden") + count_files(run / "inputs") + 1
     directory = host.session_dir("s1").resolve()
     assert f"session s1 on {host.address} (closed): {sent} files sent" in done.output
-    assert f"results on the host in {directory}" in done.output
+    assert f"results on host {host.address} in {directory}" in done.output
+    fetch = f"fetch the result files here: dumpcmp host results s1 --host {host.address} --out DIR"
+    assert fetch in done.output
     result = re.search(r"^result: (\S+)$", done.output, re.MULTILINE)
     assert result is not None and Path(result[1]).parent == directory / "results"
     assert "first divergence: step 0, index 8 Add /block2/Add" in done.output

@@ -146,6 +146,25 @@ def test_only_conv_and_matmul_layers_can_be_quantised() -> None:
         compile_model(build("small_cnn"), options=CompileOptions(quantize=("nope",)))
 
 
+SMALL_CNN_LAYERS = (
+    "/stem/conv/Conv, /block1.dw/conv/Conv, /block1.pw/conv/Conv, /block2.gconv/conv/Conv, "
+    "/block2.pw/conv/Conv, /block3/conv/Conv, /head/fc/Gemm"
+)
+
+
+@pytest.mark.parametrize(
+    ("layer", "problem"),
+    [("nope", "the model has no op of that name"),
+     ("/head/Softmax", "only Conv, MatMul and Gemm layers with constant weights can be")],
+)  # fmt: skip
+def test_a_layer_that_cannot_be_quantised_is_told_which_can(layer: str, problem: str) -> None:
+    # The refusal named no layer that would do: the user had to read the model to find one.
+    with pytest.raises(ModelError) as caught:
+        compile_model(build("small_cnn"), options=CompileOptions(quantize=(layer,)))
+    expected = f"cannot quantise {layer!r}: {problem}; quantisable layers: {SMALL_CNN_LAYERS}"
+    assert str(caught.value) == expected
+
+
 def _user_model() -> onnx.ModelProto:
     rng = np.random.default_rng(11)
 

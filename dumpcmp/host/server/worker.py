@@ -29,6 +29,7 @@ from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
 from dumpcmp.host.summary import nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.printable import printable
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
 log = logging.getLogger(__name__)
@@ -318,7 +319,9 @@ def _final_table(
     lines = summarize(outcome, Thresholds())
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
-    return rows, columns, names, "\n".join(lines), nothing_compared(outcome, Thresholds()) or ""
+    # A remote client splits the summary at newlines: one in a path must not make two lines.
+    summary = "\n".join(map(printable, lines))
+    return rows, columns, names, summary, nothing_compared(outcome, Thresholds()) or ""
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
