@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any, NoReturn
 
 import typer
@@ -19,26 +18,22 @@ from dumpcmp.printable import printable
 USAGE_EXIT_CODE = 2
 
 
-def console() -> Console:
-    # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
-    return _escaping()(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
-
-
-def error_console() -> Console:
-    return _escaping()(stderr=True, soft_wrap=True, highlight=False, emoji=False)
-
-
-@cache
-def _escaping() -> type[Console]:
+class _EscapingConsole(Console):
     """A Console whose every string (printed, or a table's cell) has its control characters
     escaped (``dumpcmp.printable``): the one place that keeps a newline or an ESC sequence in a
     path or op name from splitting a line or running in the user's terminal."""
 
-    class EscapingConsole(Console):
-        def render_str(self, text: str, **options: Any) -> Any:
-            return super().render_str(printable(text), **options)
+    def render_str(self, text: str, **options: Any) -> Any:
+        return super().render_str(printable(text), **options)
 
-    return EscapingConsole
+
+def console() -> Console:
+    # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
+    return _EscapingConsole(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
+
+
+def error_console() -> Console:
+    return _EscapingConsole(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 
 def counted(number: int, noun: str) -> str:
