@@ -20,6 +20,7 @@ import mmap as mmap_module
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from tokenize import TokenError
 from typing import BinaryIO, Literal
 
 import ml_dtypes
@@ -156,7 +157,7 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | No
             return header, mmap_module.mmap(handle.fileno(), 0, access=mmap_module.ACCESS_READ)
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (ValueError, SyntaxError, TypeError) as exc:
+    except (ValueError, SyntaxError, TypeError, TokenError) as exc:  # TokenError: numpy's header parser
         raise FormatError(f"{path}: damaged .npy header ({exc})") from None
 
 

@@ -85,6 +85,12 @@ def test_arrays_are_memory_mapped_and_read_only(tmp_path: Path) -> None:
         (b'{"a": 1}', "not a numpy .npy file (a JSON file)"),
         (bytes(range(256)) * 4, "not a numpy .npy file"),
         (b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'", "damaged .npy header"),
+        # numpy's header parser tokenizes: an open bracket or triple quote raised TokenError
+        (
+            b"\x93NUMPY\x01\x00\x30\x00{'descr': '<f4', 'fortran_order': False, 'shape': (6,]}\n",
+            "damaged .npy header",
+        ),
+        (b'\x93NUMPY\x01\x00\x10\x00{"""descr": 1}\n', "damaged .npy header"),
     ],
 )
 def test_junk_gets_one_clear_line(tmp_path: Path, content: bytes, message: str) -> None:
