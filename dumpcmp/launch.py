@@ -33,16 +33,17 @@ def _end(finished: SystemExit) -> None:
     numpy, llvmlite's JIT and the command's modules one by one: ~12 ms of each run (a fiftieth of
     a quarter-gigabyte compare) for a process that is about to end, whose memory the kernel frees
     at once. What the teardown does that matters is done here: exit handlers run, output is
-    flushed. Not while another thread runs (the interpreter would wait for it), and a message
-    given as the exit code is left to the interpreter to print.
+    flushed (output a reader no longer takes is dropped quietly, as a killed pipe writer's is).
+    Not while another thread runs (the interpreter would wait for it), and a message given as
+    the exit code is left to the interpreter to print.
     """
     code = 0 if finished.code is None else finished.code
     if not isinstance(code, int) or threading.active_count() > 1:
         raise finished
     atexit._run_exitfuncs()  # no public way; unchanged since Python 2
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # a closed pipe: what the interpreter would report, it reports
-        raise finished from None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (``| head``), or a closed stream
+            pass
     os._exit(code)
