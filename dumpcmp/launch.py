@@ -8,6 +8,7 @@ traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a comma
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -42,8 +43,6 @@ def _end(finished: SystemExit) -> None:
         raise finished
     atexit._run_exitfuncs()  # no public way; unchanged since Python 2
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a reader gone (``| head``); a closed stream
             stream.flush()
-        except (OSError, ValueError):  # a reader that went away (``| head``), or a closed stream
-            pass
     os._exit(code)
