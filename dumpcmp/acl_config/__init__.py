@@ -5,7 +5,7 @@ CLI-style values into a checked document, ``load`` reads a file strictly, and ``
 tells the simulated NPU which iterations to dump.
 """
 
-from .builder import build_raw
+from .builder import DumpTarget, build_raw
 from .issues import ConfigIssue, format_issues
 from .model import (
     DUMP_DATA,
@@ -55,6 +55,7 @@ __all__ = [
     "DumpScene",
     "DumpSection",
     "DumpStat",
+    "DumpTarget",
     "OpRange",
     "StepSet",
     "Switch",

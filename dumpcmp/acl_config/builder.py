@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["build_raw"]
+__all__ = ["DumpTarget", "build_raw"]
+
+
+@dataclass(frozen=True, slots=True)
+class DumpTarget:
+    """One dump_list entry: a model (None: any model) and the ops of it to dump (none: all)."""
+
+    model: str | None
+    layers: tuple[str, ...] = ()
+    watcher_nodes: tuple[str, ...] = ()
 
 
 def _put(out: dict[str, Any], key: str, value: object) -> None:
@@ -16,9 +26,7 @@ def _put(out: dict[str, Any], key: str, value: object) -> None:
 def build_raw(
     dump_path: str | None = None,
     *,
-    models: Sequence[str] = (),
-    layers: Sequence[str] = (),
-    watcher_nodes: Sequence[str] = (),
+    targets: Sequence[DumpTarget] = (),
     mode: str | None = None,
     step: str | None = None,
     data: str | None = None,
@@ -31,13 +39,12 @@ def build_raw(
 ) -> dict[str, Any]:
     """An acl.json document from CLI-style values, unvalidated (pass it to ``validate``).
 
-    One dump_list entry per model; ``layers`` and ``watcher_nodes`` go to the last model, or
-    to a single entry without model_name (any model) when no model is given. Options left
-    None are omitted, so CANN applies its defaults.
+    One dump_list entry per target, in order. Options left None are omitted, so CANN applies
+    its defaults.
     """
     dump: dict[str, Any] = {}
     _put(dump, "dump_path", dump_path)
-    items = _dump_list(models, layers, watcher_nodes)
+    items = [_dump_item(target) for target in targets]
     # An empty dump_list keeps older ACL (which requires the key) happy, but rule 6 and the
     # exception scenes (rule 4) forbid the key altogether.
     if items or (debug != "on" and scene is None):
@@ -51,14 +58,10 @@ def build_raw(
     return {"dump": dump}
 
 
-def _dump_list(
-    models: Sequence[str], layers: Sequence[str], watcher_nodes: Sequence[str]
-) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = [{"model_name": name} for name in models]
-    if (layers or watcher_nodes) and not items:
-        items.append({})
-    if layers:
-        items[-1]["layer"] = list(layers)
-    if watcher_nodes:
-        items[-1]["watcher_nodes"] = list(watcher_nodes)
-    return items
+def _dump_item(target: DumpTarget) -> dict[str, Any]:
+    item: dict[str, Any] = {} if target.model is None else {"model_name": target.model}
+    if target.layers:
+        item["layer"] = list(target.layers)
+    if target.watcher_nodes:
+        item["watcher_nodes"] = list(target.watcher_nodes)
+    return item

@@ -25,7 +25,7 @@ import difflib
 import math
 import os
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,7 +35,7 @@ from typer.core import TyperCommand, TyperGroup
 from dumpcmp.commands._output import USAGE_EXIT_CODE, usage_error
 from dumpcmp.proto.sniff import not_regular
 
-__all__ = ["USAGE_EXIT_CODE", "StrictCommand", "StrictGroup", "checked_args", "refusal"]
+__all__ = ["USAGE_EXIT_CODE", "StrictCommand", "StrictGroup", "checked_args", "given_in_order", "refusal"]
 
 # The multi-letter options of the CANN scripts users come from (msaccucmp compare and convert,
 # compare_vector, the dump conversion script). Where a command has no such option, the word is
@@ -64,7 +64,28 @@ class StrictCommand(TyperCommand):
     """A typer command whose arguments pass ``checked_args`` before click parses them."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, _strictly_read(self, args, group=False))
+        checked = _strictly_read(self, args, group=False)
+        ctx.meta[_GIVEN_ARGS] = tuple(checked)
+        return super().parse_args(ctx, checked)
+
+
+_GIVEN_ARGS = "dumpcmp.given_args"
+
+
+def given_in_order(ctx: Any, names: Collection[str]) -> list[tuple[str, str]]:
+    """(parameter name, value) for every value of the repeatable options ``names``, in the order
+    the command line gave them: click keeps each option's values in order, but not how two
+    options interleave (``--model a --layer x --model b``). Only for a ``StrictCommand``.
+    """
+    parser = ctx.command.make_parser(ctx)
+    values, _, order = parser.parse_args(args=list(ctx.meta[_GIVEN_ARGS]))
+    pending = {name: list(values.get(name) or ()) for name in names}
+    found = []
+    for param in order:  # one entry per occurrence
+        left = pending.get(param.name)
+        if left:
+            found.append((param.name, left.pop(0)))
+    return found
 
 
 class StrictGroup(TyperGroup):

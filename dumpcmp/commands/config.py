@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from dumpcmp.acl_config import (
     AclConfig,
+    DumpTarget,
     build_raw,
     describe,
     format_issues,
@@ -16,7 +17,7 @@ from dumpcmp.acl_config import (
     load,
     validate,
 )
-from dumpcmp.commands._flags import StrictCommand
+from dumpcmp.commands._flags import StrictCommand, given_in_order
 from dumpcmp.commands._output import console, fail, user_errors
 
 app = typer.Typer(
@@ -32,8 +33,25 @@ def _absolute_local(dump_path: str | None) -> str | None:
     return os.path.abspath(dump_path)
 
 
+def _targets(given: list[tuple[str, str]]) -> list[DumpTarget]:
+    """dump_list entries from --model/--layer/--watcher-node in command-line order: ops belong to
+    the --model before them, those before any --model to the first one; no --model, one entry
+    for any model."""
+    models: list[str | None] = [value for name, value in given if name == "model"] or [None]
+    ops: dict[str | None, dict[str, list[str]]] = {m: {"layer": [], "watcher_node": []} for m in models}
+    current = models[0]
+    for name, value in given:
+        if name == "model":
+            current = value
+        else:
+            ops[current][name].append(value)
+    targets = [DumpTarget(m, tuple(ops[m]["layer"]), tuple(ops[m]["watcher_node"])) for m in models]
+    return [t for t in targets if t.model is not None or t.layers or t.watcher_nodes]
+
+
 @app.command("acl", cls=StrictCommand)
 def acl_command(
+    ctx: typer.Context,
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the config.")] = Path(
         "acl.json"
     ),
@@ -53,8 +71,9 @@ def acl_command(
         list[str] | None,
         typer.Option(
             "--layer",
-            help="Op to dump (post-fusion or original name); repeatable. Applies to the LAST --model "
-            "given; without --model, to one entry that matches any model.",
+            help="Op to dump (post-fusion or original name); repeatable. Belongs to the --model given "
+            "before it (before any --model: to the first); without --model, to one entry that matches "
+            "any model.",
         ),
     ] = None,
     watcher_node: Annotated[
@@ -93,9 +112,7 @@ def acl_command(
         fail(f"--model {repeated} is given twice; give each model once")
     raw = build_raw(
         _absolute_local(dump_path),
-        models=model or (),
-        layers=layer or (),
-        watcher_nodes=watcher_node or (),
+        targets=_targets(given_in_order(ctx, ("model", "layer", "watcher_node"))),
         mode=mode,
         step=step,
         data=data,

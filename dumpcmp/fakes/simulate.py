@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from dumpcmp.acl_config import AclConfig
+from dumpcmp.acl_config import AclConfig, DumpTarget
 from dumpcmp.acl_config import load as load_config
 from dumpcmp.errors import InternalError, ModelError, OutputError
 from dumpcmp.outputs import atomic_path
@@ -229,5 +229,5 @@ def _dump_config(
         return Path(acl_config), Path(dump_path).resolve()
     dump_dir = (out / "npu").resolve()
     dump_dir.mkdir(parents=True, exist_ok=True)
-    config = AclConfig.build(str(dump_dir), models=[model_name], mode="all", op_switch="off")
+    config = AclConfig.build(str(dump_dir), targets=[DumpTarget(model_name)], mode="all", op_switch="off")
     return config.write(out / "acl.json"), dump_dir

@@ -42,16 +42,39 @@ def test_acl_writes_a_valid_config(tmp_path: Path) -> None:
     assert "input and output tensors of model ResNet-50 (2 layers)" in output
 
 
-def test_acl_layers_go_to_the_last_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "dump_list"),
+    [
+        (
+            ["--model", "a", "--model", "b", "--layer", "x"],
+            [{"model_name": "a"}, {"model_name": "b", "layer": ["x"]}],
+        ),
+        # a layer belongs to the model before it: it went to the last model, whatever the order
+        (
+            ["--model", "m", "--layer", "a", "--model", "n"],
+            [{"model_name": "m", "layer": ["a"]}, {"model_name": "n"}],
+        ),
+        (
+            ["--model", "m", "--layer", "a", "--model", "n", "--layer=b", "--layer", "c"],
+            [{"model_name": "m", "layer": ["a"]}, {"model_name": "n", "layer": ["b", "c"]}],
+        ),
+        (
+            ["--layer", "a", "--model", "m", "--model", "n"],
+            [{"model_name": "m", "layer": ["a"]}, {"model_name": "n"}],
+        ),
+        (
+            ["--watcher-node", "r", "--layer", "a", "--scene", "watcher"],
+            [{"layer": ["a"], "watcher_nodes": ["r"]}],
+        ),
+    ],
+)
+def test_acl_layers_belong_to_the_model_given_before_them(
+    tmp_path: Path, args: list[str], dump_list: list[dict[str, object]]
+) -> None:
     out = tmp_path / "acl.json"
-    code, _ = run(
-        "acl", "-o", str(out), "--dump-path", str(tmp_path), "--model", "a", "--model", "b", "--layer", "x"
-    )
-    assert code == 0
-    assert json.loads(out.read_text())["dump"]["dump_list"] == [
-        {"model_name": "a"},
-        {"model_name": "b", "layer": ["x"]},
-    ]
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), *args)
+    assert code == 0, output
+    assert json.loads(out.read_text())["dump"]["dump_list"] == dump_list
 
 
 def test_acl_stats_and_every_option(tmp_path: Path) -> None:
@@ -182,7 +205,8 @@ def test_acl_cannot_write(tmp_path: Path) -> None:
 def test_acl_help_documents_where_layers_go() -> None:
     code, output = run("acl", "--help")
     assert code == 0
-    assert "LAST" in output and "--model" in output
+    words = " ".join(output.replace("│", " ").split())  # the help box wraps at the terminal width
+    assert "Belongs to the --model given before it (before any --model: to the first)" in words
 
 
 def write(tmp_path: Path, document: object) -> Path:

@@ -25,6 +25,7 @@ from dumpcmp.acl_config import (
     ConfigIssue,
     DumpListItem,
     DumpSection,
+    DumpTarget,
     OpRange,
     StepSet,
     build_raw,
@@ -239,8 +240,9 @@ def test_any_config_round_trips(config: AclConfig) -> None:
 # The builder.
 
 
-def test_build_raw_puts_layers_on_the_last_model() -> None:
-    raw = build_raw("/d", models=["a", "b"], layers=["conv1", "fc"], mode="all", step="0|3")
+def test_build_raw_writes_one_entry_per_target_in_order() -> None:
+    targets = [DumpTarget("a"), DumpTarget("b", ("conv1", "fc"))]
+    raw = build_raw("/d", targets=targets, mode="all", step="0|3")
     assert raw == {
         "dump": {
             "dump_path": "/d",
@@ -252,11 +254,13 @@ def test_build_raw_puts_layers_on_the_last_model() -> None:
 
 
 def test_build_raw_layers_without_model_match_any_model() -> None:
-    assert build_raw("/d", layers=["conv1"])["dump"]["dump_list"] == [{"layer": ["conv1"]}]
+    assert build_raw("/d", targets=[DumpTarget(None, ("conv1",))])["dump"]["dump_list"] == [
+        {"layer": ["conv1"]}
+    ]
 
 
 def test_build_raw_watcher_scene() -> None:
-    raw = build_raw("/d", layers=["conv1"], watcher_nodes=["relu"], scene="watcher")
+    raw = build_raw("/d", targets=[DumpTarget(None, ("conv1",), ("relu",))], scene="watcher")
     assert raw["dump"]["dump_list"] == [{"layer": ["conv1"], "watcher_nodes": ["relu"]}]
     assert raw["dump"]["dump_scene"] == "watcher"
 
@@ -273,17 +277,17 @@ def test_build_raw_leaves_out_dump_list_where_rules_4_and_6_forbid_it(options: d
 
 
 def test_build_raw_stats() -> None:
-    raw = build_raw("/d", models=["m"], data="stats", stats=["Max", "Negative Inf"])
+    raw = build_raw("/d", targets=[DumpTarget("m")], data="stats", stats=["Max", "Negative Inf"])
     assert raw["dump"]["dump_stats"] == ["Max", "Negative Inf"]
-    assert "dump_stats" not in build_raw("/d", models=["m"])["dump"]
+    assert "dump_stats" not in build_raw("/d", targets=[DumpTarget("m")])["dump"]
 
 
 def test_build_makes_a_valid_model(tmp_path: Path) -> None:
-    config = AclConfig.build(str(tmp_path), models=["m"], level="op", kernel_data="all")
+    config = AclConfig.build(str(tmp_path), targets=[DumpTarget("m")], level="op", kernel_data="all")
     assert validate(config) == []
     assert config.dump is not None and config.dump.level == "op"
     with pytest.raises(ConfigError, match="dump_mode"):
-        AclConfig.build(str(tmp_path), models=["m"], mode="both")
+        AclConfig.build(str(tmp_path), targets=[DumpTarget("m")], mode="both")
 
 
 # The writer.
