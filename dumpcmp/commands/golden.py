@@ -78,10 +78,10 @@ def _golden(
     refuse_previous_golden(out)
     with new_output_dir(out, "--out"):
         proto = load_model(model)
-        declared = analyse(proto).inputs
+        declared = analyse(proto, simulated=False).inputs
         shape_map = parse_named([parse_shape(s) for s in shapes], declared, "--input-shape")
         dtype_map = parse_named([parse_dtype(d) for d in dtypes], declared, "--input-dtype")
-        specs = analyse(proto, shape_map).inputs
+        specs = analyse(proto, shape_map, simulated=False).inputs
         given = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
         arrays, casts = fitted_inputs(specs, given)  # onnxruntime takes the declared dtypes only
         run = run_golden(proto, arrays)

@@ -65,7 +65,7 @@ def run_golden(model: onnx.ModelProto | str | Path, inputs: Sequence[np.ndarray]
     import onnxruntime as ort  # heavy; only the golden side needs it
 
     proto = load_model(model)
-    graph = analyse(proto, check_inputs(proto, inputs))
+    graph = analyse(proto, check_inputs(proto, inputs), simulated=False)
     exposed = _expose_all(proto, graph)
     feeds = {
         s.name: np.asarray(a).astype(s.dtype, copy=False) for s, a in zip(graph.inputs, inputs, strict=True)

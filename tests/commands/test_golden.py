@@ -163,3 +163,27 @@ def test_a_cast_that_would_change_values_is_refused(tmp_path: Path, model_path: 
         "(numbers beyond float32's range would become inf); convert the file yourself\n"
     )
     assert not (tmp_path / "g").exists()
+
+
+def test_ops_the_simulator_lacks_run_on_onnxruntime(tmp_path: Path) -> None:
+    """The golden run is onnxruntime's: Einsum and Hardmax (not simulated) still get golden files."""
+    nodes = [
+        helper.make_node("Einsum", ["x", "x"], ["e"], equation="ij,kj->ik", name="gram"),
+        helper.make_node("Hardmax", ["e"], ["y"], name="pick"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+    )
+    path = tmp_path / "einsum.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "x.npy", x)
+    result = CliRunner().invoke(_cli(), ["golden", str(path), "--input", str(tmp_path / "x.npy"), "--out",
+                                         str(tmp_path / "g")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    found = _keys(tmp_path / "g")
+    np.testing.assert_allclose(found["gram.0"], x @ x.T)
+    assert found["pick.0"].tolist() == [[0.0, 1.0], [0.0, 1.0]]
