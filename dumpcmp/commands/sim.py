@@ -169,6 +169,11 @@ def run_command(
         printer.print(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
         )
+    if not result.dump_files:  # CANN is silent about it too; a simulation made to dump is not
+        fail(
+            f"nothing dumped: {result.acl_config} selects no op of model {result.model_name} "
+            "(its dump_list names another model, or no op of this one)"
+        )
 
 
 _ONLY_TORCHAIR = dict.fromkeys(("torchair_layout", "ranks", "fusion_off_tree"), "an option of --torchair")

@@ -221,3 +221,21 @@ def test_the_printed_compare_commands_paste_as_they_read(tmp_path: Path) -> None
             "-gp",
             f"{out}/{bench}",
         ]
+
+
+def test_an_acl_config_that_dumps_nothing_is_an_error(tmp_path: Path) -> None:
+    dump_dir = tmp_path / "d"
+    dump_dir.mkdir()
+    acl = tmp_path / "acl.json"
+    acl.write_text(
+        json.dumps({"dump": {"dump_path": str(dump_dir), "dump_list": [{"model_name": "resnet"}]}})
+    )
+    result = CliRunner().invoke(
+        _cli(), ["sim", "run", "zoo:small_cnn", "-o", str(tmp_path / "o"), "--acl-config", str(acl)]
+    )
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines()[-1] == (
+        f"Error: nothing dumped: {acl} selects no op of model small_cnn "
+        "(its dump_list names another model, or no op of this one)"
+    )
+    assert not any(dump_dir.iterdir())
