@@ -14,6 +14,7 @@ import numpy as np
 
 from dumpcmp.errors import ConfigError, ModelError
 from dumpcmp.proto.npy import load_npy
+from dumpcmp.proto.sniff import what_is
 
 from .onnx_model import ValueSpec
 
@@ -84,6 +85,9 @@ def load_input(
         if shape is not None and tuple(data.shape) != tuple(shape):
             data = _reshaped(data, shape, source)
         return data.astype(dtype, copy=False) if dtype is not None else data
+    kind = what_is(source) if source.suffix.lower() != ".bin" else None
+    if kind is not None:  # x.json read as raw floats said only that its bytes did not fill the shape
+        raise ConfigError(f"input file {source} is {kind}: give an .npy file or raw tensor bytes (.bin)")
     want_dtype = (
         np.dtype(dtype) if dtype is not None else (spec.dtype if spec is not None else np.dtype(np.float32))
     )
