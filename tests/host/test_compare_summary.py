@@ -180,6 +180,31 @@ def test_an_unreadable_culprit_is_named_before_the_first_divergence(
     assert lines[first].endswith(f"dump file {dump_file_of(target, 'block2/conv')}")
 
 
+def _truncated(path: Path) -> str:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # what ``truncate -s`` does to a dump file
+    return "corrupt dump file: "
+
+
+@pytest.mark.parametrize("spoil", [_corrupt, _unknown_format, _truncated])
+def test_an_unreadable_culprit_warns_that_the_divergence_may_start_earlier(
+    golden_tree: Path, tmp_path: Path, spoil: Callable[[Path], str]
+) -> None:
+    # The next op's tensors are the first with numbers beyond the thresholds; blaming them with no
+    # caveat sent users to the wrong op (the golden-side case always had the warning).
+    target = write_tree(tmp_path / "npu", _fault_from_block1)
+    culprit = dump_file_of(target, "block1/conv")
+    reason = spoil(culprit)
+    lines = _run(target, golden_tree, tmp_path / "out")
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence: "))
+    assert lines[first].startswith("first divergence: step 0, index 2 Conv2D block2/conv")
+    warning = "warning: it may start earlier: 1 unreadable dump file right before it could not be compared:"
+    assert lines[first + 1] == warning
+    assert lines[first + 2].startswith("  index 1 Conv2D block1")
+    assert reason in lines[first + 2]
+    assert len(lines) == first + 3
+
+
 def test_a_culprit_whose_golden_is_unreadable_is_named_after_the_first_divergence(
     golden_tree: Path, tmp_path: Path
 ) -> None:
