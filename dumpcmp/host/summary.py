@@ -5,6 +5,8 @@ statistics, not compared and why, dump file unreadable) and the golden tensors n
 Unreadable dump files come before the first-divergence line: a corrupt file of the culprit op
 would otherwise move "first divergence" downstream without a word. A run that compared nothing
 is an error (``nothing_compared``); a run that compared under half its tensors gets a warning.
+What the thresholds do not judge is said beside them: float16 overflow (OverFlow YES), and
+tensors holding NaN/inf at the same positions on both sides (no divergence when the rest agrees).
 """
 
 from __future__ import annotations
@@ -127,6 +129,10 @@ class Tally:
     first_stats: Divergence | None
     models: int = 1
     target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
+    # Compared, NaN/inf at the same positions on both sides and within the thresholds elsewhere:
+    # no divergence, but not "within the thresholds" without a word either.
+    same_special: tuple[Place, ...] = ()
+    overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
 
     @property
     def compared_any(self) -> int:
@@ -145,6 +151,10 @@ class Tally:
         missing = [_reason(r) for _, r in values if r.dump_readable and not r.metrics.has_numbers]
         missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
         bad = [(s, r, b) for s, r in compared if (b := thresholds.breaches(r.metrics))]
+        # NaN/inf at the same positions on both sides, agreeing elsewhere (the rest are in ``bad``).
+        same = [
+            (s, r) for s, r in compared if r.metrics.finite is not None and not thresholds.breaches(r.metrics)
+        ]
         bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
         return cls(
             targets=len(values) + len(stats),
@@ -159,6 +169,8 @@ class Tally:
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
             target_kind=_target_kind(outcome),
+            same_special=tuple(Place.of(s, r) for s, r in same),
+            overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
         )
 
 
@@ -278,13 +290,14 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
             f"warning: only {tally.compared_any} of {tally.targets} target tensors were compared; "
             "the verdict below covers those only"
         )
+    lines += _caveat_lines(tally)
     if tally.compared:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
     for divergence in tally.firsts:
         named = f" in model {divergence.place.model}" if tally.models > 1 else ""
         lines += divergence.lines(f"first divergence{named}")
     if tally.compared and not tally.diverging:
-        lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
+        lines.append(_no_divergence(tally))
     if tally.compared_stats:
         lines.append(
             f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "
@@ -295,6 +308,34 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
     lines += [f"detail{where}: {p}" for p in outcome.detail_files]
     return lines
+
+
+def _caveat_lines(tally: Tally) -> list[str]:
+    """What a verdict within the thresholds does not say: float16 overflow, NaN/inf on both sides."""
+    many = tally.models > 1
+    lines = []
+    if tally.overflowed:
+        lines.append(
+            f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {_counted(len(tally.overflowed), 'tensor')}; "
+            f"the first: {tally.overflowed[0].text(with_model=many)}"
+        )
+    if tally.same_special:
+        count = len(tally.same_special)
+        hold, agree = ("holds", "agrees") if count == 1 else ("hold", "agree")
+        lines.append(
+            f"{_counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
+            f"elsewhere (not counted as divergence); the first: {tally.same_special[0].text(with_model=many)}"
+        )
+    return lines
+
+
+def _no_divergence(tally: Tally) -> str:
+    line = f"no divergence: all {tally.compared} compared tensors are within the thresholds"
+    if tally.same_special:
+        line += f" ({len(tally.same_special)} of them only where both sides are finite)"
+    if tally.overflowed:
+        line += f", but {_counted(len(tally.overflowed), 'tensor')} overflowed float16 (above)"
+    return line
 
 
 def reason_lines(groups: tuple[ReasonGroup, ...]) -> list[str]:
