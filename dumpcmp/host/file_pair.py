@@ -9,14 +9,15 @@ not numbers.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from dumpcmp.errors import DumpcmpError, MatchError
-from dumpcmp.host.golden import GoldenSource, NpyGoldenDir, load_npy
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir, load_npy
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
-from dumpcmp.host.pipeline import fit_golden_shape
+from dumpcmp.host.pipeline import fit_golden_shape, fp16_overflows
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
 from dumpcmp.proto.codec import TensorKind
 
@@ -28,8 +29,11 @@ def is_npy_target(target: Path) -> bool:
     return target.is_file() and target.suffix == NPY_SUFFIX
 
 
-def compare_npy_target(target: Path, golden: GoldenSource) -> ResultRow:
-    """The one row of an npy target against a single golden file (its output 0 for a dump file)."""
+def compare_npy_target(target: Path, golden: GoldenSource, *, overflow_detection: bool = False) -> ResultRow:
+    """The one row of an npy target against a single golden file (its output 0 for a dump file).
+
+    With ``overflow_detection`` a float16 target gets its OverFlow cell, as a dump tensor does.
+    """
     if isinstance(golden, NpyGoldenDir):
         found = golden.output(ANY_OP, 0)
     else:
@@ -38,6 +42,11 @@ def compare_npy_target(target: Path, golden: GoldenSource) -> ResultRow:
         x = load_npy(target)
     except DumpcmpError as exc:
         return _row(target, None, None, NO_GOLDEN, str(exc), readable=False)
+    row = _compared(target, x, golden, found)
+    return replace(row, overflow=_overflow(x)) if overflow_detection else row
+
+
+def _compared(target: Path, x: np.ndarray, golden: GoldenSource, found: GoldenTensor | None) -> ResultRow:
     if found is None:
         return _row(target, x, None, NO_GOLDEN, f"golden {golden.root} holds no output tensor")
     try:
@@ -46,9 +55,14 @@ def compare_npy_target(target: Path, golden: GoldenSource) -> ResultRow:
         return _row(target, x, None, found.label, str(exc))
     try:
         fit_golden_shape(x, y.shape, exact=True)  # the user named both tensors: equal shapes only
-    except MatchError as exc:
+        metrics = compare_arrays(x, y)
+    except DumpcmpError as exc:  # a shape mismatch; a dtype without numbers (complex): the row says so
         return _row(target, x, y, found.label, str(exc))
-    return _row(target, x, y, found.label, compare_arrays(x, y))
+    return _row(target, x, y, found.label, metrics)
+
+
+def _overflow(x: np.ndarray) -> bool:
+    return x.dtype == np.float16 and fp16_overflows(x)
 
 
 def _row(

@@ -93,6 +93,11 @@ def run_compare(
             f"an .npy target is compared with one golden file (.npy or dump file), "
             f"but {request.golden} is a directory"
         )
+    if is_npy_target(request.target) and request.detail is not None:
+        raise MatchError(
+            f"-d {request.detail.op}: -tp {request.target} is an .npy file, one tensor with no ops to "
+            "pick from; for -d, give -tp a dump file or a dump tree"
+        )
     if request.target.is_dir() and request.golden.is_file():
         raise DumpcmpError(
             f"-tp {request.target} is a dump tree and -gp {request.golden} one file: give a golden "
@@ -190,7 +195,7 @@ def _split(key: GroupKey, group: list[DumpEntry]) -> _ShardInput:
 def _compare_npy_file(request: CompareRequest, golden: GoldenSource, stamp: str) -> CompareOutcome:
     """``-tp a.npy``: one row against the one golden file."""
     key = GroupKey("0", request.target.stem, "0", "0")
-    row = compare_npy_target(request.target, golden)
+    row = compare_npy_target(request.target, golden, overflow_detection=request.overflow_detection)
     session: CompareSession[ResultRow, GroupKey] = CompareSession(
         result_settings(request, False, stamp), golden, [key]
     )

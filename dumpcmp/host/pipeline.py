@@ -279,9 +279,15 @@ def _fp16_overflow(tensor: DumpTensor) -> bool | None:
     if tensor.data_type != DataType.DT_FLOAT16:
         return False
     try:
-        flat = tensor.array().reshape(-1)
+        values = tensor.array()
     except DumpcmpError:
         return None
+    return fp16_overflows(values)
+
+
+def fp16_overflows(values: np.ndarray) -> bool:
+    """True when float16 ``values`` hold ±inf, NaN or |v| ≥ 65504 (an .npy target is checked too)."""
+    flat = values.reshape(-1)
     for start in range(0, flat.size, _OVERFLOW_CHUNK):
         chunk = flat[start : start + _OVERFLOW_CHUNK]
         with np.errstate(invalid="ignore"):

@@ -5,13 +5,15 @@ statistics, not compared and why, dump file unreadable) and the golden tensors n
 Unreadable dump files come before the first-divergence line: a corrupt file of the culprit op
 would otherwise move "first divergence" downstream without a word. A run that compared nothing
 is an error (``nothing_compared``); a run that compared under half its tensors gets a warning.
+What the thresholds do not judge is said beside them: float16 overflow (OverFlow YES), and
+tensors holding NaN/inf at the same positions on both sides (no divergence when the rest agrees).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +40,12 @@ class ReasonGroup:
     example: str
 
 
+Target = ResultRow | StatsResult  # a target tensor's row, compared by value or by statistics
+
+
 @dataclass(frozen=True, slots=True)
-class Divergence:
-    """The first diverging tensor of a run: where it is and which limits it broke."""
+class Place:
+    """Where a target tensor is: its model, step, Index, op and tensor."""
 
     model: str
     step: str
@@ -48,32 +53,60 @@ class Divergence:
     op_type: str
     npu_name: str
     tensor_index: str
+
+    @classmethod
+    def of(cls, shard: ShardOutcome, row: Target) -> Place:
+        assert row.index is not None  # only target rows have a place
+        return cls(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index)
+
+    def text(self, *, with_model: bool = False) -> str:
+        model = f"model {self.model}, " if with_model else ""
+        op = _op(self.op_type, self.npu_name)
+        return f"{model}step {self.step}, index {self.index} {op} ({self.tensor_index})"
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """The first diverging tensor of a run: where it is and which limits it broke."""
+
+    place: Place
     ground_truth: str
     dump_file: Path | None
     breaches: tuple[str, ...]
     reasons: tuple[str, ...] = ()  # the row's own words, e.g. which side holds the NaN
-    # Outputs with golden counterparts but no numbers right before it: it may start there.
-    unseen_before: tuple[ResultRow, ...] = ()
+    # Right before it, tensors without numbers that may hide where it starts (``_unseen_before``).
+    unseen_before: tuple[Target, ...] = ()
 
     def lines(self, label: str) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
         why = "".join(f" ({reason})" for reason in self.reasons)
-        lines = [
-            f"{label}: step {self.step}, index {self.index} {_op(self.op_type, self.npu_name)} "
-            f"({self.tensor_index}): {', '.join(self.breaches)}{why}; ground truth {self.ground_truth}{where}"
-        ]
+        breaches = ", ".join(self.breaches)
+        lines = [f"{label}: {self.place.text()}: {breaches}{why}; ground truth {self.ground_truth}{where}"]
         if self.unseen_before:
-            count = len(self.unseen_before)
             lines.append(
-                f"warning: it may start earlier: {count} {'output' if count == 1 else 'outputs'} right "
-                "before it could not be compared:"
+                f"warning: it may start earlier: {_unseen_count(self.unseen_before)} right before it "
+                "could not be compared:"
             )
             for row in self.unseen_before[:MAX_UNSEEN_SHOWN]:
                 where_row = f"index {row.index} {_op(row.op_type, row.npu_name)} ({row.tensor_index})"
                 lines.append(f"  {where_row}: {_reason(row)}")
+            count = len(self.unseen_before)
             if count > MAX_UNSEEN_SHOWN:
                 lines.append(f"  … and {count - MAX_UNSEEN_SHOWN} more")
         return lines
+
+
+def _unseen_count(rows: tuple[Target, ...]) -> str:
+    """``2 outputs``, ``1 unreadable dump file``, or both joined by "and"."""
+    outputs = sum(1 for row in rows if row.dump_readable)
+    files = len({row.index for row in rows if not row.dump_readable})
+    parts = [_counted(outputs, "output")] if outputs else []
+    parts += [_counted(files, "unreadable dump file")] if files else []
+    return " and ".join(parts)
+
+
+def _counted(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _op(op_type: str, name: str) -> str:
@@ -96,6 +129,10 @@ class Tally:
     first_stats: Divergence | None
     models: int = 1
     target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
+    # Compared, NaN/inf at the same positions on both sides and within the thresholds elsewhere:
+    # no divergence, but not "within the thresholds" without a word either.
+    same_special: tuple[Place, ...] = ()
+    overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
 
     @property
     def compared_any(self) -> int:
@@ -114,6 +151,10 @@ class Tally:
         missing = [_reason(r) for _, r in values if r.dump_readable and not r.metrics.has_numbers]
         missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
         bad = [(s, r, b) for s, r in compared if (b := thresholds.breaches(r.metrics))]
+        # NaN/inf at the same positions on both sides, agreeing elsewhere (the rest are in ``bad``).
+        same = [
+            (s, r) for s, r in compared if r.metrics.finite is not None and not thresholds.breaches(r.metrics)
+        ]
         bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
         return cls(
             targets=len(values) + len(stats),
@@ -128,6 +169,8 @@ class Tally:
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
             target_kind=_target_kind(outcome),
+            same_special=tuple(Place.of(s, r) for s, r in same),
+            overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
         )
 
 
@@ -148,21 +191,29 @@ def _firsts_by_model(
     return list(firsts.values())
 
 
-def _unseen_before(shard: ShardOutcome, first: ResultRow) -> tuple[ResultRow, ...]:
-    """The output rows of ops before ``first`` that have a golden counterpart but no numbers, since
-    the last output that has numbers; nearest first. A missing or unreadable golden of the faulty
-    op otherwise moved "first divergence" to the next op without a word."""
-    unseen: list[ResultRow] = []
-    for row in shard.rows:
+def _unseen_before(rows: Sequence[Target], first: Target) -> tuple[Target, ...]:
+    """What may hide where ``first``'s divergence starts, nearest first: since the last output
+    with numbers before it, each output that has a golden counterpart but no numbers, and each
+    row whose dump file (or tensor) could not be read. A missing or unreadable golden, or an
+    unreadable dump file, of the faulty op otherwise moved "first divergence" to the next op
+    without a word."""
+    unseen: list[Target] = []
+    for row in rows:
         if row.index is None or first.index is None or row.index >= first.index:
             break
-        if ":output:" not in row.tensor_index:
+        if not row.dump_readable:
+            unseen.append(row)  # nothing is known of its data, whatever the rule file says of its op
+        elif ":output:" not in row.tensor_index:
             continue
-        if row.metrics.has_numbers:
+        elif _has_numbers(row):
             unseen = []
-        elif row.dump_readable and row.ground_truth != NO_GOLDEN:
+        elif row.ground_truth != NO_GOLDEN:
             unseen.append(row)
     return tuple(reversed(unseen))
+
+
+def _has_numbers(row: Target) -> bool:
+    return row.metrics.has_numbers if isinstance(row, ResultRow) else row.compared
 
 
 def _reason(row: ResultRow | StatsResult) -> str:
@@ -203,18 +254,16 @@ def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
 
 def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
     assert row.index is not None  # only target rows are judged
-    return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
-                      row.ground_truth, _dump_file(shard, row.index), breaches, row.reasons,
-                      _unseen_before(shard, row))  # fmt: skip
+    return Divergence(Place.of(shard, row), row.ground_truth, _dump_file(shard, row.index), breaches,
+                      row.reasons, _unseen_before(shard.rows, row))  # fmt: skip
 
 
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
-    assert row.index is not None  # only target rows are judged
     breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
-    return Divergence(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index,
-                      row.ground_truth, row.dump_file, breaches)  # fmt: skip
+    return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, breaches,
+                      unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
 
 
 def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
@@ -241,13 +290,14 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
             f"warning: only {tally.compared_any} of {tally.targets} target tensors were compared; "
             "the verdict below covers those only"
         )
+    lines += _caveat_lines(tally)
     if tally.compared:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
     for divergence in tally.firsts:
-        named = f" in model {divergence.model}" if tally.models > 1 else ""
+        named = f" in model {divergence.place.model}" if tally.models > 1 else ""
         lines += divergence.lines(f"first divergence{named}")
     if tally.compared and not tally.diverging:
-        lines.append(f"no divergence: all {tally.compared} compared tensors are within the thresholds")
+        lines.append(_no_divergence(tally))
     if tally.compared_stats:
         lines.append(
             f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "
@@ -258,6 +308,34 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
     lines += [f"detail{where}: {p}" for p in outcome.detail_files]
     return lines
+
+
+def _caveat_lines(tally: Tally) -> list[str]:
+    """What a verdict within the thresholds does not say: float16 overflow, NaN/inf on both sides."""
+    many = tally.models > 1
+    lines = []
+    if tally.overflowed:
+        lines.append(
+            f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {_counted(len(tally.overflowed), 'tensor')}; "
+            f"the first: {tally.overflowed[0].text(with_model=many)}"
+        )
+    if tally.same_special:
+        count = len(tally.same_special)
+        hold, agree = ("holds", "agrees") if count == 1 else ("hold", "agree")
+        lines.append(
+            f"{_counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
+            f"elsewhere (not counted as divergence); the first: {tally.same_special[0].text(with_model=many)}"
+        )
+    return lines
+
+
+def _no_divergence(tally: Tally) -> str:
+    line = f"no divergence: all {tally.compared} compared tensors are within the thresholds"
+    if tally.same_special:
+        line += f" ({len(tally.same_special)} of them only where both sides are finite)"
+    if tally.overflowed:
+        line += f", but {_counted(len(tally.overflowed), 'tensor')} overflowed float16 (above)"
+    return line
 
 
 def reason_lines(groups: tuple[ReasonGroup, ...]) -> list[str]:

@@ -40,21 +40,29 @@ class Thresholds:
         A pair without numbers breaches nothing (its reason says why). A NaN CosineSimilarity
         beside numbers (NaN/inf in the data, one side all zero) is a breach: the tensors were
         comparable and do not agree. Other NaN metrics (bool tensors) are not judged.
+        NaN/inf at exactly the same positions on both sides say nothing of a difference, but make
+        the metrics NaN: such a pair is judged by the metrics of its other elements
+        (``MetricValues.finite``), named as theirs.
         """
+        if m.finite is not None:
+            return self._breaches(m.finite, " of the finite elements")
+        return self._breaches(m, "")
+
+    def _breaches(self, m: MetricValues, of: str) -> tuple[str, ...]:
         if not m.has_numbers:
             return ()
         found = []
         if math.isnan(m.cosine_similarity):
-            found.append("CosineSimilarity NaN")
+            found.append(f"CosineSimilarity{of} NaN")
         elif m.cosine_similarity < self.cosine:
-            found.append(f"CosineSimilarity {m.cosine_similarity:.6f} < {self.cosine:g}")
+            found.append(f"CosineSimilarity{of} {m.cosine_similarity:.6f} < {self.cosine:g}")
         above = (
             ("RelativeEuclideanDistance", m.relative_euclidean_distance, self.relative_euclidean),
             ("KullbackLeiblerDivergence", m.kullback_leibler_divergence, self.kl),
             ("RootMeanSquareError", m.root_mean_square_error, self.rmse),
             ("MeanRelativeError", m.mean_relative_error, self.mean_relative),
         )
-        found += [f"{name} {value:.6f} > {limit:g}" for name, value, limit in above if value > limit]
+        found += [f"{name}{of} {value:.6f} > {limit:g}" for name, value, limit in above if value > limit]
         return tuple(found)
 
     def diverges(self, m: MetricValues) -> bool:

@@ -165,3 +165,64 @@ def test_golden_files_given_as_the_target_say_so(tmp_path: Path) -> None:
         f"Error: no dump files found under {golden} (it holds .npy files such as "
         "conv.0.1700000000000000.npy: golden data? -tp is the NPU dump, -gp the golden)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "overflow"),
+    [
+        (np.array([1, 2, 65504, 3], np.float16), "YES"),
+        (np.array([1, 2, np.inf, 3], np.float16), "YES"),
+        (np.array([1, 2, 65472, 3], np.float16), "NO"),  # the largest float16 below 65504
+        (np.array([1, 2, 65504, 3], np.float32), "NO"),  # only float16 tensors overflow
+    ],
+    ids=["max", "inf", "below", "float32"],
+)
+def test_an_npy_target_gets_the_overflow_check(tmp_path: Path, target: np.ndarray, overflow: str) -> None:
+    # It was NaN (never checked) for every .npy target.
+    np.save(tmp_path / "t.npy", target)
+    np.save(tmp_path / "g.npy", target.astype(np.float32))
+    code, output, (row,) = compare_files(tmp_path / "t.npy", tmp_path / "g.npy", tmp_path / "out",
+                                         "-overflow_detection")  # fmt: skip
+    assert code == 0, output
+    assert row["OverFlow"] == overflow
+    said = [line for line in output.splitlines() if line.startswith("float16 overflow")]
+    if overflow == "YES":
+        assert said == [
+            "float16 overflow (±inf, NaN or |v| ≥ 65504) in 1 tensor; the first: step 0, index 0 t.npy "
+            "(t.npy:output:0)"
+        ]
+    else:
+        assert said == []
+
+
+def test_detail_of_an_npy_target_is_refused_before_comparing(pair: tuple[Path, Path], tmp_path: Path) -> None:
+    # -d was silently ignored: the user got a result and no detail files, and no word why.
+    out = tmp_path / "out"
+    code, output, _ = compare_files(*pair, out, "-d", "anything")
+    assert code == 1
+    assert output.splitlines() == [
+        f"Error: -d anything: -tp {pair[0]} is an .npy file, one tensor with no ops to pick from; for -d, "
+        "give -tp a dump file or a dump tree"
+    ]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("side", ["target", "golden"])
+def test_a_complex_npy_pair_is_a_row_saying_which_side(tmp_path: Path, side: str) -> None:
+    # The run ended with "Error: offline_data metrics: unsupported dtype complex64" and no result.
+    real = np.arange(8, dtype=np.float32)
+    complex_ = (real + 1j).astype(np.complex64)
+    np.save(tmp_path / "t.npy", complex_ if side == "target" else real)
+    np.save(tmp_path / "g.npy", complex_ if side == "golden" else real)
+    code, output, (row,) = compare_files(tmp_path / "t.npy", tmp_path / "g.npy", tmp_path / "out")
+    reason = f"{side} tensor: unsupported dtype complex64"
+    assert row["CompareFailReason"] == reason
+    assert row["CosineSimilarity"] == row["MaxAbsoluteError"] == "NaN"
+    assert row["DataType"] == ("DT_COMPLEX64" if side == "golden" else "DT_FLOAT")  # the golden's column
+    assert code == 1  # nothing compared, as a tree of such tensors ends
+    lines = output.splitlines()
+    assert lines[-1] == (
+        f"Error: nothing compared: none of the 1 target tensors has numbers (most often: {reason}); "
+        "check that -tp and -gp are the same tensor"
+    )
+    assert [line for line in lines if line.startswith("Error")] == [lines[-1]]

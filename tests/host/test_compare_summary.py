@@ -162,7 +162,13 @@ def _unknown_format(path: Path) -> str:
     return "unreadable tensor: output:0: unknown format 67 in the dump header"
 
 
-@pytest.mark.parametrize("spoil", [_corrupt, _unknown_format])
+def _truncated(path: Path) -> str:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # what ``truncate -s`` does to a dump file
+    return "corrupt dump file: "
+
+
+@pytest.mark.parametrize("spoil", [_corrupt, _unknown_format, _truncated])
 def test_an_unreadable_culprit_is_named_before_the_first_divergence(
     golden_tree: Path, tmp_path: Path, spoil: Callable[[Path], str]
 ) -> None:
@@ -178,6 +184,12 @@ def test_an_unreadable_culprit_is_named_before_the_first_divergence(
     assert "unreadable dump files: 1," in text
     assert lines[first].startswith("first divergence: step 0, index 2 Conv2D block2/conv")
     assert lines[first].endswith(f"dump file {dump_file_of(target, 'block2/conv')}")
+    # The next op's tensors are the first with numbers beyond the thresholds; blaming them with no
+    # caveat sent users to the wrong op (a damaged golden of the culprit always had the warning).
+    warning = "warning: it may start earlier: 1 unreadable dump file right before it could not be compared:"
+    assert lines[first + 1 :] == [warning, lines[first + 2]]
+    assert lines[first + 2].startswith("  index 1 Conv2D block1")
+    assert reason in lines[first + 2]
 
 
 def test_a_culprit_whose_golden_is_unreadable_is_named_after_the_first_divergence(
@@ -236,6 +248,96 @@ def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: P
     culprit.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00" + b"\xff" * 40)
     (line,) = (x for x in _run(target, golden_tree, tmp_path / "out") if x.startswith("unreadable dump file"))
     assert line.count(str(culprit)) == 1
+
+
+def _nan_at_3_of(op: int, bias: float = 0.0) -> Mutate:
+    def mutate(i: int, values: np.ndarray) -> np.ndarray:
+        if i != op:
+            return values
+        values = values + bias
+        values.flat[3] = np.nan
+        return values
+
+    return mutate
+
+
+def test_nan_at_the_same_positions_on_both_sides_is_no_divergence(tmp_path: Path) -> None:
+    # NPU vs NPU (a tree against itself): the NaN is in both runs, so it is not where the NPU
+    # stops agreeing; it was reported as the first divergence.
+    tree = write_tree(tmp_path / "npu", _nan_at_3_of(1))
+    outcome = run_compare(CompareRequest(tree, tree, out_dir=tmp_path / "out"))
+    (row,) = (r for r in outcome.rows if r.index == 1)
+    assert math.isnan(row.cosine)  # the metric itself stays as the spec gives it
+    lines = summarize(outcome, Thresholds())
+    assert not any(line.startswith("first divergence") for line in lines)
+    assert (
+        "1 tensor holds NaN/inf at the same positions on both sides and agrees elsewhere (not counted as "
+        "divergence); the first: step 0, index 1 Conv2D block1/conv (block1/conv:output:0)" in lines
+    )
+    assert lines[-1] == (
+        f"no divergence: all {len(OPS)} compared tensors are within the thresholds "
+        "(1 of them only where both sides are finite)"
+    )
+
+
+def test_nan_at_the_same_positions_with_other_elements_apart_diverges(tmp_path: Path) -> None:
+    golden = write_tree(tmp_path / "golden", _nan_at_3_of(1))
+    lines = _run(write_tree(tmp_path / "npu", _nan_at_3_of(1, bias=1.0)), golden, tmp_path / "out")
+    (first,) = (line for line in lines if line.startswith("first divergence"))
+    assert first.startswith(
+        "first divergence: step 0, index 1 Conv2D block1/conv (block1/conv:output:0): "
+        "CosineSimilarity of the finite elements 0."
+    )
+    assert "NaN/inf positions agree" in first
+    assert not any("at the same positions on both sides" in line for line in lines)
+
+
+def test_nan_at_different_positions_is_a_divergence(tmp_path: Path) -> None:
+    golden = write_tree(tmp_path / "golden", _nan_at_3_of(1))
+    lines = _run(write_tree(tmp_path / "npu", _nan_at_3_of(2)), golden, tmp_path / "out")
+    (first,) = (line for line in lines if line.startswith("first divergence"))
+    assert first.startswith("first divergence: step 0, index 1 Conv2D block1/conv (block1/conv:output:0): "
+                            "CosineSimilarity NaN")  # fmt: skip
+
+
+def test_the_verdict_judges_same_position_nan_by_the_other_elements() -> None:
+    x = np.linspace(1, 2, 50, dtype=np.float32)
+    x[3] = np.nan
+    assert Thresholds().breaches(compare_arrays(x, x)) == ()
+    apart = x.copy()
+    apart[10:20] += 1
+    breaches = Thresholds().breaches(compare_arrays(x, apart))
+    assert breaches and all(" of the finite elements " in b for b in breaches)
+    moved = x.copy()
+    moved[4] = np.nan
+    assert Thresholds().breaches(compare_arrays(x, moved)) == ("CosineSimilarity NaN",)
+
+
+def _overflow_at_block1(i: int, values: np.ndarray) -> np.ndarray:
+    if i != 1:
+        return values
+    values = values.astype(np.float16)
+    values.flat[5] = 65504
+    return values
+
+
+def test_an_overflow_is_said_and_no_divergence_does_not_hide_it(tmp_path: Path) -> None:
+    # With -overflow_detection the summary never mentioned overflow and said "no divergence".
+    target = write_tree(tmp_path / "npu", _overflow_at_block1)
+    golden = write_tree(tmp_path / "golden", lambda i, v: _overflow_at_block1(i, v).astype(np.float32))
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out", overflow_detection=True))
+    assert [r.overflow for r in outcome.rows] == [False, True, False, False]
+    lines = summarize(outcome, Thresholds())
+    assert (
+        "float16 overflow (±inf, NaN or |v| ≥ 65504) in 1 tensor; the first: step 0, index 1 Conv2D "
+        "block1/conv (block1/conv:output:0)" in lines
+    )
+    assert lines[-1] == (
+        f"no divergence: all {len(OPS)} compared tensors are within the thresholds, but 1 tensor "
+        "overflowed float16 (above)"
+    )
+    quiet = summarize(run_compare(CompareRequest(target, golden, out_dir=tmp_path / "off")), Thresholds())
+    assert not any(line.startswith("float16 overflow") or "overflowed" in line for line in quiet)
 
 
 def test_a_nan_cosine_reads_as_nan() -> None:

@@ -409,6 +409,30 @@ def test_nan_on_both_sides_same_positions() -> None:
     assert not math.isnan(v.max_relative_error)  # a NaN golden is left out like a zero
 
 
+def test_nan_inf_at_the_same_positions_keep_the_metrics_of_the_other_elements() -> None:
+    # Every metric is NaN as the spec's formulas give it; the verdict needs to know whether the
+    # other elements agree, which those NaN cannot tell.
+    x = [1.0, np.nan, 3.0, -np.inf, 5.0, 6.0, np.inf]
+    v = _special(x, [1.0, np.nan, 3.0, -np.inf, 5.5, 6.0, np.inf], chunk=3)
+    assert math.isnan(v.cosine_similarity) and math.isnan(v.max_absolute_error)
+    assert v.finite is not None
+    finite = np.array([1.0, 3.0, 5.0, 6.0], np.float32), np.array([1.0, 3.0, 5.5, 6.0], np.float32)
+    assert v.finite == compare_arrays(*finite)
+    assert v.finite.max_absolute_error == pytest.approx(0.5)
+
+
+def test_nan_inf_at_different_positions_have_no_finite_part() -> None:
+    assert _special([1.0, np.nan, 3.0], [1.0, 2.0, 3.0]).finite is None
+    assert _special([np.inf, 1.0], [-np.inf, 1.0]).finite is None
+    assert compare_arrays(*pair(10)).finite is None  # no NaN/inf at all
+
+
+def test_a_pair_of_nothing_but_nan_has_a_finite_part_without_numbers() -> None:
+    v = _special([np.nan, np.nan], [np.nan, np.nan])
+    assert v.finite is not None and not v.finite.has_numbers
+    assert v.finite.reasons == ("no element is finite on both sides",)
+
+
 def test_inf_on_both_sides_different_positions() -> None:
     v = _special([np.inf, 1.0, 2.0, -np.inf], [1.0, np.inf, 2.0, -np.inf], chunk=3)
     assert v.reasons == (
@@ -457,8 +481,10 @@ def test_same_count_different_shape_is_compared_flat() -> None:
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.str_, np.object_])
 def test_unsupported_dtype(dtype: npt.DTypeLike) -> None:
-    with pytest.raises(UnsupportedDtypeError):
+    with pytest.raises(UnsupportedDtypeError, match=r"^target tensor: unsupported dtype"):
         compare_arrays(np.zeros(3, dtype=dtype), np.zeros(3, dtype=np.float32))
+    with pytest.raises(UnsupportedDtypeError, match=r"^golden tensor: unsupported dtype"):
+        compare_arrays(np.zeros(3, dtype=np.float32), np.zeros(3, dtype=dtype))
 
 
 def test_kl_infinite_says_data_contains_zero() -> None:

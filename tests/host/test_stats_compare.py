@@ -82,6 +82,24 @@ def test_statistics_dump_is_compared_not_ignored(golden_tree: Path, tmp_path: Pa
     assert nothing_compared(outcome, Thresholds()) is None
 
 
+def test_an_unreadable_stats_file_before_the_first_statistics_divergence_is_a_caveat(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    rows = {op: _stats_row(_golden_values(i) + (3.0 if i >= 1 else 0.0)) for i, op in enumerate(OPS)}
+    target = write_stats_tree(tmp_path / "npu", rows)
+    (culprit,) = target.rglob(f"*.{OPS[1].replace('/', '_')}.*")
+    culprit.write_text("junk\n")
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    first = next(i for i, line in enumerate(lines) if line.startswith("first statistics divergence: "))
+    assert lines[first].startswith("first statistics divergence: step 0, index 2 Conv2D block2_conv")
+    assert lines[first + 1 :] == [
+        "warning: it may start earlier: 1 unreadable dump file right before it could not be compared:",
+        f"  index 1 Conv2D block1_conv (block1_conv:*): unreadable stats file: {culprit}: at byte 0: not a "
+        "stats CSV: the header must start with Input/Output, Index, Data Size, Data Type, Format, Shape",
+    ]
+
+
 def test_statistics_only_run_lists_unused_golden_in_its_table(golden_tree: Path, tmp_path: Path) -> None:
     # A value result of a run without tensor dumps would hold golden-only rows and nothing else.
     target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))})

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
 from types import ModuleType
 from typing import Any
@@ -125,7 +125,7 @@ class Partial:
         return self.nan_x + self.inf_x + self.nan_y + self.inf_y > 0
 
 
-_NOT_NUMBERS = frozenset({"reasons", "spread_computed"})
+_NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +153,11 @@ class MetricValues:
     mean_relative_error: float
     reasons: tuple[str, ...] = ()
     spread_computed: bool = True
+    # NaN/±inf at exactly the same positions on both sides: the metrics of the other elements.
+    # NaN and inf propagate into every metric above; these tell a pair that agrees wherever both
+    # sides are numbers from one that does not. None when no side holds NaN/inf, or when their
+    # positions differ (that alone is a divergence).
+    finite: MetricValues | None = None
 
     @classmethod
     def unavailable(cls, reason: str) -> MetricValues:
@@ -509,9 +514,9 @@ def _exact_in_float32(dtype: np.dtype[np.generic]) -> bool:
     return bool(np.can_cast(dtype, np.float32, "safe"))
 
 
-def _check_dtype(dtype: np.dtype[np.generic]) -> None:
+def _check_dtype(dtype: np.dtype[np.generic], side: str) -> None:
     if dtype.kind not in "biuf" and not _exact_in_float32(dtype):
-        raise UnsupportedDtypeError(str(dtype), "offline_data metrics")
+        raise UnsupportedDtypeError(str(dtype), f"{side} tensor")  # the row's reason: say which side
 
 
 def load_chunk(src: npt.NDArray[np.generic], out: F64, f32: npt.NDArray[np.float32]) -> F64:
@@ -583,22 +588,50 @@ def compare_arrays(
         return MetricValues.unavailable(f"shape mismatch {_shape_text(x.shape)} vs {_shape_text(y.shape)}")
     if x.size == 0:
         return MetricValues.unavailable("empty tensor")
-    _check_dtype(x.dtype)
-    _check_dtype(y.dtype)
+    _check_dtype(x.dtype, "target")
+    _check_dtype(y.dtype, "golden")
     meta = PairMeta(both_bool=x.dtype == np.bool_ and y.dtype == np.bool_)
-    family = OFFLINE_DATA
     # round(n / chunk) equal chunks rather than full chunks and a remainder: a tensor slightly
     # larger than a chunk stays one chunk (each chunk costs a few calls and Python objects), and
     # no chunk is longer than 1.5 * chunk_elems.
     pieces = max(1, round(x.size / chunk_elems))
     step = -(-x.size // pieces)
+    total = _total(lambda: zip(flat_chunks(x, step), flat_chunks(y, step), strict=True))
+    assert total is not None  # x.size > 0: at least one chunk
+    metrics = OFFLINE_DATA.finish(total, meta)
+    if total.has_special and total.special_mismatch == 0:
+        metrics = replace(metrics, finite=_finite_part(x, y, step))
+    return metrics
+
+
+_ChunkPairs = Callable[[], Iterator[tuple[npt.NDArray[np.generic], npt.NDArray[np.generic]]]]
+
+
+def _total(pairs: _ChunkPairs) -> Partial | None:
+    """Every pass of the family over the chunk pairs ``pairs()`` yields anew; None when none."""
+    family = OFFLINE_DATA
     total: Partial | None = None
     for _ in range(family.passes):
         acc: Partial | None = None  # not Partial(): combining with it costs ~10 us and changes nothing
-        for xs, ys in zip(flat_chunks(x, step), flat_chunks(y, step), strict=True):
+        for xs, ys in pairs():
             part = family.chunk(xs, ys, total)
             acc = part if acc is None else family.combine(acc, part)
-        assert acc is not None  # x.size > 0: at least one chunk
+        if acc is None:
+            return None
         total = acc if total is None else family.combine(total, acc)
-    assert total is not None  # passes >= 1
-    return family.finish(total, meta)
+    return total
+
+
+def _finite_part(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], step: int) -> MetricValues:
+    """The metrics of the elements finite on both sides (the NaN/inf positions agree)."""
+
+    def pairs() -> Iterator[tuple[npt.NDArray[np.generic], npt.NDArray[np.generic]]]:
+        for xs, ys in zip(flat_chunks(x, step), flat_chunks(y, step), strict=True):
+            keep = np.isfinite(xs) & np.isfinite(ys)
+            if keep.any():
+                yield xs[keep], ys[keep]
+
+    total = _total(pairs)
+    if total is None:
+        return MetricValues.unavailable("no element is finite on both sides")
+    return OFFLINE_DATA.finish(total, PairMeta())
