@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import fail
+from dumpcmp.commands._output import console, fail
 from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, UnsupportedDtypeError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, iter_tensors, read_dump
 from dumpcmp.proto.npy import load_npy
@@ -306,11 +306,11 @@ def inspect(
     if json_:
         typer.echo(json.dumps(doc, indent=2, allow_nan=False))
         return
-    console = Console(soft_wrap=True, highlight=False)
-    if not console.is_terminal:
+    out = console()  # escapes control characters: a name's ESC or newline is shown, not obeyed
+    if not out.is_terminal:
         # Piped or redirected: there is no screen to fit, so give the table room for every column.
-        console = Console(soft_wrap=True, highlight=False, width=max(console.width, _PIPE_WIDTH))
-    _render(console, doc)
+        out = console(width=max(out.width, _PIPE_WIDTH))
+    _render(out, doc)
 
 
 def register(app: typer.Typer) -> None:
