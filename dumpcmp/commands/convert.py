@@ -61,6 +61,7 @@ from dumpcmp.proto.names import (
     sanitize_dump_name,
 )
 from dumpcmp.proto.npy import load_npy, save_npy
+from dumpcmp.proto.sniff import named_if_not_a_dump, not_a_dump
 
 __all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
@@ -209,7 +210,23 @@ def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
             tally.skip(entry.path, "statistics CSV (dump_data: stats), it holds no tensor data")
             continue
         found.append((entry.path, entry.path.parent.relative_to(source)))
+    if not found and not tree.skipped:
+        _fail(f"{source}: no dump files to convert; {_what_it_holds(source)}")
     return found
+
+
+def _what_it_holds(directory: Path) -> str:
+    """What a directory without dump files holds, for the one line that says why nothing converts
+    (the walk passes .npy, .txt, .json … files over without a word)."""
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    npy = next((p for p in files if p.suffix == ".npy"), None)
+    if npy is not None:
+        example = npy.relative_to(directory)
+        return f"it holds .npy files such as {example}: golden data? (npy2dump converts those)"
+    if files:
+        example = files[0].relative_to(directory)
+        return f"it holds {counted(len(files), 'file')} such as {example}, none a dump file"
+    return "the directory holds no files"
 
 
 def _convert_file(
@@ -218,7 +235,7 @@ def _convert_file(
     try:
         dump = read_dump(path)
     except DumpFormatError as exc:
-        tally.skip(path, _reason(exc))
+        tally.skip(path, not_a_dump(path) or _reason(exc))
         return
     written = 0
     for tensor in (*dump.inputs, *dump.outputs):
@@ -517,7 +534,8 @@ def format_(
             dst = format_by_name(target)
         except KeyError:
             raise LayoutError(f"unknown format {target!r}") from None
-        dump = read_dump(input_)
+        with named_if_not_a_dump(input_):
+            dump = read_dump(input_)
         chosen = _pick_tensor(dump, tensor, index)
         prepare_output_dir(output, "-o")
         src = chosen.device_format()

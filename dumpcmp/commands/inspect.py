@@ -27,10 +27,10 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, fail
-from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, UnsupportedDtypeError
+from dumpcmp.errors import DumpcmpError, UnsupportedDtypeError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, iter_tensors, read_dump
 from dumpcmp.proto.npy import load_npy
-from dumpcmp.proto.sniff import NPY_MAGIC, what_is
+from dumpcmp.proto.sniff import NPY_MAGIC, named_if_not_a_dump
 
 __all__ = ["CHUNK_ELEMENTS", "TensorStats", "describe", "describe_npy", "inspect", "register", "tensor_stats"]
 
@@ -209,13 +209,8 @@ def _describe_file(path: Path) -> dict[str, Any]:
         is_npy = False  # read_dump reports the OSError in its own words
     if is_npy:
         return describe_npy(path)
-    try:
+    with named_if_not_a_dump(path):
         return describe(read_dump(path))
-    except DumpFormatError:
-        kind = what_is(path)
-        if kind is None:
-            raise
-        raise FormatError(f"{path} is {kind}, not a CANN dump file") from None
 
 
 # --------------------------------------------------------------------------- rendering

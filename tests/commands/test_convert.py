@@ -669,3 +669,41 @@ def test_format_never_overwrites_an_earlier_result(tree: Path, tmp_path: Path) -
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [target.name, f"{source.name}.output.0.3x4x1x1.npy"]
     )
+
+
+@pytest.mark.parametrize(
+    ("setup", "holds"),
+    [
+        ("golden", "it holds .npy files such as sub/conv.0.1700000000000001.npy: golden data? "
+                   "(npy2dump converts those)"),
+        ("notes", "it holds 2 files such as a.txt, none a dump file"),
+        ("empty", "the directory holds no files"),
+    ],
+)  # fmt: skip
+def test_dump2npy_of_a_directory_without_dump_files_says_what_it_holds(
+    tmp_path: Path, setup: str, holds: str
+) -> None:
+    source = tmp_path / "in"
+    (source / "sub").mkdir(parents=True)
+    if setup == "golden":
+        np.save(source / "sub" / "conv.0.1700000000000001.npy", np.ones(3, np.float32))
+    elif setup == "notes":
+        (source / "a.txt").write_text("x")
+        (source / "sub" / "b.json").write_text("{}")
+    code, output = _run("dump2npy", "-i", source, "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines() == [f"Error: {source}: no dump files to convert; {holds}"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_npy_given_as_a_dump_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones(3, np.float32))
+    code, output = _run("format", "-i", path, "-format", "ND", "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines() == [f"Error: {path} is a numpy .npy file, not a CANN dump file"]
+    assert not (tmp_path / "out").exists()
+    code, output = _run("dump2npy", "-i", path, "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines()[0] == f"skipped {path}: a numpy .npy file, not a CANN dump file"
+    assert not (tmp_path / "out").exists()
