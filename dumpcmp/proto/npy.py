@@ -145,8 +145,9 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | No
                 kind = what_is(path)
                 raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
             version = tuple(head[6:8])
-            if len(version) == 2 and version not in _VERSIONS:
-                # numpy would read a header length of the wrong width and report a nonsense size
+            if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
+                # A header dict where one belongs, behind a version numpy does not know: numpy
+                # would read a length field of the wrong width and report a nonsense size.
                 raise FormatError(
                     f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
                     "(numpy defines 1.0, 2.0 and 3.0)"

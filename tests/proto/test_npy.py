@@ -91,6 +91,7 @@ def test_arrays_are_memory_mapped_and_read_only(tmp_path: Path) -> None:
             "damaged .npy header",
         ),
         (b'\x93NUMPY\x01\x00\x10\x00{"""descr": 1}\n', "damaged .npy header"),
+        (b"\x93NUMPY not really", "damaged .npy header"),  # junk after the magic: no version to name
     ],
 )
 def test_junk_gets_one_clear_line(tmp_path: Path, content: bytes, message: str) -> None:
