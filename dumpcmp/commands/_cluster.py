@@ -7,15 +7,19 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from dumpcmp.commands._output import error_console
 
 if TYPE_CHECKING:  # the command module stays light until the command runs
     from dumpcmp.host.offline import CompareRequest
     from dumpcmp.host.workers import FileRunner
 
+# Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes.
+INSTALL_HINT = escape('Needs pip install "dumpcmp[cluster]"')
 CLUSTER_HELP = (
     "Run the comparison on a Dask cluster: its scheduler's address (tcp://HOST:8786), or local[:N] "
-    'for N worker processes on this machine. Needs pip install "dumpcmp[cluster]"; workers must '
+    f"for N worker processes on this machine. {INSTALL_HINT}; workers must "
     "see the dump and golden paths at the same place."
 )
 DEFAULT_TIMEOUT = 10.0  # seconds to reach the scheduler and find a worker: a LAN is much faster

@@ -27,9 +27,9 @@ class _EscapingConsole(Console):
         return super().render_str(printable(text), **options)
 
 
-def console() -> Console:
+def console(width: int | None = None) -> Console:
     # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
-    return _EscapingConsole(soft_wrap=True, highlight=False, emoji=False)  # ":x:" in a name stays text
+    return _EscapingConsole(soft_wrap=True, highlight=False, emoji=False, width=width)  # ":x:" stays text
 
 
 def error_console() -> Console:

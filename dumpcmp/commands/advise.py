@@ -226,11 +226,11 @@ def _read_path(result: Path) -> list[_ToAdvise]:
 
 def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:
     """A host session's tables; their advice goes to the current directory unless -o says."""
-    from dumpcmp.host.report.table import table_from_cells
+    from dumpcmp.host.report.table import refuse_cut_table, table_from_cells
 
     return [
         (
-            table_from_cells(cells, source=name),
+            table_from_cells(refuse_cut_table([list(row) for row in cells], name), source=name),
             Path(name).stem,
             Path("."),
             f"result {name}" if len(fetched) > 1 else "",

@@ -14,6 +14,9 @@ Names follow formats.md §2.4:
   output tensor. Indices must start at 0 without gaps, since a dump's outputs are positional.
 * ``format`` converts one tensor to another layout: ``{dump file}.{kind}.{index}.{d0xd1x…}.npy``.
 
+No conversion replaces what is already there: dump2npy and npy2dump refuse an ``-o`` that holds
+files of the kind they write (a second run would mix with the first), format an existing file.
+
 bf16, fp8, fp6 and fp4 tensors are written widened exactly to float32, so that a plain
 ``np.load`` gives their values; ``--keep-dtype`` writes their bit pattern with a ``.npy.json``
 sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is always float32.
@@ -21,7 +24,7 @@ sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is alway
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
@@ -58,6 +61,7 @@ from dumpcmp.proto.names import (
     sanitize_dump_name,
 )
 from dumpcmp.proto.npy import load_npy, save_npy
+from dumpcmp.proto.sniff import named_if_not_a_dump, not_a_dump
 
 __all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
@@ -159,10 +163,34 @@ _KEEP_DTYPE = typer.Option(
 )
 
 
-def _output_dir(path: Path) -> None:
-    """``-o`` checked once the input is known good and before anything is converted."""
+def _output_dir(path: Path, kind: str, is_kind: Callable[[str], bool]) -> None:
+    """``-o`` checked once the input is known good and before anything is converted.
+
+    An ``-o`` that already holds files of ``kind`` (``is_kind`` of their names) is refused: a
+    second conversion into it would replace some of them and leave the rest, so the directory
+    would mix two runs (a tensor unreadable now keeping its npy of the last run).
+    """
     with _user_errors():
+        earlier = [p for p in path.rglob("*") if is_kind(p.name) and p.is_file()] if path.is_dir() else []
+        if earlier:
+            raise OutputError(
+                f"-o {path} already holds {counted(len(earlier), kind)} (such as "
+                f"{min(earlier).relative_to(path)}) that this conversion would mix with its own: "
+                "give a new or empty directory, or remove them first"
+            )
         prepare_output_dir(path, "-o")
+
+
+def _is_npy(name: str) -> bool:
+    return name.endswith(".npy") and not name.startswith(".")
+
+
+def _is_dump(name: str) -> bool:
+    try:
+        parse_dump_name(name)
+    except BadFileNameError:
+        return False
+    return not name.startswith(".")
 
 
 def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
@@ -182,7 +210,23 @@ def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
             tally.skip(entry.path, "statistics CSV (dump_data: stats), it holds no tensor data")
             continue
         found.append((entry.path, entry.path.parent.relative_to(source)))
+    if not found and not tree.skipped:
+        _fail(f"{source}: no dump files to convert; {_what_it_holds(source)}")
     return found
+
+
+def _what_it_holds(directory: Path) -> str:
+    """What a directory without dump files holds, for the one line that says why nothing converts
+    (the walk passes .npy, .txt, .json … files over without a word)."""
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    npy = next((p for p in files if p.suffix == ".npy"), None)
+    if npy is not None:
+        example = npy.relative_to(directory)
+        return f"it holds .npy files such as {example}: golden data? (npy2dump converts those)"
+    if files:
+        example = files[0].relative_to(directory)
+        return f"it holds {counted(len(files), 'file')} such as {example}, none a dump file"
+    return "the directory holds no files"
 
 
 def _convert_file(
@@ -191,7 +235,7 @@ def _convert_file(
     try:
         dump = read_dump(path)
     except DumpFormatError as exc:
-        tally.skip(path, _reason(exc))
+        tally.skip(path, not_a_dump(path) or _reason(exc))
         return
     written = 0
     for tensor in (*dump.inputs, *dump.outputs):
@@ -217,7 +261,10 @@ def _convert_file(
 @app.command("dump2npy", cls=StrictCommand)
 def dump2npy(
     input_: Annotated[Path, typer.Option("-i", "--input", help="A dump file, or a directory of them.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the .npy files.")],
+    output: Annotated[
+        Path,
+        typer.Option("-o", "--output", help="Directory for the .npy files (new, or holding no .npy files)."),
+    ],
     device_layout: Annotated[
         bool, typer.Option("--device-layout", help="Keep the device layout and shape (padding included).")
     ] = False,
@@ -232,7 +279,7 @@ def dump2npy(
     tally = _Tally(console)
     sources = _dump_sources(input_, tally)
     with kept_if_written(output):
-        _output_dir(output)
+        _output_dir(output, ".npy file", _is_npy)
         with _user_errors(), _maybe_progress(console, len(sources), "dump2npy") as advance:
             for path, relative in sources:
                 _convert_file(
@@ -372,7 +419,10 @@ def npy2dump(
             "-i", "--input", help="A golden .npy file ({op}.{index}.{timestamp}.npy) or a directory."
         ),
     ],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the dump files.")],
+    output: Annotated[
+        Path,
+        typer.Option("-o", "--output", help="Directory for the dump files (new, or holding no dump files)."),
+    ],
     op_type: Annotated[
         str, typer.Option("--op-type", help="Op type field of the dump file names (golden names have none).")
     ] = DEFAULT_OP_TYPE,
@@ -382,7 +432,7 @@ def npy2dump(
     tally = _Tally(console)
     runs = _golden_runs(input_, tally)
     with kept_if_written(output):
-        _output_dir(output)
+        _output_dir(output, "dump file", _is_dump)
         with _maybe_progress(console, len(runs), "npy2dump") as advance:
             for run in runs:
                 _write_golden_run(run, output, op_type, tally)
@@ -484,7 +534,8 @@ def format_(
             dst = format_by_name(target)
         except KeyError:
             raise LayoutError(f"unknown format {target!r}") from None
-        dump = read_dump(input_)
+        with named_if_not_a_dump(input_):
+            dump = read_dump(input_)
         chosen = _pick_tensor(dump, tensor, index)
         prepare_output_dir(output, "-o")
         src = chosen.device_format()
@@ -498,6 +549,8 @@ def format_(
         result = convert(chosen.array(), src, dst, dst_shape, sub_format=chosen.sub_format, custom=converters)
         _check_rank(dst, result.shape, f"{tensor} {index} of {input_}", shape)
         name = converted_npy_name(input_.name, tensor, index, tuple(int(d) for d in result.shape))
+        if (output / name).exists():  # the same tensor in another format of the same shape
+            raise OutputError(f"{output / name} already exists: give another -o, or remove it first")
         try:
             path = save_npy(output / name, result, keep_dtype=keep_dtype)
         except OSError as exc:
@@ -580,7 +633,7 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
     tally = _Tally(console)
     goldens = _golden_files(source, tally, (".pb", ".quant"))
     with kept_if_written(out_root):
-        _output_dir(out_root)
+        _output_dir(out_root, ".npy file", _is_npy)
         for path, relative, golden in goldens:
             try:
                 dump = read_dump(path)

@@ -21,6 +21,7 @@ import grpc
 import typer
 
 from dumpcmp.commands._cluster import DEFAULT_TIMEOUT as DEFAULT_CLUSTER_TIMEOUT
+from dumpcmp.commands._cluster import INSTALL_HINT
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
 from dumpcmp.commands._remote import (
@@ -47,7 +48,7 @@ _APPEAR_POLL_S = 0.5  # how often --follow asks whether the session it waits for
 
 HOST_CLUSTER_HELP = (
     "Run every session's comparisons on a Dask cluster: its scheduler's address (tcp://HOST:8786), "
-    'or local[:N] for N worker processes on this machine. Needs pip install "dumpcmp[cluster]"; '
+    f"or local[:N] for N worker processes on this machine. {INSTALL_HINT}; "
     "workers must see --data (and golden host paths) at the same place."
 )
 

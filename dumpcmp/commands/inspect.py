@@ -26,11 +26,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import fail
-from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, UnsupportedDtypeError
+from dumpcmp.commands._output import console, fail
+from dumpcmp.errors import DumpcmpError, UnsupportedDtypeError
 from dumpcmp.proto.codec import DumpFile, DumpTensor, iter_tensors, read_dump
 from dumpcmp.proto.npy import load_npy
-from dumpcmp.proto.sniff import NPY_MAGIC, what_is
+from dumpcmp.proto.sniff import NPY_MAGIC, named_if_not_a_dump
 
 __all__ = ["CHUNK_ELEMENTS", "TensorStats", "describe", "describe_npy", "inspect", "register", "tensor_stats"]
 
@@ -209,13 +209,8 @@ def _describe_file(path: Path) -> dict[str, Any]:
         is_npy = False  # read_dump reports the OSError in its own words
     if is_npy:
         return describe_npy(path)
-    try:
+    with named_if_not_a_dump(path):
         return describe(read_dump(path))
-    except DumpFormatError:
-        kind = what_is(path)
-        if kind is None:
-            raise
-        raise FormatError(f"{path} is {kind}, not a CANN dump file") from None
 
 
 # --------------------------------------------------------------------------- rendering
@@ -306,11 +301,11 @@ def inspect(
     if json_:
         typer.echo(json.dumps(doc, indent=2, allow_nan=False))
         return
-    console = Console(soft_wrap=True, highlight=False)
-    if not console.is_terminal:
+    out = console()  # escapes control characters: a name's ESC or newline is shown, not obeyed
+    if not out.is_terminal:
         # Piped or redirected: there is no screen to fit, so give the table room for every column.
-        console = Console(soft_wrap=True, highlight=False, width=max(console.width, _PIPE_WIDTH))
-    _render(console, doc)
+        out = console(width=max(out.width, _PIPE_WIDTH))
+    _render(out, doc)
 
 
 def register(app: typer.Typer) -> None:

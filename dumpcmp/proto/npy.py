@@ -132,6 +132,7 @@ _SAVED_HEADER = re.compile(
     rb"\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': (False|True), 'shape': \(((?:\d+, ?)*\d*)\), \} *\n"
 )
 _FIXED_PART = 10  # magic, version, 2-byte header length
+_VERSIONS = ((1, 0), (2, 0), (3, 0))  # the npy format versions numpy defines
 
 
 def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | None]:
@@ -143,6 +144,14 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | No
             if not head.startswith(NPY_MAGIC):
                 kind = what_is(path)
                 raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
+            version = tuple(head[6:8])
+            if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
+                # A header dict where one belongs, behind a version numpy does not know: numpy
+                # would read a length field of the wrong width and report a nonsense size.
+                raise FormatError(
+                    f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
+                    "(numpy defines 1.0, 2.0 and 3.0)"
+                )
             header = _saved_header(head) or _any_header(handle)
             if header.dtype.hasobject:
                 raise FormatError(

@@ -7,9 +7,13 @@ not a header length of 8453027202830724681 bytes. Only the first bytes are read.
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["NPY_MAGIC", "not_regular", "what_is"]
+from dumpcmp.errors import DumpFormatError, FormatError
+
+__all__ = ["NPY_MAGIC", "named_if_not_a_dump", "not_a_dump", "not_regular", "what_is"]
 
 NPY_MAGIC = b"\x93NUMPY"
 _HEAD = 4096
@@ -38,6 +42,26 @@ def what_is(path: Path) -> str | None:
         if head.startswith(magic):
             return kind
     return _text_kind(head)
+
+
+def not_a_dump(path: Path) -> str | None:
+    """For a file that failed to read as a dump: "a JSON file, not a CANN dump file" when it is
+    recognisably something else, None when it looks like nothing else (a damaged dump)."""
+    kind = what_is(path)
+    return None if kind is None else f"{kind}, not a CANN dump file"
+
+
+@contextmanager
+def named_if_not_a_dump(path: Path) -> Iterator[None]:
+    """Around reading ``path`` as a dump: its DumpFormatError becomes "x.npy is a numpy .npy
+    file, not a CANN dump file" when the file is recognisably something else."""
+    try:
+        yield
+    except DumpFormatError:
+        other = not_a_dump(path)
+        if other is None:
+            raise
+        raise FormatError(f"{path} is {other}") from None
 
 
 def _text_kind(head: bytes) -> str | None:

@@ -123,6 +123,22 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, me
     assert files(tmp_path) == before and not (tmp_path / "out").exists()
 
 
+def test_a_cut_result_file_is_refused_not_judged(tmp_path: Path) -> None:
+    """``head -c`` of a result: the rows before the cut all agree, but the table is partial (the
+    diverging op is past the cut), so no all-clear, one line naming the file."""
+    whole = write_csv(tmp_path / "whole" / f"result_{STAMP}.csv").read_bytes()
+    cut = tmp_path / f"result_{STAMP}.csv"
+    last_row = whole.rstrip(b"\r\n").rsplit(b"\n", 1)[0]  # up to the end of the second-last row
+    cut.write_bytes(whole[: len(last_row) + 40])  # 40 bytes into the last row
+    before = files(tmp_path)
+    one_error_line(advise(cut), f"{cut}: the result table was cut off: its last row has")
+    one_error_line(advise(tmp_path, "-o", tmp_path / "out"), "the result table was cut off")
+    assert files(tmp_path) == before and not (tmp_path / "out").exists()
+    # A complete table without its final newline is still whole: advised as usual.
+    cut.write_bytes(whole.rstrip(b"\r\n"))
+    assert advise(cut).output.startswith(LINE)
+
+
 def test_argument_mistakes_are_one_line(tmp_path: Path) -> None:
     one_error_line(advise(), "give a RESULT file or directory, or --host and --session")
     one_error_line(advise("--host", "127.0.0.1:1"), "--host and --session go together")

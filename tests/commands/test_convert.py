@@ -611,3 +611,99 @@ def test_dump2npy_keeps_an_output_directory_that_was_there(tmp_path: Path) -> No
     (tmp_path / "out").mkdir()
     _run("dump2npy", "-i", tmp_path / "in", "-o", tmp_path / "out")
     assert (tmp_path / "out").is_dir()
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_dump2npy_into_an_output_of_an_earlier_conversion_is_refused_before_converting(
+    tree: Path, tmp_path: Path
+) -> None:
+    """Converting again after a file went bad would overwrite the good files and keep the bad
+    one's npy of the first run: the output would mix two runs. One line, nothing touched."""
+    out = tmp_path / "npy"
+    assert _run("dump2npy", "-i", tree, "-o", out)[0] == 0
+    (tree / STEP / f"Add.net_add.2.2.{STAMP + 1}").write_bytes(b"\x00" * 5)  # corrupt now
+    before = _files(out)
+    code, output = _run("dump2npy", "-i", tree, "-o", out)
+    assert code == 1 and "Traceback" not in output
+    assert output.splitlines()[-1] == (
+        f"Error: -o {out} already holds 5 .npy files (such as "
+        f"{STEP / f'Add.net_add.2.2.{STAMP + 1}.output.0.npy'}) that this conversion would mix with its own: "
+        "give a new or empty directory, or remove them first"
+    )
+    assert "converted" not in output
+    assert _files(out) == before
+    # Other files do not count: an -o holding notes or the dump tree itself is fine.
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("mine")
+    assert _run("dump2npy", "-i", tree, "-o", tmp_path / "notes")[0] == 0
+
+
+def test_npy2dump_into_an_output_of_an_earlier_conversion_is_refused(tmp_path: Path) -> None:
+    np.save(tmp_path / "fc.0.1700000000000001.npy", np.ones(3, np.float32))
+    assert _run("npy2dump", "-i", tmp_path / "fc.0.1700000000000001.npy", "-o", tmp_path / "d")[0] == 0
+    before = _files(tmp_path / "d")
+    code, output = _run("npy2dump", "-i", tmp_path / "fc.0.1700000000000001.npy", "-o", tmp_path / "d")
+    assert code == 1 and "Traceback" not in output
+    assert output.splitlines() == [
+        f"Error: -o {tmp_path / 'd'} already holds 1 dump file (such as Golden.fc.0.0.1700000000000001) "
+        "that this conversion would mix with its own: give a new or empty directory, or remove them first"
+    ]
+    assert _files(tmp_path / "d") == before
+
+
+def test_format_never_overwrites_an_earlier_result(tree: Path, tmp_path: Path) -> None:
+    source = tree / STEP / f"Conv2D.net_conv.1.2.{STAMP}"
+    out = tmp_path / "fmt"
+    assert _run("format", "-i", source, "-format", "ND", "-o", out)[0] == 0
+    target = out / f"{source.name}.output.0.3x4.npy"
+    target.write_bytes(b"the user's own file")
+    code, output = _run("format", "-i", source, "-format", "NCHW", "-shape", "3,4,1,1", "-o", out)
+    assert code == 0, output  # another shape: another name
+    code, output = _run("format", "-i", source, "-format", "ND", "-o", out)
+    assert code == 1 and "Traceback" not in output
+    assert output.splitlines() == [f"Error: {target} already exists: give another -o, or remove it first"]
+    assert target.read_bytes() == b"the user's own file"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [target.name, f"{source.name}.output.0.3x4x1x1.npy"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "holds"),
+    [
+        ("golden", "it holds .npy files such as sub/conv.0.1700000000000001.npy: golden data? "
+                   "(npy2dump converts those)"),
+        ("notes", "it holds 2 files such as a.txt, none a dump file"),
+        ("empty", "the directory holds no files"),
+    ],
+)  # fmt: skip
+def test_dump2npy_of_a_directory_without_dump_files_says_what_it_holds(
+    tmp_path: Path, setup: str, holds: str
+) -> None:
+    source = tmp_path / "in"
+    (source / "sub").mkdir(parents=True)
+    if setup == "golden":
+        np.save(source / "sub" / "conv.0.1700000000000001.npy", np.ones(3, np.float32))
+    elif setup == "notes":
+        (source / "a.txt").write_text("x")
+        (source / "sub" / "b.json").write_text("{}")
+    code, output = _run("dump2npy", "-i", source, "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines() == [f"Error: {source}: no dump files to convert; {holds}"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_npy_given_as_a_dump_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones(3, np.float32))
+    code, output = _run("format", "-i", path, "-format", "ND", "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines() == [f"Error: {path} is a numpy .npy file, not a CANN dump file"]
+    assert not (tmp_path / "out").exists()
+    code, output = _run("dump2npy", "-i", path, "-o", tmp_path / "out")
+    assert code == 1
+    assert output.splitlines()[0] == f"skipped {path}: a numpy .npy file, not a CANN dump file"
+    assert not (tmp_path / "out").exists()

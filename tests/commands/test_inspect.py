@@ -310,3 +310,14 @@ def test_an_empty_path_is_not_the_current_directory(tmp_path: Path, monkeypatch:
         code, output = _run(*args)
         assert code == 2
         assert output.splitlines() == ["Error: FILE: empty path (give a file or directory; '.' for this one)"]
+
+
+def test_an_npy_of_an_unknown_version_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "v9.npy"
+    np.save(path, np.ones(3, np.float32))
+    path.write_bytes(path.read_bytes()[:6] + b"\x09\x00" + path.read_bytes()[8:])
+    code, output = _run(path)
+    assert code == 1
+    assert output.splitlines() == [
+        f"Error: {path}: a numpy .npy file of unsupported format version 9.0 (numpy defines 1.0, 2.0 and 3.0)"
+    ]

@@ -67,3 +67,23 @@ def test_skipped_files_with_hostile_names_are_one_line_each(tmp_path: Path, shar
     # The result file is data, not terminal text: its names are not touched (no row for a skipped file).
     (csv_file,) = (tmp_path / "out").glob("result_*.csv")
     assert "\\x1b" not in csv_file.read_text()
+
+
+def test_inspect_shows_hostile_names_escaped_like_every_other_command(tmp_path: Path) -> None:
+    import numpy as np
+
+    from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
+
+    npy = tmp_path / f"{HOSTILE}.npy"
+    np.save(npy, np.ones(3, np.float32))
+    tensor = DumpTensor.from_array(TensorKind.OUTPUT, 0, np.ones(2, np.float32))
+    dump = write_dump(
+        tmp_path / "Add.a_b.1.2.1700000000000000",
+        DumpFile("", Layout.V2, "2.0", 1_700_000_000_000_000, f"op{HOSTILE}", outputs=(tensor,)),
+    )
+    for path in (npy, dump):
+        result = runner.invoke(app, ["inspect", str(path)])
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert result.output.splitlines()[0] == str(path).replace(HOSTILE, SHOWN)
+    assert f"op name   op{SHOWN}" in result.output.splitlines()

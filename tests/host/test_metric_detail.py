@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import ml_dtypes
@@ -11,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from dumpcmp.errors import MatchError
+from dumpcmp.errors import MatchError, OutputError
 from dumpcmp.host.metrics import detail, write_detail
 from dumpcmp.host.metrics.detail import detail_columns, sanitize_op_name
 
@@ -187,3 +188,35 @@ def test_bad_arguments(tmp_path: Path) -> None:
         write_detail(x, x, tmp_path, "op", "middle", 0, "l", "r", "ND")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_rows"):
         write(tmp_path, x, x, max_rows=0)
+
+
+def test_a_second_detail_of_a_tensor_never_overwrites_the_first(tmp_path: Path) -> None:
+    """Like result files: the second run's files all end in ``_1`` (they go together), the first
+    run's are left byte for byte."""
+    y = np.arange(5, dtype=np.float32)
+    first = write(tmp_path, y + 1, y, max_rows=2)
+    before = {p.name: p.read_bytes() for p in first}
+    second = write(tmp_path, y + 2, y, max_rows=2)
+    stem = "conv1_Conv2D_output_0"
+    assert [p.name for p in second] == [f"{stem}_summary_1.txt", *(f"{stem}_{i}_1.csv" for i in range(3))]
+    assert {p.name: p.read_bytes() for p in first} == before
+    assert rows_of(second[1:])[1][0][:2] == ["0", "2.000000"]  # the second run's Left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, *(p.name for p in second)])
+
+
+def test_a_detail_that_fails_midway_leaves_only_the_earlier_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    y = np.arange(5, dtype=np.float32)
+    first = {p: p.read_bytes() for p in write(tmp_path, y + 1, y, max_rows=2)}
+    blocks = detail._blocks
+
+    def failing(*args: object) -> Iterator[object]:
+        if args[2] >= 2:  # the second file's rows: a full disk, say
+            raise OSError(28, "No space left on device")
+        yield from blocks(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(detail, "_blocks", failing)
+    with pytest.raises(OutputError, match="No space left on device"):
+        write(tmp_path, y, y, max_rows=2)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == first

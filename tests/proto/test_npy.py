@@ -91,6 +91,7 @@ def test_arrays_are_memory_mapped_and_read_only(tmp_path: Path) -> None:
             "damaged .npy header",
         ),
         (b'\x93NUMPY\x01\x00\x10\x00{"""descr": 1}\n', "damaged .npy header"),
+        (b"\x93NUMPY not really", "damaged .npy header"),  # junk after the magic: no version to name
     ],
 )
 def test_junk_gets_one_clear_line(tmp_path: Path, content: bytes, message: str) -> None:
@@ -157,3 +158,25 @@ def test_a_header_numpy_writes_as_version_2_is_read(tmp_path: Path) -> None:
     with (tmp_path / "v2.npy").open("wb") as handle:
         np.lib.format.write_array(handle, array, version=(2, 0))
     np.testing.assert_array_equal(load_npy(tmp_path / "v2.npy"), array)
+
+
+@pytest.mark.parametrize("version", [b"\x09\x00", b"\x01\x05", b"\x04\x00"])
+def test_an_npy_of_a_version_numpy_does_not_define_says_so(tmp_path: Path, version: bytes) -> None:
+    """Not "expected 662372470 bytes": numpy reads a header length of the wrong width."""
+    np.save(tmp_path / "v.npy", np.ones(3, np.float32))
+    data = bytearray((tmp_path / "v.npy").read_bytes())
+    data[6:8] = version
+    (tmp_path / "v.npy").write_bytes(bytes(data))
+    with pytest.raises(FormatError) as info:
+        load_npy(tmp_path / "v.npy")
+    assert str(info.value) == (
+        f"{tmp_path / 'v.npy'}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
+        "(numpy defines 1.0, 2.0 and 3.0)"
+    )
+
+
+def test_a_header_numpy_writes_as_version_3_is_read(tmp_path: Path) -> None:
+    array = np.arange(4, dtype=np.float32)
+    with (tmp_path / "v3.npy").open("wb") as handle:
+        np.lib.format.write_array(handle, array, version=(3, 0))
+    np.testing.assert_array_equal(load_npy(tmp_path / "v3.npy"), array)

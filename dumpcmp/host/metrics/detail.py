@@ -1,15 +1,16 @@
 """Single-operator detail files (spec/metrics.md §1.2): every element of one tensor pair.
 
 ``write_detail`` writes ``{op}_{io}_{index}_summary.txt`` and as many
-``{op}_{io}_{index}_{file_index}.csv`` files as ``max_rows`` requires. The tensors are read in
-chunks and each chunk is formatted with a single C-level ``%`` call, so a tensor of any size costs
-one chunk of memory and no per-element Python formatting.
+``{op}_{io}_{index}_{file_index}.csv`` files as ``max_rows`` requires; like result files they
+never replace existing ones (a second detail of the tensor gets ``…_summary_1.txt``,
+``…_0_1.csv``). The tensors are read in chunks and each chunk is formatted with a single C-level
+``%`` call, so a tensor of any size costs one chunk of memory and no per-element Python formatting.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -159,19 +160,47 @@ def write_detail(
             f"{op_name} {io} {index}: cannot write detail, element counts differ "
             f"({list(x_logical.shape)} vs {list(y_logical.shape)})"
         )
+    from dumpcmp.host.sinks.csv_file import claim_new_path  # the sinks import the metrics
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     stem = f"{sanitize_op_name(op_name)}_{io}_{index}"
+    # The summary's free name ("", "_1", …) is this detail's: its CSV files carry the same ending,
+    # so one run's files go together and an earlier run's are left as they were.
+    summary_path = claim_new_path(out / f"{stem}_summary.txt")
+    copy = summary_path.stem.removeprefix(f"{stem}_summary")
+    paths = [summary_path]
+    try:
+        bounds = _write_rows(
+            x_logical, y_logical, lambda i: claim_new_path(out / f"{stem}_{i}{copy}.csv"), max_rows, paths
+        )
+        summary = DetailSummary(x_logical.size, left_name, right_name, fmt_name, *bounds)
+        with atomic_path(summary_path) as temp:
+            temp.write_text(summary.render(), encoding="utf-8")
+    except BaseException:
+        for path in paths:  # only names this call claimed: its empty claims or its own files
+            path.unlink(missing_ok=True)
+        raise
+    return paths
+
+
+def _write_rows(
+    x_logical: npt.NDArray[np.generic],
+    y_logical: npt.NDArray[np.generic],
+    claim: Callable[[int], Path],
+    max_rows: int,
+    paths: list[Path],
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """The element-wise CSV files, each named by ``claim(file_index)`` and appended to ``paths`` as
+    soon as it is; the min/max absolute and relative errors."""
     shape = tuple(x_logical.shape)
     n = x_logical.size
     header = ",".join(detail_columns(shape)) + "\n"
-
     # Per-block extremes; numpy's min/max over them propagate NaN like the columns do.
     abs_bounds: list[tuple[float, float]] = []
     rel_bounds: list[tuple[float, float]] = []
-    paths: list[Path] = []
     for file_index, lo in enumerate(range(0, max(n, 1), max_rows)):
-        path = out / f"{stem}_{file_index}.csv"
+        path = claim(file_index)
+        paths.append(path)
         with atomic_path(path) as temp, temp.open("w", encoding="utf-8", newline="") as f:
             f.write(header)
             for block in _blocks(x_logical, y_logical, lo, min(lo + max_rows, n)):
@@ -180,10 +209,4 @@ def write_detail(
                 rel = block.relative[~block.right_zero]
                 if rel.size:
                     rel_bounds.append((rel.min(), rel.max()))
-        paths.append(path)
-
-    summary = DetailSummary(n, left_name, right_name, fmt_name, *_bounds(abs_bounds), *_bounds(rel_bounds))
-    summary_path = out / f"{stem}_summary.txt"
-    with atomic_path(summary_path) as temp:
-        temp.write_text(summary.render(), encoding="utf-8")
-    return [summary_path, *paths]
+    return (*_bounds(abs_bounds), *_bounds(rel_bounds))

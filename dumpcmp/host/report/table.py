@@ -188,13 +188,29 @@ def _require(header: Sequence[str], names: Sequence[str], where: str) -> None:
 def _csv_rows(path: Path) -> list[list[str]]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            return list(csv.reader(handle))
+            return refuse_cut_table(list(csv.reader(handle)), str(path))
     except UnicodeDecodeError:
         raise FormatError(
             f"{path}: not a result table: not UTF-8 text (an xlsx or other binary file?)"
         ) from None
     except (OSError, csv.Error) as exc:
         raise FormatError(f"{path}: cannot read result table: {exc}") from None
+
+
+def refuse_cut_table(rows: list[list[str]], source: str) -> list[list[str]]:
+    """``rows`` (header first), unless the last row is shorter than the header.
+
+    Every row the comparator writes is as wide as its header, so a short last row means the file
+    was cut (a copy stopped by a full disk, ``head -c``, a transfer that broke): judging the rows
+    before it would give an all-clear for a table whose later ops were never seen.
+    """
+    filled = [row for row in rows if any(cell.strip() for cell in row)]
+    if len(filled) > 1 and len(filled[-1]) < len(filled[0]):
+        raise FormatError(
+            f"{source}: the result table was cut off: its last row has {len(filled[-1])} of the "
+            f"header's {len(filled[0])} cells - not judged; use the complete file or regenerate it"
+        )
+    return rows
 
 
 def _xlsx_rows(path: Path) -> list[list[str]]:
