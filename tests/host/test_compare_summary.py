@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from dumpcmp.cli import app
 from dumpcmp.host.metrics import MetricValues, compare_arrays
+from dumpcmp.host.metrics.offline_data import finite_metrics
 from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
@@ -278,6 +279,42 @@ def test_nan_at_the_same_positions_on_both_sides_is_no_divergence(tmp_path: Path
         f"no divergence: all {len(OPS)} compared tensors are within the thresholds "
         "(1 of them only where both sides are finite)"
     )
+
+
+def _advice_of(outcome: object) -> list[str]:
+    from dumpcmp.host.report.advisor import advise
+    from dumpcmp.host.report.table import read_result
+
+    (shard,) = outcome.shards  # type: ignore[attr-defined]
+    return advise(read_result(shard.result_file)).lines()
+
+
+def test_the_advisor_judges_same_position_nan_as_the_summary_does(tmp_path: Path) -> None:
+    # From the result table alone: the reason gives the finite elements' numbers. Before, the
+    # advisor named the NaN tensor as the first divergence while the summary said there was none.
+    tree = write_tree(tmp_path / "npu", _nan_at_3_of(1))
+    outcome = run_compare(CompareRequest(tree, tree, out_dir=tmp_path / "out"))
+    (row,) = (r for r in outcome.rows if r.index == 1)
+    assert "(where both are finite: CosineSimilarity 1, RelativeEuclideanDistance 0," in " ".join(row.reasons)
+    (line,) = _advice_of(outcome)
+    assert line.startswith(f"network consistent: all {len(OPS)} compared tensors agree")
+
+    golden = write_tree(tmp_path / "golden", _nan_at_3_of(1))
+    apart = run_compare(CompareRequest(write_tree(tmp_path / "biased", _nan_at_3_of(1, bias=1.0)), golden,
+                                       out_dir=tmp_path / "out2"))  # fmt: skip
+    assert any("block1/conv" in line and "first divergence" in line for line in _advice_of(apart))
+
+
+def test_the_finite_elements_read_back_from_the_reason() -> None:
+    x = np.array([np.nan, 1.0, 2.0, 3.0, np.inf], dtype=np.float32)
+    m = compare_arrays(x, x * np.float32(1.001))
+    assert m.finite is not None
+    reason = " ".join(m.reasons)
+    read = finite_metrics(reason)
+    assert read is not None
+    assert read.cosine_similarity == pytest.approx(m.finite.cosine_similarity, rel=1e-9)
+    assert read.root_mean_square_error == pytest.approx(m.finite.root_mean_square_error, rel=1e-8)
+    assert Thresholds().breaches(replace(m, finite=read)) == Thresholds().breaches(m)
 
 
 def test_nan_at_the_same_positions_with_other_elements_apart_diverges(tmp_path: Path) -> None:

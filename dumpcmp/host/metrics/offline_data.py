@@ -24,6 +24,7 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -600,8 +601,48 @@ def compare_arrays(
     assert total is not None  # x.size > 0: at least one chunk
     metrics = OFFLINE_DATA.finish(total, meta)
     if total.has_special and total.special_mismatch == 0:
-        metrics = replace(metrics, finite=_finite_part(x, y, step))
+        finite = _finite_part(x, y, step)
+        metrics = replace(metrics, finite=finite, reasons=(*metrics.reasons, finite_reason(finite)))
     return metrics
+
+
+# What the verdict reads of the finite elements, in the reason: the advisor, which has only the
+# result table, judges such a pair by the same numbers (``finite_metrics``).
+_FINITE_VERDICT = ("CosineSimilarity", "RelativeEuclideanDistance", "KullbackLeiblerDivergence",
+                   "RootMeanSquareError", "MeanRelativeError")  # fmt: skip
+_NO_FINITE = "(no element is finite on both sides)"
+
+
+def finite_reason(finite: MetricValues) -> str:
+    """The reason's part for a pair with NaN/inf at the same positions: the verdict's metrics of
+    the elements finite on both sides."""
+    if not finite.has_numbers:
+        return _NO_FINITE
+    columns = finite.by_column()
+    return "(where both are finite: " + ", ".join(f"{n} {columns[n]:.9g}" for n in _FINITE_VERDICT) + ")"
+
+
+def finite_metrics(reason: str) -> MetricValues | None:
+    """``finite_reason``'s metrics read back from a row's reason; None when it has none."""
+    if _NO_FINITE in reason:
+        return MetricValues.unavailable("no element is finite on both sides")
+    start = reason.find("(where both are finite: ")
+    if start < 0:
+        return None
+    values = dict(re.findall(r"(\w+) (\S+?)[,)]", reason[start:]))
+    try:
+        read = {name: float(values[name]) for name in _FINITE_VERDICT}
+    except (KeyError, ValueError):
+        return None
+    return replace(
+        MetricValues.unavailable(""),
+        cosine_similarity=read["CosineSimilarity"],
+        relative_euclidean_distance=read["RelativeEuclideanDistance"],
+        kullback_leibler_divergence=read["KullbackLeiblerDivergence"],
+        root_mean_square_error=read["RootMeanSquareError"],
+        mean_relative_error=read["MeanRelativeError"],
+        reasons=(),
+    )
 
 
 _ChunkPairs = Callable[[], Iterator[tuple[npt.NDArray[np.generic], npt.NDArray[np.generic]]]]

@@ -252,8 +252,9 @@ class RowJudge:
         return Agreement.UNKNOWN
 
     def breaches(self, row: TensorResult) -> tuple[str, ...]:
-        """The verdict thresholds an offline row is beyond (as the summary words them)."""
-        from dumpcmp.host.metrics.offline_data import MetricValues
+        """The verdict thresholds an offline row is beyond (as the summary words them); a pair
+        with NaN/inf at the same positions by the finite elements its reason gives, as there."""
+        from dumpcmp.host.metrics.offline_data import MetricValues, finite_metrics
 
         m = row.metric
         values = MetricValues(
@@ -271,6 +272,7 @@ class RowJudge:
             max_relative_error=m("MaxRelativeError"),
             mean_relative_error=m("MeanRelativeError"),
             spread_computed=False,
+            finite=finite_metrics(row.reason) if "positions agree" in row.reason else None,
         )
         return self.t.verdict.breaches(values)
 
