@@ -27,7 +27,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.host.summary import nothing_compared, summarize
+from dumpcmp.host.summary import InputNames, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.printable import printable
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
@@ -102,6 +102,17 @@ class Plan:
     overflow_detection: bool
     needs_golden: bool  # golden data comes as GOLDEN files of the session
     needs_rule: str  # the FUSION_RULE file of the session it names, or ""
+
+    @property
+    def inputs(self) -> InputNames:
+        """The agent options that gave the session its inputs, for an error saying what to check."""
+        return InputNames(
+            target="the dump files the agent sent",
+            golden="--golden" if self.needs_golden else "--golden-on-host",
+            fusion_rule="--fusion-rule-on-host"
+            if self.fusion_rule and not self.needs_rule
+            else "--fusion-rule",
+        )
 
     @classmethod
     def of(cls, directory: Path, settings: CompareSettings) -> Plan:
@@ -328,7 +339,7 @@ def _final_table(
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
-    return rows, columns, names, summary, nothing_compared(outcome, Thresholds()) or ""
+    return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs) or ""
 
 
 def _skipped_lines(skipped: tuple[tuple[Path, str], ...]) -> list[str]:

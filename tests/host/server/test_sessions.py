@@ -405,3 +405,24 @@ def test_a_file_the_host_cannot_name_is_a_skipped_line_of_the_summary(
     info = client.close("s1")
     line = f"skipped {Path(info.data_dir) / 'dump' / directory / '1234567890123'}: not a dump file name"
     assert line in info.summary
+
+
+@pytest.mark.parametrize(
+    ("settings", "golden", "rule"),
+    [
+        ({"golden_uploaded": True, "fusion_rule_name": "r.json"}, "--golden", "--fusion-rule"),
+        (
+            {"golden_host_path": "/g", "fusion_rule_host_path": "/r.json"},
+            "--golden-on-host",
+            "--fusion-rule-on-host",
+        ),
+    ],
+)
+def test_a_session_names_its_inputs_by_the_agents_options(
+    settings: dict[str, object], golden: str, rule: str, tmp_path: Path
+) -> None:
+    """ "Nothing compared" says what to check in the words the user ran the agent with."""
+    from dumpcmp.host.server.worker import Plan
+
+    inputs = Plan.of(tmp_path, pb.CompareSettings(**settings)).inputs  # type: ignore[arg-type]
+    assert (inputs.golden, inputs.fusion_rule) == (golden, rule)
