@@ -223,7 +223,9 @@ def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) ->
     assert not (tmp_path / "DATA").exists()
 
 
-def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_serve_runs_until_sigterm(tmp_path: Path, signum: signal.Signals) -> None:
+    """Ctrl-C or SIGTERM is how a server ends, not an interruption: exit 0 (as the README says)."""
     data = tmp_path / "data"
     command = [
         sys.executable,
@@ -248,7 +250,7 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
         port = int(first.split(":")[1].split(",")[0])
         code, output = invoke("sessions", "--host", f"127.0.0.1:{port}")
         assert (code, output.strip()) == (0, f"no sessions on 127.0.0.1:{port}")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert stdout.strip() == "host stopped"
