@@ -426,3 +426,18 @@ def test_a_session_names_its_inputs_by_the_agents_options(
 
     inputs = Plan.of(tmp_path, pb.CompareSettings(**settings)).inputs  # type: ignore[arg-type]
     assert (inputs.golden, inputs.fusion_rule) == (golden, rule)
+
+
+def test_an_sqlite_file_of_something_else_is_refused_naming_it_and_left_alone(tmp_path: Path) -> None:
+    from dumpcmp.errors import StoreError
+
+    db = sqlite3.connect(tmp_path / store_module.DB_NAME)
+    db.execute("CREATE TABLE sessions (x)")
+    db.commit()
+    db.close()
+    before = (tmp_path / store_module.DB_NAME).read_bytes()
+    path = tmp_path / store_module.DB_NAME
+    with pytest.raises(StoreError) as raised:
+        store_module.SessionStore(tmp_path)
+    assert str(raised.value) == f"{path}: not a dumpcmp session store (an SQLite database of something else)"
+    assert path.read_bytes() == before
