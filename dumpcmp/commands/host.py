@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -306,60 +306,90 @@ def results_command(
 ) -> None:
     """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close
     (and for the session to appear, when no agent opened it yet)."""
-    from dumpcmp.outputs import prepare_output_dir
+    from dumpcmp.outputs import kept_if_written, prepare_output_dir
 
     options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
     out = console()
     with user_errors():
+        if wait is not None and not follow:
+            raise DumpcmpError("--wait goes with --follow (how long to wait for the session to appear)")
+        if graph is not None and html_text is None:
+            raise DumpcmpError("--graph goes with --html (the graph is drawn in the HTML report)")
         csv_out = _file_target(csv_text, "--csv")
         xlsx_out = _file_target(xlsx_text, "--xlsx")
         html_out = _file_target(html_text, "--html")
-        for target, option in ((csv_out, "--csv"), (xlsx_out, "--xlsx"), (html_out, "--html")):
-            if target is not None:
-                prepare_output_dir(target.parent, option)
-        if out_dir is not None:
-            prepare_output_dir(out_dir, "--out")
-    with _stub(options) as stub:
-        if follow:
-            info = _await_session(stub, session, options, wait)
-        else:
-            info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
-        if follow and info.state != pb.SessionInfo.CLOSED:
-            _follow(stub, session)
-            info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
-        columns, rows = _rows(stub, session, timeout)
-        if csv_out is not None:
-            _write_csv(stub, info, csv_out, columns, rows, timeout)
-        if xlsx_out is not None:
-            _write_xlsx(stub, info, xlsx_out, columns, rows, timeout)
-        if html_out is not None:
-            with user_errors():
-                _write_html(stub, info, html_out, graph, columns, rows, timeout)
-        downloaded = _download(stub, info, out_dir, timeout) if out_dir is not None else []
+    # An --out directory this command makes goes again when nothing was written into it.
+    with kept_if_written(out_dir) if out_dir is not None else nullcontext():
+        with user_errors():
+            if out_dir is not None:
+                prepare_output_dir(out_dir, "--out")
+        with _stub(options) as stub:
+            if follow:
+                info = _await_session(stub, session, options, wait)
+            else:
+                info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+            if follow and info.state != pb.SessionInfo.CLOSED:
+                _follow(stub, session)
+                info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
+            columns, rows = _rows(stub, session, timeout)
+            written: list[Path] = []
+            if csv_out is not None:
+                with _claimed(csv_out) as target:
+                    _write_csv(stub, info, target, columns, rows, timeout)
+                written.append(target)
+            if xlsx_out is not None:
+                with _claimed(xlsx_out) as target:
+                    _write_xlsx(stub, info, target, columns, rows, timeout)
+                written.append(target)
+            if html_out is not None:
+                with _claimed(html_out) as target, user_errors():
+                    _write_html(stub, info, target, graph, columns, rows, timeout)
+                written.append(target)
+            written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
     out.print(status_line(info, len(rows)), markup=False)
-    if info.replaced_runs:
+    if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
         out.print(line, markup=False)
-    for target in (csv_out, xlsx_out, html_out, *downloaded):
-        if target is not None:
-            out.print(f"wrote {target}", markup=False)
+    for target in written:
+        out.print(f"wrote {target}", markup=False)
     if info.nothing_compared:
         fail(info.nothing_compared)  # as compare: the files are written, and exit 1
 
 
 def _file_target(text: str | None, option: str) -> Path | None:
-    """The file ``option`` names; a directory, or a path ending in a separator, is one line."""
+    """The file ``option`` names, in a directory that exists and takes files; a directory, or a
+    path ending in a separator, is one line, as is a missing directory (never made here)."""
+    from dumpcmp.outputs import prepare_output_dir
+
     if text is None:
         return None
     path = Path(text)
     if text.rpartition(os.sep)[2] in ("", ".", "..") or path.is_dir():
         raise OutputError(f"{option} {text}: a file path is needed, not a directory")
+    if not path.parent.is_dir():
+        raise OutputError(f"{option} {text}: cannot write: directory {path.parent} does not exist")
+    prepare_output_dir(path.parent, option)  # it exists: only proves it takes files
     return path
 
 
+@contextmanager
+def _claimed(path: Path) -> Iterator[Path]:
+    """``path``, or the next free name beside it (``_1``, ``_2`` … as compare's result files: a
+    user's file is never replaced), claimed empty for the block to write; gone again if it fails."""
+    from dumpcmp.host.sinks.csv_file import claim_new_path
+
+    target = claim_new_path(path)
+    try:
+        yield target
+    except BaseException:
+        target.unlink(missing_ok=True)  # still our claim: nothing else was written there
+        raise
+
+
 def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:
-    """Each of the closed session's result files, byte for byte, under its own name."""
+    """Each of the closed session's result files, byte for byte, under its own name (or the next
+    free one: a file already in --out is never replaced)."""
     from dumpcmp.outputs import atomic_path
 
     if info.state != pb.SessionInfo.CLOSED:
@@ -368,8 +398,12 @@ def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeou
         )
     written = []
     for name in info.result_files:
-        target = out_dir / Path(name).name  # a name from the wire never leaves --out
-        with atomic_path(target) as temp, temp.open("wb") as handle:
+        # a name from the wire never leaves --out
+        with (
+            _claimed(out_dir / Path(name).name) as target,
+            atomic_path(target) as temp,
+            temp.open("wb") as handle,
+        ):
             for data in _result_chunks(stub, info, name, timeout):
                 handle.write(data)
         written.append(target)

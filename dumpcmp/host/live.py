@@ -27,7 +27,8 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.session import CompareOutcome, CompareSession
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import prepare_output_dir
-from dumpcmp.proto.walker import DumpEntry, GroupKey, SkippedFile, dump_entry
+from dumpcmp.proto.names import MAPPING_FILE, read_mapping
+from dumpcmp.proto.walker import DumpEntry, GroupKey, SkippedFile, arrived_entry
 
 # (each file with its plan) -> each file's rows, in that order
 FilesRunner = Callable[[Sequence[tuple[DumpEntry, ComparePlan]]], list[FileRows]]
@@ -40,7 +41,11 @@ def compare_here(work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows
 
 @dataclass(frozen=True, slots=True)
 class Added:
-    """What ``add_many`` made of its files: rows (none for skipped and statistics files), or why not."""
+    """What ``add_many`` made of its files: rows (none for skipped and statistics files), or why not.
+
+    A ``mapping.csv`` among the files also brings back the rows of the files it names that came
+    before it (skipped until then): ``rows`` may hold files the caller did not pass.
+    """
 
     rows: dict[Path, list[ResultRow]] = field(default_factory=dict)
     problems: dict[Path, DumpcmpError] = field(default_factory=dict)
@@ -107,11 +112,11 @@ class LiveCompare:
         """
         added = Added()
         found_entries: list[tuple[Path, DumpEntry]] = []
-        landed = [(path, dump_entry(path, self._request.target)) for path in dump_files]
         with self._lock:
-            for path, found in landed:
+            for path, found in self._arrived(dump_files):
                 if isinstance(found, DumpEntry):
                     found_entries.append((path, found))
+                    self._skipped.pop(path, None)
                     self._record(found)
                 elif isinstance(found, SkippedFile):
                     self._skipped[found.path] = found.reason
@@ -134,6 +139,20 @@ class LiveCompare:
                     place = shard.place(result)
                     added.rows[path] = [replace(row, index=place) for row in result.rows]
         return added
+
+    def _arrived(self, dump_files: Sequence[Path]) -> list[tuple[Path, DumpEntry | SkippedFile | None]]:
+        """Each file as a walk of the dump root names it: through its directory's ``mapping.csv``.
+
+        A mapping file may land after the files it names: it brings back its directory's files
+        skipped so far, so the arrival order does not change the result.
+        """
+        paths = list(dict.fromkeys(dump_files))
+        for mapping_file in [p for p in paths if p.name == MAPPING_FILE]:
+            paths += [p for p in self._skipped if p.parent == mapping_file.parent and p not in paths]
+        mappings: dict[Path, dict[str, str]] = {}
+        for directory in {p.parent for p in paths}:
+            mappings[directory] = read_mapping(directory)
+        return [(p, arrived_entry(p, self._request.target, mappings[p.parent])) for p in paths]
 
     def _record(self, entry: DumpEntry) -> None:
         self._entries[entry.path] = entry

@@ -361,21 +361,39 @@ def _files(label: str, paths: list[Path | None]) -> list[str]:
     return [*shown, f"… and {len(written) - FILES_SHOWN_OF_MANY} more {label} files in {where}"]
 
 
-def nothing_compared(outcome: CompareOutcome, thresholds: Thresholds) -> str | None:
-    """The one-line error for a run that compared nothing, saying what to check; else None."""
+@dataclass(frozen=True, slots=True)
+class InputNames:
+    """How the user gave the run its inputs, for the error that says which to check."""
+
+    target: str = "-tp"
+    golden: str = "-gp"
+    fusion_rule: str = "-fr"
+
+
+COMPARE_INPUTS = InputNames()
+
+
+def nothing_compared(
+    outcome: CompareOutcome, thresholds: Thresholds, inputs: InputNames = COMPARE_INPUTS
+) -> str | None:
+    """The one-line error for a run that compared nothing, saying what to check (``inputs``: the
+    options that gave it, compare's by default); else None."""
     tally = Tally.of(outcome, thresholds)
     if tally.compared_any:
         return None
     if tally.targets and len(tally.unreadable) == tally.targets:
         if tally.targets == 1:
             ((path, reason),) = tally.unreadable
-            return f"nothing compared: the {tally.target_kind} {path} is unreadable ({reason}); check -tp"
-        return f"nothing compared: all {tally.targets} {tally.target_kind}s are unreadable; check -tp"
+            unreadable = f"the {tally.target_kind} {path} is unreadable ({reason})"
+        else:
+            unreadable = f"all {tally.targets} {tally.target_kind}s are unreadable"
+        return f"nothing compared: {unreadable}; check {inputs.target}"
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
     check = (
-        "check that -tp and -gp are the same tensor"
+        f"check that {inputs.target} and {inputs.golden} are the same tensor"
         if outcome.file_pair
-        else "check that -gp holds the golden data of this very model and -fr is its ATC json (atc --mode=1)"
+        else f"check that {inputs.golden} holds the golden data of this very model and {inputs.fusion_rule} "
+        "is its ATC json (atc --mode=1)"
     )
     return f"nothing compared: none of the {tally.targets} target tensors has numbers{top}{golden}; {check}"

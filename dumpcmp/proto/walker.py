@@ -143,6 +143,14 @@ def dump_entry(path: Path, base: Path, name: str | None = None) -> DumpEntry | S
     return _entry(path, path.name if name is None else name, directory_group(path.parent, base))
 
 
+def arrived_entry(path: Path, base: Path, mapping: dict[str, str]) -> DumpEntry | SkippedFile | None:
+    """``dump_entry`` for a file met alone (a host receiving it), named as a walk names it: through
+    ``mapping``, its directory's ``read_mapping``; the mapping file itself is no entry."""
+    if path.name == MAPPING_FILE:
+        return None
+    return dump_entry(path, base, mapping.get(path.name))
+
+
 def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | None:
     """``dump_entry`` for a regular file whose directory's group is known."""
     if name.startswith("."):

@@ -78,8 +78,13 @@ def test_a_session_that_compared_nothing_is_compares_one_line_and_exit_1(
         host, "s8", sim, tmp_path, "--golden", sim.golden_dir, "--fusion-rule", OTHER_MODELS_RULE
     )
     assert code == 1, out
-    # The host names its own copy of the rule file.
+    # The host names its own copy of the rule file, and the agent's options, not compare's.
     line = line.replace(str(OTHER_MODELS_RULE), str(tmp_path / "data/sessions/s8/rules/tdnn.om.json"))
+    compare_terms = "check that -gp holds the golden data of this very model and -fr is its ATC json"
+    assert compare_terms in line
+    line = line.replace(
+        compare_terms, compare_terms.replace("-gp", "--golden").replace("-fr", "--fusion-rule")
+    )
     assert out.splitlines()[-1] == f"Error: {line}"
     assert out.count("nothing compared") == 1
     address = f"127.0.0.1:{host.port}"

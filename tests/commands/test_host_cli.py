@@ -65,6 +65,7 @@ def test_results_csv_of_a_closed_session_equals_offline_compare(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
     closed_session(hosts.client(host), sim)
+    (tmp_path / "out").mkdir()
     code, output = invoke(
         "results", "s1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "out/r.csv"
     )
@@ -102,6 +103,7 @@ def test_results_html_of_a_session_with_its_graph(
 ) -> None:
     closed_session(hosts.client(host), sim)
     target = tmp_path / "report" / "s1.html"
+    target.parent.mkdir()
     code, output = invoke(
         "results", "s1", "--host", f"127.0.0.1:{host.port}", "--html", target, "--graph", sim.fusion_rule
     )
@@ -221,7 +223,9 @@ def test_bad_options_are_one_line(tmp_path: Path, args: list[str], said: str) ->
     assert not (tmp_path / "DATA").exists()
 
 
-def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_serve_runs_until_sigterm(tmp_path: Path, signum: signal.Signals) -> None:
+    """Ctrl-C or SIGTERM is how a server ends, not an interruption: exit 0 (as the README says)."""
     data = tmp_path / "data"
     command = [
         sys.executable,
@@ -246,7 +250,7 @@ def test_serve_runs_until_sigterm(tmp_path: Path) -> None:
         port = int(first.split(":")[1].split(",")[0])
         code, output = invoke("sessions", "--host", f"127.0.0.1:{port}")
         assert (code, output.strip()) == (0, f"no sessions on 127.0.0.1:{port}")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert stdout.strip() == "host stopped"
@@ -301,6 +305,7 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
     assert code == 1
     assert output.strip().endswith("its result files are written when it closes (use --follow)")
     assert len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "got").exists()  # the --out it made, empty, is gone again
 
 
 @pytest.mark.parametrize(
@@ -569,3 +574,73 @@ def test_delete_refuses_a_session_an_agent_streams_into(
         "into it right now; stop the agent (or let it finish and close the session), then delete it"
     )
     assert Path(client.info("s1").data_dir).is_dir() and client.info("s1").files
+
+
+def test_results_never_replace_a_users_file(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    """A file already there (a user's edited table) is kept: the download takes the next free
+    name, as compare's result files do."""
+    client = hosts.client(host)
+    closed_session(client, sim)
+    (name,) = [n for n in client.info("s1").result_files if n.endswith(".csv")]
+    got = tmp_path / "got"
+    got.mkdir()
+    (got / name).write_text("edited")
+    mine = {tmp_path / f"mine{suffix}": f"mine {suffix}" for suffix in (".csv", ".xlsx", ".html")}
+    for path, text in mine.items():
+        path.write_text(text)
+    code, output = invoke(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--out", got,
+        "--csv", tmp_path / "mine.csv", "--xlsx", tmp_path / "mine.xlsx", "--html", tmp_path / "mine.html",
+    )  # fmt: skip
+    assert code == 0, output
+    assert {p.read_text() for p in mine} == set(mine.values())
+    assert (got / name).read_text() == "edited"
+    fresh = got / name.replace(".csv", "_1.csv")
+    assert fresh.read_bytes() == offline_csv(sim, tmp_path / "offline")
+    assert (tmp_path / "mine_1.csv").read_bytes() == fresh.read_bytes()
+    assert openpyxl.load_workbook(tmp_path / "mine_1.xlsx").active is not None
+    assert (tmp_path / "mine_1.html").read_text().startswith("<!")
+    for written in (tmp_path / "mine_1.csv", tmp_path / "mine_1.xlsx", tmp_path / "mine_1.html", fresh):
+        assert f"wrote {written}" in output
+
+
+@pytest.mark.parametrize("option", ["--csv", "--xlsx", "--html"])
+def test_a_table_file_in_a_missing_directory_is_one_line_and_makes_none(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path, option: str
+) -> None:
+    closed_session(hosts.client(host), sim)
+    target = tmp_path / "no" / "such" / "x.out"
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", option, target)
+    assert (code, output.strip()) == (
+        1, f"Error: {option} {target}: cannot write: directory {target.parent} does not exist"
+    )  # fmt: skip
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--wait", "3"], "Error: --wait goes with --follow"),
+        (["--graph", "m.onnx"], "Error: --graph goes with --html"),
+    ],
+)
+def test_results_options_that_need_another_are_refused(args: list[str], said: str) -> None:
+    code, output = invoke("results", "s1", "--host", "127.0.0.1:1", *args)
+    assert code == 1
+    assert output.strip().startswith(said) and len(output.strip().splitlines()) == 1
+
+
+def test_results_say_replaced_runs_once(hosts: Hosts, host: HostServer, sim: SimulationResult) -> None:
+    client = hosts.client(host)
+    client.open("s1", **session_settings())
+    dumps = {k: v for k, v in simulation_files(sim).items() if k[0] == pb.DUMP}
+    client.upload([pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r1", event=pb.RunMark.START))])
+    client.send("s1", dict(list(dumps.items())[:3]), run_id="r1")
+    client.upload([pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.START))])
+    client.send("s1", simulation_files(sim), run_id="r2")
+    client.close("s1")
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}")
+    assert code == 0, output
+    assert output.count("replaced runs") == 1 and "r1" in output

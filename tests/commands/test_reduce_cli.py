@@ -123,7 +123,9 @@ def test_watch_with_duration(sim_tree: Path) -> None:
     assert result.output.splitlines()[-1].startswith(f"stopped: reduced {count} files, freed ")
 
 
-def test_watch_stops_cleanly_on_ctrl_c(sim_tree: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_watch_stops_cleanly_on_ctrl_c(sim_tree: Path, tmp_path: Path, signum: signal.Signals) -> None:
+    """Ctrl-C or SIGTERM is how a watch ends, not an interruption: exit 0 (as the README says)."""
     watched = tmp_path / "watched"
     watched.mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
@@ -141,7 +143,7 @@ def test_watch_stops_cleanly_on_ctrl_c(sim_tree: Path, tmp_path: Path) -> None:
         while any((watched / f.name).exists() for f in files):
             assert time.monotonic() < ends, "files not reduced in time"
             time.sleep(0.1)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:

@@ -304,6 +304,7 @@ def assert_results_are_offline_compare(
     assert offline
     assert host_results(address, session, list(info.result_files), **options) == offline
     got = tmp / f"results-{session}" / "r.csv"
+    got.parent.mkdir()  # host results makes no directory for a --csv file
     shown = results_csv(host, session, got, *cli_options, address=address)
     assert_csv_is_the_offline_tables(got.read_bytes(), offline)
     assert not [p for p in got.parent.iterdir() if p != got]  # no temporary left beside it

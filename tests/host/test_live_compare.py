@@ -221,3 +221,39 @@ def test_bad_rule_file_fails_at_open(sim_run: tuple[Path, Path, Path], tmp_path:
     bad.write_text("{not json")
     with pytest.raises(DumpcmpError):
         LiveCompare.open(dump_root=dump, golden=golden, fusion_rule=bad, out_dir=tmp_path / "out")
+
+
+def _long_name_mapped(dump: Path, copy: Path) -> tuple[Path, Path, str]:
+    """``dump`` copied with one file renamed to a numeric name that ``mapping.csv`` maps back
+    (formats.md §2.3); (that file, the mapping file, its text)."""
+    shutil.copytree(dump, copy)
+    victim = _files(copy)[5]
+    numeric = victim.with_name("1234567890123")
+    victim.rename(numeric)
+    mapping = numeric.parent / "mapping.csv"
+    return numeric, mapping, f"{numeric.name},{victim.name}\n"
+
+
+@pytest.mark.parametrize("mapping_first", [True, False])
+def test_long_names_mapped_by_mapping_csv_are_compared_as_offline(
+    sim_run: tuple[Path, Path, Path], tmp_path: Path, mapping_first: bool
+) -> None:
+    dump, golden, rule = sim_run
+    copy = tmp_path / "npu"
+    numeric, mapping, text = _long_name_mapped(dump, copy)
+    live = LiveCompare.open(dump_root=copy, golden=golden, fusion_rule=rule, out_dir=tmp_path / "live")
+    others = [p for p in _files(copy) if p != numeric]
+    live.add_many(others[:3])
+    if mapping_first:  # the file lands once the mapping has, as a host stores them
+        mapping.write_text(text)
+        assert not live.add_many([mapping]).rows  # the mapping file itself has no rows
+        assert live.add_many([numeric]).rows[numeric]
+    else:
+        assert not live.add_many([numeric]).rows  # not a dump file name, until the mapping lands
+        mapping.write_text(text)
+        assert live.add_many([mapping]).rows[numeric]  # it brings back the file it names
+    live.add_many(others[3:])
+    outcome = live.close()
+    offline = run_compare(CompareRequest(copy, golden, fusion_rule=rule, out_dir=tmp_path / "offline"))
+    assert not offline.skipped and not outcome.skipped
+    assert _results(tmp_path / "live") == _results(tmp_path / "offline")

@@ -143,8 +143,10 @@ def _serve(
     config: HostConfig, credentials: grpc.ServerCredentials | None, interceptors: list[TokenCheck],
     cluster: _Cluster, host_paths: tuple[Path, ...],
 ) -> HostServer:  # fmt: skip
-    # Cluster workers read the received files themselves, from another working directory.
-    data_dir = config.data_dir if config.cluster is None else config.data_dir.absolute()
+    # Every path the host reports (result files, dump files in the summary) is absolute: a client
+    # has no idea which directory the host was started in. Cluster workers, too, read the received
+    # files themselves, from another working directory.
+    data_dir = config.data_dir.absolute()
     with new_output_dir(data_dir, "--data"):  # a host that does not start leaves no directory it made
         return _serve_in(config, credentials, interceptors, cluster, data_dir, host_paths)
 

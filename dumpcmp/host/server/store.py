@@ -128,13 +128,19 @@ class SessionStore:
         path = data_dir / DB_NAME
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            # An SQLite file of something else is left as it was (WAL mode would rewrite its header).
+            foreign = version == 0 and self._db.execute("SELECT 1 FROM sqlite_master").fetchone() is not None
+            if not foreign:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: cannot open the session store ({exc})") from None
         self._lock = threading.Lock()
+        if foreign:
+            self._db.close()
+            raise StoreError(f"{path}: not a dumpcmp session store (an SQLite database of something else)")
         if version == 0:
             with self._transaction() as db:
                 # executescript would commit first: the schema goes in statement by statement.

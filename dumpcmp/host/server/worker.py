@@ -27,7 +27,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.host.summary import nothing_compared, summarize
+from dumpcmp.host.summary import InputNames, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.printable import printable
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 _STOP_WAIT_S = 10.0
 _PLAN_BURST_PAUSE_S = 0.2
 _WAITING_RULE = "waiting for the fusion rule"
+_SKIPPED_SHOWN = 10  # as many as compare lists
 
 
 class Notifier:
@@ -101,6 +102,17 @@ class Plan:
     overflow_detection: bool
     needs_golden: bool  # golden data comes as GOLDEN files of the session
     needs_rule: str  # the FUSION_RULE file of the session it names, or ""
+
+    @property
+    def inputs(self) -> InputNames:
+        """The agent options that gave the session its inputs, for an error saying what to check."""
+        return InputNames(
+            target="the dump files the agent sent",
+            golden="--golden" if self.needs_golden else "--golden-on-host",
+            fusion_rule="--fusion-rule-on-host"
+            if self.fusion_rule and not self.needs_rule
+            else "--fusion-rule",
+        )
 
     @classmethod
     def of(cls, directory: Path, settings: CompareSettings) -> Plan:
@@ -271,7 +283,13 @@ class SessionWorker:
             problem = added.problems.get(self._plan.dump_root / path)
             if problem is not None:
                 self.problem = f"{path}: {problem}"
-        done = [path for path in paths if self._plan.dump_root / path not in added.problems]
+        # A mapping file that landed brings back rows of files that came before it.
+        brought = [p.relative_to(self._plan.dump_root).as_posix() for p in added.rows]
+        done = [
+            path
+            for path in dict.fromkeys([*paths, *brought])
+            if self._plan.dump_root / path not in added.problems
+        ]
         columns: list[str] = []
         cells = []
         for path in done:
@@ -316,12 +334,20 @@ def _final_table(
             rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
         names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
     names += [p.name for p in outcome.detail_files]
-    lines = summarize(outcome, Thresholds())
+    lines = summarize(outcome, Thresholds()) + _skipped_lines(outcome.skipped)
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
-    return rows, columns, names, summary, nothing_compared(outcome, Thresholds()) or ""
+    return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs) or ""
+
+
+def _skipped_lines(skipped: tuple[tuple[Path, str], ...]) -> list[str]:
+    """The files the comparison passed over, as ``compare`` lists them: never dropped unsaid."""
+    lines = [f"skipped {path}: {reason}" for path, reason in skipped[:_SKIPPED_SHOWN]]
+    if len(skipped) > _SKIPPED_SHOWN:
+        lines.append(f"… and {len(skipped) - _SKIPPED_SHOWN} more files skipped")
+    return lines
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:

@@ -17,7 +17,7 @@ from dumpcmp.errors import DumpcmpError
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.server.serve import HostConfig, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from tests.host.server.hostkit import Client, Hosts, offline_csv, simulation_files
+from tests.host.server.hostkit import Client, Hosts, offline_csv, session_settings, simulation_files
 
 StatusOf = Callable[[Callable[[], object]], grpc.StatusCode]
 
@@ -124,3 +124,25 @@ def test_an_allowed_host_path_that_is_not_there_is_refused_when_the_session_open
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, name  # type: ignore[attr-defined]
         assert error.details() == said.format(str(path)), name  # type: ignore[attr-defined]
         assert status_of(lambda n=name: client.info(n)) == grpc.StatusCode.NOT_FOUND  # no session was made
+
+
+def test_a_host_started_with_a_relative_data_directory_reports_absolute_paths(
+    hosts: Hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client is on another machine, or in another directory: a path relative to the directory
+    the host was started in finds nothing there, and says nothing of where to look on the host."""
+    sim = simulate("zoo:small_cnn", tmp_path / "run", faults=("/block2/Add=noise:0.5",), seed=5)
+    monkeypatch.chdir(tmp_path)
+    host = hosts.start(Path("data"))
+    client = hosts.client(host)
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    directory = next(path for kind, path in files if kind == pb.DUMP).rpartition("/")[0]
+    files[(pb.DUMP, f"{directory}/unnamed.dump")] = b"x"
+    client.send("s1", files)
+    info = client.close("s1")
+    session_dir = tmp_path / "data" / "sessions" / "s1"
+    assert info.data_dir == str(session_dir)
+    assert f"result: {session_dir / 'results'}" in info.summary
+    assert f"skipped {session_dir / 'dump' / directory / 'unnamed.dump'}:" in info.summary
+    assert all(str(session_dir) in line for line in info.summary.splitlines() if "sessions" in line)

@@ -16,6 +16,7 @@ import pytest
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.live import Added, LiveCompare
+from dumpcmp.host.offline import CompareRequest, run_compare
 from dumpcmp.host.server import store as store_module
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -353,3 +354,90 @@ def test_a_store_error_after_sqlite_ended_the_transaction_is_one_store_error(tmp
         db.execute("ROLLBACK")
         raise sqlite3.OperationalError("database or disk is full")
     opened.close()
+
+
+@pytest.mark.parametrize("mapping_first", [True, False])
+def test_a_long_name_mapped_by_mapping_csv_is_compared_as_offline(
+    client: Client, sim: SimulationResult, tmp_path: Path, mapping_first: bool
+) -> None:
+    """A dump file stored under a numeric name with ``mapping.csv`` (formats.md §2.3) is the
+    file the mapping names, whichever of the two lands first; nothing is dropped unsaid."""
+    files = simulation_files(sim)
+    dumps = sorted(key for key in files if key[0] == pb.DUMP)
+    renamed = dumps[5]
+    directory, _, original = renamed[1].rpartition("/")
+    numeric = (pb.DUMP, f"{directory}/1234567890123")
+    mapping = (pb.DUMP, f"{directory}/mapping.csv")
+    files[numeric] = files.pop(renamed)
+    files[mapping] = f"1234567890123,{original}\n".encode()
+    # compare reads the same tree from disk
+    tree = tmp_path / "npu"
+    for (kind, path), data in files.items():
+        if kind == pb.DUMP:
+            (tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (tree / path).write_bytes(data)
+    offline = run_compare(
+        CompareRequest(tree, sim.golden_dir, fusion_rule=sim.fusion_rule, out_dir=tmp_path / "offline")
+    )
+    assert not offline.skipped
+    (shard,) = offline.shards
+    assert shard.result_file is not None
+    client.open("s1", **session_settings())
+    pair = [mapping, numeric] if mapping_first else [numeric, mapping]
+    rest = {key: data for key, data in files.items() if key not in pair}
+    client.send("s1", rest)
+    for key in pair:  # one upload each: the second lands after the first was compared
+        client.send("s1", {key: files[key]})
+        wait_for_rows_of(client, "s1", len(sim.dump_files) - 1 + (key == pair[-1]))
+    info = client.close("s1")
+    assert result_csv(client, "s1") == shard.result_file.read_bytes()
+    assert "skipped" not in info.summary
+
+
+def test_a_file_the_host_cannot_name_is_a_skipped_line_of_the_summary(
+    client: Client, sim: SimulationResult
+) -> None:
+    files = simulation_files(sim)
+    directory = next(path for kind, path in files if kind == pb.DUMP).rpartition("/")[0]
+    files[(pb.DUMP, f"{directory}/1234567890123")] = b"no mapping names this"
+    client.open("s1", **session_settings())
+    client.send("s1", files)
+    info = client.close("s1")
+    line = f"skipped {Path(info.data_dir) / 'dump' / directory / '1234567890123'}: not a dump file name"
+    assert line in info.summary
+
+
+@pytest.mark.parametrize(
+    ("settings", "golden", "rule"),
+    [
+        ({"golden_uploaded": True, "fusion_rule_name": "r.json"}, "--golden", "--fusion-rule"),
+        (
+            {"golden_host_path": "/g", "fusion_rule_host_path": "/r.json"},
+            "--golden-on-host",
+            "--fusion-rule-on-host",
+        ),
+    ],
+)
+def test_a_session_names_its_inputs_by_the_agents_options(
+    settings: dict[str, object], golden: str, rule: str, tmp_path: Path
+) -> None:
+    """ "Nothing compared" says what to check in the words the user ran the agent with."""
+    from dumpcmp.host.server.worker import Plan
+
+    inputs = Plan.of(tmp_path, pb.CompareSettings(**settings)).inputs  # type: ignore[arg-type]
+    assert (inputs.golden, inputs.fusion_rule) == (golden, rule)
+
+
+def test_an_sqlite_file_of_something_else_is_refused_naming_it_and_left_alone(tmp_path: Path) -> None:
+    from dumpcmp.errors import StoreError
+
+    db = sqlite3.connect(tmp_path / store_module.DB_NAME)
+    db.execute("CREATE TABLE sessions (x)")
+    db.commit()
+    db.close()
+    before = (tmp_path / store_module.DB_NAME).read_bytes()
+    path = tmp_path / store_module.DB_NAME
+    with pytest.raises(StoreError) as raised:
+        store_module.SessionStore(tmp_path)
+    assert str(raised.value) == f"{path}: not a dumpcmp session store (an SQLite database of something else)"
+    assert path.read_bytes() == before
