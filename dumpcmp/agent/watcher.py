@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 class NotSent:
     path: Path
     reason: str
+    skipped: bool = False  # no dump file at all (as compare skips it), not a dump file left incomplete
 
 
 @dataclass(slots=True)
@@ -149,7 +150,7 @@ class DumpWatcher:
         for path in self._walk():
             role = self._role(path)
             if role is FileRole.FOREIGN:
-                not_sent.append(NotSent(path, "not a dump file name"))
+                not_sent.append(NotSent(path, "not a dump file name", skipped=True))
                 continue
             if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
                 continue
