@@ -127,6 +127,13 @@ def run_command(
     model_name: Annotated[
         str | None, typer.Option("--model-name", help="Model name the host shows (default: from the paths).")
     ] = None,
+    keep_run: Annotated[
+        bool,
+        typer.Option(
+            "--keep-run",
+            help="With --sim: keep the run's local files (STATE/runs/RUN_ID) after the session closed.",
+        ),
+    ] = False,
 ) -> None:
     """Stream a dump to the host comparator HOST:PORT, into session NAME.
 
@@ -193,7 +200,7 @@ def run_command(
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         if not keep_open and not outcome.undelivered:
             _close(outcome)
-    if outcome.clean:
+    if outcome.clean and not keep_run:
         _forget_run(outcome)
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
