@@ -337,7 +337,7 @@ def _finish(uploader: Uploader, refresh: Callable[[], None], *, flushing: bool =
 
 
 @contextmanager
-def _stopping(target: HostSession, uploader: Uploader) -> Iterator[None]:
+def _stopping(target: HostSession, uploader: Uploader, source: str) -> Iterator[None]:
     """Ctrl-C, SIGTERM or an error once the session may be open on the host: the upload stops
     (the journal keeps what the host acknowledged, so the same command carries on from there),
     a session this run opened that holds no dump file is deleted, and the one line says which."""
@@ -349,7 +349,7 @@ def _stopping(target: HostSession, uploader: Uploader) -> Iterator[None]:
     except KeyboardInterrupt:
         uploader.abort()
         opened = uploader.session_info is not None
-        _interrupted(target, opened=opened, dropped=opened and drop_if_empty(target))
+        _interrupted(target, source, opened=opened, dropped=opened and drop_if_empty(target))
     except DumpcmpError as exc:
         uploader.abort()
         if uploader.session_info is not None and drop_if_empty(target):
@@ -360,6 +360,13 @@ def _stopping(target: HostSession, uploader: Uploader) -> Iterator[None]:
         raise
 
 
+# What the same command does again, by source: a watch resumes, a model run is made anew.
+_RERUN = {
+    "--watch": "files the host acknowledged are not sent again",
+    "--model": "the model runs again, and that run replaces the unfinished one",
+}
+
+
 def _dropped(target: HostSession) -> str:
     return (
         f"session {target.name}, opened by this run and holding no dump file, "
@@ -367,7 +374,7 @@ def _dropped(target: HostSession) -> str:
     )
 
 
-def _interrupted(target: HostSession, *, opened: bool, dropped: bool) -> NoReturn:
+def _interrupted(target: HostSession, source: str, *, opened: bool, dropped: bool) -> NoReturn:
     """The one line of an interrupted agent: where its session stands, and what to do about it."""
     from dumpcmp.launch import INTERRUPTED_EXIT_CODE
 
@@ -380,7 +387,7 @@ def _interrupted(target: HostSession, *, opened: bool, dropped: bool) -> NoRetur
         delete = _host_command(["delete", session, "--host", host], target.host)
         where = (
             f"session {session} is left open on host {host}: run the same command again to finish it "
-            f"(files the host acknowledged are not sent again), or drop it: {delete}"
+            f"({_RERUN[source.split()[0]]}), or drop it: {delete}"
         )
     error_console().print(
         f"[red]interrupted[/red]: the agent stopped before every file was sent; {escape(where)}"
@@ -393,7 +400,7 @@ def _close(outcome: AgentOutcome) -> None:
     (the host would compare nothing): it is deleted, and the run fails saying so."""
     from dumpcmp.agent.session import drop_if_empty
 
-    with _stopping(outcome.target, outcome.uploader):
+    with _stopping(outcome.target, outcome.uploader, outcome.source):
         if outcome.dump_files == 0 and drop_if_empty(outcome.target):
             fail(f"{outcome.source}: no dump file to send, nothing to compare; {_dropped(outcome.target)}")
         outcome.closed = outcome.uploader.close_session()
@@ -436,6 +443,7 @@ def _watch(
     uploader = open_uploader(target, plan, state_dir, settings)
     add_files(uploader, _extra_files(extras))
     handed = [0]
+    source = f"--watch {root}"
 
     def ready(path: Path) -> None:
         handed[0] += 1
@@ -444,7 +452,7 @@ def _watch(
     watcher = DumpWatcher(root, ready, quiet=quiet_time, poll=poll, exclude=(state_dir.resolve(),))
     uploader.start()
     progress = UploadProgress(error_console(), uploader.stats, lambda: f"watching {root} ({watcher.backend})")
-    with _stopping(target, uploader), progress:
+    with _stopping(target, uploader, source), progress:
         watcher.start()
         interrupted = False
         try:
@@ -461,7 +469,7 @@ def _watch(
         ended = watcher.stop()
         report = _finish(uploader, progress.refresh, flushing=interrupted)
     not_sent, skipped = _not_sent(ended)
-    return AgentOutcome(uploader, report, target, f"--watch {root}", handed[0], not_sent, skipped)
+    return AgentOutcome(uploader, report, target, source, handed[0], not_sent, skipped)
 
 
 def _not_sent(ended: Sequence[NotSent]) -> tuple[list[str], list[str]]:
@@ -507,7 +515,7 @@ def run_model_and_stream(
     uploader = open_uploader(target, plan, state_dir, settings)
     uploader.start()
     source = f"--model {run.model}"
-    with _stopping(target, uploader):
+    with _stopping(target, uploader, source):
         if produced is not None:
             _queue_simulated(uploader, produced, extras, run_id)
             ended: list[NotSent] = []

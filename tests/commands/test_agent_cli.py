@@ -203,6 +203,22 @@ def _agent_process(
     )  # fmt: skip
 
 
+def signalled(process: subprocess.Popen[bytes], signum: int, ready: Callable[[], bool]) -> str:
+    """Send ``signum`` once ``ready()`` (or after a minute), and the output of the process, which
+    must end within 30 s of it (killed otherwise, and the test fails)."""
+    try:
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return output.decode()
+
+
 def test_sigkill_mid_stream_then_rerun_delivers_every_file_exactly_once(
     server: ServerHandle, tmp_path: Path
 ) -> None:
@@ -515,22 +531,17 @@ def test_a_signal_stops_a_watch_at_once_while_the_host_is_away_and_a_rerun_finis
     server = ServerHandle(RecordingHost(tmp_path / "host"))
     try:
         agent = _agent_process(server.target, dump, "away", until_idle=None)
-        try:
-            deadline = time.monotonic() + 60
-            while len(server.host.acks) < 3 and time.monotonic() < deadline and agent.poll() is None:
-                time.sleep(0.02)
-            assert len(server.host.acks) == 3
+        more = dump / STEP_DIR / dump_name(7)
+
+        def host_gone() -> bool:
+            if len(server.host.acks) < 3:
+                return False
             server.stop()  # the host goes away: the agent retries
-            more = dump / STEP_DIR / dump_name(7)
             more.write_bytes(dump_content(50, seed=7))  # ready, not sent: waits for the host
             time.sleep(0.5)
-            agent.send_signal(signum)
-            output, _ = agent.communicate(timeout=30)  # before the fix: not before --give-up (300 s)
-        finally:
-            if agent.poll() is None:
-                agent.kill()
-                agent.communicate()
-        text = output.decode()
+            return True
+
+        text = signalled(agent, signum, host_gone)  # before the fix: not before --give-up (300 s)
         assert agent.returncode == 130, text
         assert "Traceback" not in text
         assert text.strip().splitlines()[-1] == (
@@ -557,16 +568,10 @@ def test_a_signal_stops_an_agent_that_never_reached_its_host_at_once(tmp_path: P
     target = server.target
     server.stop()  # nothing listens there
     agent = _agent_process(target, dump, "never", until_idle=None)
-    try:
-        time.sleep(2.0)  # watching, the upload retrying
-        agent.send_signal(signum)
-        output, _ = agent.communicate(timeout=30)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-    assert agent.returncode == 130, output.decode()
-    assert output.decode().strip().splitlines()[-1] == (
+    started = time.monotonic()
+    output = signalled(agent, signum, lambda: time.monotonic() - started > 2.0)  # the upload retrying
+    assert agent.returncode == 130, output
+    assert output.strip().splitlines()[-1] == (
         "interrupted: the agent stopped before every file was sent; session never was not opened on host "
         f"{target} (not reached); run the same command again"
     )
@@ -599,3 +604,25 @@ def test_a_simulated_run_keeps_its_files_while_its_session_is_open_or_when_asked
     assert code == 0, out
     (run_dir,) = (state / "runs").iterdir()
     assert (run_dir / "fusion_rule.json").is_file() and list((run_dir / "golden").iterdir())
+
+
+def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # It said only "the run did not finish; files already written are complete...".
+    server.host.ack_delay = 0.05
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "i1",
+         "--model", "zoo:small_cnn", "--sim", "--state", str(tmp_path / "state")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    output = signalled(agent, signal.SIGINT, lambda: len(server.host.acks) >= 5)
+    assert agent.returncode == 130, output
+    assert output.strip().splitlines()[-1] == (
+        "interrupted: the agent stopped before every file was sent; session i1 is left open on host "
+        f"{server.target}: run the same command again to finish it (the model runs again, and that run "
+        f"replaces the unfinished one), or drop it: dumpcmp host delete i1 --host {server.target}"
+    )
+    assert not server.host.sessions["i1"].closed
+    assert len(list((tmp_path / "state" / "runs").iterdir())) == 1  # kept: the run did not finish

@@ -25,6 +25,7 @@ from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.summary import nothing_compared
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.commands.test_agent_cli import signalled
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     Hosts,
     host_fixture,
@@ -251,18 +252,9 @@ def test_a_watch_ended_by_ctrl_c_that_saw_no_dump_file_deletes_its_empty_session
          "--watch", str(empty), "--state", str(tmp_path / "state")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while "o3" not in _sessions(hosts, host) and time.monotonic() < deadline and agent.poll() is None:
-            time.sleep(0.05)
-        agent.send_signal(signal.SIGINT)
-        output, _ = agent.communicate(timeout=30)
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.communicate()
-    assert agent.returncode == 1, output.decode()  # Ctrl-C is how a watch ends; it found nothing
-    assert output.decode().strip().splitlines()[-1] == (
+    output = signalled(agent, signal.SIGINT, lambda: "o3" in _sessions(hosts, host))
+    assert agent.returncode == 1, output  # Ctrl-C is how a watch ends; it found nothing
+    assert output.strip().splitlines()[-1] == (
         f"Error: --watch {empty}: no dump file to send, nothing to compare; session o3, opened by this run "
         f"and holding no dump file, was deleted from host {address}"
     )
