@@ -402,7 +402,15 @@ def _close(outcome: AgentOutcome) -> None:
 
     with _stopping(outcome.target, outcome.uploader, outcome.source):
         if outcome.dump_files == 0 and drop_if_empty(outcome.target):
-            fail(f"{outcome.source}: no dump file to send, nothing to compare; {_dropped(outcome.target)}")
+            passed_over = (
+                f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"
+                if outcome.skipped
+                else ""
+            )
+            fail(
+                f"{outcome.source}: no dump file to send{passed_over}, nothing to compare; "
+                f"{_dropped(outcome.target)}"
+            )
         outcome.closed = outcome.uploader.close_session()
 
 

@@ -179,7 +179,8 @@ def _sessions(hosts: Hosts, host: HostServer) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "case", ["bad acl.json", "input of another shape", "acl.json of another model", "empty watch"]
+    "case",
+    ["bad acl.json", "input of another shape", "acl.json of another model", "empty watch", "watch of strays"],
 )
 def test_an_agent_run_that_fails_leaves_no_empty_session_behind(
     hosts: Hosts, host: HostServer, tmp_path: Path, case: str
@@ -214,12 +215,22 @@ def test_an_agent_run_that_fails_leaves_no_empty_session_behind(
             "Error: --model zoo:small_cnn: the simulated run dumped no file (does the dump_list of "
             f"--acl-config {acl} name this model?)"
         )
-    else:
+    elif case == "empty watch":
         (tmp_path / "empty").mkdir()
         args = ("--watch", tmp_path / "empty", "--until-idle", "0")
         said = (
             f"Error: --watch {tmp_path / 'empty'}: no dump file to send, nothing to compare; session o1, "
             f"opened by this run and holding no dump file, was deleted from host {address}"
+        )
+    else:
+        stray = tmp_path / "strays" / "Add.x.y.z.bak"
+        stray.parent.mkdir()
+        stray.write_bytes(b"not a dump")
+        args = ("--watch", stray.parent, "--until-idle", "0", "--quiet-time", "0")
+        said = (
+            f"Error: --watch {stray.parent}: no dump file to send (1 other file skipped, e.g. {stray}: not a "
+            f"dump file name), nothing to compare; session o1, opened by this run and holding no dump file, "
+            f"was deleted from host {address}"
         )
     code, out = cli(
         "agent", "run", "--host", address, "--session", "o1", "--state", tmp_path / "state", *args
