@@ -23,7 +23,7 @@ from typing import IO
 from dumpcmp.errors import TransferError
 from dumpcmp.outputs import atomic_path
 
-__all__ = ["Journal", "JournalEntry", "agent_id"]
+__all__ = ["Journal", "JournalEntry", "agent_id", "forget_run"]
 
 _SUFFIX = ".journal"
 
@@ -122,6 +122,28 @@ class Journal:
         self.sync()
         with self._lock:
             self._handle.close()
+
+
+def forget_run(path: Path, run_id: str) -> None:
+    """Rewrite the closed journal at ``path`` without the entries of ``run_id``, whose local
+    files are being deleted: the host holds them, and a later open must not report them as
+    files it lost and that cannot be sent again."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise TransferError(f"agent state {path}: {exc.strerror or exc}") from None
+    kept = [line for line in lines if _run_of(line) != run_id]
+    with atomic_path(path) as temp:
+        temp.write_text("".join(kept), encoding="utf-8")
+
+
+def _run_of(line: str) -> str | None:
+    try:
+        return str(json.loads(line)["run_id"])
+    except (ValueError, TypeError, KeyError):
+        return None  # a torn line: kept, as loading ignores it
 
 
 def agent_id(state_dir: Path) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,17 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 
-__all__ = ["RunFile", "SessionPlan", "add_files", "open_uploader", "tree_files", "wire_path"]
+__all__ = [
+    "HostSession",
+    "RunFile",
+    "SessionPlan",
+    "add_files",
+    "drop_if_empty",
+    "open_uploader",
+    "reach_host",
+    "tree_files",
+    "wire_path",
+]
 
 RunFile = tuple[pb.FileKind, str, Path]  # kind, wire path, the file here
 
@@ -57,33 +68,97 @@ class SessionPlan:
         )
 
 
-def open_uploader(
-    host: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
-) -> Uploader:
-    """An uploader for ``plan`` with its journal in ``state_dir`` (not started yet)."""
-    _refused_now(host, plan.session)
-    journal = Journal(state_dir, plan.session)
-    return Uploader(
-        lambda: open_channel(host), plan.request(state_dir), journal, settings, target=host.address
-    )
-
-
 # What the host says to a client it will never serve; anything else (not up yet, an unknown
 # session) is the uploader's to wait out or to open.
 _REFUSALS = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 _PROBE_TIMEOUT_S = 10.0
+_DROP_TIMEOUT_S = 2.0  # a stopping agent asks briefly: the user is waiting for it to end
 
 
-def _refused_now(host: ChannelOptions, session: str) -> None:
-    """A bad address, certificate or token file is one line now, before a model run is spent."""
+@dataclass(frozen=True, slots=True)
+class HostSession:
+    """A host that answered, and whether the session was there before this agent opened it."""
+
+    host: ChannelOptions
+    name: str
+    existed: bool | None  # None: the host could not say (not reachable yet, or an older host)
+
+
+def reach_host(host: ChannelOptions, session: str) -> HostSession:
+    """Ask the host about ``session`` once, before a model run is spent or a session opened: a
+    refused token or certificate, or TLS on one side only, is one line now instead of retries
+    until --give-up."""
     channel = open_channel(host)
     try:
         pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=session), timeout=_PROBE_TIMEOUT_S
         )
+        return HostSession(host, session, existed=True)
     except grpc.RpcError as exc:
-        if isinstance(exc, grpc.Call) and exc.code() in _REFUSALS:
+        code = exc.code() if isinstance(exc, grpc.Call) else None
+        if code in _REFUSALS:
             raise call_failed(exc, host.address) from None
+        if (hint := _tls_mismatch(exc, host)) is not None:
+            raise TransferError(f"cannot reach the host at {host.address}: {hint}") from None
+        return HostSession(host, session, existed=False if code is grpc.StatusCode.NOT_FOUND else None)
+    finally:
+        channel.close()
+
+
+def _tls_mismatch(exc: grpc.RpcError, host: ChannelOptions) -> str | None:
+    """What to change when one side speaks TLS and the other does not (never mended by waiting).
+
+    A plaintext client's HTTP/2 preface is not a TLS hello: a TLS host drops the connection
+    ("Socket closed"). A TLS client's hello to a plaintext host gets bytes that are no TLS
+    record (WRONG_VERSION_NUMBER); any other failed handshake is a certificate problem.
+    """
+    details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
+    if host.tls_ca is None and "Socket closed" in details:
+        return (
+            "it closed the connection at once, as a TLS host does to a plaintext client: "
+            "pass --tls-ca CA.pem (the CA of the host's certificate)"
+        )
+    if host.tls_ca is not None and "WRONG_VERSION_NUMBER" in details:
+        return f"the host does not speak TLS: drop --tls-ca {host.tls_ca} (or start the host with --tls-cert)"
+    if host.tls_ca is not None and "handshake failed" in details.lower():
+        return f"the TLS handshake failed ({' '.join(details.split())}); check --tls-ca {host.tls_ca}"
+    return None
+
+
+def open_uploader(
+    target: HostSession, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+) -> Uploader:
+    """An uploader for ``plan`` with its journal in ``state_dir`` (not started yet)."""
+    journal = Journal(state_dir, plan.session)
+    host = target.host
+    return Uploader(
+        lambda: open_channel(host), plan.request(state_dir), journal, settings, target=host.address
+    )
+
+
+def drop_if_empty(target: HostSession) -> bool:
+    """Delete the session when this agent created it and it received no dump file: an empty
+    open session cannot be closed ("holds no dump files"), only deleted by hand. A session of
+    another agent, or one that was there before, is left alone. True when it was deleted."""
+    if target.existed is not False:
+        return False
+    channel = open_channel(target.host)
+    stub = pb_grpc.DumpCompareStub(channel)
+    deadline = time.monotonic() + _DROP_TIMEOUT_S
+    try:
+        while True:
+            info = stub.GetSession(pb.GetSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
+            if info.dump_files or info.state != pb.SessionInfo.OPEN or len(info.uploaders) > 1:
+                return False
+            if not info.streams:
+                break
+            if time.monotonic() >= deadline:
+                return False  # still streamed into: not (only) this agent's any more
+            time.sleep(0.05)  # this agent's own stream, cancelled a moment ago, is ending on the host
+        stub.DeleteSession(pb.DeleteSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
+        return True
+    except grpc.RpcError:
+        return False  # the host is gone: the session stays, and the line that follows says so
     finally:
         channel.close()
 

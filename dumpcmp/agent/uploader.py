@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -47,6 +47,7 @@ __all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "U
 log = logging.getLogger(__name__)
 
 ChannelFactory = Callable[[], grpc.Channel]
+_Call = TypeVar("_Call", bound=grpc.Future)
 
 # Worth another connection: the host went away, restarts, or is overloaded. Anything else (a
 # wrong token, an unknown session, a request the host calls malformed) ends the upload.
@@ -163,6 +164,9 @@ class Uploader:
         self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}
         self._last_sync = time.monotonic()
         self._connected = False
+        # Not connected and trying to be: from the start until OpenSession answers, and again
+        # from a broken connection until the next one is up (not while a finished upload ends).
+        self._reaching = True
         # counters
         self._stored = self._duplicates = self._already = 0
         self._bytes_done = self._bytes_sent = 0
@@ -215,6 +219,17 @@ class Uploader:
     def failed(self) -> bool:
         return self._error is not None
 
+    @property
+    def journal_path(self) -> Path:
+        return self._journal.path
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but without the host: connecting, or waiting to connect again."""
+        with self._cond:
+            reaching = self._reaching
+        return reaching and self._thread is not None and self._thread.is_alive()
+
     def finish(self, on_wait: Callable[[], None] | None = None) -> UploadReport:
         """No more files: wait until every one is acknowledged; raise TransferError if the upload failed."""
         with self._cond:
@@ -238,7 +253,7 @@ class Uploader:
             self._cond.notify_all()
         call = self._call
         if call is not None:
-            call.cancel()
+            call.cancel()  # an OpenSession waiting for an unreachable host, or the upload stream
         if self._thread is not None:
             self._thread.join(timeout=5.0)
         self._journal.close()
@@ -283,6 +298,8 @@ class Uploader:
             progress_before = self._progress_mark()
             try:
                 return action(channel)
+            except grpc.FutureCancelledError:
+                raise TransferError("upload stopped") from None  # abort cancelled the call
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
                 details = (exc.details() if hasattr(exc, "details") else "") or str(code)
@@ -290,6 +307,8 @@ class Uploader:
                     raise TransferError("upload stopped") from None
                 if code not in _RETRYABLE:
                     raise call_failed(exc, self._target) from None
+                with self._cond:
+                    self._reaching = True
                 self._requeue_in_flight()
                 if self._progress_mark() != progress_before:
                     attempt, last_progress = 0, time.monotonic()
@@ -315,18 +334,22 @@ class Uploader:
             return self._stored + self._duplicates + self._already + (1 if self._connected else 0)
 
     def _session_pass(self, channel: grpc.Channel) -> None:
-        info = pb_grpc.DumpCompareStub(channel).OpenSession(self._open, timeout=60.0)
+        # A future, not a blocking call, so that abort can cancel it: against a host that does
+        # not answer, OpenSession would otherwise hold a stopping agent for its whole timeout.
+        info = self._track(
+            pb_grpc.DumpCompareStub(channel).OpenSession.future(self._open, timeout=60.0)
+        ).result()
         self._reconcile(info)
         with self._cond:
             self._connected = True
+            self._reaching = False
             self._gen += 1
             gen = self._gen
         try:
             upload = channel.stream_stream(
                 _UPLOAD_METHOD, request_serializer=_serialized, response_deserializer=pb.UploadAck.FromString
             )
-            call = upload(self._requests(gen), metadata=((SESSION_METADATA, self._session),))
-            self._call = call
+            call = self._track(upload(self._requests(gen), metadata=((SESSION_METADATA, self._session),)))
             for ack in call:
                 self._on_ack(ack)
         finally:
@@ -339,6 +362,13 @@ class Uploader:
             unfinished = bool(self._queue or self._in_flight) and not self._aborted.is_set()
         if unfinished:  # the host ended the stream cleanly but early: take it as a dropped connection
             raise _Dropped()
+
+    def _track(self, call: _Call) -> _Call:
+        """``call``, made the one ``abort`` cancels (at once, when abort came first)."""
+        self._call = call
+        if self._aborted.is_set():
+            call.cancel()
+        return call
 
     def _reconcile(self, info: Any) -> None:
         """Remember what the host holds; report journal entries the host lost and we cannot resend."""

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 class NotSent:
     path: Path
     reason: str
+    skipped: bool = False  # no dump file at all (as compare skips it), not a dump file left incomplete
 
 
 @dataclass(slots=True)
@@ -124,6 +125,7 @@ class DumpWatcher:
                 warnings.filterwarnings(
                     "ignore", message="Callback with id .* already exists for watch", category=RuntimeWarning
                 )
+                logging.getLogger("watchdog.observers.inotify").addFilter(_not_a_stop_race)
                 observer: BaseObserver = InotifyObserver()
                 observer.schedule(handler, str(self.root), recursive=True)
                 observer.start()
@@ -149,7 +151,7 @@ class DumpWatcher:
         for path in self._walk():
             role = self._role(path)
             if role is FileRole.FOREIGN:
-                not_sent.append(NotSent(path, "not a dump file name"))
+                not_sent.append(NotSent(path, "not a dump file name", skipped=True))
                 continue
             if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
                 continue
@@ -243,6 +245,13 @@ class DumpWatcher:
         """Files seen and not complete yet."""
         with self._lock:
             return len(self._candidates)
+
+
+def _not_a_stop_race(record: logging.LogRecord) -> bool:
+    """watchdog logs an error when its reading thread wakes after ``stop`` closed the inotify
+    handle (a race inside its own stop: nothing is lost, the watch is over). With no logging
+    configured it reached the user's terminal as a stray line before the agent's own."""
+    return "called when the thread is inactive" not in record.getMessage()
 
 
 def _older_than(path: Path, seconds: float) -> bool:

@@ -12,21 +12,24 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, counted, error_console, fail, interrupted, user_errors
+from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
 from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
 
 if TYPE_CHECKING:
-    from dumpcmp.agent.session import RunFile, SessionPlan
+    from dumpcmp.agent.live_run import StreamedRun
+    from dumpcmp.agent.session import HostSession, RunFile, SessionPlan
     from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
+    from dumpcmp.agent.watcher import NotSent
     from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
@@ -34,6 +37,7 @@ __all__ = ["app"]
 app = typer.Typer(help="Stream dump files to a host comparator.", no_args_is_help=True)
 
 _MODEL_STATE = Path("dumpcmp-agent")  # the state dir of --model runs, unless --state is given
+_SKIPPED_SHOWN = 10  # files that are no dump files, named before the rest are counted
 
 
 @app.command("run", cls=StrictCommand)
@@ -123,6 +127,13 @@ def run_command(
     model_name: Annotated[
         str | None, typer.Option("--model-name", help="Model name the host shows (default: from the paths).")
     ] = None,
+    keep_run: Annotated[
+        bool,
+        typer.Option(
+            "--keep-run",
+            help="With --sim: keep the run's local files (STATE/runs/RUN_ID) after the session closed.",
+        ),
+    ] = False,
 ) -> None:
     """Stream a dump to the host comparator HOST:PORT, into session NAME.
 
@@ -188,7 +199,9 @@ def run_command(
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         if not keep_open and not outcome.undelivered:
-            outcome.closed = outcome.uploader.close_session()
+            _close(outcome)
+    if outcome.clean and not keep_run:
+        _forget_run(outcome)
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
 
@@ -217,12 +230,23 @@ class ModelRequest:
 class AgentOutcome:
     uploader: Uploader
     report: UploadReport
-    not_sent: list[str] = field(default_factory=list)
+    target: HostSession
+    source: str  # what the dump came from, in the options' words: "--watch DIR", "--model M"
+    dump_files: int  # dump files handed to the uploader
+    not_sent: list[str] = field(default_factory=list)  # dump files that are not complete: warnings
+    skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
     closed: Any = None
+    run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
+    run_id: str = ""
 
     @property
     def undelivered(self) -> int:
         return len(self.report.problems) + len(self.not_sent)
+
+    @property
+    def clean(self) -> bool:
+        """Every file acknowledged, the session closed, something compared."""
+        return self.closed is not None and not self.closed.nothing_compared and not self.undelivered
 
 
 def _model_label(watch: Path | None, model: str | None) -> str:
@@ -297,13 +321,110 @@ def _extra_files(extras: Extras) -> list[RunFile]:
     return files
 
 
-def _finish(uploader: Uploader, refresh: Callable[[], None]) -> UploadReport:
-    """Wait for every acknowledgement; a second Ctrl-C stops at once (the journal keeps the rest)."""
+def _finish(uploader: Uploader, refresh: Callable[[], None], *, flushing: bool = False) -> UploadReport:
+    """Wait for every acknowledgement; Ctrl-C stops at once (``_stopping``: the journal keeps the rest).
+
+    ``flushing`` (after the Ctrl-C that ended a watch): only while the host is there. A host
+    being retried kept the stopping agent waiting up to --give-up (5 minutes by default).
+    """
+
+    def waiting() -> None:
+        refresh()
+        if flushing and uploader.stalled:
+            raise KeyboardInterrupt
+
+    return uploader.finish(on_wait=waiting)
+
+
+@contextmanager
+def _stopping(target: HostSession, uploader: Uploader, source: str) -> Iterator[None]:
+    """Ctrl-C, SIGTERM or an error once the session may be open on the host: the upload stops
+    (the journal keeps what the host acknowledged, so the same command carries on from there),
+    a session this run opened that holds no dump file is deleted, and the one line says which."""
+    from dumpcmp.agent.session import drop_if_empty
+    from dumpcmp.errors import DumpcmpError
+
     try:
-        return uploader.finish(on_wait=refresh)
+        yield
     except KeyboardInterrupt:
         uploader.abort()
-        interrupted()
+        opened = uploader.session_info is not None
+        _interrupted(target, source, opened=opened, dropped=opened and drop_if_empty(target))
+    except DumpcmpError as exc:
+        uploader.abort()
+        if uploader.session_info is not None and drop_if_empty(target):
+            fail(f"{exc}; {_dropped(target)}")
+        raise
+    except BaseException:
+        uploader.abort()
+        raise
+
+
+# What the same command does again, by source: a watch resumes, a model run is made anew.
+_RERUN = {
+    "--watch": "files the host acknowledged are not sent again",
+    "--model": "the model runs again, and that run replaces the unfinished one",
+}
+
+
+def _dropped(target: HostSession) -> str:
+    return (
+        f"session {target.name}, opened by this run and holding no dump file, "
+        f"was deleted from host {target.host.address}"
+    )
+
+
+def _interrupted(target: HostSession, source: str, *, opened: bool, dropped: bool) -> NoReturn:
+    """The one line of an interrupted agent: where its session stands, and what to do about it."""
+    from dumpcmp.launch import INTERRUPTED_EXIT_CODE
+
+    session, host = target.name, target.host.address
+    if dropped:
+        where = _dropped(target)
+    elif not opened:
+        where = f"session {session} was not opened on host {host} (not reached); run the same command again"
+    else:
+        delete = _host_command(["delete", session, "--host", host], target.host)
+        where = (
+            f"session {session} is left open on host {host}: run the same command again to finish it "
+            f"({_RERUN[source.split()[0]]}), or drop it: {delete}"
+        )
+    error_console().print(
+        f"[red]interrupted[/red]: the agent stopped before every file was sent; {escape(where)}"
+    )
+    raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
+
+
+def _close(outcome: AgentOutcome) -> None:
+    """Close the session. One that this run opened and that holds no dump file cannot be closed
+    (the host would compare nothing): it is deleted, and the run fails saying so."""
+    from dumpcmp.agent.session import drop_if_empty
+
+    with _stopping(outcome.target, outcome.uploader, outcome.source):
+        if outcome.dump_files == 0 and drop_if_empty(outcome.target):
+            passed_over = (
+                f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"
+                if outcome.skipped
+                else ""
+            )
+            fail(
+                f"{outcome.source}: no dump file to send{passed_over}, nothing to compare; "
+                f"{_dropped(outcome.target)}"
+            )
+        outcome.closed = outcome.uploader.close_session()
+
+
+def _forget_run(outcome: AgentOutcome) -> None:
+    """A simulated run's local files, once the host holds them all in a closed session: they
+    would otherwise stay in the state directory for ever, one copy per run."""
+    import shutil
+
+    from dumpcmp.agent.journal import forget_run
+
+    if outcome.run_dir is None:
+        return
+    forget_run(outcome.uploader.journal_path, outcome.run_id)  # its files are gone: nothing to resend
+    shutil.rmtree(outcome.run_dir, ignore_errors=True)
 
 
 def _watch(
@@ -318,7 +439,7 @@ def _watch(
     poll: bool,
 ) -> AgentOutcome:
     from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import add_files, open_uploader, wire_path
+    from dumpcmp.agent.session import add_files, open_uploader, reach_host, wire_path
     from dumpcmp.agent.watcher import DumpWatcher
     from dumpcmp.errors import TransferError
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -326,19 +447,22 @@ def _watch(
     if root.exists() and not root.is_dir():
         raise TransferError(f"--watch {root}: is a file, not a dump directory")
     root = root.resolve()
-    uploader = open_uploader(address, plan, state_dir, settings)
+    target = reach_host(address, plan.session)
+    uploader = open_uploader(target, plan, state_dir, settings)
     add_files(uploader, _extra_files(extras))
-    watcher = DumpWatcher(
-        root,
-        lambda path: uploader.add_file(pb.DUMP, wire_path(path, root), path),
-        quiet=quiet_time,
-        poll=poll,
-        exclude=(state_dir.resolve(),),
-    )
+    handed = [0]
+    source = f"--watch {root}"
+
+    def ready(path: Path) -> None:
+        handed[0] += 1
+        uploader.add_file(pb.DUMP, wire_path(path, root), path)
+
+    watcher = DumpWatcher(root, ready, quiet=quiet_time, poll=poll, exclude=(state_dir.resolve(),))
     uploader.start()
-    watcher.start()
     progress = UploadProgress(error_console(), uploader.stats, lambda: f"watching {root} ({watcher.backend})")
-    with progress:
+    with _stopping(target, uploader, source), progress:
+        watcher.start()
+        interrupted = False
         try:
             while not uploader.failed:
                 progress.refresh()
@@ -347,11 +471,20 @@ def _watch(
                     break
                 time.sleep(0.1)
         except KeyboardInterrupt:
-            pass  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent, then the session closes
-        not_sent = watcher.stop()
-        report = _finish(uploader, progress.refresh)
-    lines = [f"{n.path}: not sent: {n.reason}" for n in not_sent]
-    return AgentOutcome(uploader, report, lines)
+            interrupted = (
+                True  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent, then the session closes
+            )
+        ended = watcher.stop()
+        report = _finish(uploader, progress.refresh, flushing=interrupted)
+    not_sent, skipped = _not_sent(ended)
+    return AgentOutcome(uploader, report, target, source, handed[0], not_sent, skipped)
+
+
+def _not_sent(ended: Sequence[NotSent]) -> tuple[list[str], list[str]]:
+    """Dump files never complete (warnings: the session stays open without them), and files
+    that are no dump files (skipped, as compare skips them)."""
+    not_sent = [f"{n.path}: not sent: {n.reason}" for n in ended if not n.skipped]
+    return not_sent, [f"{n.path}: {n.reason}" for n in ended if n.skipped]
 
 
 def run_model_and_stream(
@@ -363,42 +496,61 @@ def run_model_and_stream(
     run: ModelRequest,
     sim: bool,
 ) -> AgentOutcome:
-    """Run the model here and send its inputs, golden data, fusion rule and dump, in that order."""
+    """Run the model here and send its inputs, golden data, fusion rule and dump, in that order.
+
+    The simulated run comes before the session opens: a run that fails (an acl.json or an
+    input the model refuses) or dumps nothing leaves no empty session on the host.
+    """
+    import shutil
+
     from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import open_uploader
+    from dumpcmp.agent.session import open_uploader, reach_host
+    from dumpcmp.errors import ModelError
 
     run_id = uuid.uuid4().hex[:16]
-    uploader = open_uploader(address, plan, state_dir, settings)
-    uploader.start()
-    not_sent: list[str] = []
+    target = reach_host(address, plan.session)
+    work = state_dir / "runs" / run_id
     try:
-        if sim:
-            _simulate_and_queue(uploader, run, state_dir / "runs" / run_id, extras, run_id)
-        else:
-            not_sent = _run_on_acl(uploader, run, extras, run_id, state_dir)
+        produced = _simulate(run, work) if sim else None
+        if produced is not None and not produced.dump_files:
+            raise ModelError(
+                f"--model {run.model}: the simulated run dumped no file (does the dump_list of "
+                f"--acl-config {run.acl_config} name this model?)"
+            )
     except BaseException:
-        uploader.abort()  # unacknowledged files are sent by the next run; this run has no END
+        shutil.rmtree(work, ignore_errors=True)  # a run that never reached the host: nothing to keep
         raise
-    with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
-        report = _finish(uploader, progress.refresh)
-    return AgentOutcome(uploader, report, not_sent)
+    uploader = open_uploader(target, plan, state_dir, settings)
+    uploader.start()
+    source = f"--model {run.model}"
+    with _stopping(target, uploader, source):
+        if produced is not None:
+            _queue_simulated(uploader, produced, extras, run_id)
+            ended: list[NotSent] = []
+            dump_files = produced.dump_files
+        else:
+            streamed = _run_on_acl(uploader, run, extras, run_id, state_dir)
+            ended, dump_files = list(streamed.not_sent), streamed.dump_files
+        with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
+            report = _finish(uploader, progress.refresh)
+    not_sent, skipped = _not_sent(ended)
+    outcome = AgentOutcome(uploader, report, target, source, dump_files, not_sent, skipped)
+    if produced is not None:
+        outcome.run_dir, outcome.run_id = work, run_id
+    return outcome
 
 
-def _simulate_and_queue(
-    uploader: Uploader, run: ModelRequest, work: Path, extras: Extras, run_id: str
-) -> None:
-    """The simulated run first (its golden data and rule exist only after it), then the stream."""
+def _queue_simulated(uploader: Uploader, produced: _Produced, extras: Extras, run_id: str) -> None:
+    """The simulated run's files, in the order the host needs them, marked as one run."""
     from dumpcmp.agent.session import add_files, tree_files
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
-    produced = _simulate(run, work)
     # Everything of the run carries its id, so a run replaced later takes its golden data along.
     uploader.add_run_mark(run_id, pb.RunMark.START)
     add_files(uploader, tree_files(pb.INPUT, produced.inputs_dir), run_id)
     add_files(uploader, _extra_files(Extras(produced.golden_dir, produced.fusion_rule)), run_id)
     add_files(uploader, _extra_files(extras), run_id)
-    if produced.dump_files:
-        add_files(uploader, tree_files(pb.DUMP, produced.dump_dir), run_id)
+    add_files(uploader, tree_files(pb.DUMP, produced.dump_dir), run_id)
     uploader.add_run_mark(run_id, pb.RunMark.END)
 
 
@@ -432,7 +584,7 @@ def _checked_acl_run(run: ModelRequest) -> Path:
 
 def _run_on_acl(
     uploader: Uploader, run: ModelRequest, extras: Extras, run_id: str, state_dir: Path
-) -> list[str]:
+) -> StreamedRun:
     """An .om on AscendCL (main thread), its dump streamed while it runs (``run`` is checked)."""
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
     from dumpcmp.proto.npy import load_npy
@@ -445,12 +597,11 @@ def _run_on_acl(
     from dumpcmp.agent.runtime import AclRuntime, open_backend
 
     runtime = AclRuntime(open_backend("acl"))
-    streamed = stream_model_run(
+    return stream_model_run(
         runtime, uploader, model, arrays, run.acl_config, dump_path,
         run_id=run_id, run_files=[*inputs, *_extra_files(extras)], device=run.device, steps=run.steps,
         exclude=(state_dir.resolve(),),
     )  # fmt: skip
-    return [f"{n.path}: not sent: {n.reason}" for n in streamed.not_sent]
 
 
 @dataclass(frozen=True)
@@ -499,9 +650,14 @@ def _simulate(run: ModelRequest, work: Path) -> _Produced:
 
 def fetch_command(session: str, address: ChannelOptions) -> str:
     """The command that downloads the closed session's result files to this machine."""
+    return _host_command(["results", session, "--host", address.address, "--out", "DIR"], address)
+
+
+def _host_command(words: list[str], address: ChannelOptions) -> str:
+    """``dumpcmp host WORDS``, with the options that reach the host as this agent does."""
     import shlex
 
-    words = ["dumpcmp", "host", "results", session, "--host", address.address, "--out", "DIR"]
+    words = ["dumpcmp", "host", *words]
     for option, path in (
         ("--tls-ca", address.tls_ca), ("--tls-cert", address.client_cert), ("--tls-key", address.client_key),
         ("--token-file", address.token_file),
@@ -517,6 +673,10 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     said to be, and how to get them follows."""
     report = outcome.report
     printer = console()
+    for line in outcome.skipped[:_SKIPPED_SHOWN]:  # as compare says them
+        printer.print(f"skipped {line}", markup=False)
+    if len(outcome.skipped) > _SKIPPED_SHOWN:
+        printer.print(f"… and {len(outcome.skipped) - _SKIPPED_SHOWN} more files skipped", markup=False)
     for line in (*report.problems, *outcome.not_sent):
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates

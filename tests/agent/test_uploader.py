@@ -322,3 +322,51 @@ def test_a_pre_encoded_data_message_is_the_protobuf_encoding(size: int) -> None:
     encoded = data_message(memoryview(bytearray(data)))
     assert encoded == pb.UploadMessage(data=data).SerializeToString()
     assert pb.UploadMessage.FromString(encoded).data == data
+
+
+def _upload_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "dumpcmp-upload" and t.is_alive()]
+
+
+def test_abort_cancels_an_open_session_waiting_on_a_silent_host(tmp_path: Path) -> None:
+    # A host that accepts the connection and never answers held OpenSession, and with it a
+    # stopping agent, for its whole timeout: abort could not cancel a blocking call.
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        target = f"127.0.0.1:{silent.getsockname()[1]}"
+        uploader = make_uploader(target, tmp_path / "state")
+        before = len(_upload_threads())
+        uploader.start()
+        deadline = time.monotonic() + 10
+        while not uploader.stalled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert uploader.stalled  # connecting, and getting no answer
+        time.sleep(0.3)
+        uploader.abort()
+        assert len(_upload_threads()) == before and not uploader.stalled
+
+
+def test_stalled_while_the_host_is_away_not_while_it_is_there(tmp_path: Path) -> None:
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    server = ServerHandle(RecordingHost(tmp_path / "host"))
+    try:
+        uploader = make_uploader(server.target, tmp_path / "state")
+        send(uploader, root, files[:1])
+        deadline = time.monotonic() + 20
+        while uploader.stats().files_done < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert uploader.stats().connected and not uploader.stalled
+        server.stop()
+        while not uploader.stalled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert uploader.stalled  # reconnecting
+        server.start()
+        uploader.add_file(pb.DUMP, wire(root, files[1]), files[1])
+        report = uploader.finish()
+    finally:
+        server.stop()
+    assert not uploader.stalled and report.stored + report.already == 2

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from dumpcmp.commands import agent
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from tests.agent.dumps import STEP_DIR, dump_content, write_dumps
+from tests.agent.dumps import STEP_DIR, dump_content, dump_name, write_dumps
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -201,6 +201,22 @@ def _agent_process(
          "--watch", str(dump), "--quiet-time", "0.05", *idle],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
+
+
+def signalled(process: subprocess.Popen[bytes], signum: int, ready: Callable[[], bool]) -> str:
+    """Send ``signum`` once ``ready()`` (or after a minute), and the output of the process, which
+    must end within 30 s of it (killed otherwise, and the test fails)."""
+    try:
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return output.decode()
 
 
 def test_sigkill_mid_stream_then_rerun_delivers_every_file_exactly_once(
@@ -473,3 +489,140 @@ def test_an_unreadable_golden_file_is_refused_before_anything_streams(
         locked.chmod(0o600)
     assert (code, out.strip()) == (1, f"Error: --golden {golden}: cannot read {locked}")
     assert server.host.opened == 0 and not server.host.sessions
+
+
+def test_files_that_are_no_dump_files_are_skipped_and_the_session_closes(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # A stray "Add.x.y.z.bak" said "not sent: not a dump file name ... session left open" and
+    # exit 1, while README.txt passed silently and compare skips both.
+    dump = tmp_path / "dump"
+    files = write_dumps(dump, 2)
+    step = dump / STEP_DIR
+    strays = [step / "Add.x.y.z.bak", step / f"{dump_name(0)}.trunc"]
+    strays += [step / f"core.{n}" for n in range(10)]
+    for path in strays:
+        path.write_bytes(dump_content(10))
+    (step / "README.txt").write_text("notes")
+    code, out = run("--host", server.target, "--session", "st1", "--watch", str(dump), "--until-idle", "0.3",
+                    "--quiet-time", "0.1")  # fmt: skip
+    assert code == 0, out
+    lines = out.splitlines()
+    skipped = [line for line in lines if line.startswith("skipped ")]
+    assert len(skipped) == 10 and all(line.endswith(": not a dump file name") for line in skipped), out
+    assert f"skipped {strays[0]}: not a dump file name" in skipped
+    assert "… and 2 more files skipped" in lines
+    assert "README.txt" not in out and "not sent" not in out and "warning" not in out
+    assert "session st1 on" in out and "(closed): 2 files sent" in out
+    assert server.host.sessions["st1"].closed
+    assert sorted(p for _k, p in server.host.sessions["st1"].files) == [
+        f.relative_to(dump).as_posix() for f in files
+    ]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_watch_at_once_while_the_host_is_away_and_a_rerun_finishes(
+    tmp_path: Path, signum: int
+) -> None:
+    # With the host gone the agent retries for --give-up (300 s); Ctrl-C and SIGTERM waited all
+    # that time ("flushing" to a host that was not there), then said "gave up", exit 1.
+    dump = tmp_path / "dump"
+    files = write_dumps(dump, 3)
+    server = ServerHandle(RecordingHost(tmp_path / "host"))
+    try:
+        agent = _agent_process(server.target, dump, "away", until_idle=None)
+        more = dump / STEP_DIR / dump_name(7)
+
+        def host_gone() -> bool:
+            if len(server.host.acks) < 3:
+                return False
+            server.stop()  # the host goes away: the agent retries
+            more.write_bytes(dump_content(50, seed=7))  # ready, not sent: waits for the host
+            time.sleep(0.5)
+            return True
+
+        text = signalled(agent, signum, host_gone)  # before the fix: not before --give-up (300 s)
+        assert agent.returncode == 130, text
+        assert "Traceback" not in text
+        assert text.strip().splitlines()[-1] == (
+            "interrupted: the agent stopped before every file was sent; session away is left open on host "
+            f"{server.target}: run the same command again to finish it (files the host acknowledged are "
+            f"not sent again), or drop it: dumpcmp host delete away --host {server.target}"
+        )
+        server.start()  # back on the same port: the same command finishes the session
+        again = _agent_process(server.target, dump, "away")
+        output, _ = again.communicate(timeout=120)
+        assert again.returncode == 0, output.decode()
+    finally:
+        server.stop()
+    for path in [*files, more]:
+        assert server.host.stored_count(path.relative_to(dump).as_posix()) == 1
+    assert server.host.sessions["away"].closed
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_an_agent_that_never_reached_its_host_at_once(tmp_path: Path, signum: int) -> None:
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    server = ServerHandle(RecordingHost(tmp_path / "host"))
+    target = server.target
+    server.stop()  # nothing listens there
+    agent = _agent_process(target, dump, "never", until_idle=None)
+    started = time.monotonic()
+    output = signalled(agent, signum, lambda: time.monotonic() - started > 2.0)  # the upload retrying
+    assert agent.returncode == 130, output
+    assert output.strip().splitlines()[-1] == (
+        "interrupted: the agent stopped before every file was sent; session never was not opened on host "
+        f"{target} (not reached); run the same command again"
+    )
+
+
+def test_a_closed_simulated_runs_local_files_are_removed(server: ServerHandle, tmp_path: Path) -> None:
+    # Every run kept its whole directory (dump, golden, inputs) in STATE/runs for ever.
+    state = tmp_path / "state"
+    code, out = run("--host", server.target, "--session", "d1", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(state))  # fmt: skip
+    assert code == 0, out
+    assert not list((state / "runs").iterdir())
+    assert (state / "d1.journal").read_text() == ""  # the run's entries went with its files
+    # A host that lost the session (deleted, another host) gets the next run whole, with no
+    # complaint about the removed files.
+    with serving(RecordingHost(tmp_path / "host2")) as other:
+        code, out = run("--host", other.target, "--session", "d1", "--model", "zoo:small_cnn", "--sim",
+                        "--state", str(state))  # fmt: skip
+    assert code == 0 and "warning" not in out, out
+    assert not list((state / "runs").iterdir())
+
+
+@pytest.mark.parametrize("option", ["--keep-open", "--keep-run"])
+def test_a_simulated_run_keeps_its_files_while_its_session_is_open_or_when_asked(
+    server: ServerHandle, tmp_path: Path, option: str
+) -> None:
+    state = tmp_path / "state"
+    code, out = run("--host", server.target, "--session", "d2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(state), option)  # fmt: skip
+    assert code == 0, out
+    (run_dir,) = (state / "runs").iterdir()
+    assert (run_dir / "fusion_rule.json").is_file() and list((run_dir / "golden").iterdir())
+
+
+def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # It said only "the run did not finish; files already written are complete...".
+    server.host.ack_delay = 0.05
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "i1",
+         "--model", "zoo:small_cnn", "--sim", "--state", str(tmp_path / "state")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    output = signalled(agent, signal.SIGINT, lambda: len(server.host.acks) >= 5)
+    assert agent.returncode == 130, output
+    assert output.strip().splitlines()[-1] == (
+        "interrupted: the agent stopped before every file was sent; session i1 is left open on host "
+        f"{server.target}: run the same command again to finish it (the model runs again, and that run "
+        f"replaces the unfinished one), or drop it: dumpcmp host delete i1 --host {server.target}"
+    )
+    assert not server.host.sessions["i1"].closed
+    assert len(list((tmp_path / "state" / "runs").iterdir())) == 1  # kept: the run did not finish

@@ -4,8 +4,12 @@ wrong and is then given what it lacked."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,14 +20,17 @@ from dumpcmp.cli import app
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.server.auth import TlsFiles
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.summary import nothing_compared
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from tests.commands.test_agent_cli import signalled
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     Hosts,
     host_fixture,
     hosts_fixture,
+    make_pki,
     offline_csv,
 )
 
@@ -169,3 +176,126 @@ def test_an_empty_dump_file_is_reported_unreadable_and_the_session_closes(
     unreadable = [line for line in out.splitlines() if line.startswith("unreadable dump file ")]
     assert len(unreadable) == 1 and empty.name in unreadable[0], out
     assert "unreadable dump files: 1" in out
+
+
+def _sessions(hosts: Hosts, host: HostServer) -> list[str]:
+    reply = hosts.client(host).stub.ListSessions(pb.ListSessionsRequest(), timeout=10.0)
+    return [s.session for s in reply.sessions]
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["bad acl.json", "input of another shape", "acl.json of another model", "empty watch", "watch of strays"],
+)
+def test_an_agent_run_that_fails_leaves_no_empty_session_behind(
+    hosts: Hosts, host: HostServer, tmp_path: Path, case: str
+) -> None:
+    # Each left an empty open session that `host close` could not close ("holds no dump files").
+    import numpy as np
+
+    address = f"127.0.0.1:{host.port}"
+    sim = ("--model", "zoo:small_cnn", "--sim")
+    if case == "bad acl.json":
+        acl = tmp_path / "bad.json"
+        acl.write_text('{"dump": {{')
+        args: tuple[object, ...] = (*sim, "--acl-config", acl)
+        said = f"Error: {acl}: line 1, column 11: not valid JSON: "
+    elif case == "input of another shape":
+        wrong = tmp_path / "wrong.npy"
+        np.save(wrong, np.zeros((3, 3), np.float32))
+        args, said = (
+            (*sim, "--input", wrong),
+            "Error: input 'input': the model expects shape [1, 3, 16, 16], given [3, 3]",
+        )
+    elif case == "acl.json of another model":
+        acl = tmp_path / "acl.json"
+        (tmp_path / "dp").mkdir()
+        acl.write_text(
+            json.dumps(
+                {"dump": {"dump_path": str(tmp_path / "dp"), "dump_list": [{"model_name": "resnet50"}]}}
+            )
+        )
+        args = (*sim, "--acl-config", acl)
+        said = (
+            "Error: --model zoo:small_cnn: the simulated run dumped no file (does the dump_list of "
+            f"--acl-config {acl} name this model?)"
+        )
+    elif case == "empty watch":
+        (tmp_path / "empty").mkdir()
+        args = ("--watch", tmp_path / "empty", "--until-idle", "0")
+        said = (
+            f"Error: --watch {tmp_path / 'empty'}: no dump file to send, nothing to compare; session o1, "
+            f"opened by this run and holding no dump file, was deleted from host {address}"
+        )
+    else:
+        stray = tmp_path / "strays" / "Add.x.y.z.bak"
+        stray.parent.mkdir()
+        stray.write_bytes(b"not a dump")
+        args = ("--watch", stray.parent, "--until-idle", "0", "--quiet-time", "0")
+        said = (
+            f"Error: --watch {stray.parent}: no dump file to send (1 other file skipped, e.g. {stray}: not a "
+            f"dump file name), nothing to compare; session o1, opened by this run and holding no dump file, "
+            f"was deleted from host {address}"
+        )
+    code, out = cli(
+        "agent", "run", "--host", address, "--session", "o1", "--state", tmp_path / "state", *args
+    )
+    assert code == 1 and len(out.strip().splitlines()) == 1 and out.startswith(said), out
+    assert _sessions(hosts, host) == []
+    assert not list((tmp_path / "state" / "runs").glob("*"))  # a run that never reached the host
+
+
+def test_an_empty_session_that_was_there_before_is_left_alone(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    hosts.client(host).open("o2")  # another agent's, or a user's, session
+    (tmp_path / "empty").mkdir()
+    code, out = cli("agent", "run", "--host", f"127.0.0.1:{host.port}", "--session", "o2", "--watch",
+                    tmp_path / "empty", "--state", tmp_path / "state", "--until-idle", "0")  # fmt: skip
+    assert code == 1 and "holds no dump files" in out and "deleted" not in out, out
+    assert _sessions(hosts, host) == ["o2"]
+
+
+def test_a_watch_ended_by_ctrl_c_that_saw_no_dump_file_deletes_its_empty_session(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    address = f"127.0.0.1:{host.port}"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", address, "--session", "o3",
+         "--watch", str(empty), "--state", str(tmp_path / "state")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    output = signalled(agent, signal.SIGINT, lambda: "o3" in _sessions(hosts, host))
+    assert agent.returncode == 1, output  # Ctrl-C is how a watch ends; it found nothing
+    assert output.strip().splitlines()[-1] == (
+        f"Error: --watch {empty}: no dump file to send, nothing to compare; session o3, opened by this run "
+        f"and holding no dump file, was deleted from host {address}"
+    )
+    assert _sessions(hosts, host) == []
+
+
+@pytest.mark.parametrize(
+    "host_tls", [True, False], ids=["tls host, plaintext agent", "plaintext host, tls agent"]
+)
+def test_tls_on_one_side_only_is_one_line_at_once(hosts: Hosts, tmp_path: Path, host_tls: bool) -> None:
+    # A plaintext agent retried a TLS host's "Socket closed" until --give-up (300 s by default).
+    pki = make_pki(tmp_path / "pki")
+    tls = TlsFiles(pki.server_cert, pki.server_key) if host_tls else None
+    server = hosts.start(tmp_path / "data", tls=tls)
+    address = f"127.0.0.1:{server.port}"
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    ca = () if host_tls else ("--tls-ca", pki.ca)
+    code, out = cli("agent", "run", "--host", address, "--session", "t1", "--watch", dump, "--state",
+                    tmp_path / "state", "--until-idle", "0", "--give-up", "5", *ca)  # fmt: skip
+    hint = (
+        "it closed the connection at once, as a TLS host does to a plaintext client: pass --tls-ca CA.pem "
+        "(the CA of the host's certificate)"
+        if host_tls
+        else f"the host does not speak TLS: drop --tls-ca {pki.ca} (or start the host with --tls-cert)"
+    )
+    assert (code, out.strip()) == (1, f"Error: cannot reach the host at {address}: {hint}")
+    assert not (tmp_path / "state").exists()

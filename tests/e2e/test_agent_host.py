@@ -51,7 +51,7 @@ def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Process
     state = tmp_path / "state"
     agent = procs.agent(
         tmp_path / "agent.log", host, "s1", "--model", "zoo:small_cnn", "--sim", "--inject", FAULT,
-        "--seed", "5", "--state", state,
+        "--seed", "5", "--state", state, "--keep-run",
     )  # fmt: skip
     # a laptop following the session while it streams gets the same table when it closes
     wait_for(lambda: host.session_dir("s1").is_dir(), "the session on the host")
@@ -91,6 +91,7 @@ def test_agent_killed_mid_stream_and_rerun_replaces_its_run(procs: Processes, tm
     host = procs.host(tmp_path)
     state = tmp_path / "state"
     args = ("--model", "zoo:small_cnn", "--sim", "--inject", FAULT, "--steps", "6", "--state", state)
+    args += ("--keep-run",)  # the runs' local files are checked against the host's
     dumps = host.session_dir("k1") / "dump"
     first = procs.agent(tmp_path / "agent1.log", host, "k1", *args)
     wait_for(lambda: count_files(dumps) > 0, "the first dump files on the host", every=0.005)
@@ -126,7 +127,7 @@ def test_four_agents_into_four_sessions_at_once(procs: Processes, tmp_path: Path
     agents = []
     for n in range(4):
         args = ("--model", "zoo:small_cnn", "--sim", "--inject", f"/block2/Add=noise:0.{5 + n}")
-        args += ("--seed", n, "--device", n, "--state", tmp_path / f"state{n}")
+        args += ("--seed", n, "--device", n, "--state", tmp_path / f"state{n}", "--keep-run")
         agents.append(procs.agent(tmp_path / f"agent{n}.log", host, f"dev{n}", *args))
     outputs = [a.wait() for a in agents]
     for n, done in enumerate(outputs):
