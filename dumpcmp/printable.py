@@ -1,4 +1,5 @@
-"""Text for a terminal: control characters shown as escapes, every other character as is.
+"""Text for a terminal: control characters shown as escapes, every other character as is;
+counts with their noun, and the list of skipped files.
 
 A newline in a file or op name would make one error line two, and an ESC sequence in one would
 recolour (or retitle, or worse) the user's terminal. ``printable`` writes each control
@@ -7,12 +8,16 @@ so the line stays one line and says exactly which character the name holds; non-
 (Chinese op names) are left alone. Result files keep names exactly: this is for terminals.
 
 A leaf module, so that the CLI's consoles and the host's session summary (read by remote
-clients) escape alike.
+clients) escape alike, and say counts and skipped files alike.
 """
 
 from __future__ import annotations
 
-__all__ = ["printable"]
+from collections.abc import Sequence
+
+__all__ = ["SKIPPED_SHOWN", "counted", "printable", "skipped_lines"]
+
+SKIPPED_SHOWN = 10  # files passed over that are named; the rest are counted
 
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0)]
@@ -22,3 +27,17 @@ _ESCAPES = {code: _SHORT.get(chr(code), f"\\x{code:02x}") for code in _CONTROLS}
 def printable(text: str) -> str:
     """``text`` with every control character written as its escape."""
     return text.translate(_ESCAPES)
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 file``, ``3 files``: a count and its noun, singular for one."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def skipped_lines(skipped: Sequence[str]) -> list[str]:
+    """``skipped PATH: REASON`` for the first files passed over (each given as ``PATH: REASON``),
+    then how many more: every command that skips files says them so."""
+    lines = [f"skipped {item}" for item in skipped[:SKIPPED_SHOWN]]
+    if len(skipped) > SKIPPED_SHOWN:
+        lines.append(f"… and {len(skipped) - SKIPPED_SHOWN} more files skipped")
+    return lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dumpcmp.printable import counted
+
 from .model import AclConfig, DumpListItem, DumpSection
 
 __all__ = ["describe"]
@@ -19,7 +21,7 @@ def describe(config: AclConfig) -> str:
         return f"exception dump ({dump.dump_scene}) {destination}"
     if dump.dump_scene == "watcher":
         nodes = sum(len(entry.watcher_nodes or ()) for entry in dump.dump_list or ())
-        return f"watcher dump of {_count(nodes, 'node')} {destination}"
+        return f"watcher dump of {counted(nodes, 'node')} {destination}"
     if dump.debug_on:
         return f"overflow dump (dump_debug on), {dump.steps.describe()}, {destination}"
     when = f"{dump.steps.describe()}, dump_level {dump.level}"
@@ -49,9 +51,5 @@ def _targets(dump: DumpSection) -> str:
 
 def _target(entry: DumpListItem) -> str:
     model = f"model {entry.model_name}" if entry.model_name else "any model"
-    ops = _count(len(entry.layer), "layer") if entry.layer else "all ops"
+    ops = counted(len(entry.layer), "layer") if entry.layer else "all ops"
     return f"{model} ({ops})"
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.launch import INTERRUPTED_EXIT_CODE
+from dumpcmp.printable import counted as counted  # the commands say counts through here
 from dumpcmp.printable import printable
 
 USAGE_EXIT_CODE = 2
@@ -34,11 +35,6 @@ def console(width: int | None = None) -> Console:
 
 def error_console() -> Console:
     return _EscapingConsole(stderr=True, soft_wrap=True, highlight=False, emoji=False)
-
-
-def counted(number: int, noun: str) -> str:
-    """``1 file``, ``3 files``: a count and its noun, singular for one."""
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def fail(message: str) -> NoReturn:

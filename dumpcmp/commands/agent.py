@@ -24,6 +24,7 @@ from rich.markup import escape
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
 from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
+from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
     from dumpcmp.agent.live_run import StreamedRun
@@ -37,7 +38,6 @@ __all__ = ["app"]
 app = typer.Typer(help="Stream dump files to a host comparator.", no_args_is_help=True)
 
 _MODEL_STATE = Path("dumpcmp-agent")  # the state dir of --model runs, unless --state is given
-_SKIPPED_SHOWN = 10  # files that are no dump files, named before the rest are counted
 
 
 @app.command("run", cls=StrictCommand)
@@ -673,10 +673,8 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     said to be, and how to get them follows."""
     report = outcome.report
     printer = console()
-    for line in outcome.skipped[:_SKIPPED_SHOWN]:  # as compare says them
-        printer.print(f"skipped {line}", markup=False)
-    if len(outcome.skipped) > _SKIPPED_SHOWN:
-        printer.print(f"… and {len(outcome.skipped) - _SKIPPED_SHOWN} more files skipped", markup=False)
+    for line in skipped_lines(outcome.skipped):  # as compare says them
+        printer.print(line, markup=False)
     for line in (*report.problems, *outcome.not_sent):
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates

@@ -18,6 +18,7 @@ from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.outputs import kept_if_written
+from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
 
-MAX_SKIPPED_SHOWN = 10
 _LIMITS = Thresholds()  # msit analyser's defaults
 
 
@@ -482,7 +482,5 @@ def register(app: typer.Typer) -> None:
 
 def _print_skipped(out: Console, skipped: Sequence[tuple[Path, str]]) -> None:
     """The files passed over, a few by name (the rest counted)."""
-    for path, reason in skipped[:MAX_SKIPPED_SHOWN]:
-        out.print(f"skipped {path}: {reason}", markup=False)
-    if len(skipped) > MAX_SKIPPED_SHOWN:
-        out.print(f"… and {len(skipped) - MAX_SKIPPED_SHOWN} more files skipped", markup=False)
+    for line in skipped_lines([f"{path}: {reason}" for path, reason in skipped]):
+        out.print(line, markup=False)

@@ -22,6 +22,7 @@ from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.printable import counted
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
@@ -100,13 +101,9 @@ def _unseen_count(rows: tuple[Target, ...]) -> str:
     """``2 outputs``, ``1 unreadable dump file``, or both joined by "and"."""
     outputs = sum(1 for row in rows if row.dump_readable)
     files = len({row.index for row in rows if not row.dump_readable})
-    parts = [_counted(outputs, "output")] if outputs else []
-    parts += [_counted(files, "unreadable dump file")] if files else []
+    parts = [counted(outputs, "output")] if outputs else []
+    parts += [counted(files, "unreadable dump file")] if files else []
     return " and ".join(parts)
-
-
-def _counted(number: int, noun: str) -> str:
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _op(op_type: str, name: str) -> str:
@@ -316,14 +313,14 @@ def _caveat_lines(tally: Tally) -> list[str]:
     lines = []
     if tally.overflowed:
         lines.append(
-            f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {_counted(len(tally.overflowed), 'tensor')}; "
+            f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {counted(len(tally.overflowed), 'tensor')}; "
             f"the first: {tally.overflowed[0].text(with_model=many)}"
         )
     if tally.same_special:
         count = len(tally.same_special)
         hold, agree = ("holds", "agrees") if count == 1 else ("hold", "agree")
         lines.append(
-            f"{_counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
+            f"{counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
             f"elsewhere (not counted as divergence); the first: {tally.same_special[0].text(with_model=many)}"
         )
     return lines
@@ -334,7 +331,7 @@ def _no_divergence(tally: Tally) -> str:
     if tally.same_special:
         line += f" ({len(tally.same_special)} of them only where both sides are finite)"
     if tally.overflowed:
-        line += f", but {_counted(len(tally.overflowed), 'tensor')} overflowed float16 (above)"
+        line += f", but {counted(len(tally.overflowed), 'tensor')} overflowed float16 (above)"
     return line
 
 

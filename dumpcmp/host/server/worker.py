@@ -29,14 +29,13 @@ from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
 from dumpcmp.host.summary import InputNames, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
-from dumpcmp.printable import printable
+from dumpcmp.printable import printable, skipped_lines
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 
 log = logging.getLogger(__name__)
 _STOP_WAIT_S = 10.0
 _PLAN_BURST_PAUSE_S = 0.2
 _WAITING_RULE = "waiting for the fusion rule"
-_SKIPPED_SHOWN = 10  # as many as compare lists
 
 
 class Notifier:
@@ -334,20 +333,12 @@ def _final_table(
             rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
         names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
     names += [p.name for p in outcome.detail_files]
-    lines = summarize(outcome, Thresholds()) + _skipped_lines(outcome.skipped)
+    lines = summarize(outcome, Thresholds()) + skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
     return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs) or ""
-
-
-def _skipped_lines(skipped: tuple[tuple[Path, str], ...]) -> list[str]:
-    """The files the comparison passed over, as ``compare`` lists them: never dropped unsaid."""
-    lines = [f"skipped {path}: {reason}" for path, reason in skipped[:_SKIPPED_SHOWN]]
-    if len(skipped) > _SKIPPED_SHOWN:
-        lines.append(f"… and {len(skipped) - _SKIPPED_SHOWN} more files skipped")
-    return lines
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
