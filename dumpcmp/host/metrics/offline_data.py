@@ -610,22 +610,22 @@ def compare_arrays(
 # result table, judges such a pair by the same numbers (``finite_metrics``).
 _FINITE_VERDICT = ("CosineSimilarity", "RelativeEuclideanDistance", "KullbackLeiblerDivergence",
                    "RootMeanSquareError", "MeanRelativeError")  # fmt: skip
-_NO_FINITE = "(no element is finite on both sides)"
+_NO_FINITE = "no element is finite on both sides"
 
 
 def finite_reason(finite: MetricValues) -> str:
     """The reason's part for a pair with NaN/inf at the same positions: the verdict's metrics of
     the elements finite on both sides."""
     if not finite.has_numbers:
-        return _NO_FINITE
+        return f"({_NO_FINITE})"
     columns = finite.by_column()
     return "(where both are finite: " + ", ".join(f"{n} {columns[n]:.9g}" for n in _FINITE_VERDICT) + ")"
 
 
 def finite_metrics(reason: str) -> MetricValues | None:
     """``finite_reason``'s metrics read back from a row's reason; None when it has none."""
-    if _NO_FINITE in reason:
-        return MetricValues.unavailable("no element is finite on both sides")
+    if f"({_NO_FINITE})" in reason:
+        return MetricValues.unavailable(_NO_FINITE)
     start = reason.find("(where both are finite: ")
     if start < 0:
         return None
@@ -674,5 +674,5 @@ def _finite_part(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], step: i
 
     total = _total(pairs)
     if total is None:
-        return MetricValues.unavailable("no element is finite on both sides")
+        return MetricValues.unavailable(_NO_FINITE)
     return OFFLINE_DATA.finish(total, PairMeta())
