@@ -34,7 +34,7 @@ TB = 1 << 40
 
 
 def _request(root: Path, out: Path) -> object:
-    from dumpcmp.host.offline import CompareRequest
+    from dumpcmp.host.request import CompareRequest
 
     return CompareRequest(root / "npu", root / "golden", fusion_rule=root / "rules.json", out_dir=out)
 

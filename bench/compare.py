@@ -176,7 +176,8 @@ def measure_cli(root: Path) -> dict[str, float]:
 def measure_dumpcmp(root: Path) -> dict[str, float]:
     import resource
 
-    from dumpcmp.host.offline import CompareRequest, run_compare
+    from dumpcmp.host.offline import run_compare
+    from dumpcmp.host.request import CompareRequest
 
     _warm_up()
     out = Path(tempfile.mkdtemp())

@@ -9,21 +9,14 @@ commands from ``_COMMANDS`` without importing any of them.
 from __future__ import annotations
 
 import importlib
-import os
-import signal
-from types import FrameType
 from typing import Annotated, Any
-
-# Before numpy loads: dumpcmp runs its own workers and no large matrix products, but OpenBLAS
-# starts a thread per core that spins on import (~0.1 s of CPU a run, taken from the workers on
-# a busy machine). A user's own setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from dumpcmp import __version__
 from dumpcmp.commands._output import console, interrupted, usage_error
+from dumpcmp.launch import prepare_process
 
 # Command → the one line ``dumpcmp --help`` shows, in its order. Command ``c`` lives in module
 # ``dumpcmp.commands.c``, which has ``register(app)`` adding the command, or a sub-app ``app``.
@@ -150,29 +143,8 @@ def _root(
     """Find the operator where an Ascend NPU run stops agreeing with its golden run."""
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM ends a run as Ctrl-C does: temporaries removed, the one "interrupted" line.
-
-    Forked workers inherit the handler; in them it falls back to the default action (they end
-    with the parent anyway), so only the process that owns the output cleans up and reports.
-    """
-    owner = os.getpid()
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if os.getpid() != owner:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
-
-
 def main() -> None:
-    # gRPC's C core logs its own view of every failure (E1123 ... add_port.cc) to stderr, before
-    # the one line our commands say; read when grpc is imported, which no command did yet.
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    _stop_on_sigterm()
+    prepare_process()
     app()
 
 

@@ -3,6 +3,9 @@
 Loading the command line (typer, rich, then the command's own modules) takes about a tenth of a
 second; Ctrl-C in that time raised KeyboardInterrupt from inside an import, and Python printed its
 traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a command is.
+
+A command whose work is heavy to load (``compare``: numpy, the codec, the metric kernels) has that
+work's process started here, before the command line loads (``dumpcmp.handoff``).
 """
 
 from __future__ import annotations
@@ -10,23 +13,72 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import signal
 import sys
 import threading
+from types import FrameType
+
+from dumpcmp import handoff
 
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, what shells report for a Ctrl-C
+INTERRUPTED = "the run did not finish; files already written are complete, the rest were not written"
+
+# Command → the module holding its work, loaded by a process forked at launch (``handoff``).
+_WORK_MODULES = {"compare": "dumpcmp.commands._compare_work"}
 
 
 def main() -> None:
+    prepare_process()
+    work = _WORK_MODULES.get(sys.argv[1]) if len(sys.argv) > 1 else None
+    if work is not None:
+        code = handoff.start(work)
+        if code is not None:  # the forked process, its work done
+            _end(SystemExit(code))
     try:
         from dumpcmp.cli import main as run
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: dumpcmp was still starting and did nothing\n")
-        raise SystemExit(INTERRUPTED_EXIT_CODE) from None
+        _end(SystemExit(INTERRUPTED_EXIT_CODE))
     try:
         run()
     except SystemExit as finished:
         _end(finished)
     _end(SystemExit(0))
+
+
+def prepare_process() -> None:
+    """What every run sets before any command module loads."""
+    # dumpcmp runs its own workers and no large matrix products, but OpenBLAS starts a thread per
+    # core that spins on import (~0.1 s of CPU a run, taken from the workers on a busy machine).
+    # A user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # gRPC's C core logs its own view of every failure (E1123 ... add_port.cc) to stderr, before
+    # the one line our commands say; read when grpc is imported, which no command did yet.
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    interrupt_on(signal.SIGTERM)
+
+
+def interrupt_on(*signals: signal.Signals) -> None:
+    """Each of ``signals`` ends the run as Ctrl-C does (temporaries removed, the one "interrupted"
+    line), once: a second one while the run winds down is ignored, where it would interrupt the
+    clean-up (a supervisor's SIGTERM to the process group and again to the process, say).
+
+    Forked workers inherit the handler; in them it falls back to the default action (they end
+    with the process that forked them), so only the process that owns the output reports.
+    """
+    owner = os.getpid()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        for each in signals:
+            signal.signal(each, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    for signum in signals:
+        signal.signal(signum, handler)
 
 
 def _end(finished: SystemExit) -> None:
@@ -36,8 +88,10 @@ def _end(finished: SystemExit) -> None:
     at once. What the teardown does that matters is done here: exit handlers run, output is
     flushed (output a reader no longer takes is dropped quietly, as a killed pipe writer's is).
     Not while another thread runs (the interpreter would wait for it), and a message given as
-    the exit code is left to the interpreter to print.
+    the exit code is left to the interpreter to print. A work process forked at launch and not
+    used ends first.
     """
+    handoff.dismiss()
     code = 0 if finished.code is None else finished.code
     if not isinstance(code, int) or threading.active_count() > 1:
         raise finished

@@ -255,3 +255,27 @@ def test_a_finished_command_exits_with_its_code_output_and_exit_handlers(
     assert done.stdout.startswith(out)
     assert err in done.stderr
     assert done.stderr.endswith("exit handler ran\n")
+
+
+# A supervisor's SIGTERM to the process group reaches the work process twice (once directly, once
+# passed on by the command line's process): the second must not interrupt the clean-up the first
+# started.
+_SIGNALLED_TWICE = """
+import os, signal
+from dumpcmp.launch import interrupt_on
+interrupt_on(signal.SIGINT, signal.SIGTERM)
+try:
+    os.kill(os.getpid(), signal.SIGTERM)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+os.kill(os.getpid(), signal.SIGINT)
+os.kill(os.getpid(), signal.SIGTERM)
+print("clean-up finished", flush=True)
+"""
+
+
+def test_the_first_interrupting_signal_interrupts_and_later_ones_do_not() -> None:
+    done = subprocess.run([sys.executable, "-c", _SIGNALLED_TWICE], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "interrupted\nclean-up finished\n"

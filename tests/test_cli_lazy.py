@@ -50,9 +50,11 @@ def test_listed_help_line_is_the_commands_own(name: str) -> None:
     assert command.get_short_help_str(limit=1000) == cli._COMMANDS[name]
 
 
+# What every entry point (``dumpcmp``, ``python -m dumpcmp.cli``) does first, then a command's numpy.
 _BLAS_THREADS = """
 import os
-import dumpcmp.cli
+from dumpcmp.launch import prepare_process
+prepare_process()
 import numpy
 print(os.environ.get("OPENBLAS_NUM_THREADS"))
 """

@@ -12,7 +12,7 @@ from rich.markup import escape
 from dumpcmp.commands._output import error_console
 
 if TYPE_CHECKING:  # the command module stays light until the command runs
-    from dumpcmp.host.offline import CompareRequest
+    from dumpcmp.host.request import CompareRequest
     from dumpcmp.host.workers import FileRunner
 
 # Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes.

@@ -1,5 +1,8 @@
 """What every command shares: its consoles, and the rules that user errors are one line (exit 1)
-and an interrupted run says so in one line (exit 130, as a shell reports SIGINT)."""
+and an interrupted run says so in one line (exit 130, as a shell reports SIGINT).
+
+No typer here: a command's work may run in the process ``dumpcmp.handoff`` starts, which never
+loads the command line. Exiting by SystemExit is what click does with typer.Exit anyway."""
 
 from __future__ import annotations
 
@@ -7,12 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.launch import INTERRUPTED_EXIT_CODE
+from dumpcmp.launch import INTERRUPTED, INTERRUPTED_EXIT_CODE
 from dumpcmp.printable import counted as counted  # the commands say counts through here
 from dumpcmp.printable import printable
 
@@ -39,23 +41,20 @@ def error_console() -> Console:
 
 def fail(message: str) -> NoReturn:
     error_console().print(f"[red]Error[/red]: {escape(message)}")
-    raise typer.Exit(1) from None
+    raise SystemExit(1) from None
 
 
 def usage_error(message: str) -> NoReturn:
     """A command line that cannot be read: one line, exit 2 (click's code for it)."""
     error_console().print(f"[red]Error[/red]: {escape(message)}")
-    raise typer.Exit(USAGE_EXIT_CODE) from None
+    raise SystemExit(USAGE_EXIT_CODE) from None
 
 
 def interrupted() -> NoReturn:
     # Every writer publishes whole files only (dumpcmp.outputs.atomic_path), so what is on disk
     # is complete; the line says that the set of files is not.
-    error_console().print(
-        "[red]interrupted[/red]: the run did not finish; files already written are complete, "
-        "the rest were not written"
-    )
-    raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
+    error_console().print(f"[red]interrupted[/red]: {INTERRUPTED}")
+    raise SystemExit(INTERRUPTED_EXIT_CODE) from None
 
 
 @contextmanager

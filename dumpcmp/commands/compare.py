@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -11,19 +10,18 @@ from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
-from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
+from dumpcmp import handoff
+from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, for_cluster
+from dumpcmp.commands._compare_work import OfflineJob, ReportFlags, print_skipped, run_offline, write_reports
 from dumpcmp.commands._flags import StrictCommand, refusal
 from dumpcmp.commands._output import console, counted, fail, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.commands.progress import tracked
+from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.outputs import kept_if_written
-from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
 
 _LIMITS = Thresholds()  # msit analyser's defaults
@@ -200,12 +198,6 @@ def compare(
     --mode torchair compares a TorchAir run's GE dump with its FX dump, or with the GE dump of the
     same run with fusion off (metrics.md §2).
     """
-    from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
-    from dumpcmp.host.pipeline import keep_imported
-    from dumpcmp.host.summary import nothing_compared, summarize
-
-    keep_imported()
-
     refused = refusal(ctx, _unused_options(mode, summary_mode, detail_op))
     if refused is not None:
         fail(refused)
@@ -220,11 +212,6 @@ def compare(
                            five_thousandth_bound),
         )  # fmt: skip
         return
-    if fusion_rule is None and close_fusion_rule is None and target.is_dir():
-        from dumpcmp.host.torchair.layout import holds_graph_dumps
-
-        if holds_graph_dumps(target):
-            fail(f"-tp {target} looks like a TorchAir run (GE graph dumps dynamo_*.txt): add -m torchair")
     detail = None
     if detail_op is not None:
         detail = DetailRequest(detail_op, detail_index, cast(Literal["input", "output"], detail_side.value))
@@ -254,37 +241,8 @@ def compare(
         return
     if cluster is not None:
         request = for_cluster(request)
-    with (
-        kept_if_written(output),
-        user_errors(),
-        file_runner(cluster, cluster_timeout) as runner,
-        tracked("comparing dump files") as tracker,
-    ):
-        outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner)
-    out = console()
-    _print_skipped(out, outcome.skipped)
-    for line in summarize(outcome, request.thresholds):
-        out.print(line, markup=False)
-    if advisor:
-        from dumpcmp.commands.advise import advise_results
-        from dumpcmp.host.report.grading import GradeThresholds
-
-        with user_errors():
-            # Statistics dumps' results too; the verdict's own thresholds.
-            results = [p for s in outcome.shards for p in (s.result_file, s.stats_file) if p is not None]
-            advise_results(results, GradeThresholds(verdict=request.thresholds))
-    if html or model_explorer:
-        from dumpcmp.host.report.files import ReportRequest
-
-        _write_reports(
-            [(p, s.key.model, None) for s in outcome.shards for p in (s.result_file, s.stats_file)],
-            ReportRequest(
-                html=html, model_explorer=model_explorer, graph=fusion_rule, verdict=request.thresholds
-            ),
-        )
-    problem = nothing_compared(outcome, request.thresholds) or outcome.detail_error
-    if problem:
-        fail(problem)
+    job = OfflineJob(request, advisor, ReportFlags(html, model_explorer), cluster, cluster_timeout)
+    handoff.run(run_offline, job)
 
 
 _NOT_TORCHAIR = "not an option of --mode torchair"
@@ -374,25 +332,6 @@ def _threshold_problem(ctx: typer.Context) -> str | None:
     return None
 
 
-def _write_reports(
-    results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest
-) -> None:
-    """The reports of each (result file, model name, its graph if read already), beside the file."""
-    from dumpcmp.host.report.files import reports_beside
-
-    with user_errors():
-        for result, model, graph in results:
-            if result is not None:
-                for path in reports_beside(result, request, model=model, graph=graph):
-                    console().print(f"report: {path}", markup=False)
-
-
-@dataclass(frozen=True, slots=True)
-class ReportFlags:
-    html: bool
-    model_explorer: bool
-
-
 @dataclass(frozen=True, slots=True)
 class TorchairLimits:
     cosine: float
@@ -417,11 +356,14 @@ def _compare_torchair(
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
     from dumpcmp.errors import DumpcmpError
     from dumpcmp.host.metrics.torchair import ErrorBounds
+    from dumpcmp.host.pipeline import keep_imported
     from dumpcmp.host.torchair.family import SummaryMode
     from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
     from dumpcmp.host.torchair.rows import TorchairThresholds
     from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
     from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
+
+    keep_imported()
 
     request = TorchairRequest(
         target=target,
@@ -444,7 +386,7 @@ def _compare_torchair(
         inputs = open_inputs(target, golden)
         outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
     out = console()
-    _print_skipped(out, outcome.skipped)
+    print_skipped(out, outcome.skipped)
     fused = inputs.fused_bench_ops
     if fused:
         out.print(
@@ -470,7 +412,7 @@ def _compare_torchair(
                 graphs[rank] = load_ge_graph(files)
             except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
                 out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
-        _write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
+        write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:
         fail(problem)
@@ -478,9 +420,3 @@ def _compare_torchair(
 
 def register(app: typer.Typer) -> None:
     app.command("compare", cls=StrictCommand)(compare)
-
-
-def _print_skipped(out: Console, skipped: Sequence[tuple[Path, str]]) -> None:
-    """The files passed over, a few by name (the rest counted)."""
-    for line in skipped_lines([f"{path}: {reason}" for path, reason in skipped]):
-        out.print(line, markup=False)

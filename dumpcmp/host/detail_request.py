@@ -16,7 +16,7 @@ from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
 
 if TYPE_CHECKING:
-    from dumpcmp.host.offline import CompareRequest, DetailRequest
+    from dumpcmp.host.request import CompareRequest, DetailRequest
 
 
 def check_detail_op(detail: DetailRequest, tree: DumpTree) -> None:

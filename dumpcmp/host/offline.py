@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, compare_file
@@ -16,39 +15,14 @@ from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
-from dumpcmp.host.verdict import Thresholds
 from dumpcmp.host.workers import FileRunner, compare_files
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey, walk_dump_tree
-
-
-@dataclass(frozen=True, slots=True)
-class DetailRequest:
-    op: str
-    index: int = 0
-    io: Literal["input", "output"] = "output"
-
-
-@dataclass(frozen=True, slots=True)
-class CompareRequest:
-    """Everything ``compare -m offline_data`` was asked to do, resolved from the command line."""
-
-    target: Path
-    golden: Path
-    fusion_rule: Path | None = None
-    close_fusion_rule: Path | None = None
-    quant_fusion_rule: Path | None = None
-    out_dir: Path = Path(".")
-    overflow_detection: bool = False
-    detail: DetailRequest | None = None
-    xlsx: bool = False
-    jobs: int = 0
-    custom: Path | None = None
-    thresholds: Thresholds = field(default_factory=Thresholds)
 
 
 def check_arguments(request: CompareRequest, golden_is_npu: bool) -> None:

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from dumpcmp.cli import app
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server.auth import TlsFiles
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.summary import nothing_compared

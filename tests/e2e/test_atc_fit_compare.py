@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from dumpcmp.host.fusion_rules import load_rules
-from dumpcmp.host.offline import CompareOutcome, CompareRequest, run_compare
+from dumpcmp.host.offline import CompareOutcome, run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.summary import summarize
 from dumpcmp.host.verdict import Thresholds

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dumpcmp.commands.sim import simulate
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 
 

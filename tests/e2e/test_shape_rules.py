@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from dumpcmp.errors import MatchError
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
 from dumpcmp.host.pipeline import fit_golden_shape
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
 from dumpcmp.proto.names import dump_file_name
 

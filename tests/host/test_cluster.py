@@ -21,8 +21,9 @@ import pytest
 from dumpcmp.errors import ClusterError
 from dumpcmp.host.core import ComparePlan, compare_file, file_order
 from dumpcmp.host.golden import open_golden
-from dumpcmp.host.offline import CompareRequest, RuleSet, run_compare
+from dumpcmp.host.offline import RuleSet, run_compare
 from dumpcmp.host.pipeline import CompareOptions
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.session import CompareOutcome
 from dumpcmp.proto.walker import DumpEntry, GroupKey, walk_dump_tree
 

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from dumpcmp.cli import app
 from dumpcmp.host.metrics import MetricValues, compare_arrays
 from dumpcmp.host.metrics.offline_data import finite_metrics
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump

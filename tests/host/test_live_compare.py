@@ -15,7 +15,8 @@ from dumpcmp.commands.sim import simulate
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.live import LiveCompare, compare_here, row_cells
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.proto.walker import DumpEntry
 from tests.atc_ops import document, op
 from tests.e2e.atc_fit import FitCase, make_fit

@@ -13,7 +13,8 @@ import pytest
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.fusion_rules import RuleOp, TensorDesc, load_rules
 from dumpcmp.host.matcher import GoldenRef, Matcher
-from dumpcmp.host.offline import CompareRequest, DetailRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.summary import summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS, Statistics
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds

@@ -28,7 +28,8 @@ DRIVER = """
 import sys, time
 from pathlib import Path
 from dumpcmp.host import workers
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 
 run_batch = workers._run_batch
 
@@ -43,7 +44,7 @@ run_compare(CompareRequest(tree, tree, out_dir=Path(sys.argv[2]), jobs=2))
 """
 
 
-def _tree(root: Path, files: int) -> Path:
+def small_tree(root: Path, files: int) -> Path:
     dump_dir = root / "npu" / "20261122000000" / "0" / "net" / "1" / "0"
     for i in range(files):
         name = f"layer{i}/Add"
@@ -65,7 +66,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Running or sleeping; a zombie (dead, waiting for a reaper) counts as ended."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -77,7 +78,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_workers_end_with_the_parent(tmp_path: Path, signum: signal.Signals) -> None:
-    tree = _tree(tmp_path, 40)
+    tree = small_tree(tmp_path, 40)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     parent = subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(tree), str(tmp_path / "out")],
@@ -96,19 +97,19 @@ def test_workers_end_with_the_parent(tmp_path: Path, signum: signal.Signals) -> 
         os.kill(parent.pid, signum)
         parent.wait(timeout=30)
         deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not [w for w in workers if _alive(w)], f"workers outlived the parent ({signum.name})"
+        assert not [w for w in workers if alive(w)], f"workers outlived the parent ({signum.name})"
     finally:
         for pid in [parent.pid, *workers]:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         parent.wait(timeout=30)
 
 
 def test_processes_are_chosen_by_file_count_not_bytes(tmp_path: Path) -> None:
-    few = walk_dump_tree(_tree(tmp_path / "few", 4)).entries
-    many = walk_dump_tree(_tree(tmp_path / "many", PROCESS_MIN_FILES)).entries
+    few = walk_dump_tree(small_tree(tmp_path / "few", 4)).entries
+    many = walk_dump_tree(small_tree(tmp_path / "many", PROCESS_MIN_FILES)).entries
     on_linux = sys.platform.startswith("linux")
     assert worth_processes(many, 2) is on_linux
     assert not worth_processes(few, 2)
@@ -126,8 +127,8 @@ def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path) -> None:
     from dumpcmp.host.pipeline import CompareOptions
     from dumpcmp.host.workers import files_in_processes
 
-    entries = walk_dump_tree(_tree(tmp_path / "a", 24)).entries
-    golden = open_golden(_tree(tmp_path / "b", 24))
+    entries = walk_dump_tree(small_tree(tmp_path / "a", 24)).entries
+    golden = open_golden(small_tree(tmp_path / "b", 24))
     plans = [ComparePlan(golden, None, CompareOptions(overflow_detection=flag)) for flag in (False, True)]
 
     def run(plan: ComparePlan) -> list[object]:
@@ -150,8 +151,8 @@ def test_forked_workers_give_every_file_its_own_rows_in_order(tmp_path: Path) ->
     from dumpcmp.host.pipeline import CompareOptions
     from dumpcmp.host.workers import files_in_processes
 
-    entries = walk_dump_tree(_tree(tmp_path / "a", 70)).entries
-    plan = ComparePlan(open_golden(_tree(tmp_path / "b", 70)), None, CompareOptions())
+    entries = walk_dump_tree(small_tree(tmp_path / "a", 70)).entries
+    plan = ComparePlan(open_golden(small_tree(tmp_path / "b", 70)), None, CompareOptions())
     forked = list(files_in_processes(entries, plan, 2))
     assert forked == [compare_file(entry, plan) for entry in entries]
     assert [f.rows[0].npu_name for f in forked] == [f"layer{i}/Add" for i in range(70)]

@@ -246,13 +246,19 @@ _ENGINE: _Engine | None = None
 _ENGINE_LOCK = threading.Lock()
 
 
-def _pair(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> dict[str, _Pass]:
+def load_engine() -> _Engine:
+    """The process's JIT engine, made on first use (~15 ms, most of it LLVM's target set-up):
+    called early, that is off the first tensor's path."""
     global _ENGINE
     if _ENGINE is None:
         with _ENGINE_LOCK:
             if _ENGINE is None:
                 _ENGINE = _Engine()
-    return _ENGINE.pair(x.dtype.char, y.dtype.char)
+    return _ENGINE
+
+
+def _pair(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> dict[str, _Pass]:
+    return load_engine().pair(x.dtype.char, y.dtype.char)
 
 
 # ---------------------------------------------------------------------------------------------

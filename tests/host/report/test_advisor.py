@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dumpcmp.commands.sim import simulate
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
 from dumpcmp.host.report.advisor import (
     FIRST_DIVERGENCE,
     FP16_OVERFLOW,
@@ -20,6 +20,7 @@ from dumpcmp.host.report.advisor import (
     write_advice,
 )
 from dumpcmp.host.report.table import ResultTable, read_result
+from dumpcmp.host.request import CompareRequest
 from tests.host.report.tables import offline, offline_table, torchair, torchair_table
 
 KINDS = (FP16_OVERFLOW, INPUT_INCONSISTENCY, FIRST_DIVERGENCE, NETWORK_CONSISTENT, NOTHING_COMPARED)

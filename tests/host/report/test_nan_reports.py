@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from dumpcmp.commands.sim import simulate
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
 from dumpcmp.host.report.html import render_html
 from dumpcmp.host.report.model_explorer import OVERLAYS, RED, node_data
 from dumpcmp.host.report.table import ResultTable, read_result
+from dumpcmp.host.request import CompareRequest
 from tests.host.report.test_html import _json_block
 
 FAULT = "/block3/conv/Conv"

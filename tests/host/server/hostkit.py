@@ -11,7 +11,8 @@ import grpc
 import pytest
 
 from dumpcmp.fakes.simulate import SimulationResult
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server.serve import HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub

@@ -20,7 +20,8 @@ from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host import live
 from dumpcmp.host.core import ComparePlan, FileRows
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server.serve import ClusterConfig, HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.walker import DumpEntry

@@ -16,7 +16,8 @@ import pytest
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.live import Added, LiveCompare
-from dumpcmp.host.offline import CompareRequest, run_compare
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server import store as store_module
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
