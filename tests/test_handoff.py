@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,9 +38,9 @@ _FRONT = """
 import os, sys
 from dumpcmp import handoff
 code = handoff.start("workmod")
-if code is not None:  # the forked process: its work is done
-    sys.stdout.flush()
-    os._exit(code)
+if code is not None:  # the forked process: its work is done; it ends as dumpcmp's entry point does
+    from dumpcmp.launch import _end
+    _end(SystemExit(code))
 print("front", os.getpid(), flush=True)
 import workmod
 handoff.run(workmod.work, 3)
@@ -65,6 +66,19 @@ def test_the_work_runs_in_the_process_that_warmed_it_and_its_exit_code_ends_the_
     front, (worker, warmed) = lines["front"][0], lines["work"]
     assert worker != front
     assert warmed == f"[{worker}]"
+
+
+def test_the_command_ends_with_the_work_s_code_before_the_work_process_is_gone(tmp_path: Path) -> None:
+    # The work process's own exit (the kernel freeing its memory) made slow: the command and its
+    # output end without waiting for it.
+    slow_exit = "import time; real_exit = os._exit; os._exit = lambda code: (time.sleep(30), real_exit(code))"
+    done = _front(tmp_path, warm=slow_exit)
+    assert done.returncode == 3, done.stderr
+    worker = int(_lines(done)["work"][0])
+    try:
+        assert Path(f"/proc/{worker}").exists(), "the command waited for its work process to exit"
+    finally:
+        os.kill(worker, signal.SIGKILL)
 
 
 def test_a_work_process_that_died_while_loading_leaves_the_work_to_the_command(tmp_path: Path) -> None:
