@@ -13,6 +13,10 @@ Signals. Until the hand-over the forked process holds SIGINT and SIGTERM pending
 answers them (ending the other). After it, Ctrl-C at a terminal reaches both processes (the
 foreground process group) and only the work acts on it; a signal sent to this process alone
 (``kill``, a supervisor) is passed on to the work. If this process dies, the work dies with it.
+
+Ending. The work process, its output flushed, gives this process the exit code through a pipe and
+lets go of the output before its own exit, so that the command ends without waiting for the
+kernel to free the work process's memory.
 """
 
 from __future__ import annotations
@@ -36,8 +40,6 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # The work's pickled size, before it: the pipe stays open after, so that what the work process
 # did not read can be told from what it did.
 _LENGTH = struct.Struct("<Q")
-
-
 _EXIT_CODE = struct.Struct("<i")
 
 # The forked process, loading or loaded, the pipe its work will go through and the one its exit
@@ -54,10 +56,9 @@ def start(module: str) -> int | None:
     Returns None here. In the forked process it returns once that work has run, with its exit
     code (the caller ends the process); given no work, the forked process ends silently.
     """
-    global _waiting
+    global _waiting, _reporting
     if not sys.platform.startswith("linux"):
         return None
-    global _reporting
     parent = os.getpid()
     requests_out, requests_in = os.pipe()
     results_out, results_in = os.pipe()
@@ -210,8 +211,10 @@ def _serve(parent: int, requests: int, module: str) -> int:
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # one held since the fork fires here
         function(argument)
-    except SystemExit as finished:
-        return finished.code if isinstance(finished.code, int) else 1 if finished.code else 0
+    except SystemExit as ended:
+        if isinstance(ended.code, str):  # what the interpreter would print for such an exit
+            sys.stderr.write(f"{ended.code}\n")
+        return ended.code if isinstance(ended.code, int) else 1 if ended.code else 0
     except KeyboardInterrupt:  # before the work's own handling began
         sys.stderr.write(f"interrupted: {INTERRUPTED}\n")
         return INTERRUPTED_EXIT_CODE

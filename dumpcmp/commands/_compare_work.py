@@ -64,7 +64,7 @@ def run_offline(job: OfflineJob) -> None:
     when nothing could be compared (the summary says why)."""
     from dumpcmp.host.offline import run_compare
     from dumpcmp.host.pipeline import keep_imported
-    from dumpcmp.host.summary import nothing_compared, summarize
+    from dumpcmp.host.summary import Tally, nothing_compared, summarize
 
     keep_imported()
     request = job.request
@@ -83,7 +83,8 @@ def run_offline(job: OfflineJob) -> None:
         outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner)
     out = console()
     print_skipped(out, outcome.skipped)
-    for line in summarize(outcome, request.thresholds):
+    tally = Tally.of(outcome, request.thresholds)
+    for line in summarize(outcome, request.thresholds, tally):
         out.print(line, markup=False)
     if job.advisor:
         from dumpcmp.commands.advise import advise_results
@@ -105,7 +106,7 @@ def run_offline(job: OfflineJob) -> None:
                 verdict=request.thresholds,
             ),
         )
-    problem = nothing_compared(outcome, request.thresholds) or outcome.detail_error
+    problem = nothing_compared(outcome, request.thresholds, tally=tally) or outcome.detail_error
     if problem:
         fail(problem)
 

@@ -263,9 +263,10 @@ def _stats_divergence(
                       unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
 
 
-def summarize(outcome: CompareOutcome, thresholds: Thresholds) -> list[str]:
-    """Short lines for the terminal: where results are, what was compared, the first divergence."""
-    tally = Tally.of(outcome, thresholds)
+def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | None = None) -> list[str]:
+    """Short lines for the terminal: where results are, what was compared, the first divergence.
+    ``tally``: ``Tally.of(outcome, thresholds)`` when the caller has it already (it walks every row)."""
+    tally = tally or Tally.of(outcome, thresholds)
     lines = _files("result", [s.result_file for s in outcome.shards])
     lines += _files("result", [s.xlsx_file for s in outcome.shards])
     lines += _files("statistics result", [s.stats_file for s in outcome.shards])
@@ -371,11 +372,14 @@ COMPARE_INPUTS = InputNames()
 
 
 def nothing_compared(
-    outcome: CompareOutcome, thresholds: Thresholds, inputs: InputNames = COMPARE_INPUTS
+    outcome: CompareOutcome,
+    thresholds: Thresholds,
+    inputs: InputNames = COMPARE_INPUTS,
+    tally: Tally | None = None,
 ) -> str | None:
     """The one-line error for a run that compared nothing, saying what to check (``inputs``: the
-    options that gave it, compare's by default); else None."""
-    tally = Tally.of(outcome, thresholds)
+    options that gave it, compare's by default); else None. ``tally`` as for ``summarize``."""
+    tally = tally or Tally.of(outcome, thresholds)
     if tally.compared_any:
         return None
     if tally.targets and len(tally.unreadable) == tally.targets:

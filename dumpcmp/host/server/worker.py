@@ -27,7 +27,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.session import CompareOutcome
-from dumpcmp.host.summary import InputNames, nothing_compared, summarize
+from dumpcmp.host.summary import InputNames, Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.printable import printable, skipped_lines
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
@@ -333,12 +333,14 @@ def _final_table(
             rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
         names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
     names += [p.name for p in outcome.detail_files]
-    lines = summarize(outcome, Thresholds()) + skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
+    tally = Tally.of(outcome, Thresholds())
+    lines = summarize(outcome, Thresholds(), tally)
+    lines += skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
     if replaced_runs:  # the results describe one complete run, and say which did not count
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
-    return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs) or ""
+    return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs, tally) or ""
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
