@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import dumpcmp
-from dumpcmp.commands._compare_work import run_offline
+from dumpcmp.commands._compare_work import run_offline, run_torchair
 from dumpcmp.launch import _WORK_MODULES
 
 REPO = Path(dumpcmp.__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_a_command_that_hands_no_work_over_ends_the_work_process(tmp_path: Path)
 def test_each_command_s_work_module_warms_the_module_its_work_comes_from() -> None:
     for module in _WORK_MODULES.values():
         assert callable(importlib.import_module(module).warm)
-    assert run_offline.__module__ == _WORK_MODULES["compare"]
+    assert run_offline.__module__ == run_torchair.__module__ == _WORK_MODULES["compare"]
 
 
 def test_warming_loads_the_compare_s_modules_and_kernel_engine() -> None:

@@ -1,5 +1,5 @@
-"""What ``compare -m offline_data`` does once its command line is read: compare, say what came
-out, write the advisor's findings and the reports.
+"""What ``compare`` does once its command line is read (``-m offline_data`` and ``-m torchair``):
+compare, say what came out, write the advisor's findings and the reports.
 
 No typer, click or option parsing here: this runs in the process ``dumpcmp.handoff`` forks at
 launch, which calls ``warm()`` while the command line loads in the other, or in the command's own
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dumpcmp.commands._cluster import file_runner
-from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._output import console, counted, fail, user_errors
 from dumpcmp.commands.progress import tracked
 from dumpcmp.outputs import kept_if_written
 from dumpcmp.printable import skipped_lines
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.request import CompareRequest
+    from dumpcmp.host.torchair.run import TorchairRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,30 @@ class OfflineJob:
 
 # What every offline compare loads (numpy, protobuf, the codec, the pipeline come with them)
 _WORK_MODULES = ("dumpcmp.host.offline", "dumpcmp.host.summary")
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairLimits:
+    cosine: float
+    max_relative: float
+    statistics: float
+    thousandth: float
+    five_thousandth: float
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairJob:
+    """A torchair compare as the command line resolved it (``summary_mode``: real, statistics, md5)."""
+
+    target: Path
+    golden: Path
+    output: Path
+    summary_mode: str
+    xlsx: bool
+    jobs: int
+    advisor: bool
+    reports: ReportFlags
+    limits: TorchairLimits
 
 
 def warm() -> None:
@@ -126,3 +151,73 @@ def print_skipped(out: Console, skipped: Sequence[tuple[Path, str]]) -> None:
     """The files passed over, a few by name (the rest counted)."""
     for line in skipped_lines([f"{path}: {reason}" for path, reason in skipped]):
         out.print(line, markup=False)
+
+
+def torchair_request(job: TorchairJob) -> TorchairRequest:
+    from dumpcmp.host.metrics.torchair import ErrorBounds
+    from dumpcmp.host.torchair.family import SummaryMode
+    from dumpcmp.host.torchair.rows import TorchairThresholds
+    from dumpcmp.host.torchair.run import TorchairRequest
+
+    limits = job.limits
+    return TorchairRequest(
+        target=job.target,
+        golden=job.golden,
+        out_dir=job.output,
+        mode=SummaryMode(job.summary_mode),
+        xlsx=job.xlsx,
+        jobs=job.jobs,
+        thresholds=TorchairThresholds(
+            cosine=limits.cosine,
+            max_relative=limits.max_relative,
+            statistics=limits.statistics,
+            bounds=ErrorBounds(limits.thousandth, limits.five_thousandth),
+        ),
+    )
+
+
+def run_torchair(job: TorchairJob) -> None:
+    """Compare the GE dump with the FX dump (or the fusion-off GE dump), print the summary, then
+    advise and report if asked; exit 1 when nothing could be compared."""
+    from dumpcmp.errors import DumpcmpError
+    from dumpcmp.host.pipeline import keep_imported
+    from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
+    from dumpcmp.host.torchair.run import run_torchair as compare_ge_dump
+    from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
+
+    keep_imported()
+    request = torchair_request(job)
+    with kept_if_written(job.output), user_errors(), tracked("comparing GE dump files") as tracker:
+        inputs = open_inputs(job.target, job.golden)
+        outcome = compare_ge_dump(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
+    out = console()
+    print_skipped(out, outcome.skipped)
+    fused = inputs.fused_bench_ops
+    if fused:
+        out.print(
+            f"warning: the GE dump -gp {job.golden} has {counted(len(fused), 'fused op')} ({FUSED_OP_TYPE}, "
+            f"e.g. {fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off",
+            markup=False,
+        )
+    for line in summarize_torchair(outcome):
+        out.print(line, markup=False)
+    if job.advisor:
+        from dumpcmp.commands.advise import advise_results
+
+        with user_errors():
+            advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
+    if job.reports.html or job.reports.model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+        from dumpcmp.host.report.ge_graph_view import load_ge_graph
+
+        report = ReportRequest(html=job.reports.html, model_explorer=job.reports.model_explorer)
+        graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
+        for rank, files in inputs.target.graphs.items() if job.reports.html else ():
+            try:
+                graphs[rank] = load_ge_graph(files)
+            except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
+                out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
+        write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
+    problem = nothing_compared_torchair(outcome)
+    if problem is not None:
+        fail(problem)

@@ -12,17 +12,23 @@ import typer
 
 from dumpcmp import handoff
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, for_cluster
-from dumpcmp.commands._compare_work import OfflineJob, ReportFlags, print_skipped, run_offline, write_reports
+from dumpcmp.commands._compare_work import (
+    OfflineJob,
+    ReportFlags,
+    TorchairJob,
+    TorchairLimits,
+    run_offline,
+    run_torchair,
+    torchair_request,
+)
 from dumpcmp.commands._flags import StrictCommand, refusal
-from dumpcmp.commands._output import console, counted, fail, user_errors
+from dumpcmp.commands._output import console, fail
 from dumpcmp.commands._report_flags import Html, ModelExplorer
-from dumpcmp.commands.progress import tracked
 from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.verdict import Thresholds
-from dumpcmp.outputs import kept_if_written
 
 if TYPE_CHECKING:
-    from dumpcmp.host.report.graph import OpGraph
+    pass
 
 _LIMITS = Thresholds()  # msit analyser's defaults
 
@@ -205,12 +211,14 @@ def compare(
     if bad_limit is not None:
         fail(bad_limit)
     if mode is Mode.torchair:
-        _compare_torchair(
-            target, golden, output, summary_mode, xlsx, jobs, print_request, advisor,
-            ReportFlags(html, model_explorer),
-            TorchairLimits(cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound,
-                           five_thousandth_bound),
+        limits = TorchairLimits(
+            cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound, five_thousandth_bound
+        )
+        torchair = TorchairJob(
+            target, golden, output, summary_mode.value if summary_mode else "real", xlsx, jobs, advisor,
+            ReportFlags(html, model_explorer), limits,
         )  # fmt: skip
+        _compare_torchair(torchair, print_request)
         return
     detail = None
     if detail_op is not None:
@@ -332,90 +340,12 @@ def _threshold_problem(ctx: typer.Context) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class TorchairLimits:
-    cosine: float
-    max_relative: float
-    statistics: float
-    thousandth: float
-    five_thousandth: float
-
-
-def _compare_torchair(
-    target: Path,
-    golden: Path,
-    output: Path,
-    summary_mode: SummaryModeOption | None,
-    xlsx: bool,
-    jobs: int,
-    print_request: bool,
-    advisor: bool,
-    reports: ReportFlags,
-    limits: TorchairLimits,
-) -> None:
+def _compare_torchair(job: TorchairJob, print_request: bool) -> None:
     """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
-    from dumpcmp.errors import DumpcmpError
-    from dumpcmp.host.metrics.torchair import ErrorBounds
-    from dumpcmp.host.pipeline import keep_imported
-    from dumpcmp.host.torchair.family import SummaryMode
-    from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
-    from dumpcmp.host.torchair.rows import TorchairThresholds
-    from dumpcmp.host.torchair.run import TorchairRequest, run_torchair
-    from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
-
-    keep_imported()
-
-    request = TorchairRequest(
-        target=target,
-        golden=golden,
-        out_dir=output,
-        mode=SummaryMode(summary_mode.value if summary_mode else "real"),
-        xlsx=xlsx,
-        jobs=jobs,
-        thresholds=TorchairThresholds(
-            cosine=limits.cosine,
-            max_relative=limits.max_relative,
-            statistics=limits.statistics,
-            bounds=ErrorBounds(limits.thousandth, limits.five_thousandth),
-        ),
-    )
     if print_request:
-        console().print(request)
+        console().print(torchair_request(job))
         return
-    with kept_if_written(output), user_errors(), tracked("comparing GE dump files") as tracker:
-        inputs = open_inputs(target, golden)
-        outcome = run_torchair(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
-    out = console()
-    print_skipped(out, outcome.skipped)
-    fused = inputs.fused_bench_ops
-    if fused:
-        out.print(
-            f"warning: the GE dump -gp {golden} has {counted(len(fused), 'fused op')} ({FUSED_OP_TYPE}, e.g. "
-            f"{fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off",
-            markup=False,
-        )
-    for line in summarize_torchair(outcome):
-        out.print(line, markup=False)
-    if advisor:
-        from dumpcmp.commands.advise import advise_results
-
-        with user_errors():
-            advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
-    if reports.html or reports.model_explorer:
-        from dumpcmp.host.report.files import ReportRequest
-        from dumpcmp.host.report.ge_graph_view import load_ge_graph
-
-        report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
-        graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
-        for rank, files in inputs.target.graphs.items() if reports.html else ():
-            try:
-                graphs[rank] = load_ge_graph(files)
-            except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
-                out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
-        write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
-    problem = nothing_compared_torchair(outcome)
-    if problem is not None:
-        fail(problem)
+    handoff.run(run_torchair, job)
 
 
 def register(app: typer.Typer) -> None:
