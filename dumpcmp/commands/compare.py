@@ -17,6 +17,7 @@ from dumpcmp.commands._compare_work import (
     ReportFlags,
     TorchairJob,
     TorchairLimits,
+    read_rules_early,
     run_offline,
     run_torchair,
     torchair_request,
@@ -249,7 +250,8 @@ def compare(
         return
     if cluster is not None:
         request = for_cluster(request)
-    job = OfflineJob(request, advisor, ReportFlags(html, model_explorer), cluster, cluster_timeout)
+    rules = read_rules_early(request)
+    job = OfflineJob(request, advisor, ReportFlags(html, model_explorer), cluster, cluster_timeout, rules)
     handoff.run(run_offline, job)
 
 

@@ -21,10 +21,11 @@ from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.core import ComparePlan, FileRows, compare_file
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.offline import RuleSet, check_arguments, result_settings
+from dumpcmp.host.offline import check_arguments, result_settings
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import prepare_output_dir

@@ -11,17 +11,15 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, compare_file
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
-from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
-from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
 from dumpcmp.host.workers import FileRunner, compare_files
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
-from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey, walk_dump_tree
 
 
@@ -53,12 +51,14 @@ def run_compare(
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     runner: FileRunner | None = None,
+    rules: RuleSet | None = None,
 ) -> CompareOutcome:
     """Compare, write one result file per (device, model, step) shard, return what was written.
 
     Tensor dumps give ``result`` files; statistics dumps give ``stats_result`` files beside them.
     ``runner`` computes each shard's files through the core (local threads or processes by
     default; a cluster client is another runner); it must yield them in the order given.
+    ``rules``: the request's rule files read already (``RuleSet.load(request)``), else read here.
     """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
@@ -101,7 +101,7 @@ def run_compare(
         # A dump file against a dump file pairs every input and output by kind and index.
         golden_is_one_tensor=request.golden.is_file() and isinstance(golden, NpyGoldenDir),
     )
-    rules = RuleSet.load(request)
+    rules = rules if rules is not None else RuleSet.load(request)
     shards_in = [
         _split(key, group) for key, group in sorted(tree.groups.items(), key=lambda g: shard_order(g[0]))
     ]
@@ -187,54 +187,3 @@ def _skipped_hint(tree: DumpTree) -> str:
     if npy is not None:
         return f" (it holds .npy files such as {npy.name}: golden data? -tp is the NPU dump, -gp the golden)"
     return ""
-
-
-@dataclass(frozen=True, slots=True)
-class RuleSet:
-    """The rule file(s) of a run: one, or a directory of them picked per model name."""
-
-    matchers: dict[str, Matcher]
-    default: Matcher | None
-
-    @property
-    def present(self) -> bool:
-        return self.default is not None or bool(self.matchers)
-
-    @classmethod
-    def load(cls, request: CompareRequest) -> RuleSet:
-        if request.fusion_rule is None:
-            return cls({}, None)
-        close = load_rules(request.close_fusion_rule) if request.close_fusion_rule else None
-        quant = load_rules(request.quant_fusion_rule) if request.quant_fusion_rule else None
-        if request.fusion_rule.is_dir():
-            files = sorted(request.fusion_rule.glob("*.json"))
-            if not files:
-                raise DumpcmpError(f"fusion rule directory {request.fusion_rule} holds no .json files")
-            matchers: dict[str, Matcher] = {}
-            for path in files:
-                rules = load_rules(path)
-                matcher = _matcher(rules, close, quant)
-                for name in {rules.name, path.stem, *rules.graph_names}:
-                    if name:
-                        matchers[sanitize_dump_name(name)] = matcher
-            return cls(matchers, None)
-        return cls({}, _matcher(load_rules(request.fusion_rule), close, quant))
-
-    def matcher_for(self, key: GroupKey) -> Matcher | None:
-        if self.default is not None or not self.matchers:
-            return self.default
-        found = self.matchers.get(key.model)
-        if found is None:
-            raise MatchError(
-                f"no rule file in the -fr directory matches model {key.model!r} "
-                f"(known: {', '.join(sorted(self.matchers))})"
-            )
-        return found
-
-
-def _matcher(rules: FusionRules, close: FusionRules | None, quant: FusionRules | None) -> Matcher:
-    if close is not None:
-        return Matcher.with_close_rules(rules, close)
-    if quant is not None:
-        return Matcher.with_quant_rules(rules, quant)
-    return Matcher(rules)

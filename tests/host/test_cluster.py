@@ -21,9 +21,10 @@ import pytest
 from dumpcmp.errors import ClusterError
 from dumpcmp.host.core import ComparePlan, compare_file, file_order
 from dumpcmp.host.golden import open_golden
-from dumpcmp.host.offline import RuleSet, run_compare
+from dumpcmp.host.offline import run_compare
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.request import CompareRequest
+from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome
 from dumpcmp.proto.walker import DumpEntry, GroupKey, walk_dump_tree
 
