@@ -536,6 +536,25 @@ def test_combine_identity() -> None:
     assert OFFLINE_DATA.combine(Partial(), p) == p == OFFLINE_DATA.combine(p, Partial())
 
 
+@pytest.mark.parametrize(
+    "sides",
+    [
+        lambda x, y: (x, y),
+        lambda x, y: (x.astype(np.float16), y),  # read as float16 bits
+        lambda x, y: (x.astype(np.int32), y.astype(">f4")),  # converted into the scratch buffers
+        lambda x, y: (x[::2], y[1::2]),  # strided: converted too
+        lambda x, y: (np.where(x > 1, np.nan, x), np.where(x > 1, np.inf, y)),  # NaN/inf counted
+    ],
+)
+def test_one_chunk_path_is_chunk_then_combine(sides: Callable[[Array, Array], tuple[Array, Array]]) -> None:
+    # compare_arrays takes ``whole`` for a pair of one chunk: it must be the generic path's result
+    # bit for bit, not only approximately (repr: every float exactly, and NaN equal to NaN).
+    x, y = (readonly(a) for a in sides(*pair(600, seed=5)))
+    first = OFFLINE_DATA.chunk(x, y)
+    generic = OFFLINE_DATA.combine(first, OFFLINE_DATA.chunk(x, y, first))
+    assert repr(OFFLINE_DATA.whole(x, y)) == repr(generic)
+
+
 def test_metric_values_helpers() -> None:
     v = MetricValues.unavailable("golden file missing")
     assert v.reasons == ("golden file missing",)
