@@ -13,7 +13,7 @@ only defaulted by dtype when writing one.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import product
@@ -134,7 +134,8 @@ def _split_axes(view: np.ndarray, splits: Sequence[tuple[int, int] | None]) -> n
     return np.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
 
 
-def _copy(job: _Job, *, into_device: bool) -> None:
+def _views(job: _Job) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(logical, blocked) views of equal shape; copying each pair one way or the other is the job."""
     per_axis = []
     dim = 0
     for size, axis in zip(job.logical.shape, job.axes, strict=True):
@@ -144,11 +145,37 @@ def _copy(job: _Job, *, into_device: bool) -> None:
     # At most 3 pieces per blocked axis, so this is a few strided copies, never a per-element loop.
     for combo in product(*per_axis):
         logical = _split_axes(job.logical[tuple(p.logical for p in combo)], [p.split for p in combo])
-        blocked = job.blocked[tuple(i for p in combo for i in p.blocked)]
+        yield logical, job.blocked[tuple(i for p in combo for i in p.blocked)]
+
+
+def _copy(job: _Job, *, into_device: bool) -> None:
+    for logical, blocked in _views(job):
         if into_device:
             blocked[...] = logical
         else:
             logical[...] = blocked
+
+
+@dataclass(frozen=True, slots=True)
+class _Strided:
+    """Where a view lies in its C-contiguous base array, to make the same view of another base."""
+
+    shape: Shape
+    strides: Shape
+    offset: int  # bytes from the base's first element
+
+    @classmethod
+    def of(cls, view: np.ndarray, base: np.ndarray) -> _Strided:
+        return cls(view.shape, view.strides, _address(view) - _address(base))
+
+    def view(self, base: np.ndarray) -> np.ndarray:
+        # numpy checks that the view lies within the base's buffer.
+        return np.ndarray(self.shape, base.dtype, buffer=base, offset=self.offset, strides=self.strides)
+
+
+def _address(a: np.ndarray) -> int:
+    address: int = a.__array_interface__["data"][0]
+    return address
 
 
 # --------------------------------------------------------------------------- device layouts
@@ -322,18 +349,43 @@ def _check_device(layout: _Layout, device: Shape, canon: Shape, groups: int) -> 
         raise _Misfit(f"logical {canon} in {order} order needs device shape {expected}")
 
 
+# The copies of a device→plain conversion, by everything their geometry depends on: working
+# them out (the plan, its pieces, the split views) cost twice the copying of a 160K-element
+# NC1HWC0 tensor, and a dump tree holds few distinct shapes, each read again and again.
+_ReadKey = tuple[Format, Format, Shape, Shape, int, np.dtype]
+_READ_STEPS: dict[_ReadKey, tuple[tuple[_Strided, _Strided], ...]] = {}
+
+
 def _device_to_plain(
     layout: _Layout, dst: Format, data: np.ndarray, dst_shape: Shape | None, sub_format: int
 ) -> np.ndarray:
     shape = _shape_of(dst_shape)
     groups = _groups(sub_format)
+    if not data.flags.c_contiguous:
+        data = np.ascontiguousarray(data)  # the steps address a C-contiguous buffer
+    key = (layout.format, dst, data.shape, shape, groups, data.dtype)
+    steps = _READ_STEPS.get(key)
+    if steps is None:
+        steps = _READ_STEPS[key] = _read_steps(layout, dst, data, shape, groups)
+    out = np.empty(shape, dtype=data.dtype)
+    for logical, blocked in steps:
+        logical.view(out)[...] = blocked.view(data)
+    return out
+
+
+def _read_steps(
+    layout: _Layout, dst: Format, data: np.ndarray, shape: Shape, groups: int
+) -> tuple[tuple[_Strided, _Strided], ...]:
+    """The (plain, device) views whose copies make a plain ``shape`` array of device ``data``."""
     # Check the shapes before allocating: a wrong original_shape must not cost a huge buffer.
     _check_device(layout, data.shape, _canonical(_probe(shape), dst, layout.canonical).shape, groups)
-    out = np.empty(shape, dtype=data.dtype)
+    out = np.empty(shape, dtype=data.dtype)  # only its addresses are used
     canon = _canonical(out, dst, layout.canonical)
-    for job in layout.plan(canon, data, groups):
-        _copy(job, into_device=False)
-    return out
+    return tuple(
+        (_Strided.of(logical, out), _Strided.of(blocked, data))
+        for job in layout.plan(canon, data, groups)
+        for logical, blocked in _views(job)
+    )
 
 
 def _plain_to_device(
