@@ -24,6 +24,7 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
+import operator
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -182,6 +183,11 @@ class MetricValues:
         """True when at least one metric is a number (not NaN)."""
         return any(not math.isnan(v) for v in self.numbers())
 
+    def __reduce__(self) -> tuple[type[MetricValues], tuple[Any, ...]]:
+        # Rows come back from forked workers pickled: the values in field order, made again by
+        # ``__init__``, pickle and load in half the time of a frozen slots dataclass's state.
+        return MetricValues, _FIELD_VALUES(self)
+
     def by_column(self) -> dict[str, float | tuple[float, float, float, float]]:
         """Column name → value, in ``OFFLINE_DATA_COLUMNS`` order."""
         return {
@@ -200,6 +206,7 @@ class MetricValues:
 
 # Read once: dataclasses.fields() per call made summarising 60k rows take a second.
 _NUMBER_FIELDS = tuple(f.name for f in fields(MetricValues) if f.name not in _NOT_NUMBERS)
+_FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(MetricValues)))
 
 
 # ---------------------------------------------------------------------------------------------
