@@ -508,7 +508,7 @@ class OfflineDataFamily:
     def whole(self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Partial:
         """Both passes over a pair that is one chunk: what chunk → combine gives for it, with
         each side made kernel-ready once and none of the per-chunk machinery (most tensors of a
-        dump are one chunk, and that machinery cost ~15 % of such a pair's time)."""
+        dump are one chunk, and that machinery cost ~20 us a pair: 2 % of a 160K-element one)."""
         with np.errstate(all="ignore"):
             xs, ys, k = _kernel_pair(x, y)
             first = _first_pass(xs, ys, k)
