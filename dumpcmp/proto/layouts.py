@@ -12,6 +12,7 @@ only defaulted by dtype when writing one.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -349,38 +350,34 @@ def _check_device(layout: _Layout, device: Shape, canon: Shape, groups: int) -> 
         raise _Misfit(f"logical {canon} in {order} order needs device shape {expected}")
 
 
-# The copies of a device→plain conversion, by everything their geometry depends on: working
-# them out (the plan, its pieces, the split views) cost ~50 us, nearly the copying of a
-# 160K-element NC1HWC0 fp16 tensor (60 us), and a dump tree holds few distinct shapes, each read
-# again and again.
-_ReadKey = tuple[Format, Format, Shape, Shape, int, np.dtype]
-_READ_STEPS: dict[_ReadKey, tuple[tuple[_Strided, _Strided], ...]] = {}
-
-
 def _device_to_plain(
     layout: _Layout, dst: Format, data: np.ndarray, dst_shape: Shape | None, sub_format: int
 ) -> np.ndarray:
     shape = _shape_of(dst_shape)
-    groups = _groups(sub_format)
     if not data.flags.c_contiguous:
         data = np.ascontiguousarray(data)  # the steps address a C-contiguous buffer
-    key = (layout.format, dst, data.shape, shape, groups, data.dtype)
-    steps = _READ_STEPS.get(key)
-    if steps is None:
-        steps = _READ_STEPS[key] = _read_steps(layout, dst, data, shape, groups)
+    steps = _read_steps(layout.format, dst, data.shape, shape, _groups(sub_format), data.dtype)
     out = np.empty(shape, dtype=data.dtype)
     for logical, blocked in steps:
         logical.view(out)[...] = blocked.view(data)
     return out
 
 
+# Cached by everything the copies' geometry depends on: working them out (the plan, its pieces,
+# the split views) cost ~50 us, nearly the copying of a 160K-element NC1HWC0 fp16 tensor (60 us),
+# and a dump tree holds few distinct shapes, each read again and again.
+@functools.lru_cache(maxsize=1024)
 def _read_steps(
-    layout: _Layout, dst: Format, data: np.ndarray, shape: Shape, groups: int
+    device_format: Format, dst: Format, device_shape: Shape, shape: Shape, groups: int, dtype: np.dtype
 ) -> tuple[tuple[_Strided, _Strided], ...]:
-    """The (plain, device) views whose copies make a plain ``shape`` array of device ``data``."""
+    """The (plain, device) views whose copies make a plain ``shape`` array of a C-contiguous
+    device array."""
+    layout = _LAYOUTS[device_format]
     # Check the shapes before allocating: a wrong original_shape must not cost a huge buffer.
-    _check_device(layout, data.shape, _canonical(_probe(shape), dst, layout.canonical).shape, groups)
-    out = np.empty(shape, dtype=data.dtype)  # only its addresses are used
+    _check_device(layout, device_shape, _canonical(_probe(shape), dst, layout.canonical).shape, groups)
+    # Stand-ins of the real arrays' geometry: only their addresses are used (nothing is written,
+    # so no page of them is ever touched).
+    out, data = np.empty(shape, dtype=dtype), np.empty(device_shape, dtype=dtype)
     canon = _canonical(out, dst, layout.canonical)
     return tuple(
         (_Strided.of(logical, out), _Strided.of(blocked, data))
