@@ -30,12 +30,15 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
+
+if TYPE_CHECKING:
+    from dumpcmp.host.metrics._native import Chunks
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -276,13 +279,13 @@ def _min(a: float, b: float) -> float:
 # The two passes over one chunk
 
 
-def _first_pass(x: _Chunk, y: _Chunk, k: ModuleType) -> Partial:
+def _first_pass(chunks: Chunks) -> Partial:
     (sum_xy, sum_x, sum_y, sum_abs_diff, sum_sq_diff, max_abs_diff, sum_rel, max_rel,
-     min_x, max_x, min_y, max_y) = k.first_pass(x, y)  # fmt: skip
+     min_x, max_x, min_y, max_y) = chunks.first_pass()  # fmt: skip
     nan_x = inf_x = nan_y = inf_y = mismatch = 0
     # A float32 value cannot overflow a float64 sum: finite sums mean no NaN/inf in the chunk.
     if not (math.isfinite(sum_x) and math.isfinite(sum_y)):
-        nan_x, inf_x, nan_y, inf_y, mismatch = k.special_counts(x, y)
+        nan_x, inf_x, nan_y, inf_y, mismatch = chunks.special_counts()
         # The kernel's maxima and minima skip NaN; numpy's, which the spec's formulas mean,
         # are NaN as soon as one element is. |x − y| and the relative errors are ≥ 0 or NaN,
         # so their sums are NaN exactly when one of them is.
@@ -295,7 +298,7 @@ def _first_pass(x: _Chunk, y: _Chunk, k: ModuleType) -> Partial:
         if math.isnan(sum_rel):
             max_rel = math.nan
     return Partial(
-        n=x.shape[0],
+        n=chunks.n,
         sum_xy=sum_xy,
         sum_x=sum_x,
         sum_y=sum_y,
@@ -345,12 +348,12 @@ class _Centres:
         )
 
 
-def _second_pass(x: _Chunk, y: _Chunk, c: _Centres, k: ModuleType) -> Partial:
+def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = k.kl_terms(
-        x, y, c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = chunks.kl_terms(
+        c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
     )
     return Partial(
         centred_xx=centred_xx,
@@ -474,14 +477,15 @@ def _finish(p: Partial, meta: PairMeta) -> MetricValues:
     )
 
 
-def _kernel_pair(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> tuple[_Chunk, _Chunk, ModuleType]:
-    """Equal-length flat chunks as the kernels read them (``kernel_input``), and the kernels."""
+def _kernel_pair(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Chunks:
+    """Equal-length flat chunks as the kernels read them (``kernel_input``), bound to the
+    kernels (``_native.Chunks``)."""
     if x.shape != y.shape or x.ndim != 1:
         raise ValueError(f"chunks must be equal-length 1-D arrays, got {x.shape} and {y.shape}")
     m = x.shape[0]
     s = scratch(m)
     k = _kernels()
-    return kernel_input(x, s.x[:m], k), kernel_input(y, s.y[:m], k), k
+    return k.Chunks(kernel_input(x, s.x[:m], k), kernel_input(y, s.y[:m], k))
 
 
 class OfflineDataFamily:
@@ -500,19 +504,19 @@ class OfflineDataFamily:
         self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], prior: Partial | None = None
     ) -> Partial:
         with np.errstate(all="ignore"):  # casts to float32 that overflow; logs of NaN/inf ratios
-            xs, ys, k = _kernel_pair(x, y)
+            chunks = _kernel_pair(x, y)
             if prior is None:
-                return _first_pass(xs, ys, k)
-            return _second_pass(xs, ys, _Centres.of(prior), k)
+                return _first_pass(chunks)
+            return _second_pass(chunks, _Centres.of(prior))
 
     def whole(self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Partial:
         """Both passes over a pair that is one chunk: what chunk → combine gives for it, with
         each side made kernel-ready once and none of the per-chunk machinery (most tensors of a
         dump are one chunk, and that machinery cost ~20 us a pair: 2 % of a 160K-element one)."""
         with np.errstate(all="ignore"):
-            xs, ys, k = _kernel_pair(x, y)
-            first = _first_pass(xs, ys, k)
-            return _combine(first, _second_pass(xs, ys, _Centres.of(first), k))
+            chunks = _kernel_pair(x, y)
+            first = _first_pass(chunks)
+            return _combine(first, _second_pass(chunks, _Centres.of(first)))
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)
