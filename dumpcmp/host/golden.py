@@ -71,27 +71,34 @@ class _Keyed:
         return sorted(k for k in self._keys() if k not in seen)
 
 
+# A golden file as the listing found it: its parsed name, its path, whether the listing showed
+# a dtype sidecar beside it (None: not listed, ``load_npy`` looks).
+_Listed = tuple[GoldenName, Path, bool | None]
+
+
 class NpyGoldenDir(_Keyed):
     """Framework golden files under a directory (any depth)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._by_key: dict[str, tuple[GoldenName, Path]] = {}
+        self._by_key: dict[str, _Listed] = {}
         self.skipped: list[tuple[Path, str]] = []
         for here, files in listed_files(root):
             mapping = mapping_of(here, files)
+            regular = {filename for filename, irregular in files if not irregular}
             for filename, irregular in files:
-                self._add(here / filename, mapping.get(filename, filename), irregular)
+                has_sidecar = filename + SIDECAR_SUFFIX in regular  # sidecar_path's name
+                self._add(here / filename, mapping.get(filename, filename), irregular, has_sidecar)
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
         source = cls.__new__(cls)
         source.root = path.parent
         source.skipped = []
-        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path)}
+        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path, None)}
         return source
 
-    def _add(self, path: Path, name: str, irregular: str) -> None:
+    def _add(self, path: Path, name: str, irregular: str, has_sidecar: bool) -> None:
         if name == MAPPING_FILE or name.endswith(".npy" + SIDECAR_SUFFIX):
             return  # a sidecar is read with its npy file
         if irregular:
@@ -102,15 +109,14 @@ class NpyGoldenDir(_Keyed):
         except BadFileNameError as exc:
             self.skipped.append((path, exc.reason))
             return
+        listed = (parsed, path, has_sidecar)
         known = self._by_key.get(parsed.key)
         if known is None:
-            self._by_key[parsed.key] = (parsed, path)
+            self._by_key[parsed.key] = listed
             return
         # Two runs in one directory: the newest of each tensor is compared, and the other named,
         # since a tensor of the wrong run blames the wrong op.
-        newer, older = (
-            ((parsed, path), known) if parsed.timestamp >= known[0].timestamp else (known, (parsed, path))
-        )
+        newer, older = (listed, known) if parsed.timestamp >= known[0].timestamp else (known, listed)
         self._by_key[parsed.key] = newer
         self.skipped.append(
             (older[1], f"an older golden of {parsed.key} (a second run here?); {newer[1].name} is used")
@@ -122,9 +128,10 @@ class NpyGoldenDir(_Keyed):
         found = self._by_key.get(key)
         if found is None:
             return None
-        parsed, path = found
-        loader = _load_legacy_output if parsed.suffix != ".npy" else load_npy
-        return GoldenTensor(path.name, path, lambda: loader(path), key)
+        parsed, path, has_sidecar = found
+        if parsed.suffix != ".npy":
+            return GoldenTensor(path.name, path, lambda: _load_legacy_output(path), key)
+        return GoldenTensor(path.name, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)
 
     def _keys(self) -> Iterable[str]:
         return self._by_key

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -239,13 +240,18 @@ def is_complete(path: str | os.PathLike[str]) -> bool:
 
 def _map_file(path: str) -> np.ndarray:
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size == 0:
+        # A descriptor, not open(): the file is only mapped, and the buffered reader open() makes
+        # cost ~4 us of the ~80 reading a dump file's header takes.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):  # which os.open, unlike open(), does not refuse
+                raise DumpFormatError(path, 0, "is a directory, not a dump file")
+            if info.st_size == 0:
                 return np.zeros(0, dtype=np.uint8)
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except IsADirectoryError:
-        raise DumpFormatError(path, 0, "is a directory, not a dump file") from None
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise DumpFormatError(path, 0, f"cannot read: {exc.strerror or exc}") from exc
     # The array keeps the map alive; it is read-only because the map is.
@@ -357,8 +363,8 @@ def _tensor_from_message(
             size=size,
             payload=payload,
         )
-    shape = tuple(int(d) for d in item.shape.dim)  # type: ignore[attr-defined]
-    original_shape = tuple(int(d) for d in item.original_shape.dim)  # type: ignore[attr-defined]
+    shape = tuple(item.shape.dim)  # type: ignore[attr-defined]  # repeated int64: ints already
+    original_shape = tuple(item.original_shape.dim)  # type: ignore[attr-defined]
     data_type = int(item.data_type)  # type: ignore[attr-defined]
     if not item.HasField("shape") and size > 0:  # type: ignore[attr-defined]
         shape = (_elements_in(size, data_type),)  # msaccucmp's rule: a missing shape means "all of it"

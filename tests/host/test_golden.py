@@ -34,6 +34,22 @@ def test_bf16_goldens_of_every_kind_give_values_not_bits(tmp_path: Path) -> None
         assert np.array_equal(loaded.astype(np.float32), BF16.astype(np.float32)), op
 
 
+def test_a_sidecar_goes_by_the_file_name_on_disk(tmp_path: Path) -> None:
+    # The listing tells which goldens have a dtype sidecar; a long name mapped by mapping.csv
+    # keeps the sidecar of the short file, and a sidecar that is no regular file is none.
+    save_npy(tmp_path / "1.npy", BF16, keep_dtype=True)
+    (tmp_path / "mapping.csv").write_text(f"1.npy,long_op.0.{STAMP}.npy\n")
+    save_npy(tmp_path / f"mm.0.{STAMP}.npy", BF16, keep_dtype=True)
+    (tmp_path / f"mm.0.{STAMP}.npy.json").unlink()
+    (tmp_path / f"mm.0.{STAMP}.npy.json").mkdir()
+    source = open_golden(tmp_path)
+    assert isinstance(source, NpyGoldenDir)
+    mapped, unmarked = source.output("long_op", 0), source.output("mm", 0)
+    assert mapped is not None and unmarked is not None
+    assert np.array_equal(mapped.load().astype(np.float32), BF16.astype(np.float32))
+    assert unmarked.load().dtype == np.uint16  # its bits, refused later as raw bits
+
+
 def test_loaded_goldens_are_read_only_memory_maps(tmp_path: Path) -> None:
     np.save(tmp_path / f"conv.0.{STAMP}.npy", VALUES)
     found = open_golden(tmp_path).output("conv", 0)  # type: ignore[union-attr]

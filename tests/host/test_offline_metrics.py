@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from dumpcmp.host.metrics import (
     compare_arrays,
 )
 from dumpcmp.host.metrics.offline_data import flat_chunks
+from dumpcmp.host.rows import ResultRow
 
 EPS64 = 2.220446049250313e-16
 EPS32 = 1.1920929e-07
@@ -534,6 +536,38 @@ def test_combine_identity() -> None:
     x, y = pair(10)
     p = OFFLINE_DATA.chunk(x, y)
     assert OFFLINE_DATA.combine(Partial(), p) == p == OFFLINE_DATA.combine(p, Partial())
+
+
+@pytest.mark.parametrize(
+    "sides",
+    [
+        lambda x, y: (x, y),
+        lambda x, y: (x.astype(np.float16), y),  # read as float16 bits
+        lambda x, y: (x.astype(np.int32), y.astype(">f4")),  # converted into the scratch buffers
+        lambda x, y: (x[::2], y[1::2]),  # strided: converted too
+        lambda x, y: (np.where(x > 1, np.nan, x), np.where(x > 1, np.inf, y)),  # NaN/inf counted
+    ],
+)
+def test_one_chunk_path_is_chunk_then_combine(sides: Callable[[Array, Array], tuple[Array, Array]]) -> None:
+    # compare_arrays takes ``whole`` for a pair of one chunk: it must be the generic path's result
+    # bit for bit, not only approximately (repr: every float exactly, and NaN equal to NaN).
+    x, y = (readonly(a) for a in sides(*pair(600, seed=5)))
+    first = OFFLINE_DATA.chunk(x, y)
+    generic = OFFLINE_DATA.combine(first, OFFLINE_DATA.chunk(x, y, first))
+    assert repr(OFFLINE_DATA.whole(x, y)) == repr(generic)
+
+
+def test_rows_pickle_as_they_are() -> None:
+    # Forked workers send rows back pickled, each record as its values in field order.
+    x, y = (a.copy() for a in pair(50))
+    x[3], y[3] = np.nan, np.nan  # a finite part, nested, and reasons
+    metrics = compare_arrays(x, y)
+    assert metrics.finite is not None
+    row = ResultRow(0, 7, "Conv2D", "conv", "DT_FLOAT", None, "conv", "DT_FLOAT", None, "conv:output:0",
+                    (50,), None, metrics, golden_key="conv.0")  # fmt: skip
+    loaded = pickle.loads(pickle.dumps(row))
+    assert type(loaded) is ResultRow and type(loaded.metrics.finite) is MetricValues
+    assert repr(loaded) == repr(row)  # repr: NaN fields compare unequal
 
 
 def test_metric_values_helpers() -> None:

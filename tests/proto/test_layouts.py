@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from itertools import product
 from pathlib import Path
 
@@ -421,6 +422,24 @@ def test_reads_from_a_read_only_buffer() -> None:
     got = to_logical(frozen, F.FRACTAL_Z, x.shape)
     np.testing.assert_array_equal(got, x)
     assert not np.shares_memory(got, frozen)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "ref"),
+    [(F.NC1HWC0, ref_nc1hwc0), (F.FRACTAL_Z, ref_fractal_z), (F.C1HWNCoC0, ref_c1hwncoc0)],
+)
+def test_a_shape_read_again_reads_the_new_data(
+    fmt: Format, ref: Callable[[np.ndarray, int], np.ndarray]
+) -> None:
+    # The second read of a geometry replays the first one's copies on other buffers: each read
+    # must see its own data, also from a device array that is not C-contiguous.
+    shape = (3, 20, 2, 5)
+    for seed in range(3):
+        x = (logical(shape, "float16") + seed).astype("float16")
+        device = ref(x, 16)
+        strided = np.repeat(device, 2, axis=-1)[..., ::2]  # same values, every other element
+        for array in (device, strided):
+            np.testing.assert_array_equal(to_logical(array, fmt, shape), x)
 
 
 # --------------------------------------------------------------------------- errors

@@ -132,6 +132,22 @@ def test_truncated_payload_and_odd_contents(tmp_path: Path) -> None:
         load_npy(tmp_path / "b.npy")
 
 
+def test_a_directory_or_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "d.npy").mkdir()
+    with pytest.raises(FormatError, match=r"d\.npy: cannot read: Is a directory"):
+        load_npy(tmp_path / "d.npy")
+    with pytest.raises(FormatError, match=r"m\.npy: cannot read: No such file"):
+        load_npy(tmp_path / "m.npy")
+
+
+def test_files_with_one_header_keep_their_own_data(tmp_path: Path) -> None:
+    # Headers are parsed once per distinct header text; the data is each file's.
+    for seed in range(3):
+        np.save(tmp_path / f"{seed}.npy", np.full((2, 3), seed, dtype=np.float32))
+    for seed in range(3):
+        np.testing.assert_array_equal(load_npy(tmp_path / f"{seed}.npy"), np.full((2, 3), seed))
+
+
 @pytest.mark.parametrize(
     "array",
     [

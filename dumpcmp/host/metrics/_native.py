@@ -39,7 +39,16 @@ import llvmlite.binding as ll
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FLOAT16_BITS", "LANES", "cache_dir", "first_pass", "kl_terms", "special_counts", "torchair_pass"]
+__all__ = [
+    "FLOAT16_BITS",
+    "LANES",
+    "Chunks",
+    "cache_dir",
+    "first_pass",
+    "kl_terms",
+    "special_counts",
+    "torchair_pass",
+]
 
 # Accumulators per quantity in the kernels. 128 float64 lanes x 12 quantities is 12 KB, well
 # inside L1; the inner loop's trip count must be this constant (a variable one measured ~3x slower).
@@ -293,38 +302,67 @@ def _address(a: npt.NDArray[Any]) -> int:
     return address
 
 
+class Chunks:
+    """Two equal-length 1-D C-contiguous chunks (float32, float64 or float16 bits) as the passes
+    take them: their addresses and their dtypes' compiled passes, looked up once for every pass
+    over them (each lookup cost ~4 us a pass: ``__array_interface__`` builds a dict)."""
+
+    __slots__ = ("_arrays", "_passes", "_x", "_y", "n")
+
+    def __init__(self, x: npt.NDArray[Any], y: npt.NDArray[Any]) -> None:
+        self._arrays = (x, y)  # the addresses stay valid while these live
+        self._passes = _pair(x, y)
+        self._x, self._y, self.n = _address(x), _address(y), x.shape[0]
+
+    def first_pass(self) -> tuple[float, ...]:
+        """``_kernels.first_pass``."""
+        _, out, _, (acc_at, out_at, _) = _scratch()
+        self._passes["first_pass"](self._x, self._y, self.n, acc_at, out_at)
+        return tuple(out.tolist())
+
+    def special_counts(self) -> tuple[int, int, int, int, int]:
+        """``_kernels.special_counts``."""
+        _, _, counts, (_, _, counts_at) = _scratch()
+        self._passes["special_counts"](self._x, self._y, self.n, counts_at)
+        a, b, c, d, e = counts.tolist()
+        return a, b, c, d, e
+
+    def kl_terms(
+        self, mx: float, my: float, sx: float, sy: float, kx: float, ky: float
+    ) -> tuple[float, float, float, float, float]:
+        """``_kernels.kl_terms``; pass 1's accumulators serve as its scratch."""
+        acc, out, _, (acc_at, out_at, _) = _scratch()
+        scratch_at = acc_at + 5 * LANES * acc.itemsize  # acc holds 12 LANES: 5 for the sums, 2 here
+        self._passes["kl_terms"](self._x, self._y, self.n, mx, my, sx, sy, kx, ky, acc_at, scratch_at, out_at)
+        a, b, c, d, e = out[:5].tolist()
+        return a, b, c, d, e
+
+    def torchair_pass(self, eps: float, bound1: float, bound5: float) -> tuple[float, ...]:
+        """``_kernels.torchair_pass``; pass 1's scratch serves (it needs 10 of its 12 quantities)."""
+        _, out, _, (acc_at, out_at, _) = _scratch()
+        self._passes["torchair_pass"](self._x, self._y, self.n, eps, bound1, bound5, acc_at, out_at)
+        return tuple(out[:10].tolist())
+
+
 def first_pass(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[float, ...]:
-    """``_kernels.first_pass``: 1-D C-contiguous float32, float64 or float16-bits chunks."""
-    _, out, _, (acc_at, out_at, _) = _scratch()
-    _pair(x, y)["first_pass"](_address(x), _address(y), x.shape[0], acc_at, out_at)
-    return tuple(out.tolist())
+    """``Chunks(x, y).first_pass()``."""
+    return Chunks(x, y).first_pass()
 
 
 def special_counts(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[int, int, int, int, int]:
-    """``_kernels.special_counts``."""
-    _, _, counts, (_, _, counts_at) = _scratch()
-    _pair(x, y)["special_counts"](_address(x), _address(y), x.shape[0], counts_at)
-    a, b, c, d, e = counts.tolist()
-    return a, b, c, d, e
+    """``Chunks(x, y).special_counts()``."""
+    return Chunks(x, y).special_counts()
 
 
 def kl_terms(
     x: npt.NDArray[Any], y: npt.NDArray[Any], mx: float, my: float, sx: float, sy: float, kx: float, ky: float
 ) -> tuple[float, float, float, float, float]:
-    """``_kernels.kl_terms``; pass 1's accumulators serve as its scratch."""
-    acc, out, _, (acc_at, out_at, _) = _scratch()
-    scratch_at = acc_at + 5 * LANES * acc.itemsize  # acc holds 12 LANES: 5 for the sums, 2 here
-    _pair(x, y)["kl_terms"](
-        _address(x), _address(y), x.shape[0], mx, my, sx, sy, kx, ky, acc_at, scratch_at, out_at
-    )
-    a, b, c, d, e = out[:5].tolist()
-    return a, b, c, d, e
+    """``Chunks(x, y).kl_terms(...)``."""
+    return Chunks(x, y).kl_terms(mx, my, sx, sy, kx, ky)
 
 
 def torchair_pass(
     x: npt.NDArray[Any], y: npt.NDArray[Any], eps: float, bound1: float, bound5: float
 ) -> tuple[float, ...]:
-    """``_kernels.torchair_pass``; pass 1's scratch serves (it needs 10 of its 12 quantities)."""
-    _, out, _, (acc_at, out_at, _) = _scratch()
-    _pair(x, y)["torchair_pass"](_address(x), _address(y), x.shape[0], eps, bound1, bound5, acc_at, out_at)
-    return tuple(out[:10].tolist())
+    """``Chunks(x, y).torchair_pass(...)``."""
+    return Chunks(x, y).torchair_pass(eps, bound1, bound5)

@@ -24,17 +24,21 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
+import operator
 import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
+
+if TYPE_CHECKING:
+    from dumpcmp.host.metrics._native import Chunks
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -182,6 +186,11 @@ class MetricValues:
         """True when at least one metric is a number (not NaN)."""
         return any(not math.isnan(v) for v in self.numbers())
 
+    def __reduce__(self) -> tuple[type[MetricValues], tuple[Any, ...]]:
+        # Rows come back from forked workers pickled: the values in field order, made again by
+        # ``__init__``, pickle and load in half the time of a frozen slots dataclass's state.
+        return MetricValues, _FIELD_VALUES(self)
+
     def by_column(self) -> dict[str, float | tuple[float, float, float, float]]:
         """Column name → value, in ``OFFLINE_DATA_COLUMNS`` order."""
         return {
@@ -200,6 +209,7 @@ class MetricValues:
 
 # Read once: dataclasses.fields() per call made summarising 60k rows take a second.
 _NUMBER_FIELDS = tuple(f.name for f in fields(MetricValues) if f.name not in _NOT_NUMBERS)
+_FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(MetricValues)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,13 +279,13 @@ def _min(a: float, b: float) -> float:
 # The two passes over one chunk
 
 
-def _first_pass(x: _Chunk, y: _Chunk, k: ModuleType) -> Partial:
+def _first_pass(chunks: Chunks) -> Partial:
     (sum_xy, sum_x, sum_y, sum_abs_diff, sum_sq_diff, max_abs_diff, sum_rel, max_rel,
-     min_x, max_x, min_y, max_y) = k.first_pass(x, y)  # fmt: skip
+     min_x, max_x, min_y, max_y) = chunks.first_pass()  # fmt: skip
     nan_x = inf_x = nan_y = inf_y = mismatch = 0
     # A float32 value cannot overflow a float64 sum: finite sums mean no NaN/inf in the chunk.
     if not (math.isfinite(sum_x) and math.isfinite(sum_y)):
-        nan_x, inf_x, nan_y, inf_y, mismatch = k.special_counts(x, y)
+        nan_x, inf_x, nan_y, inf_y, mismatch = chunks.special_counts()
         # The kernel's maxima and minima skip NaN; numpy's, which the spec's formulas mean,
         # are NaN as soon as one element is. |x − y| and the relative errors are ≥ 0 or NaN,
         # so their sums are NaN exactly when one of them is.
@@ -288,7 +298,7 @@ def _first_pass(x: _Chunk, y: _Chunk, k: ModuleType) -> Partial:
         if math.isnan(sum_rel):
             max_rel = math.nan
     return Partial(
-        n=x.shape[0],
+        n=chunks.n,
         sum_xy=sum_xy,
         sum_x=sum_x,
         sum_y=sum_y,
@@ -338,12 +348,12 @@ class _Centres:
         )
 
 
-def _second_pass(x: _Chunk, y: _Chunk, c: _Centres, k: ModuleType) -> Partial:
+def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = k.kl_terms(
-        x, y, c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = chunks.kl_terms(
+        c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
     )
     return Partial(
         centred_xx=centred_xx,
@@ -467,6 +477,17 @@ def _finish(p: Partial, meta: PairMeta) -> MetricValues:
     )
 
 
+def _kernel_pair(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Chunks:
+    """Equal-length flat chunks as the kernels read them (``kernel_input``), bound to the
+    kernels (``_native.Chunks``)."""
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"chunks must be equal-length 1-D arrays, got {x.shape} and {y.shape}")
+    m = x.shape[0]
+    s = scratch(m)
+    k = _kernels()
+    return k.Chunks(kernel_input(x, s.x[:m], k), kernel_input(y, s.y[:m], k))
+
+
 class OfflineDataFamily:
     """chunk → combine → finish (dask-style) for spec/metrics.md §1.
 
@@ -482,17 +503,20 @@ class OfflineDataFamily:
     def chunk(
         self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], prior: Partial | None = None
     ) -> Partial:
-        if x.shape != y.shape or x.ndim != 1:
-            raise ValueError(f"chunks must be equal-length 1-D arrays, got {x.shape} and {y.shape}")
-        m = x.shape[0]
-        s = scratch(m)
-        k = _kernels()
         with np.errstate(all="ignore"):  # casts to float32 that overflow; logs of NaN/inf ratios
-            xs = kernel_input(x, s.x[:m], k)
-            ys = kernel_input(y, s.y[:m], k)
+            chunks = _kernel_pair(x, y)
             if prior is None:
-                return _first_pass(xs, ys, k)
-            return _second_pass(xs, ys, _Centres.of(prior), k)
+                return _first_pass(chunks)
+            return _second_pass(chunks, _Centres.of(prior))
+
+    def whole(self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Partial:
+        """Both passes over a pair that is one chunk: what chunk → combine gives for it, with
+        each side made kernel-ready once and none of the per-chunk machinery (most tensors of a
+        dump are one chunk, and that machinery cost ~20 us a pair: 2 % of a 160K-element one)."""
+        with np.errstate(all="ignore"):
+            chunks = _kernel_pair(x, y)
+            first = _first_pass(chunks)
+            return _combine(first, _second_pass(chunks, _Centres.of(first)))
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)
@@ -540,7 +564,7 @@ def flat_chunks(
     reused buffer, which is only valid until the next chunk is requested.
     """
     end = a.size if stop is None else stop
-    if a.flags.c_contiguous or a.ndim == 1:
+    if _flat_view(a):
         flat = a.reshape(-1)
         for i in range(start, end, step):
             yield flat[i : min(i + step, end)]
@@ -564,6 +588,11 @@ def flat_chunks(
             staging[filled : filled + values.size] = values
             filled += values.size
         yield staging[:filled]
+
+
+def _flat_view(a: npt.NDArray[np.generic]) -> bool:
+    """Whether ``a.reshape(-1)`` is a view (the one chunk ``flat_chunks`` would yield)."""
+    return bool(a.flags.c_contiguous) or a.ndim == 1
 
 
 def _shape_text(shape: tuple[int, ...]) -> str:
@@ -597,7 +626,11 @@ def compare_arrays(
     # no chunk is longer than 1.5 * chunk_elems.
     pieces = max(1, round(x.size / chunk_elems))
     step = -(-x.size // pieces)
-    total = _total(lambda: zip(flat_chunks(x, step), flat_chunks(y, step), strict=True))
+    total: Partial | None
+    if pieces == 1 and _flat_view(x) and _flat_view(y):
+        total = OFFLINE_DATA.whole(x.reshape(-1), y.reshape(-1))
+    else:
+        total = _total(lambda: zip(flat_chunks(x, step), flat_chunks(y, step), strict=True))
     assert total is not None  # x.size > 0: at least one chunk
     metrics = OFFLINE_DATA.finish(total, meta)
     if total.has_special and total.special_mismatch == 0:
