@@ -9,18 +9,18 @@ from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
 
-_DUMP_UNSAFE = str.maketrans({" ": "_", ".": "_", "/": "_", "\\": "_"})
-_GOLDEN_UNSAFE = str.maketrans({".": "_", "/": "_"})
+# Chained str.replace, not str.translate: translate with a mapping costs ~1.3 us a name, the
+# replaces ~0.15 us, and names are sanitised several times for every dump file.
 
 
 def sanitize_dump_name(name: str) -> str:
     """GE's ReplaceStringElem: space, '.', '/', '\\' become '_' in op types, op and model names."""
-    return name.translate(_DUMP_UNSAFE)
+    return name.replace(" ", "_").replace(".", "_").replace("/", "_").replace("\\", "_")
 
 
 def sanitize_golden_name(name: str) -> str:
     """How golden npy files are keyed: '/' and '.' become '_' (msaccucmp's lookup rule)."""
-    return name.translate(_GOLDEN_UNSAFE)
+    return name.replace(".", "_").replace("/", "_")
 
 
 # --------------------------------------------------------------------------- dump file names
