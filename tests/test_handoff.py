@@ -47,10 +47,15 @@ handoff.run(workmod.work, 3)
 """
 
 
+def _python(code: str, *path: Path) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter that imports this checkout (and ``path``)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, path), str(REPO)])}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
 def _front(tmp_path: Path, warm: str = "pass", work: str = "pass") -> subprocess.CompletedProcess[str]:
     (tmp_path / "workmod.py").write_text(_WORK_MODULE.format(warm=warm, work=work))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
-    return subprocess.run([sys.executable, "-c", _FRONT], capture_output=True, text=True, env=env, timeout=60)
+    return _python(_FRONT, tmp_path)
 
 
 def _lines(done: subprocess.CompletedProcess[str]) -> dict[str, list[str]]:
@@ -104,8 +109,7 @@ def test_a_command_that_hands_no_work_over_ends_the_work_process(tmp_path: Path)
         "handoff.dismiss()\n"
         "print(pid)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    done = _python(script)
     assert done.returncode == 0, done.stderr
     assert not Path(f"/proc/{done.stdout.strip()}").exists()  # ended and reaped
 
@@ -126,6 +130,5 @@ def test_warming_loads_the_compare_s_modules_and_kernel_engine() -> None:
         "wanted = {'numpy', 'dumpcmp.host.offline', 'dumpcmp.host.pipeline', 'dumpcmp.host.summary'}\n"
         "print(sorted(wanted - set(sys.modules)), _native._ENGINE is not None)\n"
     )
-    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    done = _python(check)
     assert done.stdout == "[] True\n", done.stderr
