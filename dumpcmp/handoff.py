@@ -14,14 +14,14 @@ answers them (ending the other). After it, Ctrl-C at a terminal reaches both pro
 foreground process group) and only the work acts on it; a signal sent to this process alone
 (``kill``, a supervisor) is passed on to the work. If this process dies, the work dies with it.
 
-Ending. The work process, its output flushed, gives this process the exit code through a pipe and
-lets go of the output before its own exit, so that the command ends without waiting for the
-kernel to free the work process's memory.
+The command waits for the work process to end and reaps it, however it ends: never an orphan left
+for init to reap (a container's first process may never do it). Ending early on a reported code
+saved the 5-15 ms the kernel takes to free the work process's memory; a zombie per run where PID 1
+does not reap was judged too high a price.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import struct
@@ -40,14 +40,10 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # The work's pickled size, before it: the pipe stays open after, so that what the work process
 # did not read can be told from what it did.
 _LENGTH = struct.Struct("<Q")
-_EXIT_CODE = struct.Struct("<i")
 
-# The forked process, loading or loaded, the pipe its work will go through and the one its exit
-# code comes back by. A tuple, not a dataclass: this module loads before anything else, and
-# dataclasses cost 7 ms to import.
-_waiting: tuple[int, int, int] | None = None
-# In the forked process: where its exit code goes (``finished``).
-_reporting: int | None = None
+# The forked process, loading or loaded, and the pipe its work will go through. A tuple, not a
+# dataclass: this module loads before anything else, and dataclasses cost 7 ms to import.
+_waiting: tuple[int, int] | None = None
 
 
 def start(module: str) -> int | None:
@@ -56,24 +52,19 @@ def start(module: str) -> int | None:
     Returns None here. In the forked process it returns once that work has run, with its exit
     code (the caller ends the process); given no work, the forked process ends silently.
     """
-    global _waiting, _reporting
+    global _waiting
     if not sys.platform.startswith("linux"):
         return None
     parent = os.getpid()
     requests_out, requests_in = os.pipe()
-    results_out, results_in = os.pipe()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # inherited held: no window unheld
     pid = os.fork()
     if pid:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(requests_out)
-        os.close(results_in)
-        os.set_blocking(results_out, False)
-        _waiting = (pid, requests_in, results_out)
+        _waiting = (pid, requests_in)
         return None
     os.close(requests_in)
-    os.close(results_out)
-    _reporting = results_in
     return _serve(parent, requests_out, module)
 
 
@@ -87,20 +78,19 @@ def run(function: Callable[[T], None], argument: T) -> None:
     if waiting is None:
         function(argument)
         return
-    pid, requests, results = waiting
+    pid, requests = waiting
     work = pickle.dumps((function, argument), pickle.HIGHEST_PROTOCOL)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)  # from here on, taken by _wait
     try:
         _send(requests, _LENGTH.pack(len(work)) + work)
-        code = _wait(pid, requests, results)
+        code = _wait(pid, requests)
     except BrokenPipeError:  # it ended while loading (it is never ended before this)
         os.waitpid(pid, 0)
         code = None
     finally:
         os.close(requests)
-        os.close(results)
     if code is None:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         function(argument)
@@ -116,9 +106,8 @@ def dismiss() -> None:
     waiting, _waiting = _waiting, None
     if waiting is None:
         return
-    pid, requests, results = waiting
+    pid, requests = waiting
     os.close(requests)
-    os.close(results)
     os.kill(pid, signal.SIGKILL)  # never reaped before: it exists, if as a zombie
     os.waitpid(pid, 0)
 
@@ -140,27 +129,10 @@ def _unread(pipe: int) -> int:
     return count[0]
 
 
-def finished(code: int) -> None:
-    """In the forked process, its output flushed and exit handlers run: give the command line its
-    exit code and let go of the output, so that the command ends (and a reader of its output sees
-    the end) without waiting for this process's own exit: the kernel's freeing of its ~100 MB
-    takes 5-15 ms. Elsewhere nothing."""
-    if _reporting is None:
-        return
-    for stream in (0, 1, 2):
-        os.close(stream)
-    os.write(_reporting, _EXIT_CODE.pack(code))
-    os.kill(os.getppid(), signal.SIGCHLD)  # what _wait waits for; it then reads the code
-
-
-def _wait(pid: int, requests: int, results: int) -> int | None:
+def _wait(pid: int, requests: int) -> int | None:
     """The work's exit code, passing on the signals sent to this process alone meanwhile; None if
     the work process ended without taking the work."""
     while True:
-        with contextlib.suppress(BlockingIOError):
-            reported = os.read(results, _EXIT_CODE.size)
-            if len(reported) == _EXIT_CODE.size:
-                return int(_EXIT_CODE.unpack(reported)[0])
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return None if _unread(requests) else _exit_code(status)
@@ -191,6 +163,7 @@ def _receive(pipe: int) -> bytes:
 
 def _serve(parent: int, requests: int, module: str) -> int:
     """The forked process: load ``module``, wait for its work, run it; its exit code."""
+    import contextlib
     import ctypes
     import importlib
     import pickle

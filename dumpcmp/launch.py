@@ -89,7 +89,7 @@ def _end(finished: SystemExit) -> None:
     flushed (output a reader no longer takes is dropped quietly, as a killed pipe writer's is).
     Not while another thread runs (the interpreter would wait for it), and a message given as
     the exit code is left to the interpreter to print. A work process forked at launch and not
-    used ends first; in the work process, the command line gets the code before this one exits.
+    used ends first.
     """
     handoff.dismiss()
     code = 0 if finished.code is None else finished.code
@@ -99,5 +99,4 @@ def _end(finished: SystemExit) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a reader gone (``| head``); a closed stream
             stream.flush()
-    handoff.finished(code)
     os._exit(code)
