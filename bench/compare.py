@@ -42,8 +42,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -62,7 +60,6 @@ SHAPE = (1, 64, 40, 64)  # 163,840 elements: 320 KB fp16 on the NPU side, 640 KB
 STAMP = 1763700000000000
 REPO = Path(__file__).resolve().parent.parent
 CLI = "import sys; from dumpcmp.launch import main; sys.argv[0] = 'dumpcmp'; main()"
-_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
 def build(root: Path, gigabytes: float) -> dict[str, object]:
@@ -165,18 +162,13 @@ def measure_cli(root: Path) -> dict[str, float]:
     args = [sys.executable, "-c", CLI, "compare", "-m", "offline_data", "-tp", str(root / "npu"),
             "-gp", str(root / "golden"), "-fr", str(root / "rules.json"), "-o", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    # The command's work process gives the command its exit code and ends a few ms after it
-    # (dumpcmp.handoff): made its reaper here, its CPU time and peak RSS count too.
-    ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     start = time.perf_counter()
     subprocess.run(args, env=env, cwd=out, check=True, capture_output=True)
     seconds = time.perf_counter() - start
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            os.waitpid(-1, 0)
     shutil.rmtree(out)
-    # The largest process of the tree: the CLI, its work process or one of its workers (Linux
-    # folds the peaks of reaped grandchildren into their parent's, and their CPU time too).
+    # The largest process of the tree: the CLI, its work process (dumpcmp.handoff) or one of that
+    # one's workers (Linux folds the peaks of reaped grandchildren into their parent's, and their
+    # CPU time too).
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = children.ru_utime + children.ru_stime
     return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": children.ru_maxrss / 1024}
