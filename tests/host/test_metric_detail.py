@@ -13,8 +13,8 @@ import numpy.typing as npt
 import pytest
 
 from dumpcmp.errors import MatchError, OutputError
-from dumpcmp.host.metrics import detail, write_detail
-from dumpcmp.host.metrics.detail import detail_columns, sanitize_op_name
+from dumpcmp.host.metrics import detail
+from dumpcmp.host.metrics.detail import detail_columns, sanitize_op_name, write_detail
 
 
 def readonly(a: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:

@@ -14,7 +14,6 @@ from typing import Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from dumpcmp.host.metrics.detail import DetailSummary, write_detail
 from dumpcmp.host.metrics.offline_data import (
     DEFAULT_CHUNK,
     OFFLINE_DATA,
@@ -31,14 +30,12 @@ __all__ = [
     "FAMILIES",
     "OFFLINE_DATA",
     "OFFLINE_DATA_COLUMNS",
-    "DetailSummary",
     "Family",
     "MetricValues",
     "OfflineDataFamily",
     "PairMeta",
     "Partial",
     "compare_arrays",
-    "write_detail",
 ]
 
 _P = TypeVar("_P")
