@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.proto.dtypes import data_type_of
+from dumpcmp.records import pickled_as_values
 
 NO_GOLDEN = "*"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class ResultRow:
     """One line of a result file; numbers stay floats, only sinks format them."""
@@ -35,10 +35,6 @@ class ResultRow:
     dump_readable: bool = True  # False: the dump file itself could not be read (named in the summary)
     golden_key: str = ""  # the golden tensor compared with (its source's key); "" when none
 
-    def __reduce__(self) -> tuple[type[ResultRow], tuple[Any, ...]]:
-        # As MetricValues': rows cross from forked workers pickled, and this halves the cost.
-        return ResultRow, _FIELD_VALUES(self)
-
     @property
     def reasons(self) -> tuple[str, ...]:
         return self.metrics.reasons
@@ -46,9 +42,6 @@ class ResultRow:
     @property
     def cosine(self) -> float:
         return self.metrics.cosine_similarity
-
-
-_FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(ResultRow)))
 
 
 def dtype_label(dtype: np.dtype) -> str:

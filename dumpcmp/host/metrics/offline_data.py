@@ -24,7 +24,6 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
-import operator
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
+from dumpcmp.records import pickled_as_values
 
 if TYPE_CHECKING:
     from dumpcmp.host.metrics._native import Chunks
@@ -133,6 +133,7 @@ class Partial:
 _NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite"})
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class MetricValues:
     """The ten offline-data metrics of one pair as floats, plus why any of them is odd.
@@ -186,11 +187,6 @@ class MetricValues:
         """True when at least one metric is a number (not NaN)."""
         return any(not math.isnan(v) for v in self.numbers())
 
-    def __reduce__(self) -> tuple[type[MetricValues], tuple[Any, ...]]:
-        # Rows come back from forked workers pickled: the values in field order, made again by
-        # ``__init__``, pickle and load in half the time of a frozen slots dataclass's state.
-        return MetricValues, _FIELD_VALUES(self)
-
     def by_column(self) -> dict[str, float | tuple[float, float, float, float]]:
         """Column name → value, in ``OFFLINE_DATA_COLUMNS`` order."""
         return {
@@ -209,7 +205,6 @@ class MetricValues:
 
 # Read once: dataclasses.fields() per call made summarising 60k rows take a second.
 _NUMBER_FIELDS = tuple(f.name for f in fields(MetricValues) if f.name not in _NOT_NUMBERS)
-_FIELD_VALUES = operator.attrgetter(*(f.name for f in fields(MetricValues)))
 
 
 # ---------------------------------------------------------------------------------------------

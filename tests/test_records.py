@@ -1,0 +1,51 @@
+"""Records that cross processes pickle as their values and come back equal."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.host.request import CompareRequest
+from dumpcmp.host.rule_set import RuleSet
+from dumpcmp.records import pickled_as_values
+
+
+@pickled_as_values
+@dataclass(frozen=True, slots=True)
+class _One:
+    name: str
+
+
+@pickled_as_values
+@dataclass(frozen=True, slots=True)
+class _Several:
+    name: str
+    shape: tuple[int, ...] = ()
+    inner: _One | None = None
+
+
+def test_records_of_one_or_several_fields_come_back_equal() -> None:
+    for record in (_One("a"), _Several("b", (1, 2), _One("c")), _Several("d")):
+        assert pickle.loads(pickle.dumps(record)) == record
+
+
+def test_a_record_with_a_field_init_does_not_take_is_refused() -> None:
+    with pytest.raises(AssertionError, match="__init__ does not take"):
+
+        @pickled_as_values
+        @dataclass(frozen=True, slots=True)
+        class _Derived:
+            name: str
+            size: int = field(init=False, default=0)
+
+
+def test_a_real_rule_file_s_matchers_come_back_equal(shared_fixtures: Path) -> None:
+    rule_file = shared_fixtures / "atc" / "tdnn.om.json"
+    rules = RuleSet.load(CompareRequest(Path("."), Path("."), fusion_rule=rule_file))
+    again = pickle.loads(pickle.dumps(rules, pickle.HIGHEST_PROTOCOL))
+    assert again.default is not None and rules.default is not None
+    assert again.default.rules == rules.default.rules
+    assert again.default.groups == rules.default.groups
