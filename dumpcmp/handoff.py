@@ -81,7 +81,8 @@ def run(function: Callable[[T], None], argument: T) -> None:
     pid, requests = waiting
     work = pickle.dumps((function, argument), pickle.HIGHEST_PROTOCOL)
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        if stream is not None:  # None: started with that descriptor closed (``>&-``)
+            stream.flush()
     held = signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)  # from here on, taken by _wait
     try:
         _send(requests, _LENGTH.pack(len(work)) + work)
@@ -182,8 +183,11 @@ def _serve(parent: int, requests: int, module: str) -> int:
     function, argument = pickle.loads(work)
     interrupt_on(*_STOPS)
     try:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # one held since the fork fires here
-        function(argument)
+        try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # one held since the fork fires here
+            function(argument)
+        finally:  # the work is over: a signal now would only interrupt the ending
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     except SystemExit as ended:
         if isinstance(ended.code, str):  # what the interpreter would print for such an exit
             sys.stderr.write(f"{ended.code}\n")

@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from types import FrameType
 
 from dumpcmp import handoff
@@ -55,13 +56,20 @@ def prepare_process() -> None:
     # gRPC's C core logs its own view of every failure (E1123 ... add_port.cc) to stderr, before
     # the one line our commands say; read when grpc is imported, which no command did yet.
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    interrupt_on(signal.SIGTERM)
+    interrupt_on(signal.SIGINT, signal.SIGTERM)
+
+
+# One interrupt can arrive twice (a supervisor's SIGTERM to the process group, then passed on to
+# the work process by the command line's): repeats this soon after are the same interrupt.
+_SAME_INTERRUPT_SECONDS = 1.0
+# (process, time) of the last interrupt taken by ``interrupt_on``'s handler
+_interrupted: tuple[int, float] | None = None
 
 
 def interrupt_on(*signals: signal.Signals) -> None:
     """Each of ``signals`` ends the run as Ctrl-C does (temporaries removed, the one "interrupted"
-    line), once: a second one while the run winds down is ignored, where it would interrupt the
-    clean-up (a supervisor's SIGTERM to the process group and again to the process, say).
+    line). A repeat within a second is ignored, where it would interrupt the clean-up the first
+    began; a later one (a user pressing Ctrl-C again) interrupts again.
 
     Forked workers inherit the handler; in them it falls back to the default action (they end
     with the process that forked them), so only the process that owns the output reports.
@@ -69,16 +77,29 @@ def interrupt_on(*signals: signal.Signals) -> None:
     owner = os.getpid()
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        global _interrupted
         if os.getpid() != owner:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        for each in signals:
-            signal.signal(each, signal.SIG_IGN)
+        now = time.monotonic()
+        if _interrupted is not None and now - _interrupted[1] < _SAME_INTERRUPT_SECONDS:
+            return
+        _interrupted = (owner, now)
         raise KeyboardInterrupt
 
     for signum in signals:
         signal.signal(signum, handler)
+
+
+def took_interrupt() -> bool:
+    """Whether this process took an interrupt through ``interrupt_on``'s handler.
+
+    A handler's KeyboardInterrupt that comes while Python runs a finalizer, a weakref callback
+    or a fork hook is dropped ("Exception ignored in ..."), and the run goes on as if nothing had
+    come: asked between files, where no interrupt can still be on its way up, this tells.
+    """
+    return _interrupted is not None and _interrupted[0] == os.getpid()
 
 
 def _end(finished: SystemExit) -> None:
@@ -91,12 +112,14 @@ def _end(finished: SystemExit) -> None:
     the exit code is left to the interpreter to print. A work process forked at launch and not
     used ends first.
     """
+    # Finished: a signal now would only interrupt the ending (a traceback from here, say).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     handoff.dismiss()
     code = 0 if finished.code is None else finished.code
     if not isinstance(code, int) or threading.active_count() > 1:
         raise finished
     atexit._run_exitfuncs()  # no public way; unchanged since Python 2
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a reader gone (``| head``); a closed stream
-            stream.flush()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # a reader gone (``| head``);
+            stream.flush()  # a closed stream; none at all (started with ``>&-``)
     os._exit(code)

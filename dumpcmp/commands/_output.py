@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.launch import INTERRUPTED, INTERRUPTED_EXIT_CODE
+from dumpcmp.launch import INTERRUPTED, INTERRUPTED_EXIT_CODE, took_interrupt
 from dumpcmp.printable import counted as counted  # the commands say counts through here
 from dumpcmp.printable import printable
 
@@ -72,5 +72,19 @@ def user_errors() -> Iterator[None]:
         fail(str(exc))
     except KeyboardInterrupt:
         interrupted()
+    except RuntimeError as exc:
+        _broken_workers(exc)
     except OSError as exc:
         fail(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror or str(exc))
+
+
+def _broken_workers(exc: RuntimeError) -> NoReturn:
+    """A pool whose worker process died: of the interrupt that reached the whole process group
+    (its own Ctrl-C line), or killed otherwise (one line); any other RuntimeError is a bug."""
+    from concurrent.futures import BrokenExecutor
+
+    if not isinstance(exc, BrokenExecutor):
+        raise exc
+    if took_interrupt():
+        interrupted()
+    fail(f"a worker process ended abruptly (killed? out of memory?): {INTERRUPTED}")

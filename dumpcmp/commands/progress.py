@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dumpcmp.commands._output import error_console
+from dumpcmp.launch import took_interrupt
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -34,6 +35,8 @@ class Tracker:
             self._task = self._progress.add_task(self.description, total=total)
 
     def advance(self, n: int = 1) -> None:
+        if took_interrupt():  # between files: an interrupt Python dropped takes effect here
+            raise KeyboardInterrupt
         self._done += n
         if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, n)  # type: ignore[arg-type]

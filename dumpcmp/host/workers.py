@@ -161,11 +161,12 @@ def _close(pool: ProcessPoolExecutor, finished: bool) -> None:
 
     Interpreter exit would otherwise wait for every running batch, and Ctrl-C would seem ignored.
     """
-    running = list((pool._processes or {}).values())  # no public handle before Python 3.14
-    pool.shutdown(wait=finished, cancel_futures=True)
-    if not finished:
-        for process in running:
+    if not finished:  # ended first, so that the shutdown below has nothing to wait for
+        for process in list((pool._processes or {}).values()):  # no public handle before 3.14
             process.kill()
+    # Waited for even when stopped early: the pool's own thread otherwise outlives the run, and
+    # the interpreter's exit then wakes it through a pipe it may have closed (a traceback).
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _collect(

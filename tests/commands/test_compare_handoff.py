@@ -164,3 +164,58 @@ def _runs_with(proc: Path, text: str) -> bool:
         return text in (proc / "cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return False
+
+
+_ENTRY = "import sys; from dumpcmp.launch import main; sys.argv[0] = 'dumpcmp'; main()"
+
+
+def test_a_compare_started_with_its_output_closed_still_compares(tmp_path: Path) -> None:
+    tree = small_tree(tmp_path, 3)
+    out = tmp_path / "out"
+    compare = [sys.executable, "-c", _ENTRY, "compare", "-tp", str(tree), "-gp", str(tree), "-o", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *compare], env=env, stderr=subprocess.PIPE,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(list(out.glob("result_*.csv"))) == 1
+
+
+# Forked workers whose batches take a minute, each saying in MARK.<pid> that it started one.
+_SLOW_WORKERS = """
+import os, sys, time
+from dumpcmp.host import workers
+
+def slow_batch(start, stop):
+    open(os.environ["MARK"] + f".{os.getpid()}", "w").close()
+    time.sleep(60)
+
+workers._run_batch = slow_batch
+workers.PROCESS_MIN_FILES = 0
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+from dumpcmp.launch import main
+main()
+"""
+
+
+def test_a_worker_killed_mid_run_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    tree = small_tree(tmp_path, 8)
+    mark = tmp_path / "batch"
+    argv = [sys.executable, "-c", _SLOW_WORKERS, "compare", "-tp", str(tree), "-gp", str(tree), "-j", "2"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MARK": str(mark), "NO_COLOR": "1"}
+    command = subprocess.Popen([*argv, "-o", str(tmp_path / "out")], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("batch.*")):
+            assert command.poll() is None and time.monotonic() < deadline, "no worker started a batch"
+            time.sleep(0.02)
+        worker = int(next(tmp_path.glob("batch.*")).suffix[1:])
+        os.kill(worker, signal.SIGKILL)  # as the kernel's OOM killer does
+        output, _ = command.communicate(timeout=60)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+    assert command.returncode == 1, output
+    assert "Traceback" not in output
+    assert "Error: a worker process ended abruptly (killed? out of memory?)" in output
