@@ -6,6 +6,8 @@ loads the command line. Exiting by SystemExit is what click does with typer.Exit
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -28,6 +30,16 @@ class _EscapingConsole(Console):
 
     def render_str(self, text: str, **options: Any) -> Any:
         return super().render_str(printable(text), **options)
+
+    def on_broken_pipe(self) -> None:
+        # The reader of this output left (``| head -1``): the rest of it is dropped, and the
+        # command goes on to write the files it was asked for. rich's own answer ends the
+        # process (exit 1, without a word) before them.
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())  # later consoles write to the same descriptor
+            os.close(devnull)
 
 
 def console(width: int | None = None) -> Console:

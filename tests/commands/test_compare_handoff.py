@@ -219,3 +219,18 @@ def test_a_worker_killed_mid_run_is_one_line_not_a_traceback(tmp_path: Path) -> 
     assert command.returncode == 1, output
     assert "Traceback" not in output
     assert "Error: a worker process ended abruptly (killed? out of memory?)" in output
+
+
+def test_output_no_one_reads_is_dropped_and_the_asked_for_files_are_still_written(tmp_path: Path) -> None:
+    # As ``dumpcmp compare ... --advisor | head -1`` once the reader has left.
+    tree = small_tree(tmp_path, 3)
+    out = tmp_path / "out"
+    compare = [sys.executable, "-c", _ENTRY, "compare", "-tp", str(tree), "-gp", str(tree), "-o", str(out)]
+    command = subprocess.Popen([*compare, "--advisor"], env={**os.environ, "PYTHONPATH": str(REPO)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert command.stdout is not None
+    command.stdout.close()  # the reader leaves before the first line
+    _, errors = command.communicate(timeout=120)
+    assert command.returncode == 0, errors
+    assert "Traceback" not in errors
+    assert [p.suffix for p in sorted(out.glob("advisor_*"))] == [".json", ".txt"]
