@@ -71,9 +71,10 @@ class _Keyed:
         return sorted(k for k in self._keys() if k not in seen)
 
 
-# A golden file as the listing found it: its parsed name, its path, whether the listing showed
-# a dtype sidecar beside it (None: not listed, ``load_npy`` looks).
-_Listed = tuple[GoldenName, Path, bool | None]
+# A golden file as the listing found it: its parsed name, its directory and file name, whether
+# the listing showed a dtype sidecar beside it (None: not listed, ``load_npy`` looks). The path is
+# joined when the file is used: in the workers, not once per golden file before any compare.
+_Listed = tuple[GoldenName, Path, str, bool | None]
 
 
 class NpyGoldenDir(_Keyed):
@@ -88,28 +89,28 @@ class NpyGoldenDir(_Keyed):
             regular = {filename for filename, irregular in files if not irregular}
             for filename, irregular in files:
                 has_sidecar = filename + SIDECAR_SUFFIX in regular  # sidecar_path's name
-                self._add(here / filename, mapping.get(filename, filename), irregular, has_sidecar)
+                self._add(here, filename, mapping.get(filename, filename), irregular, has_sidecar)
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
         source = cls.__new__(cls)
         source.root = path.parent
         source.skipped = []
-        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path, None)}
+        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path.parent, path.name, None)}
         return source
 
-    def _add(self, path: Path, name: str, irregular: str, has_sidecar: bool) -> None:
+    def _add(self, directory: Path, filename: str, name: str, irregular: str, has_sidecar: bool) -> None:
         if name == MAPPING_FILE or name.endswith(".npy" + SIDECAR_SUFFIX):
             return  # a sidecar is read with its npy file
         if irregular:
-            self.skipped.append((path, irregular))
+            self.skipped.append((directory / filename, irregular))
             return
         try:
             parsed = parse_golden_name(name)
         except BadFileNameError as exc:
-            self.skipped.append((path, exc.reason))
+            self.skipped.append((directory / filename, exc.reason))
             return
-        listed = (parsed, path, has_sidecar)
+        listed = (parsed, directory, filename, has_sidecar)
         known = self._by_key.get(parsed.key)
         if known is None:
             self._by_key[parsed.key] = listed
@@ -119,7 +120,7 @@ class NpyGoldenDir(_Keyed):
         newer, older = (listed, known) if parsed.timestamp >= known[0].timestamp else (known, listed)
         self._by_key[parsed.key] = newer
         self.skipped.append(
-            (older[1], f"an older golden of {parsed.key} (a second run here?); {newer[1].name} is used")
+            (older[1] / older[2], f"an older golden of {parsed.key} (a second run here?); {newer[2]} is used")
         )
 
     def output(self, op_name: str, index: int) -> GoldenTensor | None:
@@ -128,7 +129,8 @@ class NpyGoldenDir(_Keyed):
         found = self._by_key.get(key)
         if found is None:
             return None
-        parsed, path, has_sidecar = found
+        parsed, directory, filename, has_sidecar = found
+        path = directory / filename
         if parsed.suffix != ".npy":
             return GoldenTensor(path.name, path, lambda: _load_legacy_output(path), key)
         return GoldenTensor(path.name, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)
