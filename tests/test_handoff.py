@@ -86,6 +86,14 @@ def test_the_command_ends_after_its_work_process_and_leaves_no_orphan(tmp_path: 
     assert gone, "the command ended before its work process"
 
 
+def test_the_work_process_loads_without_collections_and_works_with_them(tmp_path: Path) -> None:
+    gc_state = "import gc; print('{}', gc.isenabled(), flush=True)"
+    done = _front(tmp_path, warm=gc_state.format("loading"), work=gc_state.format("working"))
+    assert done.returncode == 3, done.stderr
+    lines = _lines(done)
+    assert (lines["loading"], lines["working"]) == (["False"], ["True"])
+
+
 def test_a_work_process_that_died_while_loading_leaves_the_work_to_the_command(tmp_path: Path) -> None:
     done = _front(tmp_path, warm="os._exit(0)")
     assert done.returncode == 3, done.stderr
