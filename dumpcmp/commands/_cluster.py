@@ -7,16 +7,16 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from dumpcmp.commands._output import error_console
 
 if TYPE_CHECKING:  # the command module stays light until the command runs
     from dumpcmp.host.request import CompareRequest
     from dumpcmp.host.workers import FileRunner
 
-# Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes.
-INSTALL_HINT = escape('Needs pip install "dumpcmp[cluster]"')
+# Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes: escaped
+# here by hand, as rich.markup.escape would (compare's work process imports this module and
+# never loads rich for a normal run).
+INSTALL_HINT = 'Needs pip install "dumpcmp\\[cluster]"'
 CLUSTER_HELP = (
     "Run the comparison on a Dask cluster: its scheduler's address (tcp://HOST:8786), or local[:N] "
     f"for N worker processes on this machine. {INSTALL_HINT}; workers must "

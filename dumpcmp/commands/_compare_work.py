@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dumpcmp.commands._cluster import file_runner
-from dumpcmp.commands._output import console, counted, fail, user_errors
+from dumpcmp.commands._output import counted, fail, say, user_errors
 from dumpcmp.commands.progress import tracked
 from dumpcmp.outputs import kept_if_written
 from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.request import CompareRequest
@@ -126,11 +124,10 @@ def run_offline(job: OfflineJob) -> None:
         outcome = run_compare(
             request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner, rules=job.rules
         )
-    out = console()
-    print_skipped(out, outcome.skipped)
+    print_skipped(outcome.skipped)
     tally = Tally.of(outcome, request.thresholds)
     for line in summarize(outcome, request.thresholds, tally):
-        out.print(line, markup=False)
+        say(line)
     if job.advisor:
         from dumpcmp.commands.advise import advise_results
         from dumpcmp.host.report.grading import GradeThresholds
@@ -164,13 +161,13 @@ def write_reports(results: Sequence[tuple[Path | None, str, OpGraph | None]], re
         for result, model, graph in results:
             if result is not None:
                 for path in reports_beside(result, request, model=model, graph=graph):
-                    console().print(f"report: {path}", markup=False)
+                    say(f"report: {path}")
 
 
-def print_skipped(out: Console, skipped: Sequence[tuple[Path, str]]) -> None:
+def print_skipped(skipped: Sequence[tuple[Path, str]]) -> None:
     """The files passed over, a few by name (the rest counted)."""
     for line in skipped_lines([f"{path}: {reason}" for path, reason in skipped]):
-        out.print(line, markup=False)
+        say(line)
 
 
 def torchair_request(job: TorchairJob) -> TorchairRequest:
@@ -210,17 +207,15 @@ def run_torchair(job: TorchairJob) -> None:
     with kept_if_written(job.output), user_errors(), tracked("comparing GE dump files") as tracker:
         inputs = open_inputs(job.target, job.golden)
         outcome = compare_ge_dump(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
-    out = console()
-    print_skipped(out, outcome.skipped)
+    print_skipped(outcome.skipped)
     fused = inputs.fused_bench_ops
     if fused:
-        out.print(
+        say(
             f"warning: the GE dump -gp {job.golden} has {counted(len(fused), 'fused op')} ({FUSED_OP_TYPE}, "
-            f"e.g. {fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off",
-            markup=False,
+            f"e.g. {fused[0]}): it was dumped with fusion on; fusion on vs off expects it with fusion off"
         )
     for line in summarize_torchair(outcome):
-        out.print(line, markup=False)
+        say(line)
     if job.advisor:
         from dumpcmp.commands.advise import advise_results
 
@@ -236,7 +231,7 @@ def run_torchair(job: TorchairJob) -> None:
             try:
                 graphs[rank] = load_ge_graph(files)
             except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
-                out.print(f"rank {rank}'s report has no graph: {exc}", markup=False)
+                say(f"rank {rank}'s report has no graph: {exc}")
         write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:

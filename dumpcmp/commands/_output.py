@@ -7,58 +7,86 @@ loads the command line. Exiting by SystemExit is what click does with typer.Exit
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.launch import INTERRUPTED, INTERRUPTED_EXIT_CODE, took_interrupt
 from dumpcmp.printable import counted as counted  # the commands say counts through here
 from dumpcmp.printable import printable
 
+if TYPE_CHECKING:  # rich loads on a console's first use: compare's work process prints by ``say``
+    from rich.console import Console
+
 USAGE_EXIT_CODE = 2
 
 
-class _EscapingConsole(Console):
-    """A Console whose every string (printed, or a table's cell) has its control characters
-    escaped (``dumpcmp.printable``): the one place that keeps a newline or an ESC sequence in a
-    path or op name from splitting a line or running in the user's terminal."""
+@functools.cache
+def _console_class() -> type[Console]:
+    from rich.console import Console
 
-    def render_str(self, text: str, **options: Any) -> Any:
-        return super().render_str(printable(text), **options)
+    class _EscapingConsole(Console):
+        """A Console whose every string (printed, or a table's cell) has its control characters
+        escaped (``dumpcmp.printable``): the one place that keeps a newline or an ESC sequence in
+        a path or op name from splitting a line or running in the user's terminal."""
 
-    def on_broken_pipe(self) -> None:
-        # The reader of this output left (``| head -1``): the rest of it is dropped, and the
-        # command goes on to write the files it was asked for. rich's own answer ends the
-        # process (exit 1, without a word) before them.
-        self.quiet = True
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.file.fileno())  # later consoles write to the same descriptor
-            os.close(devnull)
+        def render_str(self, text: str, **options: Any) -> Any:
+            return super().render_str(printable(text), **options)
+
+        def on_broken_pipe(self) -> None:
+            # rich's own answer ends the process (exit 1, without a word) before the files the
+            # command was still to write.
+            self.quiet = True
+            _reader_gone(self.file)
+
+    return _EscapingConsole
 
 
 def console(width: int | None = None) -> Console:
     # Made per call: CliRunner swaps sys.stdout, and soft_wrap keeps paths on one line.
-    return _EscapingConsole(soft_wrap=True, highlight=False, emoji=False, width=width)  # ":x:" stays text
+    return _console_class()(soft_wrap=True, highlight=False, emoji=False, width=width)  # ":x:" stays text
 
 
 def error_console() -> Console:
-    return _EscapingConsole(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+    return _console_class()(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+
+
+def say(text: str) -> None:
+    """One plain line on stdout, control characters escaped: what ``console().print(text,
+    markup=False)`` prints, without loading rich (~25 ms that compare's work process spares)."""
+    try:
+        print(printable(text), flush=True)  # flushed as rich does: in order with stderr's lines
+    except BrokenPipeError:
+        _reader_gone(sys.stdout)
+
+
+def _reader_gone(stream: Any) -> None:
+    """The reader of ``stream`` left (``| head -1``): the rest of its output is dropped, and the
+    command goes on to write the files it was asked for."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())  # later writes to the descriptor go nowhere
+        os.close(devnull)
+
+
+def _error_line(message: str) -> None:
+    from rich.markup import escape
+
+    error_console().print(f"[red]Error[/red]: {escape(message)}")
 
 
 def fail(message: str) -> NoReturn:
-    error_console().print(f"[red]Error[/red]: {escape(message)}")
+    _error_line(message)
     raise SystemExit(1) from None
 
 
 def usage_error(message: str) -> NoReturn:
     """A command line that cannot be read: one line, exit 2 (click's code for it)."""
-    error_console().print(f"[red]Error[/red]: {escape(message)}")
+    _error_line(message)
     raise SystemExit(USAGE_EXIT_CODE) from None
 
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
-from dumpcmp.commands._output import console
+from dumpcmp.commands._output import console, say
 from dumpcmp.printable import printable
 
 runner = CliRunner()
@@ -40,6 +40,14 @@ def test_every_console_line_escapes_what_it_prints(capsys: pytest.CaptureFixture
     console().print(f"[bold]skipped[/bold] {HOSTILE}: 卷积")
     console().print(HOSTILE, markup=False)
     assert capsys.readouterr().out == f"skipped {SHOWN}: 卷积\n{SHOWN}\n"
+
+
+@pytest.mark.parametrize("text", [HOSTILE, "  result: /tmp/a b/卷积.csv  ", "", "tab\there"])
+def test_a_plain_line_said_is_what_a_console_prints(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    console().print(text, markup=False)
+    printed = capsys.readouterr().out
+    say(text)
+    assert capsys.readouterr().out == printed
 
 
 def test_a_missing_path_with_a_newline_and_an_escape_is_one_line(tmp_path: Path) -> None:
