@@ -36,7 +36,7 @@ def main() -> None:
         if code is not None:  # the forked process, its work done
             _end(SystemExit(code))
     try:
-        from dumpcmp.cli import main as run
+        from dumpcmp.cli import app as run  # cli.main's prepare_process is done above
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: dumpcmp was still starting and did nothing\n")
         _end(SystemExit(INTERRUPTED_EXIT_CODE))

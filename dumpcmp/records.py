@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, TypeVar
 
+from dumpcmp.errors import InternalError
+
 R = TypeVar("R", bound=type)
 
 
@@ -20,7 +22,8 @@ def pickled_as_values(cls: R) -> R:
     argument, in field order.
     """
     names = [f.name for f in fields(cls)]
-    assert all(f.init for f in fields(cls)), f"{cls.__name__}: a field __init__ does not take"
+    if not all(f.init for f in fields(cls)):  # not an assert: ``python -O`` would drop the check
+        raise InternalError(f"{cls.__name__}: a field __init__ does not take")
     values: Callable[[Any], tuple[Any, ...]] = (
         operator.attrgetter(*names) if len(names) > 1 else lambda record: (getattr(record, names[0]),)
     )

@@ -47,10 +47,6 @@ class OfflineJob:
     rules: RuleSet | None = None  # read by the command line (``read_rules_early``)
 
 
-# What every offline compare loads (numpy, protobuf, the codec, the pipeline come with them)
-_WORK_MODULES = ("dumpcmp.host.offline", "dumpcmp.host.summary")
-
-
 @dataclass(frozen=True, slots=True)
 class TorchairLimits:
     cosine: float
@@ -75,11 +71,15 @@ class TorchairJob:
     limits: TorchairLimits
 
 
+# What every offline compare loads (numpy, the codec and the pipeline come with them)
+_LOADED_BY_WARM = ("dumpcmp.host.offline", "dumpcmp.host.summary")
+
+
 def warm() -> None:
     """Load what every offline compare needs, and make the metric kernels' JIT engine."""
     from dumpcmp.host.metrics._native import load_engine
 
-    for module in _WORK_MODULES:
+    for module in _LOADED_BY_WARM:
         importlib.import_module(module)
     load_engine()
 

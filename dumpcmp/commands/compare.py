@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, cast
+from typing import Annotated, Literal, cast
 
 import typer
 
@@ -27,9 +27,6 @@ from dumpcmp.commands._output import console, fail
 from dumpcmp.commands._report_flags import Html, ModelExplorer
 from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.verdict import Thresholds
-
-if TYPE_CHECKING:
-    pass
 
 _LIMITS = Thresholds()  # msit analyser's defaults
 
