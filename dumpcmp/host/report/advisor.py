@@ -7,8 +7,10 @@ Rows are judged by ``grading.RowJudge`` (one reading of "agree" for the colours 
 Findings, in the order they are printed:
 
 * ``fp16 overflow``: the first op whose float16 output overflows: OverFlow ``YES`` when the
-  column is there; otherwise a float16 output whose target side holds NaN/inf (the offline
-  reason counts them) or an error of at least 65504 (only an overflowing value is that far off).
+  column is there; otherwise a float16 output whose target side holds more inf than the golden
+  (the row's NaN/inf counts) or an error of at least 65504 (only an overflowing value is that far off).
+* ``nan/inf appeared``: instead of it, when the first such output holds NaN/inf where the golden
+  does not (more NaN, or NaN/inf at other positions).
 * ``input inconsistency``: an op input that disagrees while every earlier op's outputs agree:
   nothing in the table produced the difference, so the network's inputs (or constants) differ.
 * ``first divergence``: the problem node, the earliest op whose inputs agree and whose outputs
@@ -38,13 +40,13 @@ from dumpcmp.host.report.grading import (
     GradeThresholds,
     OpRows,
     RowJudge,
-    SpecialCounts,
     amplification,
     group_ops,
     metric_evidence,
     worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
+from dumpcmp.host.verdict import SpecialValues
 
 __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 
@@ -248,17 +250,23 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     return []
 
 
-def _overflows(judge: RowJudge, row: TensorResult) -> tuple[str, str, SpecialCounts | None] | None:
+def _overflows(judge: RowJudge, row: TensorResult) -> tuple[str, str, SpecialValues | None] | None:
     """(kind, why, the reason's NaN/inf counts) when the row's output overflows or turns NaN."""
     if row.overflow is not None:
         return (FP16_OVERFLOW, f"{_tensor(row)} OverFlow YES", None) if row.overflow else None
-    counts = judge.special_counts(row)
+    counts = row.special
     # TorchAir rows carry no dtype: there the target's inf alone (none on the golden side) says it.
     fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
     if counts is not None and counts.target_inf > counts.golden_inf and fp16:
         return FP16_OVERFLOW, f"{_tensor(row)} holds {counts.target_inf} inf on the target side", counts
     if counts is not None and counts.target_nan > counts.golden_nan:
         why = f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
+        return NAN_APPEARED, why, counts
+    if counts is not None and counts.appeared:
+        why = (
+            f"{_tensor(row)} holds NaN/inf where the golden does not ({counts.target} on the target side, "
+            f"{counts.golden} golden, at {counts.mismatched} differing positions)"
+        )
         return NAN_APPEARED, why, counts
     error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
     if fp16 and row.metric(error_name) >= FP16_MAX:

@@ -23,17 +23,8 @@ from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.metrics.torchair import RealValues, crc32_of, real_metrics, stats_of
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
-from dumpcmp.host.torchair.rows import (
-    NOT_COMPARED,
-    Md5Values,
-    StatsValues,
-    TorchairRow,
-    TorchairThresholds,
-    Values,
-    md5_verdict,
-    real_verdict,
-    stats_verdict,
-)
+from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairRow, TorchairThresholds, Values
+from dumpcmp.host.verdict import NOT_COMPARED, md5_verdict, real_verdict, stats_verdict
 from dumpcmp.proto.walker import DumpEntry
 
 if TYPE_CHECKING:

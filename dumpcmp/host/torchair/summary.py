@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 from dumpcmp.host.summary import MAX_FILES_SHOWN, ReasonGroup, grouped_reasons, reason_lines
 from dumpcmp.host.torchair.family import STATISTICS_ONLY
-from dumpcmp.host.torchair.rows import FAIL, NOT_COMPARED, PASS, TorchairRow
+from dumpcmp.host.torchair.rows import TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
+from dumpcmp.host.verdict import FAIL, NOT_COMPARED, PASS
 
 
 @dataclass(frozen=True, slots=True)
