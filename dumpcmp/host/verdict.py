@@ -148,21 +148,31 @@ class Thresholds:
         if not m.has_numbers and m.special is None:
             return ()
         found = []
-        if math.isnan(m.cosine_similarity):
+        cosine = _as_written(m.cosine_similarity)
+        if math.isnan(cosine):
             found.append(f"CosineSimilarity{of} NaN")
-        elif m.cosine_similarity < self.cosine:
-            found.append(f"CosineSimilarity{of} {m.cosine_similarity:.6f} < {self.cosine:g}")
+        elif cosine < self.cosine:
+            found.append(f"CosineSimilarity{of} {cosine:.6f} < {self.cosine:g}")
         above = (
             ("RelativeEuclideanDistance", m.relative_euclidean_distance, self.relative_euclidean),
             ("KullbackLeiblerDivergence", m.kullback_leibler_divergence, self.kl),
             ("RootMeanSquareError", m.root_mean_square_error, self.rmse),
             ("MeanRelativeError", m.mean_relative_error, self.mean_relative),
         )
-        found += [f"{name}{of} {value:.6f} > {limit:g}" for name, value, limit in above if value > limit]
+        found += [
+            f"{name}{of} {value:.6f} > {limit:g}" for name, value, limit in above if _as_written(value) > limit
+        ]
         return tuple(found)
 
     def diverges(self, m: MetricValues) -> bool:
         return bool(self.breaches(m))
+
+
+def _as_written(value: float) -> float:
+    """``value`` to the six decimals a result file gives it (metrics.md §1): the verdict judges what
+    the user reads, so a table read back from its file is judged the same, and no breach reads
+    "RootMeanSquareError 1.000000 > 1"."""
+    return round(value, 6) if math.isfinite(value) else value
 
 
 def _positions_differ(special: SpecialValues) -> str:

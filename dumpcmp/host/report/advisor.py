@@ -251,12 +251,13 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
 
 
 def _overflows(judge: RowJudge, row: TensorResult) -> tuple[str, str, SpecialValues | None] | None:
-    """(kind, why, the reason's NaN/inf counts) when the row's output overflows or turns NaN."""
-    if row.overflow is not None:
-        return (FP16_OVERFLOW, f"{_tensor(row)} OverFlow YES", None) if row.overflow else None
+    """(kind, why, the row's NaN/inf counts) when the row's output overflows or turns NaN."""
+    if row.overflow:
+        return FP16_OVERFLOW, f"{_tensor(row)} OverFlow YES", None
     counts = row.special
-    # TorchAir rows carry no dtype: there the target's inf alone (none on the golden side) says it.
-    fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
+    # Without an OverFlow column, the counts and the error say it. TorchAir rows carry no dtype:
+    # there the target's inf alone (none on the golden side) says it.
+    fp16 = row.overflow is None and (row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype)
     if counts is not None and counts.target_inf > counts.golden_inf and fp16:
         return FP16_OVERFLOW, f"{_tensor(row)} holds {counts.target_inf} inf on the target side", counts
     if counts is not None and counts.target_nan > counts.golden_nan:
