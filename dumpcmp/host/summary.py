@@ -338,8 +338,8 @@ def _caveat_lines(tally: Tally) -> list[str]:
     if tally.appeared:
         hold = "holds" if len(tally.appeared) == 1 else "hold"
         lines.append(
-            f"nan/inf appeared: {counted(len(tally.appeared), 'tensor')} {hold} NaN/inf where the golden does "
-            f"not; the first: {tally.appeared[0].text(with_model=many)}"
+            f"nan/inf appeared: {counted(len(tally.appeared), 'tensor')} {hold} NaN/inf where the golden "
+            f"does not; the first: {tally.appeared[0].text(with_model=many)}"
         )
     if tally.same_special:
         count = len(tally.same_special)

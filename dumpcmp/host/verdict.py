@@ -40,11 +40,13 @@ __all__ = [
     "STATISTICS",
     "Agreement",
     "Drift",
+    "DriftLimits",
     "SpecialValues",
     "Thresholds",
-    "DriftLimits",
     "agreement",
     "judged",
+    "l2_distance",
+    "l2_distance_of",
     "md5_verdict",
     "real_verdict",
     "statistic_distance",
@@ -160,7 +162,9 @@ class Thresholds:
             ("MeanRelativeError", m.mean_relative_error, self.mean_relative),
         )
         found += [
-            f"{name}{of} {value:.6f} > {limit:g}" for name, value, limit in above if _as_written(value) > limit
+            f"{name}{of} {value:.6f} > {limit:g}"
+            for name, value, limit in above
+            if _as_written(value) > limit
         ]
         return tuple(found)
 
@@ -282,6 +286,29 @@ class Drift:
 
     def moved(self, error: float) -> bool:
         return not math.isnan(error) and error >= self.level
+
+
+def l2_distance(target: float | None, golden: float | None) -> float:
+    """``statistic_distance`` of two L2 norms: a statistics row's error along the run (NaN when a
+    side lacks it or is NaN: the PASS/FAIL rule judges NaN, the drift passes over it).
+
+    The L2 norm, because it moves with any change of scale or offset and is near zero only for
+    an all-zero tensor; a mean or a minimum near zero makes a relative error of rounding huge."""
+    if target is None or golden is None or math.isnan(target) or math.isnan(golden):
+        return math.nan
+    return statistic_distance(target, golden)
+
+
+def l2_distance_of(diff: float, relative: float) -> float:
+    """``l2_distance`` from what a statistics table writes: ``L2norm diff`` (target − golden) and
+    ``NormRelativeErr`` as a fraction (|diff / golden|, inf when the golden's norm is 0). Norms are
+    never negative, so golden = |diff| / relative and target = golden + diff."""
+    if math.isnan(diff) or math.isnan(relative):
+        return math.nan
+    if diff == 0:
+        return 0.0
+    golden = 0.0 if math.isinf(relative) else abs(diff) / relative
+    return statistic_distance(golden + diff, golden)
 
 
 def statistics_drift(errors: Sequence[float], limits: DriftLimits = DriftLimits()) -> Drift | None:

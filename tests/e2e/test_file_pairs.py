@@ -236,15 +236,17 @@ def test_a_pair_whose_nan_sits_elsewhere_on_each_side_is_compared_and_named(tmp_
     target[3], golden[4] = np.nan, np.nan
     np.save(tmp_path / "t.npy", target)
     np.save(tmp_path / "g.npy", golden)
-    code, output, (row,) = compare_files(tmp_path / "t.npy", tmp_path / "g.npy", tmp_path / "out", "--advisor")
+    code, output, (row,) = compare_files(
+        tmp_path / "t.npy", tmp_path / "g.npy", tmp_path / "out", "--advisor"
+    )
     assert row["CosineSimilarity"] == row["MaxAbsoluteError"] == "NaN"  # the metrics as the spec gives them
     assert code == 0, output
     assert "nothing compared" not in output
     assert "target tensors: 1, compared: 1, not compared: 0," in output
     assert "tensors beyond thresholds (" in output
     lines = output.splitlines()
-    assert "nan/inf appeared: 1 tensor holds NaN/inf where the golden does not; the first: step 0, index 0 t.npy " \
-        "(t.npy:output:0)" in lines  # fmt: skip
+    appeared = "nan/inf appeared: 1 tensor holds NaN/inf where the golden does not; the first:"
+    assert f"{appeared} step 0, index 0 t.npy (t.npy:output:0)" in lines
     (first,) = (line for line in lines if line.startswith("first divergence: step 0"))  # the summary's
     assert "t.npy (t.npy:output:0): CosineSimilarity NaN (target has 1 NaN" in first
     assert any(line.startswith("nan/inf appeared: op #0 t.npy") for line in lines)  # the advisor's finding

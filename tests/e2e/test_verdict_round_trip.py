@@ -29,7 +29,9 @@ from dumpcmp.host.verdict import Agreement, Thresholds, agreement
     ],
     ids=["clean", "noise", "nan-and-bias"],
 )
-def test_the_verdict_read_back_from_the_csv_is_the_in_process_one(tmp_path: Path, faults: tuple[str, ...]) -> None:
+def test_the_verdict_read_back_from_the_csv_is_the_in_process_one(
+    tmp_path: Path, faults: tuple[str, ...]
+) -> None:
     sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=faults, seed=3)
     thresholds = Thresholds()
     outcome = run_compare(
@@ -40,7 +42,9 @@ def test_the_verdict_read_back_from_the_csv_is_the_in_process_one(tmp_path: Path
     assert shard.result_file is not None
     table = read_result(shard.result_file)
     assert len(table.rows) == len(shard.rows)
-    in_process = [(r.tensor_index, agreement(r.metrics, thresholds), thresholds.breaches(r.metrics)) for r in shard.rows]
+    in_process = [
+        (r.tensor_index, agreement(r.metrics, thresholds), thresholds.breaches(r.metrics)) for r in shard.rows
+    ]
     read_back = []
     for row in table.rows:
         assert row.values is not None

@@ -65,36 +65,84 @@ NAN, INF = math.nan, math.inf
 OFFLINE_CASES: list[tuple[str, MetricValues, Agreement, str]] = [
     ("identical", compare_arrays(BASE, BASE), Agreement.AGREE, ""),
     ("0.1 % noise", compare_arrays(_noisy(0.001), BASE), Agreement.AGREE, ""),
-    ("6 % noise everywhere: RED beyond 0.05", compare_arrays(_noisy(0.06), BASE), Agreement.DISAGREE,
-     "RelativeEuclideanDistance"),
+    (
+        "6 % noise everywhere: RED beyond 0.05",
+        compare_arrays(_noisy(0.06), BASE),
+        Agreement.DISAGREE,
+        "RelativeEuclideanDistance",
+    ),
     ("cosine at 0.99 agrees", _shifted("cosine_similarity", 0.99), Agreement.AGREE, ""),
-    ("cosine below 0.99", _shifted("cosine_similarity", 0.9899), Agreement.DISAGREE, "CosineSimilarity 0.989900 < 0.99"),
+    (
+        "cosine below 0.99",
+        _shifted("cosine_similarity", 0.9899),
+        Agreement.DISAGREE,
+        "CosineSimilarity 0.989900 < 0.99",
+    ),
     ("RED at 0.05 agrees", _shifted("relative_euclidean_distance", 0.05), Agreement.AGREE, ""),
-    ("KL above 0.005", _shifted("kullback_leibler_divergence", 0.0051), Agreement.DISAGREE, "KullbackLeiblerDivergence"),
+    (
+        "KL above 0.005",
+        _shifted("kullback_leibler_divergence", 0.0051),
+        Agreement.DISAGREE,
+        "KullbackLeiblerDivergence",
+    ),
     ("RMSE above 1", _shifted("root_mean_square_error", 1.01), Agreement.DISAGREE, "RootMeanSquareError"),
-    ("MeanRelativeError above 1", _shifted("mean_relative_error", 1.01), Agreement.DISAGREE, "MeanRelativeError"),
+    (
+        "MeanRelativeError above 1",
+        _shifted("mean_relative_error", 1.01),
+        Agreement.DISAGREE,
+        "MeanRelativeError",
+    ),
     ("shape mismatch: not compared", compare_arrays(BASE, BASE[:10]), Agreement.UNKNOWN, ""),
     ("empty tensors: not compared", compare_arrays(BASE[:0], BASE[:0]), Agreement.UNKNOWN, ""),
     ("bool tensors: cosine only", compare_arrays(BASE > 1.5, BASE > 1.5), Agreement.AGREE, ""),
-    ("golden all zero: cosine NaN", compare_arrays(BASE, np.zeros_like(BASE)), Agreement.DISAGREE,
-     "CosineSimilarity NaN"),
-    ("NaN at the same place, equal elsewhere", compare_arrays(_with(BASE, e3=NAN), _with(BASE, e3=NAN)),
-     Agreement.AGREE, ""),
-    ("NaN at the same place, apart elsewhere", compare_arrays(_with(BASE + 1, e3=NAN), _with(BASE, e3=NAN)),
-     Agreement.DISAGREE, "RelativeEuclideanDistance of the finite elements"),
-    ("NaN and inf at the same places only", compare_arrays(np.array([NAN, INF], np.float32),
-                                                           np.array([NAN, INF], np.float32)), Agreement.AGREE, ""),
-    ("NaN on the target side only", compare_arrays(_with(BASE, e3=NAN), BASE), Agreement.DISAGREE,
-     "CosineSimilarity NaN"),
-    ("NaN elsewhere on each side: every metric NaN, still compared",
-     compare_arrays(_with(BASE, e3=NAN), _with(BASE, e4=NAN)), Agreement.DISAGREE, "CosineSimilarity NaN"),
-    ("a scalar NaN against a number: cosine 1 by rule, still apart",
-     compare_arrays(np.array([NAN], np.float32), np.array([1.0], np.float32)), Agreement.DISAGREE,
-     "NaN/inf positions differ at 1"),
-]  # fmt: skip
+    (
+        "golden all zero: cosine NaN",
+        compare_arrays(BASE, np.zeros_like(BASE)),
+        Agreement.DISAGREE,
+        "CosineSimilarity NaN",
+    ),
+    (
+        "NaN at the same place, equal elsewhere",
+        compare_arrays(_with(BASE, e3=NAN), _with(BASE, e3=NAN)),
+        Agreement.AGREE,
+        "",
+    ),
+    (
+        "NaN at the same place, apart elsewhere",
+        compare_arrays(_with(BASE + 1, e3=NAN), _with(BASE, e3=NAN)),
+        Agreement.DISAGREE,
+        "RelativeEuclideanDistance of the finite elements",
+    ),
+    (
+        "NaN and inf at the same places only",
+        compare_arrays(np.array([NAN, INF], np.float32), np.array([NAN, INF], np.float32)),
+        Agreement.AGREE,
+        "",
+    ),
+    (
+        "NaN on the target side only",
+        compare_arrays(_with(BASE, e3=NAN), BASE),
+        Agreement.DISAGREE,
+        "CosineSimilarity NaN",
+    ),
+    (
+        "NaN elsewhere on each side: every metric NaN, still compared",
+        compare_arrays(_with(BASE, e3=NAN), _with(BASE, e4=NAN)),
+        Agreement.DISAGREE,
+        "CosineSimilarity NaN",
+    ),
+    (
+        "a scalar NaN against a number: cosine 1 by rule, still apart",
+        compare_arrays(np.array([NAN], np.float32), np.array([1.0], np.float32)),
+        Agreement.DISAGREE,
+        "NaN/inf positions differ at 1",
+    ),
+]
 
 
-def _row(index: int | None, op: str, metrics: MetricValues, io: str = "output", **fields: object) -> ResultRow:
+def _row(
+    index: int | None, op: str, metrics: MetricValues, io: str = "output", **fields: object
+) -> ResultRow:
     values: dict[str, object] = dict(
         index=index, op_sequence=None, op_type="Conv2D", npu_name=op, npu_dtype="DT_FLOAT", npu_address=None,
         ground_truth=op, golden_dtype="DT_FLOAT", golden_address=None, tensor_index=f"{op}:{io}:0",
@@ -110,8 +158,9 @@ def _read_back(rows: Sequence[ResultRow], *, overflow: bool = False) -> ResultTa
     return table_from_cells([shape.header(), *(shape.cells(r) for r in rows)], source="round trip")
 
 
-@pytest.mark.parametrize(("metrics", "expected", "breach"), [c[1:] for c in OFFLINE_CASES],
-                         ids=[c[0] for c in OFFLINE_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("metrics", "expected", "breach"), [c[1:] for c in OFFLINE_CASES], ids=[c[0] for c in OFFLINE_CASES]
+)
 def test_offline_verdict(metrics: MetricValues, expected: Agreement, breach: str) -> None:
     t = Thresholds()
     assert agreement(metrics, t) is expected
@@ -176,7 +225,11 @@ def test_torchair_statistics_verdict(values: StatsValues, expected: str) -> None
 
 @pytest.mark.parametrize(
     ("values", "expected"),
-    [(Md5Values(0x1234, 0x1234), PASS), (Md5Values(0x1234, 0x4321), FAIL), (Md5Values(None, 1), NOT_COMPARED)],
+    [
+        (Md5Values(0x1234, 0x1234), PASS),
+        (Md5Values(0x1234, 0x4321), FAIL),
+        (Md5Values(None, 1), NOT_COMPARED),
+    ],
 )
 def test_torchair_md5_verdict(values: Md5Values, expected: str) -> None:
     assert md5_verdict(values)[0] == expected
@@ -192,22 +245,50 @@ ROUNDED = compare_arrays(_noisy(0.0001), BASE)
     ("inputs", "output", "grade", "why"),
     [
         ((CLEAN,), CLEAN, Grade.GREEN, ""),
-        ((CLEAN,), compare_arrays(_with(BASE, e3=NAN, e5=INF), BASE), Grade.RED, "NaN/inf on the target side only"),
+        (
+            (CLEAN,),
+            compare_arrays(_with(BASE, e3=NAN, e5=INF), BASE),
+            Grade.RED,
+            "NaN/inf on the target side only",
+        ),
         ((CLEAN,), _shifted("max_absolute_error", 2e10), Grade.RED, "MaxAbsoluteError 2e+10 > 1e+10"),
-        ((CLEAN,), replace(compare_arrays(_noisy(0.06), BASE), max_relative_error=0.5), Grade.RED,
-         "MaxRelativeError 0.5 >= 0.5"),
+        (
+            (CLEAN,),
+            replace(compare_arrays(_noisy(0.06), BASE), max_relative_error=0.5),
+            Grade.RED,
+            "MaxRelativeError 0.5 >= 0.5",
+        ),
         ((CLEAN,), _shifted("max_relative_error", 1.57), Grade.GREEN, ""),  # only beside a breach
-        ((CLEAN,), compare_arrays(_noisy(0.06), BASE), Grade.RED, "the op's inputs agree, this output does not"),
-        ((ROUNDED,), _shifted("relative_euclidean_distance", 0.02), Grade.YELLOW,
-         "RelativeEuclideanDistance grows 20.0x"),  # within the thresholds, but grown from rounding
-        ((_shifted("cosine_similarity", 0.98),), _shifted("cosine_similarity", 0.87), Grade.YELLOW,
-         "CosineSimilarity drops 0.110"),  # a breach, but so is its input: not red
-        ((compare_arrays(_noisy(0.06), BASE),), compare_arrays(_noisy(0.07), BASE), Grade.YELLOW,
-         "inherited"),
+        (
+            (CLEAN,),
+            compare_arrays(_noisy(0.06), BASE),
+            Grade.RED,
+            "the op's inputs agree, this output does not",
+        ),
+        (
+            (ROUNDED,),
+            _shifted("relative_euclidean_distance", 0.02),
+            Grade.YELLOW,
+            "RelativeEuclideanDistance grows 20.0x",
+        ),  # within the thresholds, but grown from rounding
+        (
+            (_shifted("cosine_similarity", 0.98),),
+            _shifted("cosine_similarity", 0.87),
+            Grade.YELLOW,
+            "CosineSimilarity drops 0.110",
+        ),  # a breach, but so is its input: not red
+        (
+            (compare_arrays(_noisy(0.06), BASE),),
+            compare_arrays(_noisy(0.07), BASE),
+            Grade.YELLOW,
+            "inherited",
+        ),
         ((CLEAN,), compare_arrays(BASE, BASE[:3]), Grade.NONE, ""),
     ],
-)  # fmt: skip
-def test_offline_colours(inputs: tuple[MetricValues, ...], output: MetricValues, grade: Grade, why: str) -> None:
+)
+def test_offline_colours(
+    inputs: tuple[MetricValues, ...], output: MetricValues, grade: Grade, why: str
+) -> None:
     rows = [_row(0, "op", m, "input") for m in inputs] + [_row(0, "op", output)]
     got = grade_rows(_read_back(rows))[-1]
     assert got.grade is grade, got
@@ -233,13 +314,24 @@ def _net(*ops: tuple[MetricValues, MetricValues], overflow_at: int | None = None
     [
         (_net((CLEAN, CLEAN), (CLEAN, CLEAN)), "network consistent", "all 4 compared tensors agree"),
         (_net((CLEAN, CLEAN), (CLEAN, CLEAN), overflow_at=1), "fp16 overflow", "OverFlow YES"),
-        (_net((BAD, BAD), (BAD, BAD)), "input inconsistency", "differs though every earlier op's outputs agree"),
+        (
+            _net((BAD, BAD), (BAD, BAD)),
+            "input inconsistency",
+            "differs though every earlier op's outputs agree",
+        ),
         (_net((CLEAN, CLEAN), (CLEAN, BAD), (BAD, BAD), (BAD, BAD)), "first divergence", "accumulating"),
-        (_net((CLEAN, CLEAN), (CLEAN, BAD), (BAD, CLEAN), (CLEAN, CLEAN)), "first divergence", "single-point"),
-        (_net((CLEAN, compare_arrays(_with(BASE, e3=NAN), _with(BASE, e4=NAN)))), "nan/inf appeared",
-         "NaN/inf where the golden does not"),
+        (
+            _net((CLEAN, CLEAN), (CLEAN, BAD), (BAD, CLEAN), (CLEAN, CLEAN)),
+            "first divergence",
+            "single-point",
+        ),
+        (
+            _net((CLEAN, compare_arrays(_with(BASE, e3=NAN), _with(BASE, e4=NAN)))),
+            "nan/inf appeared",
+            "NaN/inf where the golden does not",
+        ),
     ],
-)  # fmt: skip
+)
 def test_advisor_detections(table: ResultTable, kind: str, detail: str) -> None:
     first = advise(table).findings[0]
     assert first.kind == kind, advise(table).lines()

@@ -46,7 +46,7 @@ from dumpcmp.host.report.grading import (
     worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
-from dumpcmp.host.verdict import SpecialValues
+from dumpcmp.host.verdict import Drift, SpecialValues
 
 __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 
@@ -355,8 +355,19 @@ def _divergence(
             "the error starts here and reaches the network's output: check this op's "
             "implementation, dtype and precision mode first."
         )
+    moved = ""
+    if judge.drift is not None and row.position == judge.drift_position:
+        moved = f" ({drift_words(judge.drift)})"
     return _op_finding(
-        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not; {spread}", advice
+        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not{moved}; {spread}", advice
+    )
+
+
+def drift_words(drift: Drift) -> str:
+    """Where statistics move away, in words: how far, and against which noise."""
+    return (
+        f"its statistics move away from the golden's here: L2 norm {drift.error:.2%} apart, "
+        f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
     )
 
 

@@ -48,7 +48,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
-from dumpcmp.host.verdict import Agreement, Thresholds, agreement, judged
+from dumpcmp.host.verdict import (
+    Agreement,
+    Drift,
+    DriftLimits,
+    Thresholds,
+    agreement,
+    judged,
+    l2_distance_of,
+    statistics_drift,
+)
 
 __all__ = [
     "Agreement",
@@ -92,6 +101,7 @@ class GradeThresholds:
     growth: float = 10.0  # yellow when the error grows this many times in -> out
     drop: float = 0.1  # yellow when cosine / the ratio drops more than this in -> out
     error_floor: float = 1e-3  # errors below this count as this much for growth
+    drift: DriftLimits = field(default_factory=DriftLimits)  # where statistics leave the run's noise
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +152,20 @@ class RowJudge:
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
         self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
         self._error_name = self._pick_error_name()
+        self.drift, self.drift_position = self._statistics_drift()
+
+    def _statistics_drift(self) -> tuple[Drift | None, int | None]:
+        """Where a statistics table's L2 norms leave the noise the run shows before (the row's
+        position); (None, None) for other tables, and when no row jumps."""
+        if self.table.mode != "statistics" or "L2norm diff" not in self._columns:
+            return None, None
+        rows = [r for r in self.table.targets() if self.judged(r)]
+        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift)
+        return (drift, rows[drift.at].position) if drift is not None else (None, None)
+
+    def statistics_error(self, row: TensorResult) -> float:
+        """A statistics row's distance from the golden along the run (``verdict.l2_distance``)."""
+        return l2_distance_of(row.metric("L2norm diff"), self._fraction(row, "NormRelativeErr"))
 
     def _pick_error_name(self) -> str:
         if self.offline:
@@ -194,7 +218,13 @@ class RowJudge:
         """Whether the row passed the comparison's own verdict: what the advisor judges by, so its
         first divergence is the summary's first FAIL. TorchAir rows carry the verdict (Result);
         offline rows are judged by the same thresholds the summary uses (``agreement``). The
-        colour rules keep the spec's One Thousandth ratio bounds (``agreement``)."""
+        colour rules keep the spec's One Thousandth ratio bounds (``agreement``).
+
+        A statistics row also disagrees once its statistics have moved away from the golden's
+        (``verdict.statistics_drift``), though within the fixed PASS rule: the divergence starts
+        where they leave the run's noise, not where the rule first catches it downstream."""
+        if self.drift is not None and self.judged(row) and self.drift.moved(self.statistics_error(row)):
+            return Agreement.DISAGREE
         if not self.offline and row.result in ("PASS", "FAIL") and self.judged(row):
             return Agreement.AGREE if row.result == "PASS" else Agreement.DISAGREE
         return self.agreement(row)

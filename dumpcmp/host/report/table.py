@@ -403,8 +403,9 @@ def read_finite(reason: str) -> MetricValues | None:
     if found is None:
         return None
     named = dict(part.strip().rpartition(" ")[::2] for part in found[1].split(","))
-    read = {name: _number(named.get(name, "")) for name in FINITE_VERDICT}
-    if any(value is None for value in read.values()):
+    numbers = {name: _number(named.get(name, "")) for name in FINITE_VERDICT}
+    read = {name: value for name, value in numbers.items() if value is not None}
+    if len(read) < len(numbers):
         return None  # words another tool wrote: no finite metrics rather than wrong ones
     return replace(
         MetricValues.unavailable(""),

@@ -15,7 +15,6 @@ from dumpcmp.host.torchair.records import TensorStats
 from dumpcmp.host.verdict import PASS, STATISTICS, statistic_distance
 
 
-
 @dataclass(frozen=True, slots=True)
 class TorchairThresholds:
     """metrics.md §2's verdict rules; each is a ``compare --mode torchair`` option."""
