@@ -41,6 +41,7 @@ __all__ = [
     "Agreement",
     "Drift",
     "DriftLimits",
+    "NotCompared",
     "SpecialValues",
     "Thresholds",
     "agreement",
@@ -64,6 +65,13 @@ class Agreement(str, Enum):
     DISAGREE = "disagree"
     BETWEEN = "between"  # TorchAir's One Thousandth ratio in [0.6, 0.9]: neither
     UNKNOWN = "unknown"  # not compared: nothing to judge
+
+
+class NotCompared(str, Enum):
+    """Why a pair has no numbers, where a judge needs the kind and not only the prose."""
+
+    STATISTICS_ONLY = "statistics only"  # a side holds statistics, no data (reduced, or a stats dump)
+    NO_DATA = "no data"  # a side holds nothing to compare
 
 
 @dataclass(frozen=True, slots=True)

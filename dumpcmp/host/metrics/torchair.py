@@ -23,7 +23,7 @@ import numpy.typing as npt
 from dumpcmp.errors import UnsupportedDtypeError
 from dumpcmp.host.metrics.offline_data import DEFAULT_CHUNK, EPS32, EPS64, flat_chunks, kernel_input, scratch
 from dumpcmp.host.torchair.records import TensorStats
-from dumpcmp.host.verdict import SpecialValues
+from dumpcmp.host.verdict import NotCompared, SpecialValues
 
 __all__ = [
     "ErrorBounds",
@@ -59,10 +59,11 @@ class RealValues:
     five_thousandth_ratio: float | None
     reasons: tuple[str, ...] = ()
     special: SpecialValues | None = None  # NaN/inf in the data, counted per side
+    not_compared: NotCompared | None = None  # the kind, where the summary needs more than the reason
 
     @classmethod
-    def unavailable(cls, reason: str) -> RealValues:
-        return cls(None, None, None, None, None, None, (reason,))
+    def unavailable(cls, reason: str, kind: NotCompared | None = None) -> RealValues:
+        return cls(None, None, None, None, None, None, (reason,), not_compared=kind)
 
     @property
     def has_numbers(self) -> bool:

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dumpcmp.host.metrics.torchair import RealValues
 from dumpcmp.host.summary import MAX_FILES_SHOWN, ReasonGroup, grouped_reasons, reason_lines
-from dumpcmp.host.torchair.family import STATISTICS_ONLY
 from dumpcmp.host.torchair.rows import StatsValues, TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
-from dumpcmp.host.verdict import FAIL, NOT_COMPARED, PASS, STATISTICS, l2_distance, statistics_drift
+from dumpcmp.host.verdict import (
+    FAIL,
+    NOT_COMPARED,
+    PASS,
+    STATISTICS,
+    NotCompared,
+    l2_distance,
+    statistics_drift,
+)
 
 _L2 = STATISTICS.index("L2norm")
 
@@ -46,7 +54,8 @@ class TorchairTally:
             passed=sum(1 for _, r in rows if r.result == PASS),
             failed=len(fails),
             not_compared=grouped_reasons(missing),
-            statistics_only=bool(missing) and all(STATISTICS_ONLY in reason for reason in missing),
+            statistics_only=bool(missing)
+            and all(_statistics_only(r) for _, r in rows if r.result == NOT_COMPARED),
             unreadable=sum(1 for _, r in rows if not r.dump_readable),
             first_fail=first,
             drift=_drift(outcome) if statistics else None,
@@ -72,6 +81,10 @@ def _drift(outcome: TorchairOutcome) -> str | None:
                 f"run's noise before it ({drift.before:.2%})"
             )
     return None
+
+
+def _statistics_only(row: TorchairRow) -> bool:
+    return isinstance(row.values, RealValues) and row.values.not_compared is NotCompared.STATISTICS_ONLY
 
 
 def _reason(row: TorchairRow) -> str:
