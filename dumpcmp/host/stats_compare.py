@@ -30,7 +30,7 @@ from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
-from dumpcmp.host.verdict import statistic_distance
+from dumpcmp.host.verdict import STATISTICS, statistic_distance
 from dumpcmp.proto.codec import TensorKind
 from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
 from dumpcmp.proto.walker import DumpEntry
@@ -41,7 +41,6 @@ _PLAIN_FORMATS = frozenset(
     {"ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "NC", "CN", "NCL"}
 )
 
-STATISTICS = ("Max", "Min", "Mean", "L2norm")
 _CSV_COLUMN = {"Max": STAT_COLUMNS["Max"], "Min": STAT_COLUMNS["Min"], "Mean": STAT_COLUMNS["Avg"],
                "L2norm": STAT_COLUMNS["L2norm"]}  # fmt: skip
 STATS_RESULT_COLUMNS: tuple[str, ...] = (

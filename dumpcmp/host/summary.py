@@ -23,7 +23,7 @@ from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
-from dumpcmp.host.verdict import Thresholds, judged
+from dumpcmp.host.verdict import STATISTICS, Drift, Thresholds, judged, l2_distance, statistics_drift
 from dumpcmp.printable import counted
 
 MAX_REASONS_SHOWN = 5
@@ -134,6 +134,8 @@ class Tally:
     overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
     # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
     appeared: tuple[Place, ...] = ()
+    # Statistics rows: where their L2 norms first leave the run's noise (``verdict.statistics_drift``).
+    stats_drift: tuple[Place, Drift] | None = None
 
     @property
     def compared_any(self) -> int:
@@ -185,7 +187,18 @@ class Tally:
             same_special=tuple(Place.of(s, r) for s, r in same),
             overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
             appeared=tuple(appeared),
+            stats_drift=_stats_drift(outcome),
         )
+
+
+def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift] | None:
+    """The first shard's row where statistics move away from the golden's, with how far."""
+    for shard in outcome.shards:
+        rows = [r for r in shard.stats_rows if r.index is not None and r.compared]
+        drift = statistics_drift([l2_distance(*r.pairs()[STATISTICS.index("L2norm")]) for r in rows])
+        if drift is not None:
+            return Place.of(shard, rows[drift.at]), drift
+    return None
 
 
 def _target_kind(outcome: CompareOutcome) -> str:
@@ -317,6 +330,12 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
         lines.append(
             f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "
             f"{tally.diverging_stats}"
+        )
+    if tally.stats_drift is not None:
+        place, drift = tally.stats_drift
+        lines.append(
+            f"statistics move away from the golden's first at {place.text()}: L2 norm {drift.error:.2%} "
+            f"apart, {drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")

@@ -2,7 +2,8 @@
 
 It reads only the rows of a finished result (``ResultTable``), so it runs the same on a table
 written just now, a CSV or xlsx from elsewhere, or a host session's result, for both families.
-Rows are judged by ``grading.RowJudge`` (one reading of "agree" for the colours and the advisor).
+Rows are judged by ``host.verdict`` (through ``grading.RowJudge``), on the typed values the table
+reader gives back: the verdict the comparison's own summary gave.
 
 Findings, in the order they are printed:
 
@@ -16,7 +17,10 @@ Findings, in the order they are printed:
 * ``first divergence``: the problem node, the earliest op whose inputs agree and whose outputs
   do not. Inputs "agree" when its compared input rows all agree, or, with none in the table,
   when every earlier op's outputs agree. The finding says whether the error is single-point (the
-  last compared op's outputs agree again: later ops absorbed it) or accumulating.
+  last compared op's outputs agree again: later ops absorbed it) or accumulating. In a statistics
+  table, outputs also disagree once their statistics have moved away from the golden's
+  (``verdict.statistics_drift``): the first divergence is where they leave the run's noise, not
+  the first op the fixed PASS rule catches downstream.
 * ``network consistent``: every compared row agrees, and nothing else was found.
 * ``nothing compared``: no row has numbers; the run must not pass for consistent.
 
@@ -36,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from dumpcmp.host.report.grading import (
-    Agreement,
     GradeThresholds,
     OpRows,
     RowJudge,
@@ -46,7 +49,7 @@ from dumpcmp.host.report.grading import (
     worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
-from dumpcmp.host.verdict import Drift, SpecialValues
+from dumpcmp.host.verdict import Agreement, Drift, SpecialValues
 
 __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 

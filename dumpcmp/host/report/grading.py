@@ -60,7 +60,6 @@ from dumpcmp.host.verdict import (
 )
 
 __all__ = [
-    "Agreement",
     "Grade",
     "GradeThresholds",
     "OpRows",
