@@ -334,3 +334,132 @@ def statistics_drift(errors: Sequence[float], limits: DriftLimits = DriftLimits(
             return Drift(at, error, noise, limits.jump * noise)
         noise = max(noise, error)
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Over a run (metrics.md §3): where the divergence starts, float16 overflow, NaN that appeared
+
+FP16_MAX = 65504.0
+
+
+class Appearance(str, Enum):
+    """How an output shows float16 overflow or NaN/inf of its own (``special_appearance``)."""
+
+    OVERFLOW_FLAG = "OverFlow YES"  # the comparator's overflow check says so
+    OVERFLOW_INF = "inf on the target side"  # a float16 output holds more inf than the golden
+    NAN = "NaN on the target side"  # more NaN than the golden
+    ELSEWHERE = "NaN/inf where the golden has none"  # as many or fewer, at other positions
+    OVERFLOW_ERROR = "an error of at least 65504"  # only an overflowing float16 value is that far off
+
+    @property
+    def overflow(self) -> bool:
+        return self in (Appearance.OVERFLOW_FLAG, Appearance.OVERFLOW_INF, Appearance.OVERFLOW_ERROR)
+
+
+def special_appearance(
+    overflow: bool | None, special: SpecialValues | None, fp16: bool, max_abs_error: float
+) -> Appearance | None:
+    """Whether an output overflows float16 or turns NaN: the OverFlow flag when checked
+    (``overflow`` not None); otherwise, for a float16 output, its inf and its error. NaN/inf the
+    golden does not hold count whatever the dtype."""
+    if overflow:
+        return Appearance.OVERFLOW_FLAG
+    fp16 = fp16 and overflow is None
+    if special is not None and special.target_inf > special.golden_inf and fp16:
+        return Appearance.OVERFLOW_INF
+    if special is not None and special.target_nan > special.golden_nan:
+        return Appearance.NAN
+    if special is not None and special.appeared:
+        return Appearance.ELSEWHERE
+    if fp16 and max_abs_error >= FP16_MAX:
+        return Appearance.OVERFLOW_ERROR
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class OpAgreement:
+    """One op of a run as the walk needs it: the agreement of each of its input and output rows
+    (``UNKNOWN``: not compared) and which outputs were compared with the op's own input (a GE
+    trans op without an FX counterpart: it says nothing of the network)."""
+
+    inputs: tuple[Agreement, ...]
+    outputs: tuple[Agreement, ...]
+    self_check: tuple[bool, ...] = ()  # per output; () when none is
+
+    @property
+    def compared_outputs(self) -> bool:
+        return any(a is not Agreement.UNKNOWN for a in self.outputs)
+
+    @property
+    def bad_outputs(self) -> tuple[int, ...]:
+        return tuple(k for k, a in enumerate(self.outputs) if a is Agreement.DISAGREE)
+
+    def network_outputs(self) -> bool:
+        """An output compared with the golden network (not with the op's own input)."""
+        checks = self.self_check or (False,) * len(self.outputs)
+        return any(
+            a is not Agreement.UNKNOWN and not own for a, own in zip(self.outputs, checks, strict=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """What happens after the first divergence: the later ops compared with the network."""
+
+    later: int  # later ops with an output compared with the network
+    later_bad: int  # of them, those with an output that disagrees
+    last: int | None  # the last of them (its place in the run); None when there is none
+    last_agrees: bool  # the last one agrees again: later ops absorbed the error (single-point)
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Where a run's divergence starts (places are positions in the ops given, rows are
+    ``(io, k)`` within the op)."""
+
+    inconsistent_input: tuple[int, int] | None = None  # (op, input k) differing before any op did
+    op: int | None = None  # the first divergence: the earliest op whose inputs agree, outputs not
+    row: tuple[str, int] | None = None  # its first disagreeing row ("output", k), or an input (unseen)
+    inferred: bool = False  # the op has no input rows: its inputs are taken to agree
+    unseen: tuple[int, ...] = ()  # ops without numbers right before ``op``: it may start there
+    spread: Spread | None = None
+
+
+def divergence_start(ops: Sequence[OpAgreement]) -> Start:
+    """Input inconsistency and the first divergence, from one walk in execution order.
+
+    Inputs "agree" when the op's compared input rows all agree, or, with none, when no earlier op
+    disagrees. Only a differing input proves the error came from before the op; an op without
+    input rows stays the problem node. When ops without numbers come right before the first op
+    already wrong, the error may start in any of them (``unseen``), which is said rather than the
+    first op seen being blamed.
+    """
+    inconsistent: tuple[int, int] | None = None
+    earlier_bad = False
+    unseen: list[int] = []  # ops without compared outputs since the last op with some
+    for at, op in enumerate(ops):
+        judged_inputs = [k for k, a in enumerate(op.inputs) if a is not Agreement.UNKNOWN]
+        bad_inputs = [k for k in judged_inputs if op.inputs[k] is Agreement.DISAGREE]
+        bad = op.bad_outputs
+        if not earlier_bad and unseen and (bad_inputs or (bad and len(judged_inputs) < len(op.inputs))):
+            row = ("input", bad_inputs[0]) if bad_inputs else ("output", bad[0])
+            return Start(inconsistent, at, row, unseen=tuple(unseen))
+        if bad_inputs and not earlier_bad and inconsistent is None:
+            inconsistent = (at, bad_inputs[0])
+        inputs_agree = all(op.inputs[k] is Agreement.AGREE for k in judged_inputs)
+        if bad and (inputs_agree if judged_inputs else not earlier_bad):
+            return Start(
+                inconsistent, at, ("output", bad[0]), not judged_inputs, spread=_spread(ops[at + 1 :], at)
+            )
+        earlier_bad = earlier_bad or bool(bad)
+        unseen = [] if op.compared_outputs else [*unseen, at] if op.outputs else unseen
+    return Start(inconsistent)
+
+
+def _spread(later_ops: Sequence[OpAgreement], at: int) -> Spread:
+    later = [(at + 1 + i, op) for i, op in enumerate(later_ops) if op.network_outputs()]
+    bad = [place for place, op in later if op.bad_outputs]
+    if not later:
+        return Spread(0, 0, None, False)
+    last = later[-1][0]
+    return Spread(len(later), len(bad), last, last not in bad)

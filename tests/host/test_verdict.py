@@ -29,12 +29,17 @@ from dumpcmp.host.verdict import (
     NOT_COMPARED,
     PASS,
     Agreement,
+    Appearance,
     DriftLimits,
+    OpAgreement,
+    SpecialValues,
     Thresholds,
     agreement,
+    divergence_start,
     judged,
     md5_verdict,
     real_verdict,
+    special_appearance,
     statistics_drift,
     stats_verdict,
 )
@@ -364,3 +369,56 @@ def test_statistics_drift_names_where_the_difference_jumps(errors: list[float], 
     assert (drift.at if drift is not None else None) == at
     if drift is not None:
         assert drift.jump >= DriftLimits().jump and drift.moved(errors[-1])
+
+
+A, D, U = Agreement.AGREE, Agreement.DISAGREE, Agreement.UNKNOWN
+
+
+def _op(inputs: str, outputs: str) -> OpAgreement:
+    letters = {"a": A, "d": D, "u": U}
+    return OpAgreement(tuple(letters[c] for c in inputs), tuple(letters[c] for c in outputs))
+
+
+@pytest.mark.parametrize(
+    ("ops", "op", "inconsistent", "unseen", "last_agrees"),
+    [
+        ("a:a a:a", None, None, (), None),  # consistent
+        ("a:a a:d d:d d:d", 1, None, (), False),  # accumulating
+        ("a:a a:d d:a a:a", 1, None, (), True),  # single-point: the last op agrees again
+        ("d:d d:d", None, (0, 0), (), None),  # the network input differs: no op is to blame
+        (":a :d :d", 1, None, (), False),  # no input rows: inputs taken to agree before any fault
+        ("a:a a:u u:d", 2, None, (1,), None),  # the op before had no numbers: it may start there
+        ("a:d", 0, None, (), None),  # the last compared op
+    ],
+)
+def test_divergence_start_walk(
+    ops: str,
+    op: int | None,
+    inconsistent: tuple[int, int] | None,
+    unseen: tuple[int, ...],
+    last_agrees: bool | None,
+) -> None:
+    start = divergence_start([_op(*o.split(":")) for o in ops.split()])
+    assert (start.op, start.inconsistent_input, start.unseen) == (op, inconsistent, unseen)
+    if last_agrees is not None:
+        assert start.spread is not None and start.spread.last_agrees is last_agrees
+
+
+@pytest.mark.parametrize(
+    ("overflow", "special", "fp16", "error", "found"),
+    [
+        (True, None, True, 0.0, Appearance.OVERFLOW_FLAG),
+        (False, SpecialValues(0, 2, 0, 0, 2), True, 0.0, Appearance.ELSEWHERE),  # checked: no overflow
+        (None, SpecialValues(0, 2, 0, 0, 2), True, 0.0, Appearance.OVERFLOW_INF),
+        (None, SpecialValues(0, 2, 0, 0, 2), False, 0.0, Appearance.ELSEWHERE),  # float32: not an overflow
+        (None, SpecialValues(3, 0, 1, 0, 2), False, 0.0, Appearance.NAN),
+        (None, SpecialValues(1, 0, 1, 0, 2), False, 0.0, Appearance.ELSEWHERE),
+        (None, SpecialValues(1, 0, 2, 0, 1), False, 0.0, None),  # the target's NaN are among the golden's
+        (None, None, True, 70000.0, Appearance.OVERFLOW_ERROR),
+        (None, None, False, 70000.0, None),
+    ],
+)
+def test_float16_overflow_and_nan_that_appeared(
+    overflow: bool | None, special: SpecialValues | None, fp16: bool, error: float, found: Appearance | None
+) -> None:
+    assert special_appearance(overflow, special, fp16, error) is found
