@@ -17,6 +17,10 @@ statistics start to move away from the golden's (``statistics_drift``): a fault 
 stay within the fixed 0.5 rule would otherwise be placed at the first op the rule catches, far
 downstream.
 
+Over a whole run (metrics.md §3): where the divergence starts (``divergence_start``: input
+inconsistency, the first op whose inputs agree and outputs do not, single-point or accumulating)
+and which output overflows float16 or turns NaN (``special_appearance``). The advisor words them.
+
 No numpy here: the CLI reads the defaults at import time.
 """
 
@@ -35,21 +39,28 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAIL",
+    "FP16_MAX",
     "NOT_COMPARED",
     "PASS",
     "STATISTICS",
     "Agreement",
+    "Appearance",
     "Drift",
     "DriftLimits",
     "NotCompared",
+    "OpAgreement",
     "SpecialValues",
+    "Spread",
+    "Start",
     "Thresholds",
     "agreement",
+    "divergence_start",
     "judged",
     "l2_distance",
     "l2_distance_of",
     "md5_verdict",
     "real_verdict",
+    "special_appearance",
     "statistic_distance",
     "statistics_drift",
     "stats_verdict",
