@@ -19,15 +19,17 @@ import grpc
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
+from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
-# Each upload stream and each followed watch holds a thread for as long as it runs: room for
-# many agents (8 devices of several boxes) and watchers at once.
-MAX_WORKERS = 64
+# Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
+# and followers may hold: those have limits of their own (StreamLimits), so these are always free
+# for the short calls. Beyond all of them, gRPC answers RESOURCE_EXHAUSTED instead of queueing.
+SHORT_CALLS = 16
 LOCK_FILE = ".host.lock"
 _STOP_GRACE_S = 5.0
 
@@ -47,6 +49,8 @@ class HostConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cluster: ClusterConfig | None = None  # None: each session compares in its own thread
     host_paths: tuple[Path, ...] = ()  # where clients may name files already on the host (--host-paths)
+    limits: StreamLimits = DEFAULT_LIMITS
+    keepalive_s: float = DEFAULT_KEEPALIVE_S
 
 
 class HostServer:
@@ -117,6 +121,9 @@ def start(config: HostConfig) -> HostServer:
     check_address(config.listen, "--listen", any_port=True)
     if config.max_file_size <= 0:
         raise DumpcmpError(f"--max-file-size {config.max_file_size}: must be positive")
+    config.limits.check()
+    if config.keepalive_s <= 0:
+        raise DumpcmpError(f"--keepalive {config.keepalive_s:g}: must be positive")
     host_paths = tuple(_host_path_dir(p) for p in config.host_paths)
     interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
     credentials = None if config.tls is None else server_credentials(config.tls)
@@ -157,16 +164,29 @@ def _serve_in(
 ) -> HostServer:  # fmt: skip
     lock = _lock_data_dir(data_dir)
     try:
-        service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner, host_paths)
+        service = DumpCompareService(
+            data_dir, config.max_file_size, cluster.new_runner, host_paths, config.limits
+        )
     except BaseException:
         os.close(lock)
         raise
+    threads = config.limits.uploads + config.limits.followers + SHORT_CALLS
+    keepalive_ms = max(1, round(config.keepalive_s * 1000))
     server = grpc.server(
-        ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="dumpcmp-host"),
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
-        # gRPC shares a port between servers by default (SO_REUSEPORT): a second host on the
-        # same port would silently take half of the first one's uploads.
-        options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)),
+        options=(
+            *SERVER_OPTIONS,
+            # gRPC shares a port between servers by default (SO_REUSEPORT): a second host on the
+            # same port would silently take half of the first one's uploads.
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", keepalive_ms),
+            ("grpc.keepalive_timeout_ms", keepalive_ms),
+            # gRPC 1.5x waits for a ping's answer this long (not keepalive_timeout_ms alone).
+            ("grpc.http2.ping_timeout_ms", keepalive_ms),
+            ("grpc.http2.max_pings_without_data", 0),  # an agent between files sends nothing for long
+        ),
+        maximum_concurrent_rpcs=threads,
     )
     add_DumpCompareServicer_to_server(service, server)
     try:
