@@ -87,7 +87,8 @@ def test_file_over_the_size_limit_is_refused(hosts: Hosts, tmp_path: Path) -> No
         file_messages("s1", DUMP, "big", b"x" * 11) + file_messages("s1", DUMP, "small", b"x" * 10)
     )
     assert [a.status for a in acks] == [Ack.REFUSED, Ack.STORED]
-    assert "limit" in acks[0].message
+    # It read "(4, '11 bytes: ...')": the exception was given the status as well.
+    assert acks[0].message == "11 bytes: larger than this host's limit of 10"
 
 
 @pytest.mark.parametrize(
