@@ -16,7 +16,15 @@ from pathlib import Path
 
 from dumpcmp.errors import OutputError
 
-__all__ = ["atomic_path", "kept_if_written", "new_output_dir", "prepare_output_dir", "writing"]
+__all__ = [
+    "atomic_path",
+    "kept_if_written",
+    "make_dirs_durably",
+    "new_output_dir",
+    "prepare_output_dir",
+    "sync_dir",
+    "writing",
+]
 
 
 def _reason(exc: OSError) -> str:
@@ -31,7 +39,7 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     if path.exists() and not path.is_dir():
         raise OutputError(f"{option} {path}: is a file, not a directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(path)
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot create the directory ({_reason(exc)})") from None
     try:
@@ -41,6 +49,27 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     os.close(handle)
     os.unlink(probe)
     return path
+
+
+def sync_dir(path: Path) -> None:
+    """fsync a directory: the entries made in it (a new file, a new directory) survive a power cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs_durably(path: Path) -> None:
+    """``mkdir -p path``, each directory it makes fsynced into its parent.
+
+    A file made durable (fsync, rename, fsync of its directory) in a directory whose own entry is
+    not could still vanish with it in a power cut: the host acknowledges such files, and an agent
+    with --delete-acked then deletes its copy."""
+    for directory in reversed(_missing_dirs(path)):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir()
+        sync_dir(directory.parent)
 
 
 def _missing_dirs(path: Path) -> list[Path]:

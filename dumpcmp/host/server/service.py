@@ -29,6 +29,7 @@ from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
+from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK
@@ -75,7 +76,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # already on the host; none: a client can make the host read no file of its own.
         self.host_paths = host_paths
         self._new_runner = new_runner  # where sessions compare their files; None: in their threads
-        (data_dir / "sessions").mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(data_dir / "sessions")
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
