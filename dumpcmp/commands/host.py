@@ -182,7 +182,7 @@ def _stub(options: ChannelOptions) -> Iterator[DumpCompareStub]:
         try:
             yield DumpCompareStub(channel)
         except grpc.RpcError as exc:
-            raise call_failed(exc, options.address) from None
+            raise call_failed(exc, options.address, options) from None
         finally:
             channel.close()
 
