@@ -121,8 +121,10 @@ def serve_command(
     ] = DEFAULT_KEEPALIVE_S,
 ) -> None:
     """Receive dump files from agents, compare them as they land, serve the results."""
+    from rich.markup import escape
+
     from dumpcmp.host.server.auth import TlsFiles
-    from dumpcmp.host.server.serve import ClusterConfig, HostConfig, needs_tls_warning, start
+    from dumpcmp.host.server.serve import ClusterConfig, HostConfig, exposure_warning, start
 
     with user_errors():
         if (tls_cert is None) != (tls_key is None):
@@ -148,12 +150,8 @@ def serve_command(
     try:  # from here on, a signal stops the server: it is running
         if server.dashboard_link:
             error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
-        if needs_tls_warning(config):
-            error_console().print(
-                f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "
-                "read the dumps (give --tls-cert/--tls-key)",
-                soft_wrap=True,
-            )
+        if (exposed := exposure_warning(config)) is not None:
+            error_console().print(f"[yellow]warning[/yellow]: {escape(exposed)}", soft_wrap=True)
         host = listen.rpartition(":")[0]
         out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
         server.wait()

@@ -103,17 +103,32 @@ class _Cluster:
         self._stack.close()
 
 
-def needs_tls_warning(config: HostConfig) -> bool:
-    """Whether the host listens beyond this machine without TLS."""
-    if config.tls is not None:
-        return False
+def exposure_warning(config: HostConfig) -> str | None:
+    """What anyone on the network could do to a host listening beyond this machine; None when
+    it listens on loopback only, or uses TLS and checks who calls (a token or client certificates).
+
+    Warned, not refused: a lab network may be trusted, and scripts that serve plaintext on one
+    keep working; the warning says which option closes each gap."""
     host = config.listen.rpartition(":")[0].strip("[]")
     if host == "localhost":
-        return False
+        return None
     try:
-        return not ipaddress.ip_address(host).is_loopback
+        if ipaddress.ip_address(host).is_loopback:
+            return None
     except ValueError:
-        return True  # a host name may resolve to anything
+        pass  # a host name may resolve to anything
+    checked = config.token_file is not None or (config.tls is not None and config.tls.client_ca is not None)
+    open_to_all = "anyone who reaches it can open, upload to and delete sessions (give --token-file"
+    if config.tls is None:
+        unread = "anyone on the network can read the dumps (give --tls-cert/--tls-key)"
+        return f"listening on {config.listen} without TLS: {unread}" + (
+            "" if checked else f"; and without a token, {open_to_all})"
+        )
+    if checked:
+        return None
+    return (
+        f"listening on {config.listen} without a token or client certificates: {open_to_all} or --client-ca)"
+    )
 
 
 def start(config: HostConfig) -> HostServer:
