@@ -31,15 +31,19 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def prepare_output_dir(path: Path, option: str = "-o") -> Path:
+def prepare_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> Path:
     """Make ``path`` (and its parents) and prove a file can be written there; else one clear error.
 
-    ``option`` names the flag the user gave the path with, so the message says what to change.
+    ``option`` names the flag the user gave the path with, so the message says what to change;
+    ``durable``: each directory made is fsynced into its parent (``make_dirs_durably``).
     """
     if path.exists() and not path.is_dir():
         raise OutputError(f"{option} {path}: is a file, not a directory")
     try:
-        make_dirs_durably(path)
+        if durable:
+            make_dirs_durably(path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot create the directory ({_reason(exc)})") from None
     try:
@@ -94,7 +98,7 @@ def kept_if_written(path: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
+def new_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> Iterator[Path]:
     """``prepare_output_dir`` for a block that may fail: what it created goes again on failure.
 
     A command refused for a bad input found only once work started (an unknown fault target, an
@@ -104,7 +108,7 @@ def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
     files are complete, and the run says it did not finish.
     """
     made = _missing_dirs(path)
-    prepare_output_dir(path, option)
+    prepare_output_dir(path, option, durable=durable)
     try:
         yield path
     except Exception:

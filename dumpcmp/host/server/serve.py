@@ -169,7 +169,8 @@ def _serve(
     # has no idea which directory the host was started in. Cluster workers, too, read the received
     # files themselves, from another working directory.
     data_dir = config.data_dir.absolute()
-    with new_output_dir(data_dir, "--data"):  # a host that does not start leaves no directory it made
+    # A host that does not start leaves no directory it made.
+    with new_output_dir(data_dir, "--data", durable=True):
         return _serve_in(config, credentials, interceptors, cluster, data_dir, host_paths)
 
 
