@@ -83,6 +83,22 @@ def test_64_stalled_uploads_leave_the_host_answering(client: Client, held: _Held
     assert "--max-uploads" in caught.value.details()  # type: ignore[attr-defined]
 
 
+def test_64_followers_leave_the_host_answering_and_uploads_their_places(client: Client) -> None:
+    # 64 `host results --follow` clients held the 64 threads: nothing else was answered.
+    client.open("s1")
+    follow = pb.WatchRowsRequest(session="s1", follow=True)
+    followers = [client.stub.WatchRows(follow, timeout=CALL_TIMEOUT_S) for _ in range(64)]
+    try:
+        for call in followers:
+            next(call)  # each is being served
+        assert len(client.stub.ListSessions(pb.ListSessionsRequest(), timeout=_QUICK_S).sessions) == 1
+        acks = list(client.stub.Upload(iter(file_messages("s1", DUMP, "a", b"a")), timeout=_QUICK_S))
+        assert [a.status for a in acks] == [Ack.STORED]
+    finally:
+        for call in followers:
+            call.cancel()
+
+
 def test_followers_cannot_take_the_uploads_places(hosts: Hosts, tmp_path: Path) -> None:
     host = hosts.start(tmp_path / "data", limits=StreamLimits(uploads=2, followers=2))
     client = hosts.client(host)
