@@ -76,7 +76,7 @@ class UploadProgress:
         if self._lost is None:
             if retrying:
                 self._lost = (now, now)
-                self._say(f"cannot reach the host; retrying ({s.reconnects} tries so far, until --give-up)")
+                self._say(f"cannot reach the host; retrying until --give-up (retries: {s.reconnects})")
             return
         since, said = self._lost
         if not retrying:
@@ -84,9 +84,7 @@ class UploadProgress:
             self._say(f"reached the host again after {now - since:.0f} s")
         elif now - said >= _RETELL_S:
             self._lost = (since, now)
-            self._say(
-                f"still cannot reach the host after {now - since:.0f} s; retrying ({s.reconnects} tries)"
-            )
+            self._say(f"still cannot reach the host after {now - since:.0f} s (retries: {s.reconnects})")
 
     def _say(self, line: str) -> None:
         self._console.print(f"agent: {line}", markup=False, soft_wrap=True)

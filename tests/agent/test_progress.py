@@ -27,9 +27,7 @@ def test_progress_line_on_a_terminal_and_nothing_off_it() -> None:
             assert "3 files · 2.5 MB acknowledged" in shown
             assert "backlog 4 · in flight 2 · 1 reconnects · connecting… · watching /d" in shown
         else:  # the host unreachable: said in one line (it was silent until --give-up)
-            assert (
-                out.getvalue() == "agent: cannot reach the host; retrying (1 tries so far, until --give-up)\n"
-            )
+            assert out.getvalue() == "agent: cannot reach the host; retrying until --give-up (retries: 1)\n"
 
 
 def _stats(reconnects: int, connected: bool) -> UploadStats:
@@ -49,8 +47,8 @@ def test_off_a_terminal_a_lost_host_is_one_line_now_and_then(monkeypatch: pytest
             now[0], shown[0] = 100.0 + at, stats
             progress.refresh()
     assert out.getvalue().splitlines() == [
-        "agent: cannot reach the host; retrying (1 tries so far, until --give-up)",
-        "agent: still cannot reach the host after 30 s; retrying (6 tries)",
+        "agent: cannot reach the host; retrying until --give-up (retries: 1)",
+        "agent: still cannot reach the host after 30 s (retries: 6)",
         "agent: reached the host again after 44 s",
     ]
 
