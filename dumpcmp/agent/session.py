@@ -96,10 +96,8 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
         return HostSession(host, session, existed=True)
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
-        if code in _REFUSALS:
-            raise call_failed(exc, host.address) from None
-        if (hint := tls_hint(exc, host)) is not None:
-            raise TransferError(f"cannot reach the host at {host.address}: {hint}") from None
+        if code in _REFUSALS or tls_hint(exc, host) is not None:
+            raise call_failed(exc, host.address, host) from None
         return HostSession(host, session, existed=False if code is grpc.StatusCode.NOT_FOUND else None)
     finally:
         channel.close()
