@@ -2,7 +2,7 @@
 
 ``host serve`` runs the comparator that agents stream dump files to; ``host sessions``,
 ``host results``, ``host close`` and ``host delete`` ask a running host, with the same TLS and
-token options as the agent.
+token options as the agent. ``host migrate`` converts the data directory of an earlier version.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ import csv
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -249,6 +251,31 @@ def delete_command(
     )
 
 
+@app.command("migrate", cls=StrictCommand)
+def migrate_command(
+    data: Annotated[Path, typer.Option("--data", help="The data directory of host serve to convert.")],
+) -> None:
+    """Convert the session store of an earlier dumpcmp in place (host serve refuses it until then):
+    its rows become typed columns; sessions, files, runs and result files stay as they are. Run it
+    with the host stopped."""
+    with user_errors():
+        from dumpcmp.host.server.migrate import migrate_store
+        from dumpcmp.host.server.serve import _lock_data_dir  # one process per data directory
+
+        if not data.is_dir():
+            raise DumpcmpError(f"--data {data}: no such directory")
+        lock = _lock_data_dir(data)
+        try:
+            done = migrate_store(data)
+        finally:
+            os.close(lock)
+    sessions, rows = counted(done.sessions, "session"), counted(done.rows, "row")
+    if done.converted:
+        console().print(f"migrated {data} from schema {done.from_version}: {sessions}, {rows}", markup=False)
+    else:
+        console().print(f"{data} is current already: {sessions}, {rows}", markup=False)
+
+
 @app.command("results", cls=StrictCommand)
 def results_command(
     session: SessionName,
@@ -275,8 +302,8 @@ def results_command(
         typer.Option(
             "--csv",
             metavar="FILE",
-            help="Write the result table here: a closed session's result file itself, else the rows so far "
-            "with every optional column (a session of several steps has a file per step: use --out).",
+            help="Write the result table here: a closed session's result file itself, else its rows so far, "
+            "led by Device/Model/Step columns when they are of several steps (--out: a file per step).",
         ),
     ] = None,
     xlsx_text: Annotated[
@@ -331,22 +358,22 @@ def results_command(
             if follow and info.state != pb.SessionInfo.CLOSED:
                 _follow(stub, session)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
-            columns, rows = _rows(stub, session, timeout)
+            streamed = _rows(stub, session, timeout)
             written: list[Path] = []
             if csv_out is not None:
                 with _claimed(csv_out) as target:
-                    _write_csv(stub, info, target, columns, rows, timeout)
+                    _write_csv(stub, info, target, streamed, timeout)
                 written.append(target)
             if xlsx_out is not None:
                 with _claimed(xlsx_out) as target:
-                    _write_xlsx(stub, info, target, columns, rows, timeout)
+                    _write_xlsx(stub, info, target, streamed, timeout)
                 written.append(target)
             if html_out is not None:
                 with _claimed(html_out) as target, user_errors():
-                    _write_html(stub, info, target, graph, columns, rows, timeout)
+                    _write_html(stub, info, target, graph, streamed, timeout)
                 written.append(target)
             written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
-    out.print(status_line(info, len(rows)), markup=False)
+    out.print(status_line(info, len(streamed.rows)), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
@@ -473,17 +500,91 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
     )
 
 
-def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str], list[list[str]]]:
+def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
     from dumpcmp.host.sinks.table import TableShape
 
     columns: list[str] = []
     rows: list[list[str]] = []
+    shards: list[ShardKey] = []
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
         columns = list(batch.columns) or columns
-        rows += [list(r.cells) for r in batch.rows]
+        for row in batch.rows:
+            rows.append(list(row.cells))
+            shards.append(_shard_key(row.shard))
     # No rows yet: the header rows streamed live would have (every optional column).
-    return columns or TableShape.every_column().header(), rows
+    return StreamedRows(columns or TableShape.every_column().header(), rows, shards)
+
+
+# A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
+# host that does not say (the session is then one shard).
+ShardKey = tuple[str, str, str, str, str]
+_SHARD_COLUMNS = ("DumpTime", "Device", "Model", "ModelId", "Step")
+_ALWAYS_SHOWN = frozenset({"Device", "Model", "Step"})  # a result file's name: {device}_{model}_{step}
+
+
+def _shard_key(shard: pb.Shard) -> ShardKey:
+    return (shard.time, shard.device, shard.model, shard.model_id, shard.step)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedRows:
+    """A session's rows as WatchRows sends them: cells under every optional column, and each
+    row's shard."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    shards: list[ShardKey]
+
+    def by_shard(self) -> dict[ShardKey, list[list[str]]]:
+        """Each shard's rows, in the order the shards first appear."""
+        split: dict[ShardKey, list[list[str]]] = {}
+        for shard, row in zip(self.shards, self.rows, strict=True):
+            split.setdefault(shard, []).append(row)
+        return split
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        """The rows as one table: without the optional columns no row has a value in (``NaN``
+        everywhere), and led by shard columns when the rows are of several shards, so that the
+        same tensor of two steps stays two told-apart rows. A shard column that is the same
+        for every row is left out, unless it is one of those naming a result file."""
+        keep = [i for i in range(len(self.columns)) if i not in _empty_optional(self.columns, self.rows)]
+        columns = [self.columns[i] for i in keep]
+        rows = [[row[i] for i in keep] for row in self.rows]
+        if len(set(self.shards)) < 2:
+            return columns, rows
+        shown = [
+            i
+            for i, name in enumerate(_SHARD_COLUMNS)
+            if name in _ALWAYS_SHOWN or len({key[i] for key in self.shards}) > 1
+        ]
+        return (
+            [*(_SHARD_COLUMNS[i] for i in shown), *columns],
+            [[*(key[i] for i in shown), *row] for key, row in zip(self.shards, rows, strict=True)],
+        )
+
+
+def _empty_optional(columns: list[str], rows: list[list[str]]) -> set[int]:
+    """The positions of the table's optional columns (OpSequence, the addresses, OverFlow) that
+    hold ``NaN`` in every row: columns only a live table has, as it has them all."""
+    from dumpcmp.host.sinks.table import TableShape
+
+    full = TableShape.every_column()
+    if columns != full.header():
+        return set()  # a table of another shape (another version's host): left as it came
+    optional = set(range(len(columns))) - _kept_positions(full.header(), TableShape().header())
+    return {i for i in optional if all(row[i] == "NaN" for row in rows)}
+
+
+def _kept_positions(full: list[str], part: list[str]) -> set[int]:
+    """The positions in ``full`` of the columns of ``part``, a subsequence of it."""
+    kept, at = set(), 0
+    for name in part:
+        while full[at] != name:
+            at += 1
+        kept.add(at)
+        at += 1
+    return kept
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
@@ -495,9 +596,8 @@ def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
 
 
 def _write_csv(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
-    timeout: float,
-) -> None:  # fmt: skip
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
+) -> None:
     from dumpcmp.outputs import atomic_path
 
     name = _single_result(info, ".csv")
@@ -507,6 +607,7 @@ def _write_csv(
                 for data in _result_chunks(stub, info, name, timeout):
                     handle.write(data)
             return
+        columns, rows = streamed.table()
         with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(columns)
@@ -514,37 +615,58 @@ def _write_csv(
 
 
 def _write_xlsx(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
-    timeout: float,
-) -> None:  # fmt: skip
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
+) -> None:
     from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
     from dumpcmp.host.verdict import Thresholds
 
-    columns, rows = _table_cells(stub, info, columns, rows, timeout)
+    columns, rows = _table_cells(stub, info, streamed, timeout)
     write_xlsx_cells(target, columns, rows, thresholds=Thresholds())
 
 
 def _write_html(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, columns: list[str],
-    rows: list[list[str]], timeout: float,
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, streamed: StreamedRows,
+    timeout: float,
 ) -> None:  # fmt: skip
     from dumpcmp.host.report.files import ReportRequest, write_reports
     from dumpcmp.host.report.table import table_from_cells
 
-    columns, rows = _table_cells(stub, info, columns, rows, timeout)
+    columns, rows = _table_cells(stub, info, streamed, timeout)
     table = table_from_cells([columns, *rows], source=f"session {info.session}")
-    request = ReportRequest(html=True, graph=graph)
-    write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+    with tempfile.TemporaryDirectory(prefix="dumpcmp-rule-") as scratch:
+        if graph is None:  # the network of the rule the session compared with, where it holds one
+            graph = _session_rule(stub, info, Path(scratch), timeout)
+        request = ReportRequest(html=True, graph=graph)
+        write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+
+
+def _session_rule(stub: DumpCompareStub, info: pb.SessionInfo, scratch: Path, timeout: float) -> Path | None:
+    """The fusion rule file the session holds, fetched into ``scratch``; None when it holds none (or
+    the host is too old to send it: the report then has no graph, as before)."""
+    settings = info.settings
+    if settings.WhichOneof("fusion_rule") != "fusion_rule_name":
+        return None
+    name = settings.fusion_rule_name
+    request = pb.FetchResultRequest(session=info.session, name=name, kind=pb.FUSION_RULE)
+    try:
+        data = b"".join(chunk.data for chunk in stub.FetchResult(request, timeout=timeout))
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.NOT_FOUND:
+            return None
+        raise
+    path = scratch / Path(name).name
+    path.write_bytes(data)
+    return path
 
 
 def _table_cells(
-    stub: DumpCompareStub, info: pb.SessionInfo, columns: list[str], rows: list[list[str]], timeout: float
+    stub: DumpCompareStub, info: pb.SessionInfo, streamed: StreamedRows, timeout: float
 ) -> tuple[list[str], list[list[str]]]:
     """The closed session's one result table as written (its own columns, not every optional one),
-    else the rows streamed so far."""
+    else the rows streamed (``StreamedRows.table``)."""
     name = _single_result(info, ".csv")
     if name is None:
-        return columns, rows
+        return streamed.table()
     text = b"".join(_result_chunks(stub, info, name, timeout))
     table = list(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
@@ -552,12 +674,16 @@ def _table_cells(
 
 def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
     """A session's result tables as (name, header + rows): each result file of a closed session,
-    else the rows so far (named after the session). For ``advise --host``."""
+    else the rows so far (named after the session; a table per shard, ``SESSION_{device}_{model}_{step}``,
+    when they are of several). For ``advise --host``."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
-        if info.state != pb.SessionInfo.CLOSED:
-            columns, rows = _rows(stub, session, options.timeout)
-            return [(session, [columns, *rows])]
+        if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
+            streamed = _rows(stub, session, options.timeout)
+            split = streamed.by_shard()
+            if len(split) < 2:
+                return [(session, [streamed.columns, *streamed.rows])]
+            return [(f"{session}_{_shard_label(k)}", [streamed.columns, *rows]) for k, rows in split.items()]
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv") or Path(name).name.startswith("stats_"):
@@ -565,3 +691,10 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
         return tables
+
+
+def _shard_label(key: ShardKey) -> str:
+    """``{device}_{model}_{step}``, as the shard's result file is named (after its time directory,
+    when it has one)."""
+    time_dir, device, model, _model_id, step = key
+    return (f"{time_dir}_" if time_dir else "") + f"{device}_{model}_{step}"

@@ -241,22 +241,40 @@ class RowBatch(_message.Message):
     def __init__(self, columns: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., session_closed: _Optional[bool] = ..., progress: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...
 
 class Row(_message.Message):
-    __slots__ = ("seq", "dump_file", "cells")
+    __slots__ = ("seq", "dump_file", "cells", "shard")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     DUMP_FILE_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
     seq: int
     dump_file: str
     cells: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ...) -> None: ...
+    shard: Shard
+    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ...) -> None: ...
+
+class Shard(_message.Message):
+    __slots__ = ("device", "model", "model_id", "step", "time")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    model: str
+    model_id: str
+    step: str
+    time: str
+    def __init__(self, device: _Optional[str] = ..., model: _Optional[str] = ..., model_id: _Optional[str] = ..., step: _Optional[str] = ..., time: _Optional[str] = ...) -> None: ...
 
 class FetchResultRequest(_message.Message):
-    __slots__ = ("session", "name")
+    __slots__ = ("session", "name", "kind")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     session: str
     name: str
-    def __init__(self, session: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    kind: FileKind
+    def __init__(self, session: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[FileKind, str]] = ...) -> None: ...
 
 class FileChunk(_message.Message):
     __slots__ = ("data",)
