@@ -13,11 +13,11 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import grpc
 import typer
@@ -41,6 +41,9 @@ from dumpcmp.errors import DumpcmpError, OutputError, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+
+if TYPE_CHECKING:
+    from dumpcmp.host.rows import ResultRow
 
 __all__ = ["app"]
 
@@ -502,18 +505,23 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
+    from dumpcmp.host.server.row_messages import result_row
     from dumpcmp.host.sinks.table import TableShape
 
     columns: list[str] = []
-    rows: list[list[str]] = []
+    cells: list[list[str]] = []
     shards: list[ShardKey] = []
+    typed: list[ResultRow] = []
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
         columns = list(batch.columns) or columns
         for row in batch.rows:
-            rows.append(list(row.cells))
+            cells.append(list(row.cells))
             shards.append(_shard_key(row.shard))
+            if row.HasField("row"):
+                typed.append(result_row(row.row))
     # No rows yet: the header rows streamed live would have (every optional column).
-    return StreamedRows(columns or TableShape.every_column().header(), rows, shards)
+    header = columns or TableShape.every_column().header()
+    return StreamedRows(header, cells, shards, typed if len(typed) == len(cells) else None)
 
 
 # A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
@@ -529,28 +537,26 @@ def _shard_key(shard: pb.Shard) -> ShardKey:
 
 @dataclass(frozen=True, slots=True)
 class StreamedRows:
-    """A session's rows as WatchRows sends them: cells under every optional column, and each
-    row's shard."""
+    """A session's rows as WatchRows sends them: cells under every optional column, each row's
+    shard, and the rows as data (None from a host too old to send them)."""
 
     columns: list[str]
     rows: list[list[str]]
     shards: list[ShardKey]
+    typed: list[ResultRow] | None
 
-    def by_shard(self) -> dict[ShardKey, list[list[str]]]:
-        """Each shard's rows, in the order the shards first appear."""
-        split: dict[ShardKey, list[list[str]]] = {}
-        for shard, row in zip(self.shards, self.rows, strict=True):
-            split.setdefault(shard, []).append(row)
-        return split
+    def by_shard(self) -> dict[ShardKey, tuple[list[str], list[list[str]]]]:
+        """Each shard's table, in the order the shards first appear."""
+        split: dict[ShardKey, list[int]] = {}
+        for at, shard in enumerate(self.shards):
+            split.setdefault(shard, []).append(at)
+        return {shard: self._cells(rows) for shard, rows in split.items()}
 
     def table(self) -> tuple[list[str], list[list[str]]]:
-        """The rows as one table: without the optional columns no row has a value in (``NaN``
-        everywhere), and led by shard columns when the rows are of several shards, so that the
-        same tensor of two steps stays two told-apart rows. A shard column that is the same
+        """The rows as one table, led by shard columns when they are of several shards, so that
+        the same tensor of two steps stays two told-apart rows. A shard column that is the same
         for every row is left out, unless it is one of those naming a result file."""
-        keep = [i for i in range(len(self.columns)) if i not in _empty_optional(self.columns, self.rows)]
-        columns = [self.columns[i] for i in keep]
-        rows = [[row[i] for i in keep] for row in self.rows]
+        columns, rows = self._cells(range(len(self.rows)))
         if len(set(self.shards)) < 2:
             return columns, rows
         shown = [
@@ -563,28 +569,22 @@ class StreamedRows:
             [[*(key[i] for i in shown), *row] for key, row in zip(self.shards, rows, strict=True)],
         )
 
+    def _cells(self, positions: Iterable[int]) -> tuple[list[str], list[list[str]]]:
+        """The table of the rows at ``positions``, formatted here from their values: an optional
+        column only where some row has a value in it (no column of NaN alone). From an older
+        host, and for no rows at all, the cells and columns as they came."""
+        from dumpcmp.host.sinks.table import TableShape
 
-def _empty_optional(columns: list[str], rows: list[list[str]]) -> set[int]:
-    """The positions of the table's optional columns (OpSequence, the addresses, OverFlow) that
-    hold ``NaN`` in every row: columns only a live table has, as it has them all."""
-    from dumpcmp.host.sinks.table import TableShape
-
-    full = TableShape.every_column()
-    if columns != full.header():
-        return set()  # a table of another shape (another version's host): left as it came
-    optional = set(range(len(columns))) - _kept_positions(full.header(), TableShape().header())
-    return {i for i in optional if all(row[i] == "NaN" for row in rows)}
-
-
-def _kept_positions(full: list[str], part: list[str]) -> set[int]:
-    """The positions in ``full`` of the columns of ``part``, a subsequence of it."""
-    kept, at = set(), 0
-    for name in part:
-        while full[at] != name:
-            at += 1
-        kept.add(at)
-        at += 1
-    return kept
+        positions = list(positions)
+        if self.typed is None or not positions:
+            return self.columns, [self.rows[at] for at in positions]
+        rows = [self.typed[at] for at in positions]
+        shape = TableShape.of(
+            rows,
+            op_sequence=any(r.op_sequence is not None for r in rows),
+            overflow=any(r.overflow is not None for r in rows),
+        )
+        return shape.header(), [shape.cells(r) for r in rows]
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
@@ -682,8 +682,10 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             streamed = _rows(stub, session, options.timeout)
             split = streamed.by_shard()
             if len(split) < 2:
-                return [(session, [streamed.columns, *streamed.rows])]
-            return [(f"{session}_{_shard_label(k)}", [streamed.columns, *rows]) for k, rows in split.items()]
+                columns, rows = streamed.table()
+                return [(session, [columns, *rows])]
+            labels = _shard_labels(list(split))
+            return [(f"{session}_{labels[k]}", [header, *rows]) for k, (header, rows) in split.items()]
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv") or Path(name).name.startswith("stats_"):
@@ -693,8 +695,10 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
         return tables
 
 
-def _shard_label(key: ShardKey) -> str:
-    """``{device}_{model}_{step}``, as the shard's result file is named (after its time directory,
-    when it has one)."""
-    time_dir, device, model, _model_id, step = key
-    return (f"{time_dir}_" if time_dir else "") + f"{device}_{model}_{step}"
+def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:
+    """``{device}_{model}_{step}``, as each shard's result file is named; every directory of the
+    shard (its dump time and model id too) when that does not tell two shards apart."""
+    plain = {key: f"{key[1]}_{key[2]}_{key[4]}" for key in keys}
+    if len(set(plain.values())) == len(keys):
+        return plain
+    return {key: "_".join(part for part in key if part) for key in keys}

@@ -26,6 +26,7 @@ from dumpcmp.errors import DumpcmpError, SessionNotFound
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
+from dumpcmp.host.server.row_messages import row_message
 from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, StoredRow, UploaderRecord
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.host.sinks.table import TableShape
@@ -734,12 +735,14 @@ def _reason(exc: BaseException) -> str:
 
 
 def _row_message(stored: StoredRow) -> pb.Row:
-    """A stored row as WatchRows sends it: the cells of the table with every optional column."""
+    """A stored row as WatchRows sends it: its values, and for older clients the cells of the
+    table with every optional column."""
     shard = stored.row.shard
     return pb.Row(
         seq=stored.seq,
         dump_file=stored.row.dump_file,
         cells=_STREAMED_TABLE.cells(stored.row.row),
+        row=row_message(stored.row.row),
         shard=pb.Shard(
             device=shard.device,
             model=shard.model,

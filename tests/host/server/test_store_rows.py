@@ -227,3 +227,30 @@ def test_cells_of_any_table_shape_read_back() -> None:
         for row in ROWS:
             read = row_of_cells(shape.header(), shape.cells(row))
             assert shape.cells(read) == shape.cells(row)
+
+
+def test_rows_cross_the_wire_as_they_are() -> None:
+    from dumpcmp.host.server.row_messages import result_row, row_message
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    for row in ROWS:
+        sent = pb.ResultRow.FromString(row_message(row).SerializeToString())
+        assert repr(result_row(sent)) == repr(row)
+
+
+def test_a_results_table_of_several_shards_says_each_rows_shard() -> None:
+    from dumpcmp.commands.host import StreamedRows
+
+    two = GroupKey("0", "m", "1", "4", "20261128061611")
+    keys = [(k.session, k.device, k.model, k.model_id, k.step) for k in (SHARD, SHARD, two, two)]
+    rows = [ROWS[0], ROWS[2], ROWS[0], ROWS[2]]
+    cells = [row_cells(r)[1] for r in rows]
+    columns, table = StreamedRows(row_cells(ROWS[0])[0], cells, keys, rows).table()
+    # one optional column has values (OpSequence, the NPU address, OverFlow); the golden address not
+    assert columns[:4] == ["Device", "Model", "Step", "Index"]
+    assert columns.count("Address") == 1 and "OpSequence" in columns and "OverFlow" in columns
+    assert [row[:4] for row in table] == [["0", "m", "3", "4"], ["0", "m", "3", ""], ["0", "m", "4", "4"],
+                                          ["0", "m", "4", ""]]  # fmt: skip
+    # a host before typed rows: its cells as they came, one shard
+    old = StreamedRows(row_cells(ROWS[0])[0], cells, [("",) * 5] * 4, None)  # type: ignore[list-item]
+    assert old.table() == (row_cells(ROWS[0])[0], cells)
