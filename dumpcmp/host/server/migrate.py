@@ -28,12 +28,11 @@ from dumpcmp.errors import StoreError
 from dumpcmp.host.metrics.offline_data import MetricValues, finite_metrics
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, session_dir
-from dumpcmp.host.server.store import DB_NAME, SCHEMA_VERSION
+from dumpcmp.host.server.store import DB_NAME, MIGRATES_FROM, SCHEMA_VERSION
 from dumpcmp.host.server.stored_rows import COLUMN_NAMES, ROWS_TABLE, ShardRow, metric_values, values_of
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 from dumpcmp.proto.walker import GroupKey, directory_group
 
-MIGRATES_FROM = (2, 3)
 _SPREAD = re.compile(r"^\(([^;]+);([^)]+)\),\(([^;]+);([^)]+)\)$")
 _NO_SHARD = GroupKey("", "", "", "", "")
 

@@ -24,6 +24,7 @@ from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
 # columns (``stored_rows``), not JSON lists of CSV cells: ``dumpcmp host migrate`` converts 2 and 3.
 SCHEMA_VERSION = 4
+MIGRATES_FROM = (2, 3)
 MIGRATE_COMMAND = "dumpcmp host migrate --data"
 DB_NAME = "dumpcmp.sqlite"
 
@@ -411,7 +412,7 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
 def _version_problem(data_dir: Path, version: int) -> str:
     """The one line refusing a store of another schema; an older one names the command that converts it."""
     path = data_dir / DB_NAME
-    if version < SCHEMA_VERSION:
+    if version in MIGRATES_FROM:
         return (
             f"{path}: session store of an earlier dumpcmp (schema {version}, rows as CSV text): "
             f"convert it with `{MIGRATE_COMMAND} {data_dir}` first"

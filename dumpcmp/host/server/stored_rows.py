@@ -13,8 +13,9 @@ Two float values SQLite does not keep are kept deliberately:
 * -0.0 comes back as 0.0; a sink writes ``-0.000000`` for it, so the signs of zero are kept in a
   bit mask per metric group (``…neg_zero``), bit i for the i-th number of ``METRIC_NUMBERS``.
 
-Rows of the "not compared" kind (no metric is a number) are marked in ``compared``, the reasons
-(prose) are a JSON list, the shape a JSON list or NULL (no shape known).
+Rows of the "not compared" kind (no metric is a number, neither of all elements nor of the
+finite ones) are marked in ``compared``, the reasons (prose) are a JSON list, the shape a JSON
+list or NULL (no shape known).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ _ROW_FIELDS = (
     ("overflow", "INTEGER"),  # 1, 0, NULL (not detected)
     ("dump_readable", "INTEGER NOT NULL"),
     ("golden_key", "TEXT NOT NULL"),
-    ("compared", "INTEGER NOT NULL"),  # 0: the "not compared" kind (no metric is a number)
+    # 0: the "not compared" kind: no metric is a number, nor one of the finite elements
+    ("compared", "INTEGER NOT NULL"),
 )
 
 
@@ -108,7 +110,7 @@ def values_of(row: ShardRow) -> tuple[object, ...]:
         r.ground_truth, r.golden_dtype, _int64(r.golden_address), r.tensor_index,
         None if r.shape is None else json.dumps(list(r.shape)),
         None if r.overflow is None else int(r.overflow),
-        int(r.dump_readable), r.golden_key, int(r.metrics.has_numbers),
+        int(r.dump_readable), r.golden_key, int(r.metrics.has_numbers or finite is not None),
         *_metric_values(r.metrics),
         int(finite is not None),
         *_metric_values(finite if finite is not None else MetricValues.unavailable("")),

@@ -254,3 +254,57 @@ def test_a_results_table_of_several_shards_says_each_rows_shard() -> None:
     # a host before typed rows: its cells as they came, one shard
     old = StreamedRows(row_cells(ROWS[0])[0], cells, [("",) * 5] * 4, None)  # type: ignore[list-item]
     assert old.table() == (row_cells(ROWS[0])[0], cells)
+
+
+def test_a_store_too_old_to_migrate_is_refused_without_a_command(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / DB_NAME)
+    db.execute("CREATE TABLE sessions (name TEXT)")
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    with pytest.raises(StoreError) as refused:
+        SessionStore(tmp_path)
+    assert str(refused.value) == f"{tmp_path / DB_NAME}: session store schema version 1, this dumpcmp reads 4"
+    with pytest.raises(StoreError, match="schema version 1: cannot migrate it"):
+        migrate_store(tmp_path)
+
+
+def test_a_client_fetches_the_rule_file_a_session_holds_and_nothing_else(tmp_path: Path) -> None:
+    import grpc
+
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+    from tests.host.server.hostkit import CALL_TIMEOUT_S, session_settings
+
+    hosts = Hosts()
+    try:
+        client = hosts.client(hosts.start(tmp_path / "data"))
+        client.open("s", **session_settings())
+        assert {a.status for a in client.send("s", {(pb.FUSION_RULE, "fusion_rule.json"): b"{}"})} == {
+            pb.UploadAck.STORED
+        }
+
+        def fetch(name: str, kind: int = pb.FUSION_RULE) -> bytes:
+            request = pb.FetchResultRequest(session="s", name=name, kind=kind)  # type: ignore[arg-type]
+            return b"".join(c.data for c in client.stub.FetchResult(request, timeout=CALL_TIMEOUT_S))
+
+        assert fetch("fusion_rule.json") == b"{}"
+        for name, kind in (("../../dumpcmp.sqlite", pb.FUSION_RULE), ("other.json", pb.FUSION_RULE),
+                           ("fusion_rule.json", pb.FILE_KIND_UNSPECIFIED)):  # fmt: skip
+            with pytest.raises(grpc.RpcError) as refused:
+                fetch(name, kind)
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
+    finally:
+        hosts.close()
+
+
+def test_every_field_of_a_row_has_its_column() -> None:
+    # A field added to ResultRow or MetricValues needs its column, a new SCHEMA_VERSION and a
+    # step in ``host migrate``: this fails until stored_rows knows it.
+    from dataclasses import fields
+
+    assert [f.name for f in fields(ResultRow)] == [
+        "index", "op_sequence", "op_type", "npu_name", "npu_dtype", "npu_address", "ground_truth",
+        "golden_dtype", "golden_address", "tensor_index", "shape", "overflow", "metrics", "dump_readable",
+        "golden_key",
+    ]  # fmt: skip
+    assert [f.name for f in fields(MetricValues)] == [*METRIC_NUMBERS, "reasons", "spread_computed", "finite"]
