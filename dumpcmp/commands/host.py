@@ -2,7 +2,7 @@
 
 ``host serve`` runs the comparator that agents stream dump files to; ``host sessions``,
 ``host results``, ``host close`` and ``host delete`` ask a running host, with the same TLS and
-token options as the agent.
+token options as the agent. ``host migrate`` converts the data directory of an earlier version.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ import csv
 import os
 import signal
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import grpc
 import typer
@@ -40,6 +42,9 @@ from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, Stre
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+
+if TYPE_CHECKING:
+    from dumpcmp.host.rows import ResultRow
 
 __all__ = ["app"]
 
@@ -286,6 +291,31 @@ def delete_command(
     )
 
 
+@app.command("migrate", cls=StrictCommand)
+def migrate_command(
+    data: Annotated[Path, typer.Option("--data", help="The data directory of host serve to convert.")],
+) -> None:
+    """Convert the session store of an earlier dumpcmp in place (host serve refuses it until then):
+    its rows become typed columns; sessions, files, runs and result files stay as they are. Run it
+    with the host stopped."""
+    with user_errors():
+        from dumpcmp.host.server.migrate import migrate_store
+        from dumpcmp.host.server.serve import _lock_data_dir  # one process per data directory
+
+        if not data.is_dir():
+            raise DumpcmpError(f"--data {data}: no such directory")
+        lock = _lock_data_dir(data)
+        try:
+            done = migrate_store(data)
+        finally:
+            os.close(lock)
+    sessions, rows = counted(done.sessions, "session"), counted(done.rows, "row")
+    if done.converted:
+        console().print(f"migrated {data} from schema {done.from_version}: {sessions}, {rows}", markup=False)
+    else:
+        console().print(f"{data} is current already: {sessions}, {rows}", markup=False)
+
+
 @app.command("results", cls=StrictCommand)
 def results_command(
     session: SessionName,
@@ -312,8 +342,8 @@ def results_command(
         typer.Option(
             "--csv",
             metavar="FILE",
-            help="Write the result table here: a closed session's result file itself, else the rows so far "
-            "with every optional column (a session of several steps has a file per step: use --out).",
+            help="Write the result table here: a closed session's result file itself, else its rows so far, "
+            "led by Device/Model/Step columns when they are of several steps (--out: a file per step).",
         ),
     ] = None,
     xlsx_text: Annotated[
@@ -368,22 +398,22 @@ def results_command(
             if follow and info.state != pb.SessionInfo.CLOSED:
                 _follow(stub, session)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
-            columns, rows = _rows(stub, session, timeout)
+            streamed = _rows(stub, session, timeout)
             written: list[Path] = []
             if csv_out is not None:
                 with _claimed(csv_out) as target:
-                    _write_csv(stub, info, target, columns, rows, timeout)
+                    _write_csv(stub, info, target, streamed, timeout)
                 written.append(target)
             if xlsx_out is not None:
                 with _claimed(xlsx_out) as target:
-                    _write_xlsx(stub, info, target, columns, rows, timeout)
+                    _write_xlsx(stub, info, target, streamed, timeout)
                 written.append(target)
             if html_out is not None:
                 with _claimed(html_out) as target, user_errors():
-                    _write_html(stub, info, target, graph, columns, rows, timeout)
+                    _write_html(stub, info, target, graph, streamed, timeout)
                 written.append(target)
             written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
-    out.print(status_line(info, len(rows)), markup=False)
+    out.print(status_line(info, len(streamed.rows)), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
@@ -510,17 +540,88 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
     )
 
 
-def _rows(stub: DumpCompareStub, session: str, timeout: float) -> tuple[list[str], list[list[str]]]:
+def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
+    from dumpcmp.host.server.row_messages import result_row
     from dumpcmp.host.sinks.table import TableShape
 
     columns: list[str] = []
-    rows: list[list[str]] = []
+    cells: list[list[str]] = []
+    shards: list[ShardKey] = []
+    typed: list[ResultRow] = []
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
         columns = list(batch.columns) or columns
-        rows += [list(r.cells) for r in batch.rows]
+        for row in batch.rows:
+            cells.append(list(row.cells))
+            shards.append(_shard_key(row.shard))
+            if row.HasField("row"):
+                typed.append(result_row(row.row))
     # No rows yet: the header rows streamed live would have (every optional column).
-    return columns or TableShape.every_column().header(), rows
+    header = columns or TableShape.every_column().header()
+    return StreamedRows(header, cells, shards, typed if len(typed) == len(cells) else None)
+
+
+# A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
+# host that does not say (the session is then one shard).
+ShardKey = tuple[str, str, str, str, str]
+_SHARD_COLUMNS = ("DumpTime", "Device", "Model", "ModelId", "Step")
+_ALWAYS_SHOWN = frozenset({"Device", "Model", "Step"})  # a result file's name: {device}_{model}_{step}
+
+
+def _shard_key(shard: pb.Shard) -> ShardKey:
+    return (shard.time, shard.device, shard.model, shard.model_id, shard.step)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedRows:
+    """A session's rows as WatchRows sends them: cells under every optional column, each row's
+    shard, and the rows as data (None from a host too old to send them)."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    shards: list[ShardKey]
+    typed: list[ResultRow] | None
+
+    def by_shard(self) -> dict[ShardKey, tuple[list[str], list[list[str]]]]:
+        """Each shard's table, in the order the shards first appear."""
+        split: dict[ShardKey, list[int]] = {}
+        for at, shard in enumerate(self.shards):
+            split.setdefault(shard, []).append(at)
+        return {shard: self._cells(rows) for shard, rows in split.items()}
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        """The rows as one table, led by shard columns when they are of several shards, so that
+        the same tensor of two steps stays two told-apart rows. A shard column that is the same
+        for every row is left out, unless it is one of those naming a result file."""
+        columns, rows = self._cells(range(len(self.rows)))
+        if len(set(self.shards)) < 2:
+            return columns, rows
+        shown = [
+            i
+            for i, name in enumerate(_SHARD_COLUMNS)
+            if name in _ALWAYS_SHOWN or len({key[i] for key in self.shards}) > 1
+        ]
+        return (
+            [*(_SHARD_COLUMNS[i] for i in shown), *columns],
+            [[*(key[i] for i in shown), *row] for key, row in zip(self.shards, rows, strict=True)],
+        )
+
+    def _cells(self, positions: Iterable[int]) -> tuple[list[str], list[list[str]]]:
+        """The table of the rows at ``positions``, formatted here from their values: an optional
+        column only where some row has a value in it (no column of NaN alone). From an older
+        host, and for no rows at all, the cells and columns as they came."""
+        from dumpcmp.host.sinks.table import TableShape
+
+        positions = list(positions)
+        if self.typed is None or not positions:
+            return self.columns, [self.rows[at] for at in positions]
+        rows = [self.typed[at] for at in positions]
+        shape = TableShape.of(
+            rows,
+            op_sequence=any(r.op_sequence is not None for r in rows),
+            overflow=any(r.overflow is not None for r in rows),
+        )
+        return shape.header(), [shape.cells(r) for r in rows]
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
@@ -532,9 +633,8 @@ def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
 
 
 def _write_csv(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
-    timeout: float,
-) -> None:  # fmt: skip
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
+) -> None:
     from dumpcmp.outputs import atomic_path
 
     name = _single_result(info, ".csv")
@@ -544,6 +644,7 @@ def _write_csv(
                 for data in _result_chunks(stub, info, name, timeout):
                     handle.write(data)
             return
+        columns, rows = streamed.table()
         with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(columns)
@@ -551,37 +652,58 @@ def _write_csv(
 
 
 def _write_xlsx(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, columns: list[str], rows: list[list[str]],
-    timeout: float,
-) -> None:  # fmt: skip
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
+) -> None:
     from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
     from dumpcmp.host.verdict import Thresholds
 
-    columns, rows = _table_cells(stub, info, columns, rows, timeout)
+    columns, rows = _table_cells(stub, info, streamed, timeout)
     write_xlsx_cells(target, columns, rows, thresholds=Thresholds())
 
 
 def _write_html(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, columns: list[str],
-    rows: list[list[str]], timeout: float,
+    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, streamed: StreamedRows,
+    timeout: float,
 ) -> None:  # fmt: skip
     from dumpcmp.host.report.files import ReportRequest, write_reports
     from dumpcmp.host.report.table import table_from_cells
 
-    columns, rows = _table_cells(stub, info, columns, rows, timeout)
+    columns, rows = _table_cells(stub, info, streamed, timeout)
     table = table_from_cells([columns, *rows], source=f"session {info.session}")
-    request = ReportRequest(html=True, graph=graph)
-    write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+    with tempfile.TemporaryDirectory(prefix="dumpcmp-rule-") as scratch:
+        if graph is None:  # the network of the rule the session compared with, where it holds one
+            graph = _session_rule(stub, info, Path(scratch), timeout)
+        request = ReportRequest(html=True, graph=graph)
+        write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+
+
+def _session_rule(stub: DumpCompareStub, info: pb.SessionInfo, scratch: Path, timeout: float) -> Path | None:
+    """The fusion rule file the session holds, fetched into ``scratch``; None when it holds none (or
+    the host is too old to send it: the report then has no graph, as before)."""
+    settings = info.settings
+    if settings.WhichOneof("fusion_rule") != "fusion_rule_name":
+        return None
+    name = settings.fusion_rule_name
+    request = pb.FetchResultRequest(session=info.session, name=name, kind=pb.FUSION_RULE)
+    try:
+        data = b"".join(chunk.data for chunk in stub.FetchResult(request, timeout=timeout))
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.NOT_FOUND:
+            return None
+        raise
+    path = scratch / Path(name).name
+    path.write_bytes(data)
+    return path
 
 
 def _table_cells(
-    stub: DumpCompareStub, info: pb.SessionInfo, columns: list[str], rows: list[list[str]], timeout: float
+    stub: DumpCompareStub, info: pb.SessionInfo, streamed: StreamedRows, timeout: float
 ) -> tuple[list[str], list[list[str]]]:
     """The closed session's one result table as written (its own columns, not every optional one),
-    else the rows streamed so far."""
+    else the rows streamed (``StreamedRows.table``)."""
     name = _single_result(info, ".csv")
     if name is None:
-        return columns, rows
+        return streamed.table()
     text = b"".join(_result_chunks(stub, info, name, timeout))
     table = list(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
@@ -589,12 +711,18 @@ def _table_cells(
 
 def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
     """A session's result tables as (name, header + rows): each result file of a closed session,
-    else the rows so far (named after the session). For ``advise --host``."""
+    else the rows so far (named after the session; a table per shard, ``SESSION_{device}_{model}_{step}``,
+    when they are of several). For ``advise --host``."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
-        if info.state != pb.SessionInfo.CLOSED:
-            columns, rows = _rows(stub, session, options.timeout)
-            return [(session, [columns, *rows])]
+        if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
+            streamed = _rows(stub, session, options.timeout)
+            split = streamed.by_shard()
+            if len(split) < 2:
+                columns, rows = streamed.table()
+                return [(session, [columns, *rows])]
+            labels = _shard_labels(list(split))
+            return [(f"{session}_{labels[k]}", [header, *rows]) for k, (header, rows) in split.items()]
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv") or Path(name).name.startswith("stats_"):
@@ -602,3 +730,12 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
         return tables
+
+
+def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:
+    """``{device}_{model}_{step}``, as each shard's result file is named; every directory of the
+    shard (its dump time and model id too) when that does not tell two shards apart."""
+    plain = {key: f"{key[1]}_{key[2]}_{key[4]}" for key in keys}
+    if len(set(plain.values())) == len(keys):
+        return plain
+    return {key: "_".join(part for part in key if part) for key in keys}

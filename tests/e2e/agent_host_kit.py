@@ -253,18 +253,23 @@ def results_csv(host: HostProcess, session: str, out: Path, *options: object, ad
 
 def assert_csv_is_the_offline_tables(got: bytes, offline: dict[str, bytes]) -> None:
     """``host results --csv``: one result table is that table byte for byte; several (one per
-    step) are their rows one after another, value for value, under every optional column."""
+    step) are their rows one after another, value for value, each led by the Device, Model and
+    Step of its table, without a column that is NaN in every row."""
     if len(offline) == 1:
         assert got == next(iter(offline.values()))
         return
     table = list(csv.reader(io.StringIO(got.decode())))
+    assert table[0][:3] == ["Device", "Model", "Step"], table[0]
+    assert not [name for i, name in enumerate(table[0]) if all(row[i] == "NaN" for row in table[1:])]
     rows = iter(table[1:])
     for name in sorted(offline, key=_step_order):
         header, *want = csv.reader(io.StringIO(offline[name].decode()))
         keep = _positions(table[0], header)
+        shard = name.removesuffix("_result").split("_")  # {device}_{model}_{step}_result
         for expected in want:
             row = next(rows)
             assert [row[i] for i in keep] == expected, name
+            assert [row[0], *row[1].split("_"), row[2]] == shard, name
     assert next(rows, None) is None
 
 

@@ -149,10 +149,13 @@ def clear_incoming(data_dir: Path, session: str) -> None:
 
 
 @contextlib.contextmanager
-def open_result(data_dir: Path, session: str, name: str) -> Iterator[int]:
-    """A read descriptor of one result file of the session."""
-    with opened_dir(data_dir, ("sessions", session, RESULTS_DIR), create=False) as results:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=results)
+def open_result(data_dir: Path, session: str, name: str, kind: int | None = None) -> Iterator[int]:
+    """A read descriptor of one result file of the session, or of a file of ``kind`` it received
+    (``name`` its '/'-path)."""
+    *parents, leaf = name.split("/") if kind is not None else (name,)
+    where = (RESULTS_DIR,) if kind is None else (KIND_DIRS[kind], *parents)
+    with opened_dir(data_dir, ("sessions", session, *where), create=False) as results:
+        fd = os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=results)
     try:
         yield fd
     finally:

@@ -27,8 +27,10 @@ from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
-from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
+from dumpcmp.host.server.row_messages import row_message
+from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, StoredRow, UploaderRecord
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
+from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
@@ -40,6 +42,7 @@ _ROWS_PER_BATCH = 1000
 _WATCH_POLL_S = 0.5
 _RESULT_CHUNK = 1024 * 1024
 _PROGRESS_EVERY_S = 1.0  # a followed session's counts, at most this often
+_STREAMED_TABLE = TableShape.every_column()  # the cells WatchRows sends: the columns a session states
 Ack = pb.UploadAck
 _T = TypeVar("_T")
 
@@ -476,7 +479,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 seq = rows[-1].seq
                 yield pb.RowBatch(
                     columns=record.columns,
-                    rows=[pb.Row(seq=r.seq, dump_file=r.dump_file, cells=r.cells) for r in rows],
+                    rows=[_row_message(r) for r in rows],
                 )
                 continue
             if not request.follow:
@@ -499,10 +502,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     ) -> Iterator[pb.FileChunk]:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
-        if request.name not in record.result_files:
+        kind = None
+        if request.kind == pb.FUSION_RULE:  # a report's network graph: a rule file the session holds
+            kind = pb.FUSION_RULE
+            if self.store.file(name, kind, request.name) is None:
+                context.abort(
+                    grpc.StatusCode.NOT_FOUND, f"session {name} holds no rule file {request.name!r}"
+                )
+        elif request.name not in record.result_files:
             context.abort(grpc.StatusCode.NOT_FOUND, f"session {name} has no result file {request.name!r}")
         try:
-            with files.open_result(self.data_dir, name, request.name) as fd:
+            with files.open_result(self.data_dir, name, request.name, kind) as fd:
                 while chunk := os.read(fd, _RESULT_CHUNK):
                     yield pb.FileChunk(data=chunk)
         except (OSError, DumpcmpError) as exc:
@@ -826,3 +836,22 @@ def _checked_path(path: str, context: grpc.ServicerContext, *, single_part: bool
 
 def _reason(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+
+
+def _row_message(stored: StoredRow) -> pb.Row:
+    """A stored row as WatchRows sends it: its values, and for older clients the cells of the
+    table with every optional column."""
+    shard = stored.row.shard
+    return pb.Row(
+        seq=stored.seq,
+        dump_file=stored.row.dump_file,
+        cells=_STREAMED_TABLE.cells(stored.row.row),
+        row=row_message(stored.row.row),
+        shard=pb.Shard(
+            device=shard.device,
+            model=shard.model,
+            model_id=shard.model_id,
+            step=shard.step,
+            time=shard.session,
+        ),
+    )

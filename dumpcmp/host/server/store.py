@@ -18,12 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import SessionNotFound, StoreError
+from dumpcmp.host.server.stored_rows import INSERT_ROW, ROWS_TABLE, SELECT_ROW, ShardRow, row_of, values_of
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 
-SCHEMA_VERSION = 3  # 2: runs belong to an agent; 3: a closed session says when it compared nothing
+# 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
+# columns (``stored_rows``), not JSON lists of CSV cells: ``dumpcmp host migrate`` converts 2 and 3.
+SCHEMA_VERSION = 4
+MIGRATES_FROM = (2, 3)
+MIGRATE_COMMAND = "dumpcmp host migrate --data"
 DB_NAME = "dumpcmp.sqlite"
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE sessions (
     name TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -52,12 +57,7 @@ CREATE TABLE runs (
     agent TEXT NOT NULL DEFAULT '',  -- a START replaces the open runs of its own agent only
     PRIMARY KEY (session, run_id)
 );
-CREATE TABLE rows (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    session TEXT NOT NULL REFERENCES sessions(name),
-    dump_file TEXT NOT NULL,
-    cells TEXT NOT NULL            -- a JSON list of the row's CSV cells
-);
+{ROWS_TABLE};
 CREATE INDEX rows_by_session ON rows (session, seq);
 CREATE INDEX rows_by_file ON rows (session, dump_file);
 CREATE TABLE results (
@@ -111,8 +111,7 @@ class SessionState:
 @dataclass(frozen=True, slots=True)
 class StoredRow:
     seq: int
-    dump_file: str
-    cells: tuple[str, ...]
+    row: ShardRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,15 +147,9 @@ class SessionStore:
                     if statement.strip():
                         db.execute(statement)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version == 2:  # its sessions gain the column in place, none of them said nothing compared
-            with self._transaction() as db:
-                db.execute("ALTER TABLE sessions ADD COLUMN nothing_compared TEXT NOT NULL DEFAULT ''")
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         elif version != SCHEMA_VERSION:
             self._db.close()
-            raise StoreError(
-                f"{path}: session store schema version {version}, this dumpcmp reads {SCHEMA_VERSION}"
-            )
+            raise StoreError(_version_problem(data_dir, version))
 
     def close(self) -> None:
         with self._lock:
@@ -336,40 +329,33 @@ class SessionStore:
         return row is not None and row[0] == "replaced"
 
     def replace_rows(
-        self, session: str, dump_files: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]],
-        columns: Sequence[str],
-    ) -> None:  # fmt: skip
+        self, session: str, dump_files: Sequence[str], rows: Sequence[ShardRow], columns: Sequence[str]
+    ) -> None:
         """The rows of ``dump_files`` become ``rows`` (a recomputed file loses its old rows)."""
         with self._transaction() as db:
             for name in dump_files:
                 db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, name))
-            db.executemany(
-                "INSERT INTO rows (session, dump_file, cells) VALUES (?, ?, ?)",
-                [(session, f, json.dumps(list(cells))) for f, cells in rows],
-            )
+            db.executemany(INSERT_ROW, [(session, r.dump_file, *values_of(r)) for r in rows])
             db.execute("UPDATE sessions SET columns=? WHERE name=?", (json.dumps(list(columns)), session))
 
     def rows_after(self, session: str, seq: int, limit: int) -> list[StoredRow]:
         with self._transaction() as db:
             return [
-                StoredRow(s, f, tuple(json.loads(c)))
-                for s, f, c in db.execute(
-                    "SELECT seq, dump_file, cells FROM rows WHERE session=? AND seq>? ORDER BY seq LIMIT ?",
+                StoredRow(values[0], row_of(values[1:]))
+                for values in db.execute(
+                    f"SELECT {SELECT_ROW} FROM rows WHERE session=? AND seq>? ORDER BY seq LIMIT ?",
                     (session, seq, limit),
                 )
             ]
 
     def close_session(
-        self, session: str, rows: Sequence[tuple[str, Sequence[str]]], columns: Sequence[str],
+        self, session: str, rows: Sequence[ShardRow], columns: Sequence[str],
         result_files: Sequence[str], summary: str, nothing_compared: str = "",
     ) -> None:  # fmt: skip
         """The final table replaces every live row; the session is closed with its result files."""
         with self._transaction() as db:
             db.execute("DELETE FROM rows WHERE session=?", (session,))
-            db.executemany(
-                "INSERT INTO rows (session, dump_file, cells) VALUES (?, ?, ?)",
-                [(session, f, json.dumps(list(cells))) for f, cells in rows],
-            )
+            db.executemany(INSERT_ROW, [(session, r.dump_file, *values_of(r)) for r in rows])
             db.executemany(
                 "INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files]
             )
@@ -421,3 +407,14 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
         name, model, bytes(settings), state == "closed", summary, nothing, tuple(json.loads(columns)), count,
         tuple(results), tuple(replaced), tuple(uploaders), dumps, compared,
     )  # fmt: skip
+
+
+def _version_problem(data_dir: Path, version: int) -> str:
+    """The one line refusing a store of another schema; an older one names the command that converts it."""
+    path = data_dir / DB_NAME
+    if version in MIGRATES_FROM:
+        return (
+            f"{path}: session store of an earlier dumpcmp (schema {version}, rows as CSV text): "
+            f"convert it with `{MIGRATE_COMMAND} {data_dir}` first"
+        )
+    return f"{path}: session store schema version {version}, this dumpcmp reads {SCHEMA_VERSION}"

@@ -22,20 +22,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.live import FilesRunner, LiveCompare, compare_here, row_cells
+from dumpcmp.host.live import FilesRunner, LiveCompare, compare_here
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
+from dumpcmp.host.server.stored_rows import ShardRow
 from dumpcmp.host.session import CompareOutcome
+from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.summary import InputNames, Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.printable import printable, skipped_lines
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
+from dumpcmp.proto.walker import directory_group
 
 log = logging.getLogger(__name__)
 _STOP_WAIT_S = 10.0
 _PLAN_BURST_PAUSE_S = 0.2
 _WAITING_RULE = "waiting for the fusion rule"
+# The columns of the cells WatchRows sends (every optional one): what a session's ``columns`` say.
+_STREAMED_COLUMNS = TableShape.every_column().header()
 
 
 class Notifier:
@@ -289,13 +294,13 @@ class SessionWorker:
             for path in dict.fromkeys([*paths, *brought])
             if self._plan.dump_root / path not in added.problems
         ]
-        columns: list[str] = []
-        cells = []
-        for path in done:
-            for row in added.rows.get(self._plan.dump_root / path, []):
-                columns, row_text = row_cells(row)
-                cells.append((path, row_text))
-        self._store.replace_rows(self.name, done, cells, columns)
+        root = self._plan.dump_root
+        rows = [
+            ShardRow(path, directory_group((root / path).parent, root), row)  # the live comparison's key
+            for path in done
+            for row in added.rows.get(root / path, [])
+        ]
+        self._store.replace_rows(self.name, done, rows, _STREAMED_COLUMNS if rows else [])
         self._notifier.notify()
 
     def _finish(self, closing: list[_Close]) -> bool:
@@ -321,16 +326,17 @@ class SessionWorker:
 
 def _final_table(
     outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
-) -> tuple[list[tuple[str, list[str]]], list[str], list[str], str, str]:
-    """The closed session's rows (dump file, cells), columns, result file names, summary and the
-    error line of a comparison that compared nothing ("" when something was)."""
-    rows: list[tuple[str, list[str]]] = []
-    columns: list[str] = []
+) -> tuple[list[ShardRow], list[str], list[str], str, str]:
+    """The closed session's rows, columns, result file names, summary and the error line of a
+    comparison that compared nothing ("" when something was)."""
+    rows = [
+        ShardRow(_dump_file_of(row, shard.dump_files, plan.dump_root), shard.key, row)
+        for shard in outcome.shards
+        for row in shard.rows
+    ]
+    columns = _STREAMED_COLUMNS if rows else []
     names: list[str] = []
     for shard in outcome.shards:
-        for row in shard.rows:
-            columns, cells = row_cells(row)
-            rows.append((_dump_file_of(row, shard.dump_files, plan.dump_root), cells))
         names += [p.name for p in (shard.result_file, shard.xlsx_file, shard.stats_file) if p is not None]
     names += [p.name for p in outcome.detail_files]
     tally = Tally.of(outcome, Thresholds())

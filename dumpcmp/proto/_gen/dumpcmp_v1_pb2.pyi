@@ -241,22 +241,90 @@ class RowBatch(_message.Message):
     def __init__(self, columns: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., session_closed: _Optional[bool] = ..., progress: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...
 
 class Row(_message.Message):
-    __slots__ = ("seq", "dump_file", "cells")
+    __slots__ = ("seq", "dump_file", "cells", "shard", "row")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     DUMP_FILE_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    ROW_FIELD_NUMBER: _ClassVar[int]
     seq: int
     dump_file: str
     cells: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ...) -> None: ...
+    shard: Shard
+    row: ResultRow
+    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ..., row: _Optional[_Union[ResultRow, _Mapping]] = ...) -> None: ...
+
+class ResultRow(_message.Message):
+    __slots__ = ("index", "op_sequence", "op_type", "npu_name", "npu_dtype", "npu_address", "ground_truth", "golden_dtype", "golden_address", "tensor_index", "shape", "shape_known", "overflow", "metrics", "dump_unreadable", "golden_key")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    OP_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    OP_TYPE_FIELD_NUMBER: _ClassVar[int]
+    NPU_NAME_FIELD_NUMBER: _ClassVar[int]
+    NPU_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    NPU_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    GROUND_TRUTH_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_DTYPE_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_INDEX_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    OVERFLOW_FIELD_NUMBER: _ClassVar[int]
+    METRICS_FIELD_NUMBER: _ClassVar[int]
+    DUMP_UNREADABLE_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_KEY_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    op_sequence: int
+    op_type: str
+    npu_name: str
+    npu_dtype: str
+    npu_address: int
+    ground_truth: str
+    golden_dtype: str
+    golden_address: int
+    tensor_index: str
+    shape: _containers.RepeatedScalarFieldContainer[int]
+    shape_known: bool
+    overflow: bool
+    metrics: MetricValues
+    dump_unreadable: bool
+    golden_key: str
+    def __init__(self, index: _Optional[int] = ..., op_sequence: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., npu_dtype: _Optional[str] = ..., npu_address: _Optional[int] = ..., ground_truth: _Optional[str] = ..., golden_dtype: _Optional[str] = ..., golden_address: _Optional[int] = ..., tensor_index: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., overflow: _Optional[bool] = ..., metrics: _Optional[_Union[MetricValues, _Mapping]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ...) -> None: ...
+
+class MetricValues(_message.Message):
+    __slots__ = ("numbers", "spread_not_computed", "reasons", "finite")
+    NUMBERS_FIELD_NUMBER: _ClassVar[int]
+    SPREAD_NOT_COMPUTED_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    FINITE_FIELD_NUMBER: _ClassVar[int]
+    numbers: _containers.RepeatedScalarFieldContainer[float]
+    spread_not_computed: bool
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    finite: MetricValues
+    def __init__(self, numbers: _Optional[_Iterable[float]] = ..., spread_not_computed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., finite: _Optional[_Union[MetricValues, _Mapping]] = ...) -> None: ...
+
+class Shard(_message.Message):
+    __slots__ = ("device", "model", "model_id", "step", "time")
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    device: str
+    model: str
+    model_id: str
+    step: str
+    time: str
+    def __init__(self, device: _Optional[str] = ..., model: _Optional[str] = ..., model_id: _Optional[str] = ..., step: _Optional[str] = ..., time: _Optional[str] = ...) -> None: ...
 
 class FetchResultRequest(_message.Message):
-    __slots__ = ("session", "name")
+    __slots__ = ("session", "name", "kind")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     session: str
     name: str
-    def __init__(self, session: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    kind: FileKind
+    def __init__(self, session: _Optional[str] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[FileKind, str]] = ...) -> None: ...
 
 class FileChunk(_message.Message):
     __slots__ = ("data",)

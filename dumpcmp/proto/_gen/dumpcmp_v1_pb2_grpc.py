@@ -124,7 +124,8 @@ class DumpCompareServicer:
         raise NotImplementedError('Method not implemented!')
 
     def FetchResult(self, request, context):
-        """One of the session's result files (SessionInfo.result_files), in chunks.
+        """One of the session's result files (SessionInfo.result_files), or a fusion rule file it holds,
+        in chunks.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -318,29 +318,6 @@ def test_golden_data_of_a_second_finished_run_is_refused(client: Client, sim: Si
     assert "already holds the golden data of run r1" in acks[0].message
 
 
-def test_a_version_2_store_gains_the_nothing_compared_column(tmp_path: Path) -> None:
-    # Stores written before sessions recorded "nothing compared" open in place, not refused.
-    schema = store_module._SCHEMA.replace(
-        "    nothing_compared TEXT NOT NULL DEFAULT '',  -- the closed session's error line, or ''\n", ""
-    )
-    assert schema != store_module._SCHEMA
-    db = sqlite3.connect(tmp_path / store_module.DB_NAME)
-    db.executescript(schema)
-    db.execute(
-        "INSERT INTO sessions (name, model, settings, state, created) VALUES ('old', 'm', x'', 'closed', 0)"
-    )
-    db.execute("PRAGMA user_version=2")
-    db.commit()
-    db.close()
-    opened = store_module.SessionStore(tmp_path)
-    try:
-        assert opened.session("old").nothing_compared == ""
-        opened.close_session("old", [], [], [], "summary", "nothing compared: x")
-        assert opened.session("old").nothing_compared == "nothing compared: x"
-    finally:
-        opened.close()
-
-
 def test_a_store_error_after_sqlite_ended_the_transaction_is_one_store_error(tmp_path: Path) -> None:
     # On a full disk SQLite rolls the transaction back itself; our ROLLBACK then raised "cannot
     # rollback - no transaction is active", a traceback instead of the store's one line.

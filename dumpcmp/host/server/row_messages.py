@@ -1,0 +1,78 @@
+"""A result row as the ``dumpcmp.v1.ResultRow`` message WatchRows sends, and back.
+
+Doubles carry every float as it is (NaN, ±inf, -0.0), so a client formats the same cells the
+host would; what may be absent (a golden-only row's index, an unknown shape) is said explicitly.
+"""
+
+from __future__ import annotations
+
+from dumpcmp.errors import TransferError
+from dumpcmp.host.metrics.offline_data import MetricValues
+from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, metric_values
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+
+def row_message(row: ResultRow) -> pb.ResultRow:
+    return pb.ResultRow(
+        index=row.index,
+        op_sequence=row.op_sequence,
+        op_type=row.op_type,
+        npu_name=row.npu_name,
+        npu_dtype=row.npu_dtype,
+        npu_address=row.npu_address,
+        ground_truth=row.ground_truth,
+        golden_dtype=row.golden_dtype,
+        golden_address=row.golden_address,
+        tensor_index=row.tensor_index,
+        shape=row.shape or (),
+        shape_known=row.shape is not None,
+        overflow=row.overflow,
+        metrics=_metrics_message(row.metrics),
+        dump_unreadable=not row.dump_readable,
+        golden_key=row.golden_key,
+    )
+
+
+def result_row(message: pb.ResultRow) -> ResultRow:
+    def present(name: str) -> int | None:
+        return int(getattr(message, name)) if message.HasField(name) else None
+
+    return ResultRow(
+        index=present("index"),
+        op_sequence=present("op_sequence"),
+        op_type=message.op_type,
+        npu_name=message.npu_name,
+        npu_dtype=message.npu_dtype,
+        npu_address=present("npu_address"),
+        ground_truth=message.ground_truth,
+        golden_dtype=message.golden_dtype,
+        golden_address=present("golden_address"),
+        tensor_index=message.tensor_index,
+        shape=tuple(message.shape) if message.shape_known else None,
+        overflow=message.overflow if message.HasField("overflow") else None,
+        metrics=_metrics(message.metrics),
+        dump_readable=not message.dump_unreadable,
+        golden_key=message.golden_key,
+    )
+
+
+def _metrics_message(m: MetricValues) -> pb.MetricValues:
+    return pb.MetricValues(
+        numbers=m.numbers(),
+        spread_not_computed=not m.spread_computed,
+        reasons=m.reasons,
+        finite=None if m.finite is None else _metrics_message(m.finite),
+    )
+
+
+def _metrics(message: pb.MetricValues) -> MetricValues:
+    if len(message.numbers) != len(METRIC_NUMBERS):
+        count = len(message.numbers)
+        raise TransferError(f"a row from the host has {count} metric numbers, not {len(METRIC_NUMBERS)}")
+    return metric_values(
+        list(message.numbers),
+        tuple(message.reasons),
+        spread_computed=not message.spread_not_computed,
+        finite=_metrics(message.finite) if message.HasField("finite") else None,
+    )
