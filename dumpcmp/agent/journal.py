@@ -35,7 +35,7 @@ class JournalEntry:
     kind: str
     path: str
     size: int
-    sha256: str  # hex
+    sha256: str  # hex: the checksum the file was sent with, SHA-256 (64 digits) or XXH3-128 (32)
     mtime_ns: int
     local: str  # the file on this machine, so a restart can tell whether it still exists
     run_id: str = ""  # the model run it belongs to, when the agent marks runs

@@ -2,10 +2,10 @@
 
 One thread owns the connection. It opens (or resumes) the session, then runs one ``Upload``
 stream: gRPC's own thread sends messages that a reader thread prepares a few ahead (files read
-from disk chunk by chunk, hashed as they are read) while this thread reads the host's per-file
-acknowledgements. What is in flight — sent, not yet acknowledged — is bounded by a window of
-files and bytes, so memory does not depend on how much is waiting; gRPC's flow control bounds
-the rest.
+from disk chunk by chunk into one reused buffer, hashed as they are read: XXH3-128 where the
+host verifies it, else SHA-256) while this thread reads the host's per-file acknowledgements.
+What is in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so
+memory does not depend on how much is waiting; gRPC's flow control bounds the rest.
 
 A file acknowledged STORED or DUPLICATE goes into the journal; CHECKSUM_MISMATCH sends it again;
 REFUSED is reported. When the stream breaks, everything in flight goes back to the head of the
@@ -19,7 +19,6 @@ The uploader never calls AscendCL.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import queue
@@ -29,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from io import BufferedReader
+from io import RawIOBase
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -41,6 +40,7 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
 from dumpcmp.proto.session_names import SESSION_METADATA
+from dumpcmp.proto.upload_wire import data_message, end_message, new_digest
 
 __all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader", "data_message"]
 
@@ -102,7 +102,7 @@ class _InFlight:
     item: _Item
     size: int
     mtime_ns: int
-    sha256: bytes = b""
+    digest: bytes = b""  # the file's checksum, as sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +161,8 @@ class Uploader:
         self._error: DumpcmpError | None = None
         self._thread: threading.Thread | None = None
         self._call: Any = None
-        self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}
+        self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}  # (checksum, size)
+        self._checksum: int = pb.SHA256  # what the files are sent with: the best the host verifies
         self._last_sync = time.monotonic()
         self._connected = False
         # Not connected and trying to be: from the start until OpenSession answers, and again
@@ -373,9 +374,10 @@ class Uploader:
     def _reconcile(self, info: Any) -> None:
         """Remember what the host holds; report journal entries the host lost and we cannot resend."""
         self.session_info = info
-        held = {(f.kind, f.path): (bytes(f.sha256), int(f.size)) for f in info.files}
+        held = {(f.kind, f.path): (bytes(f.xxh3_128 or f.sha256), int(f.size)) for f in info.files}
         replaced = set(info.replaced_runs)
         with self._cond:
+            self._checksum = pb.XXH3_128 if pb.XXH3_128 in info.checksums else pb.SHA256
             self._host_files = held
             self._replaced = sorted(replaced)
         for entry in self._journal.entries():
@@ -441,6 +443,11 @@ class Uploader:
         ready.put(None)
 
     def _messages(self, gen: int) -> Iterator[_Message]:
+        # One buffer for every file of the stream, read into again and again: data_message
+        # copies each chunk out of it before the next read.
+        buffer = memoryview(bytearray(self._settings.chunk_size))
+        with self._cond:
+            checksum = self._checksum
         while True:
             item = self._next_item(gen)
             if item is None:
@@ -466,16 +473,17 @@ class Uploader:
                     return
                 yield pb.UploadMessage(
                     start=pb.FileStart(
-                        session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id
+                        session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id,
+                        checksum=checksum,  # type: ignore[arg-type]
                     )
-                )
-                yield from self._chunks(item, handle, size)
+                )  # fmt: skip
+                yield from self._chunks(item, handle, size, buffer, checksum)
 
-    def _chunks(self, item: _Item, handle: BufferedReader, size: int) -> Iterator[_Message]:
-        digest = hashlib.sha256()
+    def _chunks(
+        self, item: _Item, handle: RawIOBase, size: int, buffer: memoryview, checksum: int
+    ) -> Iterator[_Message]:
+        digest = new_digest(checksum)
         left = size
-        # One buffer per file, read into again and again: data_message copies out of it.
-        buffer = memoryview(bytearray(min(self._settings.chunk_size, size)))
         try:
             while left > 0:
                 got = handle.readinto(buffer[: min(len(buffer), left)])
@@ -492,8 +500,8 @@ class Uploader:
         with self._cond:
             entry = self._in_flight.get(item.key)
             if entry is not None and entry.item is item:
-                entry.sha256 = digest.digest()
-        yield pb.UploadMessage(end=pb.FileEnd(sha256=digest.digest()))
+                entry.digest = digest.digest()
+        yield end_message(checksum, digest.digest())
 
     def _next_item(self, gen: int) -> _Item | None:
         """The next item the window allows; None when the stream is to end."""
@@ -529,12 +537,13 @@ class Uploader:
             self._peak_in_flight = max(self._peak_in_flight, len(self._in_flight))
             return True
 
-    def _prepare(self, item: _Item) -> tuple[BufferedReader, int, int] | None:
+    def _prepare(self, item: _Item) -> tuple[RawIOBase, int, int] | None:
         """The open file to send, or None when it is not to be sent (delivered, or gone)."""
         assert item.local is not None
         kind = pb.FileKind.Name(item.kind)
         try:
-            handle = item.local.open("rb")
+            # Unbuffered: reads go straight into the stream's buffer, no buffer of the file object's.
+            handle: RawIOBase = item.local.open("rb", buffering=0)  # type: ignore[assignment]
             st = os.fstat(handle.fileno())
         except OSError as exc:
             self._problem(f"{item.local}: not sent: {exc.strerror or exc}")
@@ -556,7 +565,7 @@ class Uploader:
         elif held is not None and held[1] == st.st_size:
             # Delivered before the journal heard of it (the agent died between the host's
             # acknowledgement and the journal line): the checksum decides.
-            digest = _sha256_of(handle)
+            digest = _checksum_of(handle, held[0])
             if digest == held[0]:
                 handle.close()
                 self._journal.record(_entry(item, kind, st.st_size, digest, st.st_mtime_ns))
@@ -607,7 +616,7 @@ class Uploader:
         item = entry.item
         assert item.local is not None
         kind = pb.FileKind.Name(item.kind)
-        self._journal.record(_entry(item, kind, entry.size, entry.sha256, entry.mtime_ns))
+        self._journal.record(_entry(item, kind, entry.size, entry.digest, entry.mtime_ns))
         with self._cond:
             if duplicate:
                 self._duplicates += 1
@@ -633,19 +642,6 @@ class Uploader:
 # A data message goes out already encoded (see data_message); the others as protobuf messages.
 _Message = pb.UploadMessage | bytes
 _UPLOAD_METHOD = "/{}/Upload".format(pb.DESCRIPTOR.services_by_name["DumpCompare"].full_name)
-_DATA_TAG = bytes([pb.UploadMessage.DATA_FIELD_NUMBER << 3 | 2])  # field 2, length-delimited
-
-
-def data_message(data: bytes | memoryview) -> bytes:
-    """``UploadMessage(data=data)`` encoded: one copy of the chunk, where building the message
-    and serializing it costs two (into protobuf's arena, then out of it)."""
-    size = len(data)  # a byte view's length is its size
-    length = bytearray()
-    while size > 0x7F:
-        length.append(size & 0x7F | 0x80)
-        size >>= 7
-    length.append(size)
-    return b"".join((_DATA_TAG, length, data))
 
 
 def _serialized(message: _Message) -> bytes:
@@ -666,8 +662,8 @@ def _replace_resends(item: _Item) -> _Item:
     return _Item(item.seq, item.kind, item.path, item.local, item.run_id, item.event, item.resends + 1)
 
 
-def _entry(item: _Item, kind: str, size: int, sha256: bytes, mtime_ns: int) -> JournalEntry:
-    return JournalEntry(kind, item.path, size, sha256.hex(), mtime_ns, str(item.local), item.run_id)
+def _entry(item: _Item, kind: str, size: int, digest: bytes, mtime_ns: int) -> JournalEntry:
+    return JournalEntry(kind, item.path, size, digest.hex(), mtime_ns, str(item.local), item.run_id)
 
 
 def _size(local: Path | None) -> int:
@@ -679,8 +675,9 @@ def _size(local: Path | None) -> int:
         return 0
 
 
-def _sha256_of(handle: BufferedReader) -> bytes:
-    digest = hashlib.sha256()
+def _checksum_of(handle: RawIOBase, like: bytes) -> bytes:
+    """The file's checksum of the kind ``like`` is (a digest's length tells SHA-256's from XXH3-128's)."""
+    digest = new_digest(pb.SHA256 if len(like) == 32 else pb.XXH3_128)
     while block := handle.read(1024 * 1024):
         digest.update(block)
     return digest.digest()

@@ -19,10 +19,9 @@ import grpc
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
-from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
+from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService, add_to_server
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
-from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
 # Each upload stream and each followed watch holds a thread for as long as it runs: room for
@@ -168,7 +167,7 @@ def _serve_in(
         # same port would silently take half of the first one's uploads.
         options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)),
     )
-    add_DumpCompareServicer_to_server(service, server)
+    add_to_server(service, server)
     try:
         if credentials is None:
             port = server.add_insecure_port(config.listen)
