@@ -262,6 +262,12 @@ class SessionStore:
         (found,) = self.files_named(session, [(kind, path)])
         return found
 
+    def holds(self, session: str, kind: int) -> bool:
+        """Whether the session has a file of this kind."""
+        with self._transaction() as db:
+            query = "SELECT 1 FROM files WHERE session=? AND kind=? LIMIT 1"
+            return db.execute(query, (session, kind)).fetchone() is not None
+
     def files_named(self, session: str, keys: Sequence[tuple[int, str]]) -> list[StoredFile | None]:
         """The stored file of each (kind, path), None where there is none; one transaction."""
         with self._transaction() as db:
