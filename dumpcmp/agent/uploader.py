@@ -40,7 +40,15 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
 from dumpcmp.proto.session_names import SESSION_METADATA
-from dumpcmp.proto.upload_wire import data_message, end_message, new_digest
+from dumpcmp.proto.upload_wire import (
+    ACKS_METADATA,
+    BATCHED,
+    Digest,
+    data_message,
+    file_end,
+    new_digest,
+    whole_message,
+)
 
 __all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader", "data_message"]
 
@@ -163,6 +171,7 @@ class Uploader:
         self._call: Any = None
         self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}  # (checksum, size)
         self._checksum: int = pb.SHA256  # what the files are sent with: the best the host verifies
+        self._whole_files = False  # the host takes a small file as one WholeFile message
         self._last_sync = time.monotonic()
         self._connected = False
         # Not connected and trying to be: from the start until OpenSession answers, and again
@@ -350,9 +359,13 @@ class Uploader:
             upload = channel.stream_stream(
                 _UPLOAD_METHOD, request_serializer=_serialized, response_deserializer=pb.UploadAck.FromString
             )
-            call = self._track(upload(self._requests(gen), metadata=((SESSION_METADATA, self._session),)))
+            # Answers several files a message (UploadAck.more), where the host does that.
+            metadata = ((SESSION_METADATA, self._session), (ACKS_METADATA, BATCHED))
+            call = self._track(upload(self._requests(gen), metadata=metadata))
             for ack in call:
                 self._on_ack(ack)
+                for more in ack.more:
+                    self._on_ack(more)
         finally:
             self._call = None
             with self._cond:
@@ -378,6 +391,7 @@ class Uploader:
         replaced = set(info.replaced_runs)
         with self._cond:
             self._checksum = pb.XXH3_128 if pb.XXH3_128 in info.checksums else pb.SHA256
+            self._whole_files = info.whole_files
             self._host_files = held
             self._replaced = sorted(replaced)
         for entry in self._journal.entries():
@@ -447,7 +461,7 @@ class Uploader:
         # copies each chunk out of it before the next read.
         buffer = memoryview(bytearray(self._settings.chunk_size))
         with self._cond:
-            checksum = self._checksum
+            checksum, whole = self._checksum, self._whole_files
         while True:
             item = self._next_item(gen)
             if item is None:
@@ -471,37 +485,52 @@ class Uploader:
             with handle:
                 if not self._register(gen, item, size, mtime_ns):
                     return
-                yield pb.UploadMessage(
-                    start=pb.FileStart(
-                        session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id,
-                        checksum=checksum,  # type: ignore[arg-type]
-                    )
-                )  # fmt: skip
-                yield from self._chunks(item, handle, size, buffer, checksum)
+                yield from self._file_messages(item, handle, size, buffer, checksum, whole)
 
-    def _chunks(
-        self, item: _Item, handle: RawIOBase, size: int, buffer: memoryview, checksum: int
+    def _file_messages(
+        self, item: _Item, handle: RawIOBase, size: int, buffer: memoryview, checksum: int, whole: bool
     ) -> Iterator[_Message]:
+        """FileStart, data chunks, FileEnd; a file that fits one chunk as one WholeFile, where the
+        host takes that (a message costs each side as much as a small file's bytes)."""
+        start = pb.FileStart(
+            session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id,
+            checksum=checksum,  # type: ignore[arg-type]
+        )  # fmt: skip
         digest = new_digest(checksum)
+        if whole and size <= len(buffer):
+            got = self._read(item, handle, buffer[:size], digest)
+            yield whole_message(start, self._ended(item, checksum, digest), buffer[:got])
+            return
+        yield pb.UploadMessage(start=start)
         left = size
+        while left > 0:
+            got = self._read(item, handle, buffer[: min(len(buffer), left)], digest)
+            if not got:
+                break  # shrunk since it was opened, or unreadable: the host refuses it, it is sent again
+            left -= got
+            yield data_message(buffer[:got])
+        yield pb.UploadMessage(end=self._ended(item, checksum, digest))
+
+    def _read(self, item: _Item, handle: RawIOBase, view: memoryview, digest: Digest) -> int:
+        """Bytes read into ``view``, hashed and counted: all of it, unless the file ends first."""
+        got = 0
         try:
-            while left > 0:
-                got = handle.readinto(buffer[: min(len(buffer), left)])
-                if not got:
-                    break  # shrunk since it was opened: the host's check refuses it, it is sent again
-                data = buffer[:got]
-                digest.update(data)
-                left -= got
-                with self._cond:
-                    self._bytes_sent += got
-                yield data_message(data)
+            while got < len(view) and (more := handle.readinto(view[got:])):
+                got += more
         except OSError as exc:
             log.info("%s: read failed mid-file (%s); the host will refuse it", item.label, exc)
+        digest.update(view[:got])
+        with self._cond:
+            self._bytes_sent += got
+        return got
+
+    def _ended(self, item: _Item, checksum: int, digest: Digest) -> pb.FileEnd:
+        """The file's FileEnd; its checksum kept for the journal line its acknowledgement writes."""
         with self._cond:
             entry = self._in_flight.get(item.key)
             if entry is not None and entry.item is item:
                 entry.digest = digest.digest()
-        yield end_message(checksum, digest.digest())
+        return file_end(checksum, digest.digest())
 
     def _next_item(self, gen: int) -> _Item | None:
         """The next item the window allows; None when the stream is to end."""

@@ -32,7 +32,14 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
 from dumpcmp.proto.session_names import SESSION_METADATA
-from dumpcmp.proto.upload_wire import digest_of, read_upload_message, stored_file
+from dumpcmp.proto.upload_wire import (
+    ACKS_METADATA,
+    BATCHED,
+    Whole,
+    digest_of,
+    read_upload_message,
+    stored_file,
+)
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
@@ -301,24 +308,29 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             compared_files=record.compared_files,
             waiting="" if record.closed or worker is None else worker.problem,
             checksums=[pb.XXH3_128],
+            whole_files=True,
         )
 
     # ---- uploads
 
     def Upload(
-        self, request_iterator: Iterable[pb.UploadMessage | memoryview], context: grpc.ServicerContext
+        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
     ) -> Iterator[Ack]:
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable and answers, in stream order. The files finished while it
         # committed the last group are the next group, made durable together (group commit:
         # one fsync per directory and one store commit for all of them); meanwhile the next
         # files' bytes keep arriving. A lone file is committed at once: nothing waits for company.
+        # An agent that asked for it gets a group's answers in one message.
         steps = _Handoff(context)
-        named = str(dict(context.invocation_metadata() or ()).get(SESSION_METADATA, ""))
+        metadata = dict(context.invocation_metadata() or ())
+        named = str(metadata.get(SESSION_METADATA, ""))
+        batched = metadata.get(ACKS_METADATA) == BATCHED
         receiver = threading.Thread(
             target=_receive, args=(self, request_iterator, steps, named), name="dumpcmp-recv", daemon=True
         )
         receiver.start()
+        batch: list[_Step] = []
         try:
             while True:
                 try:
@@ -327,21 +339,39 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                     if not context.is_active():
                         return
                     continue
-                group: list[_Finished] = []
-                for step in batch:
-                    if isinstance(step, _Finished):
-                        group.append(step)
-                        continue
-                    yield from self.end_files(group)  # what came before it is answered first
-                    group = []
-                    if step is None:
-                        return
-                    if isinstance(step, _StreamError):
-                        _abort(context, step.code, step.reason)
-                    yield self.run_mark(step) if isinstance(step, pb.RunMark) else step
-                yield from self.end_files(group)
+                acks, end = self._answers(batch)
+                if batched and len(acks) > 1:
+                    acks[0].more.extend(acks[1:])
+                    del acks[1:]
+                yield from acks
+                if isinstance(end, _StreamError):
+                    _abort(context, end.code, end.reason)
+                if end:
+                    return
+        except BaseException:
+            # The call ended (or failed) inside a batch: its files not answered yet are not
+            # kept, as the handoff's close drops those it still holds (an answered file's is a no-op).
+            for step in batch:
+                _discard(step)
+            raise
         finally:
             steps.close()
+
+    def _answers(self, batch: list[_Step]) -> tuple[list[Ack], _StreamError | bool]:
+        """The answers to ``batch``'s steps, in order, and how the stream goes on: True (it ended),
+        a _StreamError (it broke), False (more to come)."""
+        acks: list[Ack] = []
+        group: list[_Finished] = []
+        for step in batch:
+            if isinstance(step, _Finished):
+                group.append(step)
+                continue
+            acks += self.end_files(group)  # the files before a run mark are stored before it acts
+            group = []
+            if step is None or isinstance(step, _StreamError):
+                return acks, step or True
+            acks.append(self.run_mark(step) if isinstance(step, pb.RunMark) else step)
+        return acks + self.end_files(group), False
 
     def start_file(self, start: pb.FileStart) -> IncomingFile:
         """The file about to be received, or _Refused."""
@@ -637,7 +667,7 @@ class _Handoff:
 
 def _discard(step: _Step) -> None:
     if isinstance(step, _Finished):
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, DumpcmpError):  # the session's directory may be gone
             step.file.discard()
 
 
@@ -659,28 +689,24 @@ class _Upload:
             self.service.streaming(session, -1)
         self._sessions.clear()
 
-    def feed(self, message: pb.UploadMessage | memoryview) -> _Step:
-        if isinstance(message, memoryview):  # a data message, as read_upload_message decodes it
+    def feed(self, message: pb.UploadMessage | memoryview | Whole) -> _Step:
+        # A data message or a WholeFile as read_upload_message decodes them, or any message.
+        if isinstance(message, memoryview):
             self._data(message)
             return None
+        if isinstance(message, Whole):
+            return self._whole(message.start, message.data, message.end)
         body = message.WhichOneof("body")
         if body == "start":
-            if self.receiving is not None:
-                self._fail(f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
-            self.streams_into(message.start.session)
             return self._start(message.start)
         if body == "data":
             self._data(message.data)  # each access of a bytes field copies it: once only
             return None
         if body == "end":
-            if self.receiving is None:
-                self._fail("FileEnd before FileStart")
-            receiving, self.receiving = self.receiving, None
-            if receiving.file is None:
-                return None  # refused at its start, already answered
-            return _Finished(
-                receiving.start, receiving.file, digest_of(message.end, receiving.start.checksum)
-            )
+            return self._end(message.end)
+        if body == "whole":
+            whole = message.whole
+            return self._whole(whole.start, whole.data, whole.end)
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
@@ -688,7 +714,16 @@ class _Upload:
             return message.run
         self._fail("an empty UploadMessage")
 
+    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> _Step:
+        refused = self._start(start)
+        self._data(data)
+        finished = self._end(end)
+        return refused or finished  # at most one: a file refused at its start is not finished
+
     def _start(self, start: pb.FileStart) -> Ack | None:
+        if self.receiving is not None:
+            self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
+        self.streams_into(start.session)
         try:
             self.receiving = _Receiving(start, self.service.start_file(start))
         except _Refused as exc:
@@ -697,6 +732,14 @@ class _Upload:
                 kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc)
             )
         return None
+
+    def _end(self, end: pb.FileEnd) -> _Finished | None:
+        if self.receiving is None:
+            self._fail("FileEnd before FileStart")
+        receiving, self.receiving = self.receiving, None
+        if receiving.file is None:
+            return None  # refused at its start, already answered
+        return _Finished(receiving.start, receiving.file, digest_of(end, receiving.start.checksum))
 
     def _data(self, data: bytes | memoryview) -> None:
         if self.receiving is None:

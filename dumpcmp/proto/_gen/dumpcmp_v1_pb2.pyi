@@ -111,20 +111,32 @@ class FileEnd(_message.Message):
     xxh3_128: bytes
     def __init__(self, sha256: _Optional[bytes] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
 
+class WholeFile(_message.Message):
+    __slots__ = ("start", "end", "data")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    start: FileStart
+    end: FileEnd
+    data: bytes
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
 class UploadMessage(_message.Message):
-    __slots__ = ("start", "data", "end", "run")
+    __slots__ = ("start", "data", "end", "run", "whole")
     START_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FIELD_NUMBER: _ClassVar[int]
     start: FileStart
     data: bytes
     end: FileEnd
     run: RunMark
-    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ...) -> None: ...
+    whole: WholeFile
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ..., whole: _Optional[_Union[WholeFile, _Mapping]] = ...) -> None: ...
 
 class UploadAck(_message.Message):
-    __slots__ = ("kind", "path", "status", "message", "run_id")
+    __slots__ = ("kind", "path", "status", "message", "run_id", "more")
     class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATUS_UNSPECIFIED: _ClassVar[UploadAck.Status]
@@ -144,12 +156,14 @@ class UploadAck(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
     kind: FileKind
     path: str
     status: UploadAck.Status
     message: str
     run_id: str
-    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    more: _containers.RepeatedCompositeFieldContainer[UploadAck]
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ..., more: _Optional[_Iterable[_Union[UploadAck, _Mapping]]] = ...) -> None: ...
 
 class CloseSessionRequest(_message.Message):
     __slots__ = ("session",)
@@ -182,7 +196,7 @@ class StoredFile(_message.Message):
     def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums")
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
@@ -208,6 +222,7 @@ class SessionInfo(_message.Message):
     WAITING_FIELD_NUMBER: _ClassVar[int]
     NOTHING_COMPARED_FIELD_NUMBER: _ClassVar[int]
     CHECKSUMS_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FILES_FIELD_NUMBER: _ClassVar[int]
     session: str
     model: str
     state: SessionInfo.State
@@ -225,7 +240,8 @@ class SessionInfo(_message.Message):
     waiting: str
     nothing_compared: str
     checksums: _containers.RepeatedScalarFieldContainer[Checksum]
-    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ...) -> None: ...
+    whole_files: bool
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsReply(_message.Message):
     __slots__ = ("sessions",)

@@ -16,7 +16,7 @@ from dumpcmp.host.server.serve import HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import MAX_CHUNK, ChannelOptions, open_channel
-from dumpcmp.proto.upload_wire import end_message, new_digest
+from dumpcmp.proto.upload_wire import file_end, new_digest
 
 CALL_TIMEOUT_S = 30.0
 
@@ -36,7 +36,7 @@ def file_messages(
         digest = new_digest(checksum)
         digest.update(data)
         sha256 = digest.digest()
-    messages.append(end_message(checksum, sha256))
+    messages.append(pb.UploadMessage(end=file_end(checksum, sha256)))
     return messages
 
 

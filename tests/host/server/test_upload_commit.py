@@ -11,10 +11,19 @@ import grpc
 import pytest
 import xxhash
 
+from dumpcmp.agent.uploader import UploadSettings
 from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.upload_wire import data_message, read_upload_message
+from dumpcmp.proto.upload_wire import (
+    ACKS_METADATA,
+    BATCHED,
+    data_message,
+    file_end,
+    read_upload_message,
+    whole_message,
+)
+from tests.agent.recording_host import uploader_for
 from tests.host.server.hostkit import Client, Hosts, file_messages
 
 Ack = pb.UploadAck
@@ -207,3 +216,85 @@ def test_any_other_message_is_decoded_by_protobuf() -> None:
     truncated = data_message(b"abcdef")[:-1]
     with pytest.raises(Exception):  # noqa: B017  protobuf's DecodeError: the stream's error status
         read_upload_message(truncated)
+
+
+def _whole(session: str, path: str, data: bytes, *, digest: bytes | None = None) -> bytes:
+    start = pb.FileStart(session=session, kind=DUMP, path=path, size=len(data), checksum=pb.XXH3_128)
+    return whole_message(start, file_end(pb.XXH3_128, digest or xxhash.xxh3_128(data).digest()), data)
+
+
+def _raw_upload(client: Client, messages: list[bytes], batched: bool = False) -> list[pb.UploadAck]:
+    """An Upload of already encoded messages; each answer, and those an answer holds (``more``)."""
+    upload = client.channel.stream_stream(
+        "/dumpcmp.v1.DumpCompare/Upload",
+        request_serializer=lambda raw: raw,
+        response_deserializer=pb.UploadAck.FromString,
+    )
+    metadata = ((ACKS_METADATA, BATCHED),) if batched else ()
+    return list(upload(iter(messages), metadata=metadata, timeout=30.0))
+
+
+def test_small_files_sent_whole_are_stored_or_refused_each(client: Client, tmp_path: Path) -> None:
+    assert client.open("s1").whole_files
+    acks = _raw_upload(
+        client,
+        [
+            _whole("s1", "a/one", b"first file"),
+            _whole("s1", "../escape", b"refused by its name"),
+            _whole("s1", "two", b"corrupted", digest=b"\0" * 16),
+            _whole("s1", "empty", b""),
+        ],
+    )
+    assert [(a.path, a.status) for a in acks] == [
+        ("a/one", Ack.STORED),
+        ("../escape", Ack.REFUSED),
+        ("two", Ack.CHECKSUM_MISMATCH),
+        ("empty", Ack.STORED),
+    ]
+    assert (tmp_path / "data/sessions/s1/dump/a/one").read_bytes() == b"first file"
+    assert sorted(f.path for f in client.info("s1").files) == ["a/one", "empty"]
+
+
+def test_answers_come_several_a_message_only_to_an_agent_that_asks(client: Client) -> None:
+    client.open("s1")
+    for batched in (False, True):
+        names = [f"{batched}/f{n}" for n in range(40)]
+        acks = _raw_upload(client, [_whole("s1", name, name.encode()) for name in names], batched)
+        answered = [a for ack in acks for a in (ack, *ack.more)]
+        assert [(a.path, a.status) for a in answered] == [(name, Ack.STORED) for name in names]
+        if batched:
+            assert len(acks) < len(names)  # files finished together are answered together
+        else:
+            assert all(not ack.more for ack in acks)
+
+
+def test_the_agent_sends_small_files_whole_and_reads_batched_answers(
+    hosts: Hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dumpcmp.host.server import service
+
+    wholes: list[str] = []
+    real_whole = service._Upload._whole
+
+    def whole(upload: service._Upload, start: pb.FileStart, data: memoryview, end: pb.FileEnd) -> object:
+        wholes.append(start.path)
+        return real_whole(upload, start, data, end)
+
+    monkeypatch.setattr(service._Upload, "_whole", whole)
+    host = hosts.start(tmp_path / "data")
+    root = tmp_path / "dump"
+    root.mkdir()
+    sizes = {"small": 1000, "exactly_a_chunk": 64 * 1024, "large": 64 * 1024 + 1}
+    for name, size in sizes.items():
+        (root / name).write_bytes(os.urandom(size))
+    uploader = uploader_for(
+        f"127.0.0.1:{host.port}", tmp_path / "state", "s1", UploadSettings(chunk_size=64 * 1024)
+    )
+    uploader.start()
+    for name in sizes:
+        uploader.add_file(DUMP, name, root / name)
+    report = uploader.finish()
+    assert (report.stored, report.problems) == (3, ())
+    assert sorted(wholes) == ["exactly_a_chunk", "small"]
+    for name in sizes:
+        assert (tmp_path / "data/sessions/s1/dump" / name).read_bytes() == (root / name).read_bytes()
