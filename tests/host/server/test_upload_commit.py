@@ -298,3 +298,28 @@ def test_the_agent_sends_small_files_whole_and_reads_batched_answers(
     assert sorted(wholes) == ["exactly_a_chunk", "small"]
     for name in sizes:
         assert (tmp_path / "data/sessions/s1/dump" / name).read_bytes() == (root / name).read_bytes()
+
+
+def test_a_session_waiting_for_its_golden_data_does_not_list_its_files_per_file(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file landing in a session still waiting for its golden data listed all its dump
+    files again: quadratic in the files, on the host's busiest path."""
+    listed: list[int | None] = []
+    real_files = SessionStore.files
+
+    def files(store: SessionStore, session: str, kind: int | None = None) -> list[StoredFile]:
+        listed.append(kind)
+        return real_files(store, session, kind)
+
+    monkeypatch.setattr(SessionStore, "files", files)
+    client.open("s1", golden_uploaded=True)
+    for number in range(20):
+        assert [a.status for a in client.upload(file_messages("s1", DUMP, f"f{number}", b"x"))] == [
+            Ack.STORED
+        ]
+    deadline = time.monotonic() + 30.0
+    while client.info("s1").waiting != "waiting for golden data" and time.monotonic() < deadline:
+        time.sleep(0.01)  # the worker has seen the files
+    assert client.info("s1").waiting == "waiting for golden data"
+    assert DUMP not in listed and pb.GOLDEN not in listed
