@@ -26,7 +26,7 @@ from dumpcmp.errors import DumpcmpError, SessionNotFound
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
-from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
+from dumpcmp.host.server.store import SessionRecord, SessionState, SessionStore, StoredFile, UploaderRecord
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
@@ -373,7 +373,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             acks.append(self.run_mark(step) if isinstance(step, pb.RunMark) else step)
         return acks + self.end_files(group), False
 
-    def start_file(self, start: pb.FileStart) -> IncomingFile:
+    def start_file(self, start: pb.FileStart, states: _States) -> IncomingFile:
         """The file about to be received, or _Refused."""
         try:
             name = check_session_name(start.session)
@@ -387,7 +387,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
             )
         try:
-            record = self.store.state(name)
+            record = states.get(name)
         except SessionNotFound as exc:
             raise _Refused(str(exc)) from None
         if record.closed:
@@ -671,6 +671,29 @@ def _discard(step: _Step) -> None:
             step.file.discard()
 
 
+_STATE_READ_EVERY_S = 1.0
+
+
+class _States:
+    """The sessions' states, as one upload stream checks the files it starts against them: read
+    from the store at most once a second, not for every file. Early refusals only: the
+    transaction recording a file checks again (``SessionStore.add_files``)."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+        self._read: dict[str, tuple[float, SessionState]] = {}
+
+    def get(self, name: str) -> SessionState:
+        now = time.monotonic()
+        read = self._read.get(name)
+        if read is None or now - read[0] > _STATE_READ_EVERY_S:
+            read = self._read[name] = (now, self._store.state(name))
+        return read[1]
+
+    def forget(self) -> None:
+        self._read.clear()
+
+
 class _Upload:
     """The state of one Upload stream: between files, or inside one."""
 
@@ -678,6 +701,7 @@ class _Upload:
         self.service = service
         self.receiving: _Receiving | None = None
         self._sessions: set[str] = set()  # the sessions this call streams into
+        self._states = _States(service.store)
 
     def streams_into(self, session: str) -> None:
         if session not in self._sessions:
@@ -711,6 +735,7 @@ class _Upload:
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
             self.streams_into(message.run.session)
+            self._states.forget()  # a run's start replaces runs: files after it are checked afresh
             return message.run
         self._fail("an empty UploadMessage")
 
@@ -725,7 +750,7 @@ class _Upload:
             self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
         self.streams_into(start.session)
         try:
-            self.receiving = _Receiving(start, self.service.start_file(start))
+            self.receiving = _Receiving(start, self.service.start_file(start, self._states))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             return Ack(
