@@ -76,7 +76,7 @@ def _serve(mode: str, data: Path) -> None:
         _serve_real_host(data)
         return
     received = [0]
-    options = [("grpc.max_receive_message_length", 8 * MB)]
+    options = [("grpc.max_receive_message_length", 8 * MB)]  # a 4 MiB chunk and its message
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
     if mode == "raw":
 
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--host-data", type=Path, default=None, help="where the host stores (default: temp dir)"
     )
-    parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
+    parser.add_argument("--chunk", type=int, default=4 * MB, help="bytes per data message (default 4 MiB)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument("--only", choices=["host"], help="host: only raw, dumpcmp host serve and disk")
     parser.add_argument(

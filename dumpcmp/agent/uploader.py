@@ -74,7 +74,10 @@ _RETRYABLE = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class UploadSettings:
-    chunk_size: int = 1024 * 1024
+    # The most a message may hold: real-sized dump files (0.1-3 MB) then go as one WholeFile
+    # message each, a large file in a quarter of the messages of 1 MiB chunks (on real-sized
+    # files, 10-15% less CPU on each side than 1 MiB, for 10-20 MB more RSS).
+    chunk_size: int = MAX_CHUNK
     window_bytes: int = 64 * 1024 * 1024
     window_files: int = 256
     backoff_first: float = 0.2
@@ -83,7 +86,7 @@ class UploadSettings:
     max_resends: int = 5  # CHECKSUM_MISMATCH answers for one file before it is reported
     delete_acked: bool = False  # remove a DUMP file once the host has it and the journal is synced
     sync_every: float = 1.0  # seconds between journal fsyncs (and always before a delete)
-    read_ahead: int = 8  # messages read and hashed ahead of gRPC's sending (memory: this × chunk_size)
+    read_ahead: int = 4  # messages read and hashed ahead of gRPC's sending (memory: this × chunk_size)
 
 
 @dataclass(frozen=True, slots=True)
