@@ -27,7 +27,7 @@ from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
-from dumpcmp.proto.channel import ChannelOptions, open_channel
+from dumpcmp.proto.channel import SERVER_OPTIONS, ChannelOptions, open_channel
 from dumpcmp.proto.upload_wire import digest_of, new_digest, stored_file
 
 
@@ -234,7 +234,7 @@ class ServerHandle:
 
     def start(self) -> None:
         self._pool = futures.ThreadPoolExecutor(max_workers=8)
-        server = grpc.server(self._pool)
+        server = grpc.server(self._pool, options=SERVER_OPTIONS)  # a real host's message limit
         pb_grpc.add_DumpCompareServicer_to_server(self.host, server)
         port = server.add_insecure_port(f"127.0.0.1:{self.port}")
         if not port:

@@ -15,6 +15,7 @@ from dumpcmp.agent.uploader import UploadSettings
 from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import MAX_CHUNK
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -323,3 +324,24 @@ def test_a_session_waiting_for_its_golden_data_does_not_list_its_files_per_file(
         time.sleep(0.01)  # the worker has seen the files
     assert client.info("s1").waiting == "waiting for golden data"
     assert DUMP not in listed and pb.GOLDEN not in listed
+
+
+def test_the_largest_messages_the_agent_sends_by_default_fit_the_hosts_limit(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    """A WholeFile of a whole chunk (plus its FileStart with a long path) and full data chunks."""
+    host = hosts.start(tmp_path / "data")
+    root = tmp_path / "dump"
+    long_dir = root.joinpath(*["d" * 200] * 4)
+    long_dir.mkdir(parents=True)
+    files = {long_dir / "whole": MAX_CHUNK, root / "chunked": 2 * MAX_CHUNK + 1}
+    for path, size in files.items():
+        path.write_bytes(os.urandom(size))
+    uploader = uploader_for(f"127.0.0.1:{host.port}", tmp_path / "state", "s1")  # default settings
+    uploader.start()
+    for path in files:
+        uploader.add_file(DUMP, path.relative_to(root).as_posix(), path)
+    report = uploader.finish()
+    assert (report.stored, report.problems) == (2, ())
+    for path in files:
+        assert (tmp_path / "data/sessions/s1/dump" / path.relative_to(root)).read_bytes() == path.read_bytes()
