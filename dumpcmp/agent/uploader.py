@@ -366,9 +366,7 @@ class Uploader:
             metadata = ((SESSION_METADATA, self._session), (ACKS_METADATA, BATCHED))
             call = self._track(upload(self._requests(gen), metadata=metadata))
             for ack in call:
-                self._on_ack(ack)
-                for more in ack.more:
-                    self._on_ack(more)
+                self._on_acks([ack, *ack.more])
         finally:
             self._call = None
             with self._cond:
@@ -613,7 +611,15 @@ class Uploader:
 
     # -- acknowledgements ------------------------------------------------------------------
 
-    def _on_ack(self, ack: Any) -> None:
+    def _on_acks(self, acks: list[Any]) -> None:
+        """The host's answers of one message: the files it holds journaled together (one write)."""
+        held = [answer for ack in acks for answer in self._on_ack(ack)]
+        if held:
+            self._acknowledged(held)
+        self._maybe_sync()
+
+    def _on_ack(self, ack: Any) -> list[tuple[_InFlight, bool]]:
+        """The file ``ack`` says the host holds (and whether it had it already), or nothing."""
         status = ack.status
         with self._cond:
             if ack.kind == pb.FILE_KIND_UNSPECIFIED and not ack.path:  # a run mark's answer, any status
@@ -628,13 +634,13 @@ class Uploader:
             log.warning(
                 "host acknowledged %s %r, which is not in flight", pb.FileKind.Name(ack.kind), ack.path
             )
-            return
+            return []
         item = entry.item
         if status == pb.UploadAck.RUN_ACCEPTED:
             if ack.message:
                 log.info("run %s: %s", item.path, ack.message)
         elif status in (pb.UploadAck.STORED, pb.UploadAck.DUPLICATE):
-            self._acknowledged(entry, status == pb.UploadAck.DUPLICATE)
+            return [(entry, status == pb.UploadAck.DUPLICATE)]
         elif status == pb.UploadAck.CHECKSUM_MISMATCH and item.resends < self._settings.max_resends:
             with self._cond:
                 self._queue.appendleft(_replace_resends(item))
@@ -642,27 +648,31 @@ class Uploader:
         else:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
             self._problem(f"{item.label}: refused by the host: {why}")
-        self._maybe_sync()
+        return []
 
-    def _acknowledged(self, entry: _InFlight, duplicate: bool) -> None:
-        item = entry.item
-        assert item.local is not None
-        kind = pb.FileKind.Name(item.kind)
-        self._journal.record(_entry(item, kind, entry.size, entry.digest, entry.mtime_ns))
+    def _acknowledged(self, held: list[tuple[_InFlight, bool]]) -> None:
+        self._journal.record(
+            *(_entry(e.item, pb.FileKind.Name(e.item.kind), e.size, e.digest, e.mtime_ns) for e, _dup in held)
+        )
         with self._cond:
-            if duplicate:
-                self._duplicates += 1
-            else:
-                self._stored += 1
-            self._bytes_done += entry.size
-        if self._settings.delete_acked and item.kind == pb.DUMP:
-            self._journal.sync()  # durable before the file is gone for good
+            for entry, duplicate in held:
+                if duplicate:
+                    self._duplicates += 1
+                else:
+                    self._stored += 1
+                self._bytes_done += entry.size
+        doomed = [e for e, _dup in held if self._settings.delete_acked and e.item.kind == pb.DUMP]
+        if doomed:
+            self._journal.sync()  # durable before the files are gone for good: one fsync for them all
+        for entry in doomed:
+            local = entry.item.local
+            assert local is not None
             try:
-                st = item.local.stat()
+                st = local.stat()
                 if (st.st_size, st.st_mtime_ns) == (entry.size, entry.mtime_ns):
-                    item.local.unlink()
+                    local.unlink()
             except OSError as exc:
-                log.info("%s: not deleted (%s)", item.local, exc)
+                log.info("%s: not deleted (%s)", local, exc)
 
     def _maybe_sync(self) -> None:
         now = time.monotonic()
