@@ -43,8 +43,13 @@ def _touch_all(buf: np.ndarray) -> int:
 # --------------------------------------------------------------------------- data
 
 
-def _build(directory: Path, gigabytes: float, seed: int = 0) -> list[Path]:
-    """Write dump files until ``gigabytes`` of payload exist; reuse a previous build if it fits."""
+def _build(directory: Path, gigabytes: float, seed: int = 0, *, small_files: int = 0) -> list[Path]:
+    """Write dump files until ``gigabytes`` of payload exist; reuse a previous build if it fits.
+
+    ``small_files``: instead, that many files of real-sized tensors, 0.1–3 MB a file, most of them
+    small (a file is 0.1 MB × 30^(u²), u uniform in [0, 1): 0.43 MB on average), as the dump of a
+    large model's step holds; ``gigabytes`` is then ignored.
+    """
     from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
     from dumpcmp.proto.names import dump_file_name
 
@@ -52,7 +57,12 @@ def _build(directory: Path, gigabytes: float, seed: int = 0) -> list[Path]:
     target = int(gigabytes * (1 << 30))
     if marker.is_file():
         built = json.loads(marker.read_text())
-        if built.get("bytes", 0) >= target and all((directory / f).is_file() for f in built["files"]):
+        fits = (
+            len(built["files"]) == small_files
+            if small_files
+            else built.get("bytes", 0) >= target and not built.get("small")
+        )
+        if fits and all((directory / f).is_file() for f in built["files"]):
             return [directory / f for f in built["files"]]
     directory.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -60,11 +70,13 @@ def _build(directory: Path, gigabytes: float, seed: int = 0) -> list[Path]:
     files: list[str] = []
     written = 0
     index = 0
-    while written < target:
+    while len(files) < small_files if small_files else written < target:
         tensors = []
+        file_bytes = int(0.1 * MB * 30 ** (rng.random() ** 2)) if small_files else 0
         for kind in (TensorKind.INPUT, TensorKind.OUTPUT):
             dtype = np.dtype(np.float16 if rng.random() < 0.5 else np.float32)
-            count = int(rng.integers(1, 17)) * MB // dtype.itemsize  # 1–16 MB per tensor
+            size = file_bytes // 2 if small_files else int(rng.integers(1, 17)) * MB  # 1–16 MB per tensor
+            count = size // dtype.itemsize
             start = int(rng.integers(0, len(pool) - count + 1))
             values = pool[start : start + count].astype(dtype)
             tensors.append(DumpTensor.from_array(kind, 0, values))
@@ -75,7 +87,7 @@ def _build(directory: Path, gigabytes: float, seed: int = 0) -> list[Path]:
         written += path.stat().st_size
         files.append(name)
         index += 1
-    marker.write_text(json.dumps({"bytes": written, "files": files}))
+    marker.write_text(json.dumps({"bytes": written, "files": files, "small": bool(small_files)}))
     return [directory / f for f in files]
 
 

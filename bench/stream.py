@@ -12,17 +12,24 @@ runs, each pair in the same run and each process on its own (so CPU and peak RSS
   journal) into the recording host of the agent tests: once verifying each file's SHA-256 only,
   once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
   the host does; and once into ``dumpcmp host serve`` itself;
-* agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0`` end to end (imports, watcher,
-  completeness checks, session close), timed from its process's start, into a fresh recording host;
+* agent CLI: ``dumpcmp agent run --watch DIR --until-idle 0 --keep-open`` end to end (imports,
+  watcher, completeness checks), timed from its process's start, into a fresh recording host;
 * disk: the same files written, fdatasynced and renamed where the host stores, with no network
-  and no checksum: the rate no host that acknowledges only durable files can beat on this disk.
+  and no checksum: the rate no host that acknowledges only durable files can beat on this disk;
+* small files (``--files``, 1040 by default, 0: none): as many real-sized dump files (0.1–3 MB,
+  0.43 MB on average) through the uploader and through the agent CLI into ``dumpcmp host serve``,
+  for the per-file CPU of each side: its CPU less its per-byte cost (from the large files' run
+  into ``dumpcmp host serve``), per file.
 
-``--only host`` runs just raw, ``dumpcmp host serve`` and disk. The last line has the machine's
-load averages: the machine may be shared, and ratios within one run are what compare.
+A server's CPU counts from when it listens (its imports are not part of it), a client's from
+its first file (the CLI's: from its process's start). ``--only host`` runs just raw, ``dumpcmp
+host serve`` and disk. The last line has the machine's load averages: the machine may be
+shared, and ratios within one run are what compare.
 
 Each measurement runs ``--repeat`` times, interleaved with the others; the fastest counts (peak
 RSS: the largest seen). Not a test: it prints MB/s, CPU seconds and peak RSS of client and
-server, and the agent/raw ratio (target ≥ 0.7).
+server, the agent/raw ratio (target ≥ 0.8× the slower of raw and disk) and CPU per GB and per
+file of each side (targets: agent + host ≤ 2.5 s per GB; per file agent ≤ 0.3 ms, host ≤ 0.5 ms).
 """
 
 from __future__ import annotations
@@ -69,7 +76,7 @@ def _serve(mode: str, data: Path) -> None:
         _serve_real_host(data)
         return
     received = [0]
-    options = [("grpc.max_receive_message_length", 8 * MB)]
+    options = [("grpc.max_receive_message_length", 8 * MB)]  # a 4 MiB chunk and its message
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
     if mode == "raw":
 
@@ -88,12 +95,14 @@ def _serve(mode: str, data: Path) -> None:
         pb_grpc.add_DumpCompareServicer_to_server(host, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
+    ready = _cpu_seconds()
     print(port, flush=True)
     sys.stdin.read()  # the parent closes stdin when the client is done
     server.stop(grace=None).wait(5.0)
     if mode != "raw":
         received[0] = sum(size for s in host.sessions.values() for _sha, size in s.files.values())
-    print(json.dumps({"bytes": received[0], "cpu": _cpu_seconds(), "rss_kb": _peak_rss_kb()}), flush=True)
+    figures = {"bytes": received[0], "cpu": _cpu_seconds() - ready, "rss_kb": _peak_rss_kb()}
+    print(json.dumps(figures), flush=True)
 
 
 def _serve_real_host(data: Path) -> None:
@@ -101,11 +110,13 @@ def _serve_real_host(data: Path) -> None:
     from dumpcmp.host.server.serve import HostConfig, start
 
     host = start(HostConfig("127.0.0.1:0", data))
+    ready = _cpu_seconds()
     print(host.port, flush=True)
     sys.stdin.read()
     host.stop()
-    stored = sum(p.stat().st_size for p in data.rglob("*") if p.is_file() and p.suffix != ".sqlite")
-    print(json.dumps({"bytes": stored, "cpu": _cpu_seconds(), "rss_kb": _peak_rss_kb()}), flush=True)
+    stored = sum(p.stat().st_size for p in (data / "sessions").rglob("*") if p.is_file())
+    figures = {"bytes": stored, "cpu": _cpu_seconds() - ready, "rss_kb": _peak_rss_kb()}
+    print(json.dumps(figures), flush=True)
 
 
 # --------------------------------------------------------------------------- clients (children)
@@ -128,7 +139,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
         from dumpcmp.cli import app
 
         args = ["agent", "run", "--host", target, "--session", SESSION, "--watch", str(files[0].parent),
-                "--until-idle", "0", "--quiet-time", "0", "--state", str(state)]  # fmt: skip
+                "--until-idle", "0", "--quiet-time", "0", "--keep-open", "--state", str(state)]  # fmt: skip
         try:
             app(args, standalone_mode=False)
         except SystemExit as exc:
@@ -264,9 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--host-data", type=Path, default=None, help="where the host stores (default: temp dir)"
     )
-    parser.add_argument("--chunk", type=int, default=MB, help="bytes per data message (default 1 MiB)")
+    parser.add_argument("--chunk", type=int, default=4 * MB, help="bytes per data message (default 4 MiB)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument("--only", choices=["host"], help="host: only raw, dumpcmp host serve and disk")
+    parser.add_argument(
+        "--files", type=int, default=1040, help="real-sized files for the per-file case (default 1040)"
+    )
     parser.add_argument("--serve", choices=["raw", "host", "hash", "real"], help=argparse.SUPPRESS)
     parser.add_argument("--client", choices=["raw", "agent", "cli"], help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
@@ -284,57 +298,98 @@ def main(argv: list[str] | None = None) -> int:
 
     own_dir = args.dir is None
     directory = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-")) if own_dir else args.dir
+    small_dir = directory.with_name(f"{directory.name}-small")  # beside: the CLI watches one of them
     work = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-work-"))
     host_dir = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-host-", dir=args.host_data))
     try:
         started = time.perf_counter()
-        files = sorted(p for p in _build(directory, args.gb))
+        files = sorted(_build(directory, args.gb))
+        small = sorted(_build(small_dir, 0, small_files=args.files)) if args.files else []
         total = sum(p.stat().st_size for p in files)
-        _warm(files)
+        _warm(files + small)
         ready = time.perf_counter() - started
         print(f"{len(files)} dump files, {total / MB:.0f} MB in {directory} (ready in {ready:.1f} s)")
-        Run = tuple[dict[str, Any], dict[str, Any]]
-        # name: (client mode, server mode, where the host stores, what the line says)
-        plan = {
-            "raw": ("raw", "raw", work, ""),
-            "verify": ("agent", "hash", work, "  host verifies SHA-256, stores nothing"),
-            "agent": ("agent", "host", host_dir, f"  host verifies and stores in {host_dir}"),
-            "cli": ("cli", "host", host_dir, "  the same, timed from the agent's start (watcher, close)"),
-            "real": ("agent", "real", host_dir, "  into `dumpcmp host serve` (stores, no golden)"),
-        }  # fmt: skip
-        if args.only == "host":
-            plan = {name: plan[name] for name in ("raw", "real")}
-        runs: dict[str, list[Run]] = {name: [] for name in plan}
-        disk: list[float] = []
-        for _ in range(args.repeat):  # interleaved, so a busy moment of the machine hits all alike
-            for name, (client_mode, server_mode, where, _note) in plan.items():
-                runs[name].append(_pair(client_mode, files, args.chunk, where, server_mode))
-            disk.append(_disk(files, args.chunk, host_dir / "disk"))
-        best = {name: _fastest(found) for name, found in runs.items()}
-        for name, (client_mode, _server, _where, note) in plan.items():
-            label = "raw" if name == "raw" else "agent CLI" if client_mode == "cli" else "agent"
-            print(_line(label, *best[name]) + note)
-        print(
-            f"{'disk':<10} {total / MB:7.0f} MB {min(disk):7.2f} s {total / MB / min(disk):7.0f} MB/s | "
-            "write, fdatasync and rename of each file where the host stores, no network: its floor"
-        )
-        rate = {name: r[0]["bytes"] / r[0]["seconds"] for name, r in best.items()}
-        ratios = {"verify": "a verifying host", "agent": "a storing host", "real": "dumpcmp host"}
-        shown = ", ".join(
-            f"{rate[n] / rate['raw']:.2f}x with {what}" for n, what in ratios.items() if n in rate
-        )
-        in_flight = best["real"][0]["peak_in_flight"]
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(
-            f"agent/raw {shown} (target >= 0.7); chunks of {args.chunk // 1024} KiB; "
-            f"agent peak files in flight {in_flight}; load average {load}"
-        )
+        if small:
+            small_mb = sum(p.stat().st_size for p in small) / MB
+            print(f"{len(small)} real-sized dump files, {small_mb:.0f} MB in {small_dir}")
+        _measure(args, files, small, work, host_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(host_dir, ignore_errors=True)
         if own_dir and not args.keep:
             shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(small_dir, ignore_errors=True)
     return 0
+
+
+Run = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _measure(
+    args: argparse.Namespace, files: list[Path], small: list[Path], work: Path, host_dir: Path
+) -> None:
+    total = sum(p.stat().st_size for p in files)
+    # name: (client mode, server mode, where the host stores, what the line says)
+    plan = {
+        "raw": ("raw", "raw", work, ""),
+        "verify": ("agent", "hash", work, "  host verifies the checksum, stores nothing"),
+        "agent": ("agent", "host", host_dir, f"  host verifies and stores in {host_dir}"),
+        "cli": ("cli", "host", host_dir, "  the same, timed from the agent's start (watcher)"),
+        "real": ("agent", "real", host_dir, "  into `dumpcmp host serve` (stores, no golden)"),
+    }  # fmt: skip
+    if args.only == "host":
+        plan = {name: plan[name] for name in ("raw", "real")}
+    # the per-file case: the uploader, then the CLI, into `dumpcmp host serve`
+    small_plan = {
+        "small": ("agent", "real", host_dir, "  real-sized files into `dumpcmp host serve`"),
+        "small cli": ("cli", "real", host_dir, "  the same, the agent CLI from its start"),
+    }
+    if not small or args.only == "host":
+        small_plan = {}
+    runs: dict[str, list[Run]] = {name: [] for name in (*plan, *small_plan)}
+    disk: list[float] = []
+    for _ in range(args.repeat):  # interleaved, so a busy moment of the machine hits all alike
+        for name, (client_mode, server_mode, where, _note) in plan.items():
+            runs[name].append(_pair(client_mode, files, args.chunk, where, server_mode))
+        for name, (client_mode, server_mode, where, _note) in small_plan.items():
+            runs[name].append(_pair(client_mode, small, args.chunk, where, server_mode))
+        disk.append(_disk(files, args.chunk, host_dir / "disk"))
+    best = {name: _fastest(found) for name, found in runs.items()}
+    for name, (client_mode, _server, _where, note) in (plan | small_plan).items():
+        label = "raw" if name == "raw" else "agent CLI" if client_mode == "cli" else "agent"
+        print(_line(label, *best[name]) + note)
+    disk_rate = total / min(disk)
+    print(
+        f"{'disk':<10} {total / MB:7.0f} MB {min(disk):7.2f} s {disk_rate / MB:7.0f} MB/s | "
+        "write, fdatasync and rename of each file where the host stores, no network: its floor"
+    )
+    rate = {name: r[0]["bytes"] / r[0]["seconds"] for name, r in best.items()}
+    floor = min(rate["raw"], disk_rate)
+    ratios = {"verify": "a verifying host", "agent": "a storing host", "real": "dumpcmp host"}
+    shown = ", ".join(f"{rate[n] / floor:.2f}x with {what}" for n, what in ratios.items() if n in rate)
+    print(f"agent/min(raw, disk) {shown} (target >= 0.8); chunks of {args.chunk // 1024} KiB")
+    client, host = best["real"]
+    gb = client["bytes"] / (1 << 30)
+    agent_gb, host_gb = client["cpu"] / gb, host["cpu"] / gb
+    print(
+        f"CPU per GB into dumpcmp host: agent {agent_gb:.2f} s, host {host_gb:.2f} s, "
+        f"together {agent_gb + host_gb:.2f} s (target <= 2.5)"
+    )
+    if small_plan:
+        (client, host), (cli, _cli_host) = best["small"], best["small cli"]
+        count, size_gb = len(small), client["bytes"] / (1 << 30)
+        agent_ms = (client["cpu"] - agent_gb * size_gb) / count * 1000
+        host_ms = (host["cpu"] - host_gb * size_gb) / count * 1000
+        print(
+            f"CPU per file beyond the per-byte cost ({count} files): agent {agent_ms:.2f} ms "
+            f"(target <= 0.3), host {host_ms:.2f} ms (target <= 0.5); all of it: agent "
+            f"{client['cpu'] / count * 1000:.2f} ms, host {host['cpu'] / count * 1000:.2f} ms, "
+            f"agent CLI {cli['cpu'] / count * 1000:.2f} ms; "
+            f"CLI/min(raw, disk) {rate['small cli'] / floor:.2f} (target >= 0.6)"
+        )
+    in_flight = best["real"][0]["peak_in_flight"]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"agent peak files in flight {in_flight}; load average {load}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO
 
@@ -35,7 +35,7 @@ class JournalEntry:
     kind: str
     path: str
     size: int
-    sha256: str  # hex
+    sha256: str  # hex: the checksum the file was sent with, SHA-256 (64 digits) or XXH3-128 (32)
     mtime_ns: int
     local: str  # the file on this machine, so a restart can tell whether it still exists
     run_id: str = ""  # the model run it belongs to, when the agent marks runs
@@ -43,6 +43,9 @@ class JournalEntry:
     @property
     def key(self) -> tuple[str, str]:
         return (self.kind, self.path)
+
+
+_FIELDS = tuple(f.name for f in fields(JournalEntry))
 
 
 class Journal:
@@ -92,20 +95,25 @@ class Journal:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def record(self, entry: JournalEntry) -> None:
-        """Append ``entry`` (flushed to the kernel, not yet fsynced: see ``sync``)."""
-        line = json.dumps(asdict(entry), separators=(",", ":")) + "\n"
+    def record(self, *entries: JournalEntry) -> None:
+        """Append ``entries`` in one write (flushed to the kernel, not yet fsynced: see ``sync``)."""
+        # A dict of the fields, not asdict (which copies each value deeply): ~60 us less a file.
+        lines = "".join(
+            json.dumps({name: getattr(entry, name) for name in _FIELDS}, separators=(",", ":")) + "\n"
+            for entry in entries
+        )
         with self._lock:
             if self._handle.closed:
                 # A reader thread of a connection that was just abandoned; the host holds the
                 # file, so the next start finds it in the host's list instead.
                 return
             try:
-                self._handle.write(line)
+                self._handle.write(lines)
                 self._handle.flush()
             except OSError as exc:
                 raise TransferError(f"agent state {self.path}: {exc.strerror or exc}") from None
-            self._entries[entry.key] = entry
+            for entry in entries:
+                self._entries[entry.key] = entry
             self._unsynced = True
 
     def sync(self) -> None:

@@ -1,7 +1,7 @@
 """A minimal host for agent tests (and bench/stream.py): the DumpCompare service's upload half.
 
 It keeps the contract's promises the agent relies on: a file is written to disk under its
-session (temporary name, rename) and its size and SHA-256 checked before it is acknowledged;
+session (temporary name, rename) and its size and checksum checked before it is acknowledged;
 a path already held with the same checksum is DUPLICATE; OpenSession returns the files held;
 a bearer token is checked on every call when set. It records every acknowledgement, and can
 misbehave on request: corrupt the next files' bytes, answer slowly, or drop the stream after a
@@ -10,7 +10,6 @@ number of files. It compares nothing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import threading
@@ -28,7 +27,8 @@ from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
-from dumpcmp.proto.channel import ChannelOptions, open_channel
+from dumpcmp.proto.channel import SERVER_OPTIONS, ChannelOptions, open_channel
+from dumpcmp.proto.upload_wire import digest_of, new_digest, stored_file
 
 
 @dataclass
@@ -64,6 +64,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.refuse_runs = False  # answer run marks REFUSED (as for a replaced run)
         self.opened = 0
         self.largest_chunk = 0
+        self.checksums: list[int] = [pb.XXH3_128]  # what OpenSession says it verifies ([]: an older host)
 
     # -- helpers for tests -----------------------------------------------------------------
 
@@ -90,9 +91,10 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             state=pb.SessionInfo.CLOSED if session.closed else pb.SessionInfo.OPEN,
             settings=session.request.settings,
             files=[
-                pb.StoredFile(kind=kind, path=path, sha256=sha, size=size)
-                for (kind, path), (sha, size) in session.files.items()
+                stored_file(kind, path, size, digest)
+                for (kind, path), (digest, size) in session.files.items()
             ],
+            checksums=self.checksums,
             data_dir=str(self.data_dir / session.name),
             summary=self.closing_summary if session.closed else "",
             result_files=self.closing_results if session.closed else [],
@@ -143,7 +145,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                     current = message.start
                     if current.session not in self.sessions:
                         context.abort(grpc.StatusCode.NOT_FOUND, f"no session {current.session!r}")
-                    digest, received = hashlib.sha256(), 0
+                    digest, received = new_digest(current.checksum), 0
                     with self.lock:
                         corrupt = self.corrupt_next > 0
                         self.corrupt_next -= int(corrupt)
@@ -164,7 +166,8 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                     if writer is not None:
                         writer.close()
                         writer = None
-                    status = self._land(current, digest.digest(), received, message.end.sha256, temp)
+                    claimed = digest_of(message.end, current.checksum)
+                    status = self._land(current, digest.digest(), received, claimed, temp)
                     if self.ack_delay:
                         time.sleep(self.ack_delay)
                     answered += 1
@@ -231,7 +234,7 @@ class ServerHandle:
 
     def start(self) -> None:
         self._pool = futures.ThreadPoolExecutor(max_workers=8)
-        server = grpc.server(self._pool)
+        server = grpc.server(self._pool, options=SERVER_OPTIONS)  # a real host's message limit
         pb_grpc.add_DumpCompareServicer_to_server(self.host, server)
         port = server.add_insecure_port(f"127.0.0.1:{self.port}")
         if not port:

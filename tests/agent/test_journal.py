@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from dumpcmp.agent.journal import Journal, JournalEntry, agent_id
@@ -66,3 +67,12 @@ def test_a_new_journal_and_its_directories_are_durable_before_the_first_sync(
     assert fsync_log.unsynced(at_sync) == []
     # The journal file's own entry in its directory, too.
     assert ("fsync", state) in at_sync[at_sync.index(("mkdir", state)) + 1 :]
+
+
+def test_the_files_of_one_answer_are_recorded_in_one_write(tmp_path: Path) -> None:
+    with Journal(tmp_path, "s") as journal:
+        journal.record(entry("a"), entry("b"), entry("c"))
+        lines = (tmp_path / "s.journal").read_text().splitlines()  # flushed, as one line each
+    assert [json.loads(line)["path"] for line in lines] == ["a", "b", "c"]
+    with Journal(tmp_path, "s") as journal:
+        assert [journal.get("DUMP", p) for p in "abc"] == [entry(p) for p in "abc"]

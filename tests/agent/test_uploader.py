@@ -3,12 +3,14 @@ reconnects, resends, and delivery exactly once across restarts of either side.""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import xxhash
 
 from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings, data_message
@@ -370,3 +372,44 @@ def test_stalled_while_the_host_is_away_not_while_it_is_there(tmp_path: Path) ->
     finally:
         server.stop()
     assert not uploader.stalled and report.stored + report.already == 2
+
+
+@pytest.mark.parametrize(
+    ("verifies", "digest"),
+    [
+        ([pb.XXH3_128], lambda data: xxhash.xxh3_128(data).digest()),
+        ([], lambda data: hashlib.sha256(data).digest()),
+    ],
+)
+def test_files_go_with_the_fastest_checksum_the_host_verifies(
+    tmp_path: Path, verifies: list[int], digest: Callable[[bytes], bytes]
+) -> None:
+    """XXH3-128 to a host that lists it; SHA-256 to an older host, which knows no other."""
+    recording = RecordingHost(tmp_path / "host")
+    recording.checksums = verifies
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    with serving(recording) as handle:
+        report = upload(handle.target, tmp_path / "state", root, files)
+    assert report.stored == 2 and not report.problems
+    for path in files:
+        assert recording.sessions[SESSION].files[(pb.DUMP, wire(root, path))][0] == digest(path.read_bytes())
+    with Journal(tmp_path / "state", SESSION) as journal:
+        entries = journal.entries()
+    assert {e.sha256 for e in entries} == {digest(p.read_bytes()).hex() for p in files}
+
+
+def test_a_file_the_host_holds_under_either_checksum_is_not_sent_again(
+    host: ServerHandle, tmp_path: Path
+) -> None:
+    """The agent died between the host's answer and its journal line: the host's list decides,
+    whichever checksum the file was stored with."""
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    upload(host.target, tmp_path / "first", root, [])  # opens the session
+    session = host.host.sessions[SESSION]
+    for path, checksum in zip(files, (hashlib.sha256, xxhash.xxh3_128), strict=True):
+        data = path.read_bytes()
+        session.files[(pb.DUMP, wire(root, path))] = (checksum(data).digest(), len(data))
+    report = upload(host.target, tmp_path / "state", root, files)
+    assert (report.already, report.stored) == (2, 0)

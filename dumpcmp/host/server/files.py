@@ -2,7 +2,9 @@
 
 A file arrives into ``sessions/NAME/.incoming/`` (so a half file is never inside the dump tree
 a comparison walks), is hashed as it is written, fdatasynced, and only then renamed into
-``sessions/NAME/{dump,golden,rules,inputs}/<path>``. Every directory on the way is opened with
+``sessions/NAME/{dump,golden,rules,inputs}/<path>``, whose directory is fsynced after. Files
+finished together are committed together (``commit_all``): every one fdatasynced, then the
+renames, then one fsync per directory that gained files. Every directory on the way is opened with
 ``O_NOFOLLOW`` relative to its parent's descriptor, so a symlink planted anywhere in the session
 directory (or a name racing with one) cannot redirect a write elsewhere.
 """
@@ -10,16 +12,16 @@ directory (or a name racing with one) cannot redirect a write elsewhere.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from dumpcmp.errors import TransferError
+from dumpcmp.errors import DumpcmpError, TransferError
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
+from dumpcmp.proto.upload_wire import new_digest
 
 KIND_DIRS: dict[int, str] = {
     FileKind.DUMP: "dump",
@@ -68,15 +70,18 @@ def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[
 
 
 class IncomingFile:
-    """One file being received: bytes go to a temporary file and into a SHA-256."""
+    """One file being received: bytes go to a temporary file and into its checksum."""
 
-    def __init__(self, data_dir: Path, session: str, kind: int, parts: tuple[str, ...]) -> None:
+    def __init__(
+        self, data_dir: Path, session: str, kind: int, parts: tuple[str, ...], checksum: int = 0
+    ) -> None:
         self.data_dir = data_dir
         self.session = session
         self.kind = kind
         self.parts = parts
+        self.checksum = checksum  # a dumpcmp.v1.Checksum: SHA256 (0) or XXH3_128
         self.received = 0
-        self._hash = hashlib.sha256()
+        self._hash = new_digest(checksum)
         self._temp = f"{secrets.token_hex(8)}.part"
         with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
             self._fd = os.open(
@@ -86,9 +91,11 @@ class IncomingFile:
 
     def write(self, data: bytes | memoryview) -> None:
         # Chunks are large: straight to the descriptor, no buffered file object copying them again.
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        written = os.write(self._fd, data)
+        if written < len(data):  # a signal, a full disk: the rest, from a view (no copy)
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]
         self._hash.update(data)
         self.received += len(data)
 
@@ -97,16 +104,16 @@ class IncomingFile:
 
     def commit(self) -> Path:
         """Make the file durable and rename it into place; its final path."""
-        os.fdatasync(self._fd)  # the data and the size, all a rename of a new file needs
-        self._close()
-        base = ("sessions", self.session)
-        with (
-            opened_dir(self.data_dir, (*base, INCOMING_DIR), create=False) as incoming,
-            opened_dir(self.data_dir, (*base, KIND_DIRS[self.kind], *self.parts[:-1]), create=True) as parent,
-        ):
-            os.replace(self._temp, self.parts[-1], src_dir_fd=incoming, dst_dir_fd=parent)
-            os.fsync(parent)
+        (error,) = commit_all([self])
+        if error is not None:
+            raise error
         return session_dir(self.data_dir, self.session).joinpath(KIND_DIRS[self.kind], *self.parts)
+
+    def _sync(self) -> None:
+        try:
+            os.fdatasync(self._fd)  # the data and the size, all a rename of a new file needs
+        finally:
+            self._close()
 
     def _close(self) -> None:
         if not self._closed:
@@ -120,6 +127,50 @@ class IncomingFile:
             opened_dir(self.data_dir, ("sessions", self.session, INCOMING_DIR), create=False) as incoming,
         ):
             os.unlink(self._temp, dir_fd=incoming)
+
+
+def commit_all(incoming: Sequence[IncomingFile]) -> list[OSError | DumpcmpError | None]:
+    """Make files durable together: each fdatasynced, then renamed into place, then each
+    directory that gained one fsynced once. For each file, None when it is in place and durable,
+    else what failed (a file whose directory's fsync failed is removed again: it was not durable).
+    """
+    errors: list[OSError | DumpcmpError | None] = [None] * len(incoming)
+    for number, file in enumerate(incoming):
+        try:
+            file._sync()
+        except OSError as exc:
+            errors[number] = exc
+    with contextlib.ExitStack() as opened:
+        # Each directory opened once for the whole group: (data dir, its parts) -> descriptor.
+        dirs: dict[tuple[Path, tuple[str, ...]], int] = {}
+        gained: dict[tuple[Path, tuple[str, ...]], list[int]] = {}
+
+        def directory(base: Path, parts: tuple[str, ...], create: bool) -> tuple[Path, tuple[str, ...]]:
+            if (base, parts) not in dirs:
+                dirs[base, parts] = opened.enter_context(opened_dir(base, parts, create=create))
+            return (base, parts)
+
+        for number, file in enumerate(incoming):
+            if errors[number] is not None:
+                continue
+            base = ("sessions", file.session)
+            try:
+                source = directory(file.data_dir, (*base, INCOMING_DIR), False)
+                target = directory(file.data_dir, (*base, KIND_DIRS[file.kind], *file.parts[:-1]), True)
+                os.replace(file._temp, file.parts[-1], src_dir_fd=dirs[source], dst_dir_fd=dirs[target])
+            except (OSError, DumpcmpError) as exc:
+                errors[number] = exc
+                continue
+            gained.setdefault(target, []).append(number)
+        for target, numbers in gained.items():
+            try:
+                os.fsync(dirs[target])
+            except OSError as exc:
+                for number in numbers:
+                    errors[number] = exc
+                    with contextlib.suppress(OSError):
+                        os.unlink(incoming[number].parts[-1], dir_fd=dirs[target])
+    return errors
 
 
 def remove_file(data_dir: Path, session: str, kind: int, parts: tuple[str, ...]) -> None:

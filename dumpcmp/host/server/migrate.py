@@ -21,11 +21,12 @@ import math
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dumpcmp.errors import StoreError
-from dumpcmp.host.metrics.offline_data import MetricValues, finite_metrics
+from dumpcmp.host.metrics.offline_data import MetricValues
+from dumpcmp.host.report.table import read_finite, read_special
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, session_dir
 from dumpcmp.host.server.store import DB_NAME, MIGRATES_FROM, SCHEMA_VERSION
@@ -174,11 +175,15 @@ def _metrics(numbers: list[str], spread: str, reason: str) -> MetricValues:
     mean_x, std_x, mean_y, std_y = (
         (float(part) for part in found.groups()) if found is not None else (math.nan,) * 4
     )
-    return metric_values(
-        [*values[:5], mean_x, std_x, mean_y, std_y, *values[5:]],
-        (reason,) if reason else (),
-        spread_computed=found is not None,
-        finite=finite_metrics(reason),
+    special = read_special(reason)
+    return replace(
+        metric_values(
+            [*values[:5], mean_x, std_x, mean_y, std_y, *values[5:]],
+            (reason,) if reason else (),
+            spread_computed=found is not None,
+            finite=read_finite(reason) if special is not None and special.positions_agree else None,
+        ),
+        special=special,
     )
 
 

@@ -20,10 +20,9 @@ import grpc
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
 from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
-from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
+from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService, add_to_server
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
-from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
 # Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
@@ -204,7 +203,7 @@ def _serve_in(
         ),
         maximum_concurrent_rpcs=threads,
     )
-    add_DumpCompareServicer_to_server(service, server)
+    add_to_server(service, server)
     try:
         if credentials is None:
             port = server.add_insecure_port(config.listen)

@@ -28,14 +28,29 @@ from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.row_messages import row_message
-from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, StoredRow, UploaderRecord
+from dumpcmp.host.server.store import (
+    SessionRecord,
+    SessionState,
+    SessionStore,
+    StoredFile,
+    StoredRow,
+    UploaderRecord,
+)
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
+from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
 from dumpcmp.proto.session_names import SESSION_METADATA
+from dumpcmp.proto.upload_wire import (
+    ACKS_METADATA,
+    BATCHED,
+    Whole,
+    digest_of,
+    read_upload_message,
+    stored_file,
+)
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
@@ -59,6 +74,34 @@ class _HostPathUse:
 
 _GOLDEN = _HostPathUse("--golden-on-host", "the golden data", "--golden", directory=True)
 _RULE = _HostPathUse("--fusion-rule-on-host", "the fusion rule", "--fusion-rule", directory=False)
+
+
+def add_to_server(service: DumpCompareService, server: grpc.Server) -> None:
+    """Serve ``service`` on ``server``: the generated handlers, but for Upload's decoding, which
+    takes a data message's chunk as a view of the received bytes (read_upload_message)."""
+    add_DumpCompareServicer_to_server(service, _UploadDecoding(server))
+
+
+class _UploadDecoding:
+    """What the generated registration sees of the server: it swaps in Upload's decoder."""
+
+    def __init__(self, server: grpc.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: object) -> None:
+        """Dropped: add_registered_method_handlers registers the same methods, and them decoded."""
+
+    def add_registered_method_handlers(self, name: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
+        upload = handlers["Upload"]
+        handlers = handlers | {
+            "Upload": grpc.stream_stream_rpc_method_handler(
+                upload.stream_stream,
+                request_deserializer=read_upload_message,
+                response_serializer=upload.response_serializer,
+            )
+        }
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+        self._server.add_registered_method_handlers(name, handlers)
 
 
 class _Refused(Exception):
@@ -276,7 +319,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             model=record.model,
             state=pb.SessionInfo.CLOSED if record.closed else pb.SessionInfo.OPEN,
             settings=pb.CompareSettings.FromString(record.settings),
-            files=[pb.StoredFile(kind=f.kind, path=f.path, sha256=f.sha256, size=f.size) for f in stored],  # type: ignore[arg-type]
+            files=[stored_file(f.kind, f.path, f.size, f.sha256) for f in stored],
             rows=record.rows,
             result_files=record.result_files,
             replaced_runs=record.replaced_runs,
@@ -291,24 +334,31 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             dump_files=record.dump_files,
             compared_files=record.compared_files,
             waiting="" if record.closed or worker is None else worker.problem,
+            checksums=[pb.XXH3_128],
+            whole_files=True,
         )
 
     # ---- uploads
 
     def Upload(
-        self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
+        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
     ) -> Iterator[Ack]:
         return self._uploads.holding(context, self._upload(request_iterator, context))
 
     def _upload(
-        self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
+        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
     ) -> Iterator[Ack]:
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
-        # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
-        # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
+        # finished files durable and answers, in stream order. The files finished while it
+        # committed the last group are the next group, made durable together (group commit:
+        # one fsync per directory and one store commit for all of them); meanwhile the next
+        # files' bytes keep arriving. A lone file is committed at once: nothing waits for company.
+        # An agent that asked for it gets a group's answers in one message.
         steps = _Handoff(context)
         pulse = _Pulse()
-        named = str(dict(context.invocation_metadata() or ()).get(SESSION_METADATA, ""))
+        metadata = dict(context.invocation_metadata() or ())
+        named = str(metadata.get(SESSION_METADATA, ""))
+        batched = metadata.get(ACKS_METADATA) == BATCHED
         receiver = threading.Thread(
             target=_receive,
             args=(self, request_iterator, steps, named, pulse),
@@ -316,25 +366,31 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             daemon=True,
         )
         receiver.start()
+        batch: list[_Step] = []
         try:
             while True:
                 try:
-                    step = steps.get()
+                    batch = steps.take()
                 except queue.Empty:
                     if not context.is_active():
                         return
                     self._check_stalled(pulse, context)
                     continue
-                if step is None:
+                acks, end = self._answers(batch)
+                if batched and len(acks) > 1:
+                    acks[0].more.extend(acks[1:])
+                    del acks[1:]
+                yield from acks
+                if isinstance(end, _StreamError):
+                    _abort(context, end.code, end.reason)
+                if end:
                     return
-                if isinstance(step, _StreamError):
-                    _abort(context, step.code, step.reason)
-                if isinstance(step, _Finished):
-                    yield self.end_file(step.start, step.file, step.sha256)
-                elif isinstance(step, pb.RunMark):
-                    yield self.run_mark(step)
-                else:
-                    yield step
+        except BaseException:
+            # The call ended (or failed) inside a batch: its files not answered yet are not
+            # kept, as the handoff's close drops those it still holds (an answered file's is a no-op).
+            for step in batch:
+                _discard(step)
+            raise
         finally:
             steps.close()
 
@@ -350,7 +406,23 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 "(host serve --upload-idle-timeout)",
             )
 
-    def start_file(self, start: pb.FileStart) -> IncomingFile:
+    def _answers(self, batch: list[_Step]) -> tuple[list[Ack], _StreamError | bool]:
+        """The answers to ``batch``'s steps, in order, and how the stream goes on: True (it ended),
+        a _StreamError (it broke), False (more to come)."""
+        acks: list[Ack] = []
+        group: list[_Finished] = []
+        for step in batch:
+            if isinstance(step, _Finished):
+                group.append(step)
+                continue
+            acks += self.end_files(group)  # the files before a run mark are stored before it acts
+            group = []
+            if step is None or isinstance(step, _StreamError):
+                return acks, step or True
+            acks.append(self.run_mark(step) if isinstance(step, pb.RunMark) else step)
+        return acks + self.end_files(group), False
+
+    def start_file(self, start: pb.FileStart, states: _States) -> IncomingFile:
         """The file about to be received, or _Refused."""
         try:
             name = check_session_name(start.session)
@@ -362,7 +434,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.size > self.max_file_size:
             raise _Refused(f"{start.size} bytes: larger than this host's limit of {self.max_file_size}")
         try:
-            record = self.store.state(name)
+            record = states.get(name)
         except SessionNotFound as exc:
             raise _Refused(str(exc)) from None
         if record.closed:
@@ -378,56 +450,71 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                     f"session {name} already holds the golden data of run {other or '(no run)'}; "
                     "stream a run with golden data of its own into a new session"
                 )
+        if start.checksum not in (pb.SHA256, pb.XXH3_128):
+            raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
-            return IncomingFile(self.data_dir, name, start.kind, parts)
+            return IncomingFile(self.data_dir, name, start.kind, parts, start.checksum)
         except (OSError, DumpcmpError) as exc:
             raise _Refused(f"cannot store it: {_reason(exc)}") from None
 
-    def end_file(self, start: pb.FileStart, incoming: IncomingFile, sha256: bytes) -> Ack:
-        ack = Ack(kind=start.kind, path=start.path, run_id=start.run_id)
-        if incoming.received != start.size:
-            incoming.discard()
-            ack.status, ack.message = (
-                Ack.CHECKSUM_MISMATCH,
-                f"{incoming.received} bytes received, FileStart said {start.size}",
-            )
-            return ack
-        if incoming.digest() != sha256:
-            incoming.discard()
-            ack.status, ack.message = (
-                Ack.CHECKSUM_MISMATCH,
-                "SHA-256 of the bytes received differs from FileEnd's",
-            )
-            return ack
-        known = self.store.file(start.session, start.kind, start.path)
-        parts = incoming.parts
-        if (
-            known is not None
-            and known.sha256 == sha256
-            and files.is_stored(self.data_dir, start.session, start.kind, parts, known.size)
-        ):
-            incoming.discard()
-            ack.status = Ack.DUPLICATE
-            return ack
-        try:
-            incoming.commit()
-        except (OSError, DumpcmpError) as exc:
-            incoming.discard()
-            ack.status, ack.message = Ack.REFUSED, f"cannot store it: {_reason(exc)}"
-            return ack
-        refused = self.store.add_file(
-            start.session, StoredFile(start.kind, start.path, start.size, sha256, start.run_id)
-        )
-        if refused:  # the session closed, or the file's run was replaced, while it was on the way
-            files.remove_file(self.data_dir, start.session, start.kind, parts)
-            ack.status, ack.message = Ack.REFUSED, refused
-            return ack
-        worker = self._worker(start.session)
-        if worker is not None:
-            worker.landed(start.kind, start.path)
-        self.notifier.notify()  # followers count the files received
-        ack.status = Ack.STORED
-        return ack
+    def end_files(self, finished: list[_Finished]) -> list[Ack]:
+        """Check, make durable together, record and answer files received whole, in their order.
+
+        Every answer goes out after its file, its directory and its store row are on disk."""
+        acks: list[Ack] = []
+        keep: list[tuple[_Finished, Ack]] = []
+        for step in finished:
+            ack = Ack(kind=step.start.kind, path=step.start.path, run_id=step.start.run_id)
+            acks.append(ack)
+            mismatch = _mismatch(step)
+            if mismatch:
+                step.file.discard()
+                ack.status, ack.message = Ack.CHECKSUM_MISMATCH, mismatch
+            else:
+                keep.append((step, ack))
+        by_session: dict[str, list[tuple[_Finished, Ack]]] = {}
+        for step, ack in keep:
+            by_session.setdefault(step.start.session, []).append((step, ack))
+        for session, steps in by_session.items():
+            self._store_files(session, steps)
+        if keep:
+            self.notifier.notify()  # followers count the files received
+        return acks
+
+    def _store_files(self, session: str, steps: list[tuple[_Finished, Ack]]) -> None:
+        """The files of one session, each answered (its ack's status set)."""
+        known = self.store.files_named(session, [(s.start.kind, s.start.path) for s, _ack in steps])
+        fresh: list[tuple[_Finished, Ack]] = []
+        for (step, ack), held in zip(steps, known, strict=True):
+            if (
+                held is not None
+                and held.sha256 == step.digest
+                and files.is_stored(self.data_dir, session, step.start.kind, step.file.parts, held.size)
+            ):
+                step.file.discard()
+                ack.status = Ack.DUPLICATE
+            else:
+                fresh.append((step, ack))
+        committed: list[tuple[_Finished, Ack]] = []
+        for (step, ack), error in zip(fresh, files.commit_all([s.file for s, _ack in fresh]), strict=True):
+            if error is None:
+                committed.append((step, ack))
+            else:
+                step.file.discard()
+                ack.status, ack.message = Ack.REFUSED, f"cannot store it: {_reason(error)}"
+        records = [
+            StoredFile(s.start.kind, s.start.path, s.start.size, s.digest, s.start.run_id)
+            for s, _ack in committed
+        ]
+        worker = self._worker(session)
+        for (step, ack), refused in zip(committed, self.store.add_files(session, records), strict=True):
+            if refused:  # the session closed, or the file's run was replaced, while it was on the way
+                files.remove_file(self.data_dir, session, step.start.kind, step.file.parts)
+                ack.status, ack.message = Ack.REFUSED, refused
+                continue
+            if worker is not None:
+                worker.landed(step.start.kind, step.start.path)
+            ack.status = Ack.STORED
 
     def run_mark(self, mark: pb.RunMark) -> Ack:
         ack = Ack(run_id=mark.run_id)
@@ -535,7 +622,16 @@ class _Finished:
 
     start: pb.FileStart
     file: IncomingFile
-    sha256: bytes
+    digest: bytes  # the checksum FileEnd claims, of the kind FileStart named
+
+
+def _mismatch(step: _Finished) -> str:
+    """Why a received file is not the one announced; "" when it is."""
+    if step.file.received != step.start.size:
+        return f"{step.file.received} bytes received, FileStart said {step.start.size}"
+    if step.file.digest() != step.digest:
+        return f"{pb.Checksum.Name(step.start.checksum)} of the bytes received differs from FileEnd's"
+    return ""
 
 
 class _StreamError(Exception):
@@ -549,7 +645,9 @@ class _StreamError(Exception):
 
 # What the receiving thread hands over, in stream order; None: the stream ended.
 _Step = Ack | _Finished | pb.RunMark | _StreamError | None
-_FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descriptors, no file data
+# Steps waiting for the committing thread, at most: the largest group it commits together. Each
+# holds a file's descriptor, no file data.
+_FILES_COMMITTING = 32
 
 
 def _receive(
@@ -669,14 +767,15 @@ class _Handoff:
             self._changed.notify_all()
             return True
 
-    def get(self) -> _Step:
-        """The next step; queue.Empty after a while without one."""
+    def take(self) -> list[_Step]:
+        """Every step handed over so far (at least one); queue.Empty after a while without one."""
         with self._changed:
             if not self._changed.wait_for(lambda: self._steps, _WATCH_POLL_S):
                 raise queue.Empty
-            step = self._steps.popleft()
+            steps = list(self._steps)
+            self._steps.clear()
             self._changed.notify_all()
-            return step
+            return steps
 
     def close(self) -> None:
         """No more answers: files received but never answered are not kept, the agent resends."""
@@ -689,8 +788,31 @@ class _Handoff:
 
 def _discard(step: _Step) -> None:
     if isinstance(step, _Finished):
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, DumpcmpError):  # the session's directory may be gone
             step.file.discard()
+
+
+_STATE_READ_EVERY_S = 1.0
+
+
+class _States:
+    """The sessions' states, as one upload stream checks the files it starts against them: read
+    from the store at most once a second, not for every file. Early refusals only: the
+    transaction recording a file checks again (``SessionStore.add_files``)."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+        self._read: dict[str, tuple[float, SessionState]] = {}
+
+    def get(self, name: str) -> SessionState:
+        now = time.monotonic()
+        read = self._read.get(name)
+        if read is None or now - read[0] > _STATE_READ_EVERY_S:
+            read = self._read[name] = (now, self._store.state(name))
+        return read[1]
+
+    def forget(self) -> None:
+        self._read.clear()
 
 
 class _Upload:
@@ -700,6 +822,7 @@ class _Upload:
         self.service = service
         self.receiving: _Receiving | None = None
         self._sessions: set[str] = set()  # the sessions this call streams into
+        self._states = _States(service.store)
 
     def streams_into(self, session: str) -> None:
         if session not in self._sessions:
@@ -711,44 +834,44 @@ class _Upload:
             self.service.streaming(session, -1)
         self._sessions.clear()
 
-    def feed(self, message: pb.UploadMessage) -> _Step:
+    def feed(self, message: pb.UploadMessage | memoryview | Whole) -> _Step:
+        # A data message or a WholeFile as read_upload_message decodes them, or any message.
+        if isinstance(message, memoryview):
+            self._data(message)
+            return None
+        if isinstance(message, Whole):
+            return self._whole(message.start, message.data, message.end)
         body = message.WhichOneof("body")
         if body == "start":
-            if self.receiving is not None:
-                self._fail(f"FileStart of {message.start.path!r} inside file {self.receiving.path!r}")
-            self.streams_into(message.start.session)
             return self._start(message.start)
         if body == "data":
-            if self.receiving is None:
-                self._fail("data before FileStart")
-            data = message.data  # each access of a bytes field copies it: once only
-            if len(data) > MAX_CHUNK:
-                self._fail(f"a chunk of {len(data)} bytes; the limit is {MAX_CHUNK}")
-            try:
-                self._write(data)
-            except OSError as exc:  # a full or failing disk: this upload ends, the agent retries later
-                self.abandon()
-                raise _StreamError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED, f"host cannot write: {_reason(exc)}"
-                ) from None
+            self._data(message.data)  # each access of a bytes field copies it: once only
             return None
         if body == "end":
-            if self.receiving is None:
-                self._fail("FileEnd before FileStart")
-            receiving, self.receiving = self.receiving, None
-            if receiving.file is None:
-                return None  # refused at its start, already answered
-            return _Finished(receiving.start, receiving.file, message.end.sha256)
+            return self._end(message.end)
+        if body == "whole":
+            whole = message.whole
+            return self._whole(whole.start, whole.data, whole.end)
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
             self.streams_into(message.run.session)
+            self._states.forget()  # a run's start replaces runs: files after it are checked afresh
             return message.run
         self._fail("an empty UploadMessage")
 
+    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> _Step:
+        refused = self._start(start)
+        self._data(data)
+        finished = self._end(end)
+        return refused or finished  # at most one: a file refused at its start is not finished
+
     def _start(self, start: pb.FileStart) -> Ack | None:
+        if self.receiving is not None:
+            self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
+        self.streams_into(start.session)
         try:
-            self.receiving = _Receiving(start, self.service.start_file(start))
+            self.receiving = _Receiving(start, self.service.start_file(start, self._states))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             return Ack(
@@ -756,7 +879,28 @@ class _Upload:
             )
         return None
 
-    def _write(self, data: bytes) -> None:
+    def _end(self, end: pb.FileEnd) -> _Finished | None:
+        if self.receiving is None:
+            self._fail("FileEnd before FileStart")
+        receiving, self.receiving = self.receiving, None
+        if receiving.file is None:
+            return None  # refused at its start, already answered
+        return _Finished(receiving.start, receiving.file, digest_of(end, receiving.start.checksum))
+
+    def _data(self, data: bytes | memoryview) -> None:
+        if self.receiving is None:
+            self._fail("data before FileStart")
+        if len(data) > MAX_CHUNK:
+            self._fail(f"a chunk of {len(data)} bytes; the limit is {MAX_CHUNK}")
+        try:
+            self._write(data)
+        except OSError as exc:  # a full or failing disk: this upload ends, the agent retries later
+            self.abandon()
+            raise _StreamError(
+                grpc.StatusCode.RESOURCE_EXHAUSTED, f"host cannot write: {_reason(exc)}"
+            ) from None
+
+    def _write(self, data: bytes | memoryview) -> None:
         assert self.receiving is not None
         incoming = self.receiving.file
         if incoming is None:

@@ -68,12 +68,15 @@ CREATE TABLE results (
 """
 
 
+_FILE_QUERY = "SELECT kind, path, size, sha256, run_id FROM files WHERE session=?"
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFile:
     kind: int
     path: str
     size: int
-    sha256: bytes
+    sha256: bytes  # the checksum it was sent with: SHA-256 (32 bytes) or XXH3-128 (16)
     run_id: str = ""
 
 
@@ -241,7 +244,7 @@ class SessionStore:
             return [r[0] for r in db.execute("SELECT name FROM sessions WHERE state='open' ORDER BY name")]
 
     def files(self, session: str, kind: int | None = None) -> list[StoredFile]:
-        query = "SELECT kind, path, size, sha256, run_id FROM files WHERE session=?"
+        query = _FILE_QUERY
         args: tuple[object, ...] = (session,)
         if kind is not None:
             query, args = query + " AND kind=?", (session, kind)
@@ -249,30 +252,50 @@ class SessionStore:
             return [StoredFile(*r) for r in db.execute(query + " ORDER BY kind, path", args)]
 
     def file(self, session: str, kind: int, path: str) -> StoredFile | None:
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND kind=? AND path=?",
-                (session, kind, path),
-            ).fetchone()
-        return None if row is None else StoredFile(*row)
+        (found,) = self.files_named(session, [(kind, path)])
+        return found
 
-    def add_file(self, session: str, file: StoredFile) -> str:
-        """Record a received file; "" when recorded, else why not (the session closed, or its
-        run was replaced, while it was on the way)."""
+    def holds(self, session: str, kind: int) -> bool:
+        """Whether the session has a file of this kind."""
+        with self._transaction() as db:
+            query = "SELECT 1 FROM files WHERE session=? AND kind=? LIMIT 1"
+            return db.execute(query, (session, kind)).fetchone() is not None
+
+    def files_named(self, session: str, keys: Sequence[tuple[int, str]]) -> list[StoredFile | None]:
+        """The stored file of each (kind, path), None where there is none; one transaction."""
+        with self._transaction() as db:
+            rows = [
+                db.execute(_FILE_QUERY + " AND kind=? AND path=?", (session, kind, path)).fetchone()
+                for kind, path in keys
+            ]
+        return [None if row is None else StoredFile(*row) for row in rows]
+
+    def add_files(self, session: str, files: Sequence[StoredFile]) -> list[str]:
+        """Record received files in one transaction (one commit to disk for all of them): for
+        each, "" when recorded, else why not (the session closed, or the file's run was
+        replaced, while it was on the way)."""
         with self._transaction() as db:
             state = db.execute("SELECT state FROM sessions WHERE name=?", (session,)).fetchone()
             if state is None or state[0] == "closed":
-                return f"session {session} is closed"
-            run = db.execute(
-                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, file.run_id)
-            ).fetchone()
-            if run is not None and run[0] == "replaced":
-                return f"run {file.run_id} was replaced by a later run"
-            db.execute(
+                return [f"session {session} is closed"] * len(files)
+            replaced = {
+                r[0]
+                for r in db.execute(
+                    "SELECT run_id FROM runs WHERE session=? AND state='replaced'", (session,)
+                )
+            }
+            refused = [
+                f"run {f.run_id} was replaced by a later run" if f.run_id in replaced else "" for f in files
+            ]
+            db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                (session, file.kind, file.path, file.size, file.sha256, file.run_id),
+                [
+                    (session, f.kind, f.path, f.size, f.sha256, f.run_id)
+                    for f, why in zip(files, refused, strict=True)
+                    if not why
+                ],
             )
-            return ""
+            return refused
 
     def forget_files(self, session: str, files: Sequence[StoredFile]) -> None:
         """Drop files (and their rows) the host no longer holds, so that the agent resends them."""

@@ -23,16 +23,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import astuple, dataclass, fields, replace
 
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 
 # The floats of a MetricValues in column order (StandardDeviation is four of them).
 METRIC_NUMBERS = tuple(
-    f.name for f in fields(MetricValues) if f.name not in ("reasons", "spread_computed", "finite")
+    f.name for f in fields(MetricValues) if f.name not in ("reasons", "spread_computed", "finite", "special")
 )
+# ``MetricValues.special`` (NaN/inf counts of the pair's data); NULL counts: none were counted.
+SPECIAL_COLUMNS = tuple(f"special_{f.name}" for f in fields(SpecialValues))
 SHARD_COLUMNS = ("shard_device", "shard_model", "shard_model_id", "shard_step", "shard_time")
 _ROW_FIELDS = (
     ("row_index", "INTEGER"),  # the Index column; NULL for golden-only rows
@@ -70,6 +73,7 @@ VALUE_COLUMNS: tuple[tuple[str, str], ...] = (
     *_metric_group(""),
     ("has_finite", "INTEGER NOT NULL"),
     *_metric_group("finite_"),
+    *((name, "INTEGER") for name in SPECIAL_COLUMNS),
 )
 COLUMN_NAMES = tuple(name for name, _ in VALUE_COLUMNS)
 
@@ -114,6 +118,7 @@ def values_of(row: ShardRow) -> tuple[object, ...]:
         *_metric_values(r.metrics),
         int(finite is not None),
         *_metric_values(finite if finite is not None else MetricValues.unavailable("")),
+        *(astuple(special) if (special := r.metrics.special) is not None else (None,) * len(SPECIAL_COLUMNS)),
     )  # fmt: skip
 
 
@@ -127,6 +132,9 @@ def row_of(values: Sequence[object]) -> ShardRow:
     metrics = _metrics_of(v[20 : 20 + group])
     if v[20 + group]:
         metrics = replace(metrics, finite=_metrics_of(v[21 + group : 21 + 2 * group]))
+    special = v[21 + 2 * group :]
+    if special[0] is not None:
+        metrics = replace(metrics, special=SpecialValues(*(_opt_int(x) for x in special)))  # type: ignore[arg-type]
     row = ResultRow(
         index=_opt_int(index),
         op_sequence=_opt_int(op_sequence),

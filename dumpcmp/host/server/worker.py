@@ -235,12 +235,15 @@ class SessionWorker:
         )
         if self._live is None or stale:
             self._live = None
+            # Checked before the session's files are listed: while a session waits for its golden
+            # data, every file landing would list them all again (quadratic in the files).
+            missing = self._missing_plan_files()
+            if missing:
+                if dumps or self._store.holds(self.name, FileKind.DUMP):
+                    self.problem = missing  # compared when they arrive
+                return
             dumps = [f.path for f in self._store.files(self.name, FileKind.DUMP)]
         if not dumps:
-            return
-        missing = self._missing_plan_files()
-        if missing:
-            self.problem = missing  # compared when they arrive
             return
         try:
             if self._live is None:
@@ -264,7 +267,7 @@ class SessionWorker:
             and self._store.file(self.name, FileKind.FUSION_RULE, self._plan.needs_rule) is None
         ):
             return f"{_WAITING_RULE} {self._plan.needs_rule}"
-        if self._plan.needs_golden and not self._store.files(self.name, FileKind.GOLDEN):
+        if self._plan.needs_golden and not self._store.holds(self.name, FileKind.GOLDEN):
             return "waiting for golden data"
         return ""
 

@@ -14,11 +14,18 @@ class FileKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GOLDEN: _ClassVar[FileKind]
     FUSION_RULE: _ClassVar[FileKind]
     INPUT: _ClassVar[FileKind]
+
+class Checksum(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SHA256: _ClassVar[Checksum]
+    XXH3_128: _ClassVar[Checksum]
 FILE_KIND_UNSPECIFIED: FileKind
 DUMP: FileKind
 GOLDEN: FileKind
 FUSION_RULE: FileKind
 INPUT: FileKind
+SHA256: Checksum
+XXH3_128: Checksum
 
 class Uploader(_message.Message):
     __slots__ = ("host", "device", "agent_id", "version")
@@ -81,39 +88,55 @@ class RunMark(_message.Message):
     def __init__(self, session: _Optional[str] = ..., run_id: _Optional[str] = ..., event: _Optional[_Union[RunMark.Event, str]] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class FileStart(_message.Message):
-    __slots__ = ("session", "kind", "path", "size", "run_id")
+    __slots__ = ("session", "kind", "path", "size", "run_id", "checksum")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    CHECKSUM_FIELD_NUMBER: _ClassVar[int]
     session: str
     kind: FileKind
     path: str
     size: int
     run_id: str
-    def __init__(self, session: _Optional[str] = ..., kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., size: _Optional[int] = ..., run_id: _Optional[str] = ...) -> None: ...
+    checksum: Checksum
+    def __init__(self, session: _Optional[str] = ..., kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., size: _Optional[int] = ..., run_id: _Optional[str] = ..., checksum: _Optional[_Union[Checksum, str]] = ...) -> None: ...
 
 class FileEnd(_message.Message):
-    __slots__ = ("sha256",)
+    __slots__ = ("sha256", "xxh3_128")
     SHA256_FIELD_NUMBER: _ClassVar[int]
+    XXH3_128_FIELD_NUMBER: _ClassVar[int]
     sha256: bytes
-    def __init__(self, sha256: _Optional[bytes] = ...) -> None: ...
+    xxh3_128: bytes
+    def __init__(self, sha256: _Optional[bytes] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
+
+class WholeFile(_message.Message):
+    __slots__ = ("start", "end", "data")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    start: FileStart
+    end: FileEnd
+    data: bytes
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class UploadMessage(_message.Message):
-    __slots__ = ("start", "data", "end", "run")
+    __slots__ = ("start", "data", "end", "run", "whole")
     START_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FIELD_NUMBER: _ClassVar[int]
     start: FileStart
     data: bytes
     end: FileEnd
     run: RunMark
-    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ...) -> None: ...
+    whole: WholeFile
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ..., whole: _Optional[_Union[WholeFile, _Mapping]] = ...) -> None: ...
 
 class UploadAck(_message.Message):
-    __slots__ = ("kind", "path", "status", "message", "run_id")
+    __slots__ = ("kind", "path", "status", "message", "run_id", "more")
     class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATUS_UNSPECIFIED: _ClassVar[UploadAck.Status]
@@ -133,12 +156,14 @@ class UploadAck(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
     kind: FileKind
     path: str
     status: UploadAck.Status
     message: str
     run_id: str
-    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ...) -> None: ...
+    more: _containers.RepeatedCompositeFieldContainer[UploadAck]
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ..., more: _Optional[_Iterable[_Union[UploadAck, _Mapping]]] = ...) -> None: ...
 
 class CloseSessionRequest(_message.Message):
     __slots__ = ("session",)
@@ -157,19 +182,21 @@ class ListSessionsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class StoredFile(_message.Message):
-    __slots__ = ("kind", "path", "sha256", "size")
+    __slots__ = ("kind", "path", "sha256", "size", "xxh3_128")
     KIND_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     SHA256_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
+    XXH3_128_FIELD_NUMBER: _ClassVar[int]
     kind: FileKind
     path: str
     sha256: bytes
     size: int
-    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ...) -> None: ...
+    xxh3_128: bytes
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared")
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
@@ -194,6 +221,8 @@ class SessionInfo(_message.Message):
     COMPARED_FILES_FIELD_NUMBER: _ClassVar[int]
     WAITING_FIELD_NUMBER: _ClassVar[int]
     NOTHING_COMPARED_FIELD_NUMBER: _ClassVar[int]
+    CHECKSUMS_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FILES_FIELD_NUMBER: _ClassVar[int]
     session: str
     model: str
     state: SessionInfo.State
@@ -210,7 +239,9 @@ class SessionInfo(_message.Message):
     compared_files: int
     waiting: str
     nothing_compared: str
-    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ...) -> None: ...
+    checksums: _containers.RepeatedScalarFieldContainer[Checksum]
+    whole_files: bool
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsReply(_message.Message):
     __slots__ = ("sessions",)

@@ -89,8 +89,9 @@ class DumpCompareServicer:
 
     def Upload(self, request_iterator, context):
         """Files of one session, each as FileStart, data chunks (<= 4 MiB each), FileEnd. The host
-        answers every file with one UploadAck after it is on disk (atomic rename, SHA-256 checked)
-        or refused. A malformed stream ends with an error status; files acknowledged before stay.
+        answers every file with one UploadAck after it is on disk (atomic rename, checksum checked)
+        or refused; it may make several files durable together and answer them together.  A
+        malformed stream ends with an error status; files acknowledged before stay.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

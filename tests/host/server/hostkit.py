@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,20 +16,27 @@ from dumpcmp.host.server.serve import HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import MAX_CHUNK, ChannelOptions, open_channel
+from dumpcmp.proto.upload_wire import file_end, new_digest
 
 CALL_TIMEOUT_S = 30.0
 
 
 def file_messages(
     session: str, kind: int, path: str, data: bytes, *, chunk: int = MAX_CHUNK, run_id: str = "",
-    sha256: bytes | None = None,
+    sha256: bytes | None = None, checksum: int = pb.SHA256,
 ) -> list[pb.UploadMessage]:  # fmt: skip
-    """One file as FileStart, data chunks, FileEnd."""
-    start = pb.FileStart(session=session, kind=kind, path=path, size=len(data), run_id=run_id)  # type: ignore[arg-type]
+    """One file as FileStart, data chunks, FileEnd (checksummed as an agent before XXH3_128 did,
+    unless ``checksum`` says otherwise; ``sha256``: a wrong checksum instead)."""
+    start = pb.FileStart(
+        session=session, kind=kind, path=path, size=len(data), run_id=run_id, checksum=checksum
+    )  # type: ignore[arg-type]
     messages = [pb.UploadMessage(start=start)]
     messages += [pb.UploadMessage(data=data[i : i + chunk]) for i in range(0, len(data), chunk)]
-    digest = hashlib.sha256(data).digest() if sha256 is None else sha256
-    messages.append(pb.UploadMessage(end=pb.FileEnd(sha256=digest)))
+    if sha256 is None:
+        digest = new_digest(checksum)
+        digest.update(data)
+        sha256 = digest.digest()
+    messages.append(pb.UploadMessage(end=file_end(checksum, sha256)))
     return messages
 
 

@@ -152,7 +152,7 @@ def test_over_long_chunk_ends_the_upload_only(client: Client, size: int, code: g
 def test_a_session_of_many_files_is_listed_whole(client: Client, host: HostServer) -> None:
     client.open("s1")
     for i in range(5000):  # a SessionInfo of about 5 MB: more than one upload message may hold
-        host.service.store.add_file("s1", StoredFile(pb.DUMP, f"{i:04d}/" + "x" * 1000, 1, b"\0" * 32))
+        host.service.store.add_files("s1", [StoredFile(pb.DUMP, f"{i:04d}/" + "x" * 1000, 1, b"\0" * 32)])
     assert len(client.info("s1").files) == 5000
 
 

@@ -1,0 +1,347 @@
+"""The host's commit path: group commit keeps durability before acknowledgement; the checksums."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+import xxhash
+
+from dumpcmp.agent.uploader import UploadSettings
+from dumpcmp.host.server.service import DumpCompareService
+from dumpcmp.host.server.store import SessionStore, StoredFile
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import MAX_CHUNK
+from dumpcmp.proto.upload_wire import (
+    ACKS_METADATA,
+    BATCHED,
+    data_message,
+    file_end,
+    read_upload_message,
+    whole_message,
+)
+from tests.agent.recording_host import uploader_for
+from tests.host.server.hostkit import Client, Hosts, file_messages
+
+Ack = pb.UploadAck
+DUMP = pb.DUMP
+
+
+@pytest.fixture(name="client")
+def client_fixture(hosts: Hosts, tmp_path: Path) -> Client:
+    return hosts.client(hosts.start(tmp_path / "data"))
+
+
+class _Call:
+    """A servicer context whose call stays active."""
+
+    def is_active(self) -> bool:
+        return True
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        raise AssertionError(f"aborted: {code} {details}")
+
+
+def _fd_path(fd: int) -> str:
+    return os.readlink(f"/proc/self/fd/{fd}")
+
+
+def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files finished together are committed together, and each answer still comes after its
+    file's fdatasync, its rename, its directory's fsync and its store row."""
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    first_sync = threading.Event()
+    real_fdatasync, real_fsync, real_replace = os.fdatasync, os.fsync, os.replace
+    real_add_files = SessionStore.add_files
+
+    def record(event: str, what: str) -> None:
+        with lock:
+            events.append((event, what))
+
+    def fdatasync(fd: int) -> None:
+        if not first_sync.is_set():
+            first_sync.set()
+            time.sleep(0.3)  # a slow disk: the files behind the first one finish meanwhile
+        record("fdatasync", Path(_fd_path(fd)).name)
+        real_fdatasync(fd)
+
+    def fsync(fd: int) -> None:
+        record("fsync", _fd_path(fd))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str, *, src_dir_fd: int, dst_dir_fd: int) -> None:
+        record("rename", f"{src} {_fd_path(dst_dir_fd)}/{dst}")
+        real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+
+    def add_files(store: SessionStore, session: str, files: list[StoredFile]) -> list[str]:
+        refused = real_add_files(store, session, files)
+        for f in files:
+            record("stored", f.path)
+        return refused
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(SessionStore, "add_files", add_files)
+
+    service = DumpCompareService(tmp_path / "data")
+    call = _Call()
+    service.OpenSession(pb.OpenSessionRequest(session="s1"), call)
+    names = [f"d{n % 2}/f{n}" for n in range(12)]
+    messages = [
+        m
+        for name in names
+        for m in file_messages("s1", DUMP, name, name.encode() * 100, checksum=pb.XXH3_128)
+    ]
+    for ack in service.Upload(iter(messages), call):
+        assert ack.status == Ack.STORED, ack.message
+        record("ack", ack.path)
+    service.stop()
+
+    def at(event: str, test: object) -> int:
+        matches = [i for i, (e, what) in enumerate(events) if e == event and test(what)]  # type: ignore[operator]
+        assert matches, (event, events)
+        return matches[0]
+
+    dump = tmp_path / "data/sessions/s1/dump"
+    for name in names:
+        acked = at("ack", lambda what, n=name: what == n)
+        renamed = at("rename", lambda what, n=name: what.endswith(f" {dump / n}"))
+        part = events[renamed][1].split()[0]
+        assert at("fdatasync", lambda what, p=part: what == p) < renamed
+        directory = str((dump / name).parent)
+        synced = [
+            i for i, (e, what) in enumerate(events) if e == "fsync" and what == directory and i > renamed
+        ]
+        assert synced and synced[0] < acked, f"{name}: answered before its directory was fsynced"
+        assert at("stored", lambda what, n=name: what == n) < acked
+    # Committed in groups: fewer directory fsyncs and store commits than files.
+    assert sum(e == "fsync" and what.startswith(str(dump)) for e, what in events) < len(names)
+    assert (dump / names[-1]).read_bytes() == names[-1].encode() * 100
+
+
+def test_a_failed_fdatasync_refuses_that_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fdatasync, real_open = os.fdatasync, os.open
+    parts: list[str] = []  # temporary names, in the order the files arrive
+
+    def open_(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if str(path).endswith(".part"):
+            parts.append(str(path))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    def fdatasync(fd: int) -> None:
+        if Path(_fd_path(fd)).name in parts[1:2]:  # the second file's disk write failed
+            raise OSError(5, "Input/output error")
+        real_fdatasync(fd)
+
+    service = DumpCompareService(tmp_path / "data")
+    call = _Call()
+    service.OpenSession(pb.OpenSessionRequest(session="s1"), call)
+    messages = [m for name in ("a", "b", "c") for m in file_messages("s1", DUMP, name, b"x" * 10)]
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    acks = list(service.Upload(iter(messages), call))
+    stored = [f.path for f in service.store.files("s1")]
+    service.stop()
+    assert [(a.path, a.status) for a in acks] == [("a", Ack.STORED), ("b", Ack.REFUSED), ("c", Ack.STORED)]
+    assert "Input/output error" in acks[1].message
+    assert stored == ["a", "c"]
+    assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
+
+
+def test_an_xxh3_file_is_stored_and_listed_with_its_checksum(client: Client) -> None:
+    assert list(client.open("s1").checksums) == [pb.XXH3_128]
+    data = bytes(range(256)) * 50
+    acks = client.upload(file_messages("s1", DUMP, "a/f", data, chunk=1000, checksum=pb.XXH3_128))
+    assert [a.status for a in acks] == [Ack.STORED]
+    (listed,) = client.info("s1").files
+    assert (listed.xxh3_128, listed.sha256) == (xxhash.xxh3_128(data).digest(), b"")
+    again = client.upload(file_messages("s1", DUMP, "a/f", data, checksum=pb.XXH3_128))
+    assert [a.status for a in again] == [Ack.DUPLICATE]
+
+
+def test_a_corrupted_chunk_is_refused_with_either_checksum(client: Client, tmp_path: Path) -> None:
+    client.open("s1")
+    data = b"0123456789" * 1000
+    for checksum in (pb.XXH3_128, pb.SHA256):
+        messages = file_messages("s1", DUMP, "f", data, chunk=4000, checksum=checksum)
+        corrupted = bytearray(messages[2].data)
+        corrupted[17] ^= 0x01  # one bit flipped in transit
+        messages[2] = pb.UploadMessage(data=bytes(corrupted))
+        (ack,) = client.upload(messages)
+        assert ack.status == Ack.CHECKSUM_MISMATCH
+        assert pb.Checksum.Name(checksum) in ack.message
+    assert list(client.info("s1").files) == []
+    assert not (tmp_path / "data/sessions/s1/dump/f").exists()
+
+
+def test_an_older_agents_sha256_upload_is_still_stored(client: Client) -> None:
+    client.open("s1")
+    messages = file_messages("s1", DUMP, "old", b"from an older agent")
+    messages[0].start.ClearField("checksum")  # an agent that knows no checksum but SHA-256
+    assert [a.status for a in client.upload(messages)] == [Ack.STORED]
+    assert len(client.info("s1").files[0].sha256) == 32
+
+
+def test_a_checksum_this_host_does_not_know_is_refused_in_one_line(client: Client) -> None:
+    client.open("s1")
+    messages = file_messages("s1", DUMP, "f", b"data")
+    messages[0].start.checksum = 7  # type: ignore[assignment]
+    (ack,) = client.upload(messages)
+    assert (ack.status, ack.message) == (Ack.REFUSED, "unknown checksum 7 (a newer agent: update this host)")
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 16384, 1024 * 1024 + 3])
+def test_a_data_message_is_decoded_as_a_view_of_the_received_bytes(size: int) -> None:
+    data = bytes(i % 251 for i in range(size))
+    decoded = read_upload_message(data_message(data))
+    assert isinstance(decoded, memoryview) and decoded == data
+
+
+def test_any_other_message_is_decoded_by_protobuf() -> None:
+    start = pb.UploadMessage(start=pb.FileStart(session="s", path="p", size=3))
+    assert read_upload_message(start.SerializeToString()) == start
+    # A data field followed by another field (valid protobuf, never what an agent sends): parsed.
+    odd = data_message(b"abc") + pb.UploadMessage(end=pb.FileEnd(sha256=b"x")).SerializeToString()
+    assert read_upload_message(odd) == pb.UploadMessage.FromString(odd)
+    truncated = data_message(b"abcdef")[:-1]
+    with pytest.raises(Exception):  # noqa: B017  protobuf's DecodeError: the stream's error status
+        read_upload_message(truncated)
+
+
+def _whole(session: str, path: str, data: bytes, *, digest: bytes | None = None) -> bytes:
+    start = pb.FileStart(session=session, kind=DUMP, path=path, size=len(data), checksum=pb.XXH3_128)
+    return whole_message(start, file_end(pb.XXH3_128, digest or xxhash.xxh3_128(data).digest()), data)
+
+
+def _raw_upload(client: Client, messages: list[bytes], batched: bool = False) -> list[pb.UploadAck]:
+    """An Upload of already encoded messages; each answer, and those an answer holds (``more``)."""
+    upload = client.channel.stream_stream(
+        "/dumpcmp.v1.DumpCompare/Upload",
+        request_serializer=lambda raw: raw,
+        response_deserializer=pb.UploadAck.FromString,
+    )
+    metadata = ((ACKS_METADATA, BATCHED),) if batched else ()
+    return list(upload(iter(messages), metadata=metadata, timeout=30.0))
+
+
+def test_small_files_sent_whole_are_stored_or_refused_each(client: Client, tmp_path: Path) -> None:
+    assert client.open("s1").whole_files
+    acks = _raw_upload(
+        client,
+        [
+            _whole("s1", "a/one", b"first file"),
+            _whole("s1", "../escape", b"refused by its name"),
+            _whole("s1", "two", b"corrupted", digest=b"\0" * 16),
+            _whole("s1", "empty", b""),
+        ],
+    )
+    assert [(a.path, a.status) for a in acks] == [
+        ("a/one", Ack.STORED),
+        ("../escape", Ack.REFUSED),
+        ("two", Ack.CHECKSUM_MISMATCH),
+        ("empty", Ack.STORED),
+    ]
+    assert (tmp_path / "data/sessions/s1/dump/a/one").read_bytes() == b"first file"
+    assert sorted(f.path for f in client.info("s1").files) == ["a/one", "empty"]
+
+
+def test_answers_come_several_a_message_only_to_an_agent_that_asks(client: Client) -> None:
+    client.open("s1")
+    for batched in (False, True):
+        names = [f"{batched}/f{n}" for n in range(40)]
+        acks = _raw_upload(client, [_whole("s1", name, name.encode()) for name in names], batched)
+        answered = [a for ack in acks for a in (ack, *ack.more)]
+        assert [(a.path, a.status) for a in answered] == [(name, Ack.STORED) for name in names]
+        if batched:
+            assert len(acks) < len(names)  # files finished together are answered together
+        else:
+            assert all(not ack.more for ack in acks)
+
+
+def test_the_agent_sends_small_files_whole_and_reads_batched_answers(
+    hosts: Hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dumpcmp.host.server import service
+
+    wholes: list[str] = []
+    real_whole = service._Upload._whole
+
+    def whole(upload: service._Upload, start: pb.FileStart, data: memoryview, end: pb.FileEnd) -> object:
+        wholes.append(start.path)
+        return real_whole(upload, start, data, end)
+
+    monkeypatch.setattr(service._Upload, "_whole", whole)
+    host = hosts.start(tmp_path / "data")
+    root = tmp_path / "dump"
+    root.mkdir()
+    sizes = {"small": 1000, "exactly_a_chunk": 64 * 1024, "large": 64 * 1024 + 1}
+    for name, size in sizes.items():
+        (root / name).write_bytes(os.urandom(size))
+    uploader = uploader_for(
+        f"127.0.0.1:{host.port}", tmp_path / "state", "s1", UploadSettings(chunk_size=64 * 1024)
+    )
+    uploader.start()
+    for name in sizes:
+        uploader.add_file(DUMP, name, root / name)
+    report = uploader.finish()
+    assert (report.stored, report.problems) == (3, ())
+    assert sorted(wholes) == ["exactly_a_chunk", "small"]
+    for name in sizes:
+        assert (tmp_path / "data/sessions/s1/dump" / name).read_bytes() == (root / name).read_bytes()
+
+
+def test_a_session_waiting_for_its_golden_data_does_not_list_its_files_per_file(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file landing in a session still waiting for its golden data listed all its dump
+    files again: quadratic in the files, on the host's busiest path."""
+    listed: list[int | None] = []
+    real_files = SessionStore.files
+
+    def files(store: SessionStore, session: str, kind: int | None = None) -> list[StoredFile]:
+        listed.append(kind)
+        return real_files(store, session, kind)
+
+    monkeypatch.setattr(SessionStore, "files", files)
+    client.open("s1", golden_uploaded=True)
+    for number in range(20):
+        assert [a.status for a in client.upload(file_messages("s1", DUMP, f"f{number}", b"x"))] == [
+            Ack.STORED
+        ]
+    deadline = time.monotonic() + 30.0
+    while client.info("s1").waiting != "waiting for golden data" and time.monotonic() < deadline:
+        time.sleep(0.01)  # the worker has seen the files
+    assert client.info("s1").waiting == "waiting for golden data"
+    assert DUMP not in listed and pb.GOLDEN not in listed
+
+
+def test_the_largest_messages_the_agent_sends_by_default_fit_the_hosts_limit(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    """A WholeFile of a whole chunk (plus its FileStart with a long path) and full data chunks."""
+    host = hosts.start(tmp_path / "data")
+    root = tmp_path / "dump"
+    long_dir = root.joinpath(*["d" * 200] * 4)
+    long_dir.mkdir(parents=True)
+    files = {long_dir / "whole": MAX_CHUNK, root / "chunked": 2 * MAX_CHUNK + 1}
+    for path, size in files.items():
+        path.write_bytes(os.urandom(size))
+    uploader = uploader_for(f"127.0.0.1:{host.port}", tmp_path / "state", "s1")  # default settings
+    uploader.start()
+    for path in files:
+        uploader.add_file(DUMP, path.relative_to(root).as_posix(), path)
+    report = uploader.finish()
+    assert (report.stored, report.problems) == (2, ())
+    for path in files:
+        assert (tmp_path / "data/sessions/s1/dump" / path.relative_to(root)).read_bytes() == path.read_bytes()
