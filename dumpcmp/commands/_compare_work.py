@@ -154,14 +154,12 @@ def run_offline(job: OfflineJob) -> None:
 
 
 def write_reports(results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest) -> None:
-    """The reports of each (result file, model name, its graph if read already), beside the file."""
-    from dumpcmp.host.report.files import reports_beside
+    """The reports of each (result file, model name, its graph if read already): one per run."""
+    from dumpcmp.host.report.files import reports_of_results
 
     with user_errors():
-        for result, model, graph in results:
-            if result is not None:
-                for path in reports_beside(result, request, model=model, graph=graph):
-                    say(f"report: {path}")
+        for path in reports_of_results(results, request):
+            say(f"report: {path}")
 
 
 def print_skipped(skipped: Sequence[tuple[Path, str]]) -> None:
