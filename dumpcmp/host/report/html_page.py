@@ -252,7 +252,15 @@ function pickShard(k) {
     const div = document.getElementById(id);
     if (!div) continue;
     const figure = FIGURES[id];
-    drawn.push(figure ? Plotly.react(div, figure.data, figure.layout, CONFIG) : Plotly.purge(div));
+    if (!figure) {
+      Plotly.purge(div);
+      continue;
+    }
+    // React may plot anew, which drops the click handler: bind it again, once.
+    drawn.push(Plotly.react(div, figure.data, figure.layout, CONFIG).then(() => {
+      div.removeAllListeners("plotly_click");
+      div.on("plotly_click", onPick);
+    }));
   }
   const choice = document.getElementById("error-metric");
   return Promise.all(drawn).then(() => {
