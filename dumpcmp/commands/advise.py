@@ -34,8 +34,8 @@ from dumpcmp.errors import DumpcmpError
 if TYPE_CHECKING:
     from dumpcmp.host.report.advisor import Advice, Worded
     from dumpcmp.host.report.files import ReportRequest
-    from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.report.grading import GradeThresholds
+    from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.report.table import ResultTable
 
 __all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
@@ -91,7 +91,9 @@ def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = N
             named = _run_path(first.parent, first.stem, len(run)) if many else first
             heading = f"advisor findings for {named}:"
         tables = [table for table, _ in run]
-        print_advice(*advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds), heading=heading)
+        print_advice(
+            *advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds), heading=heading
+        )
 
 
 def _run_path(directory: Path, stem: str, shards: int) -> str:
@@ -250,7 +252,12 @@ def advise_command(
 
 
 def _advise_run(
-    run: Sequence[_ToAdvise], output: Path | None, reports: ReportRequest, graph: OpGraph | None, *, several: bool
+    run: Sequence[_ToAdvise],
+    output: Path | None,
+    reports: ReportRequest,
+    graph: OpGraph | None,
+    *,
+    several: bool,
 ) -> None:
     """Advise one run's tables (its shards as one), print the findings and write its reports."""
     from dumpcmp.host.report.advisor import Advice

@@ -82,7 +82,10 @@ def test_the_advisor_reads_the_torchair_table(pair: tuple[Path, Path], tmp_path:
     # One advisor result for the run's two (rank, token) shards, naming the token that diverges.
     (text,) = out.glob("*advisor*.txt")
     assert text.name.startswith("compare_advisor_") and result.output.count("first divergence: op #1") == 1
-    assert "shards: 2 (tokens 0, 1), diverging: 2 (tokens 0, 1); the first: token 0, first divergence at op #1 mul_1" in text.read_text()
+    assert (
+        "shards: 2 (tokens 0, 1), diverging: 2 (tokens 0, 1); the first: token 0, "
+        "first divergence at op #1 mul_1" in text.read_text()
+    )
 
 
 def test_html_report_and_coloured_xlsx_of_a_torchair_table(pair: tuple[Path, Path], tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""TorchAir reports draw the run's GE graph: ``compare -m torchair --html`` each rank's, ``advise --graph``."""
+"""TorchAir reports draw each rank's GE graph: ``compare -m torchair --html``, ``advise --graph``."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def _colour(nodes: dict[str, Any], name: str) -> str:
 
 def _shard_graphs(page: Path) -> dict[str, list[dict[str, Any]]]:
     """Each shard's graph traces in a run's one report, by the shard's label."""
-    found = re.search(r'<script type="application/json" id="report-shards">(.*?)</script>', page.read_text(), re.S)
+    found = re.search(
+        r'<script type="application/json" id="report-shards">(.*?)</script>', page.read_text(), re.S
+    )
     assert found is not None
     return {shard["label"]: shard["figures"]["graph"]["data"] for shard in json.loads(found.group(1))}
 

@@ -58,14 +58,16 @@ def test_one_report_and_one_advisor_result_for_every_step(run: tuple[Path, str])
     assert output.count("suspect: op #9") == 1
     assert output.count("advisor: ") == 1 and output.count("report: ") == 1
     assert (
-        f"shards: {STEPS} (steps 0-{STEPS - 1}), diverging: {STEPS} (steps 0-{STEPS - 1}); the first: step 0, "
-        "first divergence at op #9 /attn.v_proj/MatMul"
+        f"shards: {STEPS} (steps 0-{STEPS - 1}), diverging: {STEPS} (steps 0-{STEPS - 1}); "
+        "the first: step 0, first divergence at op #9 /attn.v_proj/MatMul"
     ) in lines
     assert f"[in all {STEPS} shards; as in step 0]" in output
     advice = json.loads((out / f"advisor_{stamp}.json").read_text())
     assert [s["label"] for s in advice["shards"]] == [f"step {k}" for k in range(STEPS)]
     assert advice["diverging"] == [f"step {k}" for k in range(STEPS)]
-    assert advice["findings"][0]["kind"] == "first divergence" and len(advice["findings"][0]["shards"]) == STEPS
+    assert (
+        advice["findings"][0]["kind"] == "first divergence" and len(advice["findings"][0]["shards"]) == STEPS
+    )
 
 
 def test_the_report_has_a_shard_picker_over_every_step(run: tuple[Path, str]) -> None:
@@ -88,7 +90,7 @@ def test_the_report_has_a_shard_picker_over_every_step(run: tuple[Path, str]) ->
 
 
 def test_advise_over_the_directory_gives_the_same_one_result(run: tuple[Path, str]) -> None:
-    out, output = run
+    out, _ = run
     advised = runner.invoke(app, ["advise", str(out), "-o", str(out / "again")])
     assert advised.exit_code == 0, advised.output
     (text,) = (out / "again").glob("advisor_*.txt")

@@ -226,7 +226,7 @@ def render_run_html(
     ]
     title = title or f"dumpcmp report: {run.run} ({len(run.shards)} shards)"
     shard_data = f'<script type="application/json" id="report-shards">{_script_json(picker)}</script>'
-    return _page(views[0], title, picker[0]["source"], _shards_section(run, views), shard_data)
+    return _page(views[0], title, _describe(tables[0]), _shards_section(run, views), shard_data)
 
 
 def _shards_section(run: RunAdvice, views: Sequence[_View]) -> str:
@@ -234,7 +234,9 @@ def _shards_section(run: RunAdvice, views: Sequence[_View]) -> str:
     options = "".join(
         f'<option value="{k}">{html.escape(s.label)}</option>' for k, s in enumerate(run.shards)
     )
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in ("shard", *_COUNT_LABELS.values(), "first fault"))
+    head = "".join(
+        f"<th>{html.escape(name)}</th>" for name in ("shard", *_COUNT_LABELS.values(), "first fault")
+    )
     rows = []
     for k, (shard, view) in enumerate(zip(run.shards, views, strict=True)):
         tally = dict((grade, n) for grade, n, _ in _tally(view.grades))

@@ -46,9 +46,7 @@ T = TypeVar("T")
 
 # {shard}_{kind}_{stamp}[_{copy}]: the shard part is what the writers put in front of a run's own
 # result name (``result_name`` of each family); a single-shard run has none.
-_SHARDED = re.compile(
-    r"^(?:(?P<shard>.+?)_)?(?P<run>(?:stats_|compare_)?result_\d{14}(?:_\d+)?)$"
-)
+_SHARDED = re.compile(r"^(?:(?P<shard>.+?)_)?(?P<run>(?:stats_|compare_)?result_\d{14}(?:_\d+)?)$")
 # offline_data: {device}_{model}_{step} (the session directory in front when two sessions clash)
 _OFFLINE_SHARD = re.compile(r"^(?P<device>[^_]+)_(?P<model>.+)_(?P<step>[^_]+)$")
 _TORCHAIR_SHARD = re.compile(r"^rank(?P<rank>\d+)_token(?P<token>\d+)$")
@@ -89,7 +87,9 @@ def shard_labels(shards: Sequence[str]) -> list[str]:
         return [s or "(whole run)" for s in shards]
     known = [f for f in fields if f is not None]
     varying = [name for name in known[0] if len({f[name] for f in known}) > 1] if known else []
-    return [" ".join(f"{name} {f[name]}" for name in varying) or s for f, s in zip(known, shards, strict=True)]
+    return [
+        " ".join(f"{name} {f[name]}" for name in varying) or s for f, s in zip(known, shards, strict=True)
+    ]
 
 
 def _fields(shard: str) -> dict[str, str] | None:
@@ -222,14 +222,25 @@ class RunAdvice:
     def _scope(self, shards: Sequence[int], shown: int, as_in: str = "as in") -> str:
         total = len(self.shards)
         labels = [self.shards[k].label for k in shards]
-        where = f"in all {total} shards" if len(shards) == total else f"in {len(shards)} of {total}: {span(labels)}"
-        return f" [{where}; {as_in} {self.shards[shown].label}]" if len(shards) > 1 else f" [only in {labels[0]}]"
+        where = (
+            f"in all {total} shards"
+            if len(shards) == total
+            else f"in {len(shards)} of {total}: {span(labels)}"
+        )
+        return (
+            f" [{where}; {as_in} {self.shards[shown].label}]"
+            if len(shards) > 1
+            else f" [only in {labels[0]}]"
+        )
 
     def lines(self) -> list[str]:
         """The head line, each finding once with its shards, then the top suspects."""
         lines = [self.head()]
         lines += [f.finding.line() + self._scope(f.shards, f.shards[0]) for f in self.findings]
-        lines += [s.suspect.line() + self._scope(s.shards, s.shown, "largest in") for s in self.suspects[:SUSPECTS_SHOWN]]
+        lines += [
+            s.suspect.line() + self._scope(s.shards, s.shown, "largest in")
+            for s in self.suspects[:SUSPECTS_SHOWN]
+        ]
         more = len(self.suspects) - SUSPECTS_SHOWN
         if more > 0:
             lines.append(f"suspects: {more} more, with smaller amplification (all in the advisor JSON)")

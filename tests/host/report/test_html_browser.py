@@ -19,7 +19,14 @@ import pytest
 from dumpcmp.host.report.graph import load_graph
 from dumpcmp.host.report.html import write_html
 from dumpcmp.host.report.table import read_result, table_from_cells
-from tests.host.report.reports_kit import HOSTILE, chain_cells, chain_graph, chain_table, op_name, simulated_result
+from tests.host.report.reports_kit import (
+    HOSTILE,
+    chain_cells,
+    chain_graph,
+    chain_table,
+    op_name,
+    simulated_result,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -248,7 +255,9 @@ def test_the_shard_picker_shows_each_shard_of_a_run(tmp_path: Path, page: Page) 
     report = write_run_html(tmp_path / "run.html", run, tables, graphs)
     page.open(report)
     assert page.page.locator("#shard-rows tr").count() == 3
-    assert page.page.inner_text("#run-findings").startswith("shards: 3 (steps 0-2), diverging: 2 (steps 1, 2)")
+    assert page.page.inner_text("#run-findings").startswith(
+        "shards: 3 (steps 0-2), diverging: 2 (steps 1, 2)"
+    )
     assert page.page.inner_text("#row-count").startswith("20 of 20 rows")
     assert page.page.inner_text("#findings").startswith("network consistent")
 

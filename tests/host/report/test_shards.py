@@ -65,7 +65,10 @@ def _steps() -> tuple[list[ResultTable], list[str]]:
 def test_the_run_says_each_finding_once_with_the_shards_it_holds_in() -> None:
     run = advise_run(*_steps())
     lines = run.lines()
-    assert lines[0] == "shards: 4 (steps 0-3), diverging: 2 (steps 2, 3); the first: step 2, first divergence at op #1 b"
+    assert (
+        lines[0]
+        == "shards: 4 (steps 0-3), diverging: 2 (steps 2, 3); the first: step 2, first divergence at op #1 b"
+    )
     assert lines[1].startswith("network consistent: all 5 compared tensors agree")
     assert lines[1].endswith("[in 2 of 4: steps 0, 1; as in step 0]")
     assert lines[2].startswith("first divergence: op #1 b") and lines[2].endswith("[only in step 2]")
@@ -74,7 +77,9 @@ def test_the_run_says_each_finding_once_with_the_shards_it_holds_in() -> None:
     doc = run.to_json()
     assert doc["diverging"] == ["step 2", "step 3"] and doc["compared"] == 20
     assert [f["shards"] for f in doc["findings"][:3]] == [["step 0", "step 1"], ["step 2"], ["step 3"]]
-    assert [s["findings"][0]["kind"] for s in doc["shards"]] == ["network consistent"] * 2 + ["first divergence"] * 2
+    assert [s["findings"][0]["kind"] for s in doc["shards"]] == ["network consistent"] * 2 + [
+        "first divergence"
+    ] * 2
 
 
 def _block(page: str, name: str) -> object:
@@ -94,7 +99,12 @@ def test_the_run_page_has_an_overview_a_picker_and_every_shard_s_view() -> None:
     assert shards[2]["findings"][0].startswith("first divergence: op #1 b")
     assert shards[3]["counts"][0] == ["red", 1, "abnormal"]
     rows = re.findall(r'<tr class="grade-(\w+)" data-shard="(\d)"><td>([^<]*)</td>', page)
-    assert rows == [("green", "0", "step 0"), ("green", "1", "step 1"), ("red", "2", "step 2"), ("red", "3", "step 3")]
+    assert rows == [
+        ("green", "0", "step 0"),
+        ("green", "1", "step 1"),
+        ("red", "2", "step 2"),
+        ("red", "3", "step 3"),
+    ]
     assert "<td>first divergence at op #2 c</td>" in page
     found = re.search(r'<ul class="findings" id="run-findings">(.*?)</ul>', page, re.S)
     assert found is not None and found.group(1).count("<li>") == len(run.lines())
