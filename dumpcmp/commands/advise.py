@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.grading import GradeThresholds
     from dumpcmp.host.report.graph import OpGraph
+    from dumpcmp.host.report.shards import AdvisedRun, RunAdvice
     from dumpcmp.host.report.table import ResultTable
 
 __all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
@@ -76,13 +77,15 @@ def readable_results(paths: Sequence[Path]) -> list[tuple[ResultTable, Path]]:
     return [(table, path) for table, path in tables if table.targets() or _stats_twin(path) not in given]
 
 
-def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> None:
+def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> list[AdvisedRun]:
     """Print the findings of the result tables at ``paths`` (``compare --advisor``): one block per
     run, the shards of a run (steps, ranks, tokens) as one; each block under a heading naming
-    its run when there are several (a statistics result beside the tensor result)."""
-    from dumpcmp.host.report.shards import run_groups
+    its run when there are several (a statistics result beside the tensor result). Returns each
+    run's tables and advice, for its reports."""
+    from dumpcmp.host.report.shards import AdvisedRun, run_groups
 
     runs = run_groups(readable_results(paths), lambda t: t[1].stem, lambda t: t[1].parent)
+    advised = []
     for run in runs:
         (_, first), many = run[0], len(run) > 1
         # Set apart from the summary above (which has a first-divergence line of its own).
@@ -91,9 +94,10 @@ def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = N
             named = _run_path(first.parent, first.stem, len(run)) if many else first
             heading = f"advisor findings for {named}:"
         tables = [table for table, _ in run]
-        print_advice(
-            *advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds), heading=heading
-        )
+        advice, text, data = advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds)
+        print_advice(advice, text, data, heading=heading)
+        advised.append(AdvisedRun(tuple(p for _, p in run), tuple(tables), advice))
+    return advised
 
 
 def _run_path(directory: Path, stem: str, shards: int) -> str:
@@ -153,7 +157,7 @@ def advise_tables(
     stems: Sequence[str],
     out_dir: Path,
     thresholds: GradeThresholds | None = None,
-) -> tuple[Worded, Path, Path]:
+) -> tuple[Advice | RunAdvice, Path, Path]:
     """Advise the tables of one run (the results named ``stems``) and write the advisor files in
     ``out_dir``: one table as ``advise_table``; the shards of a run of several as one
     (``shards.RunAdvice``), in the advisor files the run's own result name gives

@@ -15,7 +15,7 @@ from pathlib import Path
 from dumpcmp.host.report.advisor import Advice
 from dumpcmp.host.report.grading import GradeThresholds
 from dumpcmp.host.report.graph import OpGraph
-from dumpcmp.host.report.shards import RunAdvice, advise_run, run_groups
+from dumpcmp.host.report.shards import AdvisedRun, RunAdvice, advise_run, run_groups
 from dumpcmp.host.report.table import ResultTable
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.outputs import atomic_path
@@ -104,15 +104,19 @@ def write_run_reports(
 
 
 def reports_of_results(
-    results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest
+    results: Sequence[tuple[Path | None, str, OpGraph | None]],
+    request: ReportRequest,
+    advised: Sequence[AdvisedRun] = (),
 ) -> list[Path]:
     """The reports of a compare's result files, each (file, model name, its graph if read
     already): a single-shard run's beside its file, as ``reports_beside``; a run of several
-    shards one report for all of them (``write_run_reports``)."""
+    shards one report for all of them (``write_run_reports``). A run in ``advised`` (the
+    advisor's, of the same compare) is not read nor advised again."""
     from dumpcmp.host.report.graph import graph_for
     from dumpcmp.host.report.table import read_result
 
     given = [(path, model, graph) for path, model, graph in results if path is not None]
+    known = {a.paths: a for a in advised}
     written: list[Path] = []
     by_model: dict[str, OpGraph] = {}  # a rule file is read and laid out once per model, not per step
     for run in run_groups(given, lambda r: r[0].stem, lambda r: r[0].parent):
@@ -121,14 +125,20 @@ def reports_of_results(
             if graph is None and request.html and request.graph is not None:
                 graph = by_model.get(model) or by_model.setdefault(model, graph_for(request.graph, model))
             graphs.append(graph)
-        if len(run) == 1:
-            (path, model, _), graph = run[0], graphs[0]
-            written += reports_beside(path, request, model=model, graph=graph)
-            continue
-        tables = [read_result(path) for path, _, _ in run]
+        reuse = known.get(tuple(path for path, _, _ in run))
+        tables = list(reuse.tables) if reuse else [read_result(path) for path, _, _ in run]
         stems = [path.with_suffix("") for path, _, _ in run]
-        advice = advise_run(tables, [s.name for s in stems], _grade_thresholds(request))
-        written += write_run_reports(advice, tables, stems, request, graphs=graphs)
+        if len(run) == 1:
+            advice = reuse.advice if reuse and isinstance(reuse.advice, Advice) else None
+            written += write_reports(
+                tables[0], stems[0], request, model=run[0][1], advice=advice, graph=graphs[0]
+            )
+            continue
+        if reuse and isinstance(reuse.advice, RunAdvice):
+            run_advice = reuse.advice
+        else:
+            run_advice = advise_run(tables, [s.name for s in stems], _grade_thresholds(request))
+        written += write_run_reports(run_advice, tables, stems, request, graphs=graphs)
     return written
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from dumpcmp.host.report.advisor import (
@@ -32,6 +33,7 @@ from dumpcmp.host.report.grading import GradeThresholds
 from dumpcmp.host.report.table import ResultTable
 
 __all__ = [
+    "AdvisedRun",
     "RunAdvice",
     "RunFinding",
     "RunSuspect",
@@ -118,6 +120,16 @@ def _ranges(numbers: Sequence[int]) -> str:
         else:
             runs.append([n])
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+
+
+@dataclass(frozen=True, slots=True)
+class AdvisedRun:
+    """A run's result tables as the advisor read them, with its advice: the reports of the same
+    compare take them instead of reading and advising every shard again."""
+
+    paths: tuple[Path, ...]
+    tables: tuple[ResultTable, ...]
+    advice: Advice | RunAdvice
 
 
 @dataclass(frozen=True, slots=True)
