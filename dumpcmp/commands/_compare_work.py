@@ -24,6 +24,7 @@ from dumpcmp.printable import skipped_lines
 if TYPE_CHECKING:
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import OpGraph
+    from dumpcmp.host.report.shards import AdvisedRun
     from dumpcmp.host.request import CompareRequest
     from dumpcmp.host.rule_set import RuleSet
     from dumpcmp.host.torchair.run import TorchairRequest
@@ -128,6 +129,7 @@ def run_offline(job: OfflineJob) -> None:
     tally = Tally.of(outcome, request.thresholds)
     for line in summarize(outcome, request.thresholds, tally):
         say(line)
+    advised: list[AdvisedRun] = []
     if job.advisor:
         from dumpcmp.commands.advise import advise_results
         from dumpcmp.host.report.grading import GradeThresholds
@@ -135,7 +137,7 @@ def run_offline(job: OfflineJob) -> None:
         with user_errors():
             # Statistics dumps' results too; the verdict's own thresholds.
             results = [p for s in outcome.shards for p in (s.result_file, s.stats_file) if p is not None]
-            advise_results(results, GradeThresholds(verdict=request.thresholds))
+            advised = advise_results(results, GradeThresholds(verdict=request.thresholds))
     if job.reports.html or job.reports.model_explorer:
         from dumpcmp.host.report.files import ReportRequest
 
@@ -147,21 +149,25 @@ def run_offline(job: OfflineJob) -> None:
                 graph=request.fusion_rule,
                 verdict=request.thresholds,
             ),
+            advised,
         )
     problem = nothing_compared(outcome, request.thresholds, tally=tally) or outcome.detail_error
     if problem:
         fail(problem)
 
 
-def write_reports(results: Sequence[tuple[Path | None, str, OpGraph | None]], request: ReportRequest) -> None:
-    """The reports of each (result file, model name, its graph if read already), beside the file."""
-    from dumpcmp.host.report.files import reports_beside
+def write_reports(
+    results: Sequence[tuple[Path | None, str, OpGraph | None]],
+    request: ReportRequest,
+    advised: Sequence[AdvisedRun] = (),
+) -> None:
+    """The reports of each (result file, model name, its graph if read already): one per run;
+    ``advised``: the runs the advisor read already."""
+    from dumpcmp.host.report.files import reports_of_results
 
     with user_errors():
-        for result, model, graph in results:
-            if result is not None:
-                for path in reports_beside(result, request, model=model, graph=graph):
-                    say(f"report: {path}")
+        for path in reports_of_results(results, request, advised):
+            say(f"report: {path}")
 
 
 def print_skipped(skipped: Sequence[tuple[Path, str]]) -> None:
@@ -216,11 +222,12 @@ def run_torchair(job: TorchairJob) -> None:
         )
     for line in summarize_torchair(outcome):
         say(line)
+    advised: list[AdvisedRun] = []
     if job.advisor:
         from dumpcmp.commands.advise import advise_results
 
         with user_errors():
-            advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
+            advised = advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
     if job.reports.html or job.reports.model_explorer:
         from dumpcmp.host.report.files import ReportRequest
         from dumpcmp.host.report.ge_graph_view import load_ge_graph
@@ -232,7 +239,7 @@ def run_torchair(job: TorchairJob) -> None:
                 graphs[rank] = load_ge_graph(files)
             except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
                 say(f"rank {rank}'s report has no graph: {exc}")
-        write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report)
+        write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report, advised)
     problem = nothing_compared_torchair(outcome)
     if problem is not None:
         fail(problem)

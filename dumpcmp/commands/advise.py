@@ -32,8 +32,11 @@ from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
-    from dumpcmp.host.report.advisor import Advice
+    from dumpcmp.host.report.advisor import Advice, Worded
+    from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.grading import GradeThresholds
+    from dumpcmp.host.report.graph import OpGraph
+    from dumpcmp.host.report.shards import AdvisedRun, RunAdvice
     from dumpcmp.host.report.table import ResultTable
 
 __all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
@@ -74,15 +77,34 @@ def readable_results(paths: Sequence[Path]) -> list[tuple[ResultTable, Path]]:
     return [(table, path) for table, path in tables if table.targets() or _stats_twin(path) not in given]
 
 
-def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> None:
-    """Print the findings of each result table at ``paths`` (``compare --advisor``), each under a
-    heading naming its file when there are several (batch shards, a statistics result)."""
-    tables = readable_results(paths)
-    for table, path in tables:
-        # Set apart from the summary above (which has a first-divergence line of its own), and
-        # one block per shard named by its file.
-        heading = f"advisor findings for {path}:" if len(tables) > 1 else "advisor findings:"
-        print_advice(*advise_table(table, path.stem, path.parent, thresholds), heading=heading)
+def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> list[AdvisedRun]:
+    """Print the findings of the result tables at ``paths`` (``compare --advisor``): one block per
+    run, the shards of a run (steps, ranks, tokens) as one; each block under a heading naming
+    its run when there are several (a statistics result beside the tensor result). Returns each
+    run's tables and advice, for its reports."""
+    from dumpcmp.host.report.shards import AdvisedRun, run_groups
+
+    runs = run_groups(readable_results(paths), lambda t: t[1].stem, lambda t: t[1].parent)
+    advised = []
+    for run in runs:
+        (_, first), many = run[0], len(run) > 1
+        # Set apart from the summary above (which has a first-divergence line of its own).
+        heading = "advisor findings:"
+        if len(runs) > 1:
+            named = _run_path(first.parent, first.stem, len(run)) if many else first
+            heading = f"advisor findings for {named}:"
+        tables = [table for table, _ in run]
+        advice, text, data = advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds)
+        print_advice(advice, text, data, heading=heading)
+        advised.append(AdvisedRun(tuple(p for _, p in run), tuple(tables), advice))
+    return advised
+
+
+def _run_path(directory: Path, stem: str, shards: int) -> str:
+    """A run of several shards named by what its files share: ``DIR/result_{ts} (N shards)``."""
+    from dumpcmp.host.report.shards import ShardName
+
+    return f"{directory / ShardName.of(stem).run} ({shards} shards)"
 
 
 def result_files_named(directory: Path, names: Sequence[str]) -> list[Path]:
@@ -117,17 +139,41 @@ def advise_table(
     """
     from dumpcmp.host.report.advisor import advise, write_advice
 
-    named = _RESULT_NAME.match(result_stem)
-    if named is not None:
-        prefix, stamp = named["prefix"], named["stamp"]
-    else:
-        prefix, stamp = f"{result_stem}_", time.strftime("%Y%m%d%H%M%S")
     advice = advise(table, thresholds)
-    text, data = write_advice(advice, out_dir, stamp, prefix=prefix)
+    text, data = write_advice(advice, out_dir, *_advisor_name(result_stem))
     return advice, text, data
 
 
-def print_advice(advice: Advice, text: Path, data: Path, heading: str = "") -> None:
+def _advisor_name(result_stem: str) -> tuple[str, str]:
+    """(stamp, prefix) of the advisor files of the result ``result_stem``."""
+    named = _RESULT_NAME.match(result_stem)
+    if named is not None:
+        return named["stamp"], named["prefix"]
+    return time.strftime("%Y%m%d%H%M%S"), f"{result_stem}_"
+
+
+def advise_tables(
+    tables: Sequence[ResultTable],
+    stems: Sequence[str],
+    out_dir: Path,
+    thresholds: GradeThresholds | None = None,
+) -> tuple[Advice | RunAdvice, Path, Path]:
+    """Advise the tables of one run (the results named ``stems``) and write the advisor files in
+    ``out_dir``: one table as ``advise_table``; the shards of a run of several as one
+    (``shards.RunAdvice``), in the advisor files the run's own result name gives
+    (``advisor_{stamp}`` for ``0_net_{step}_result_{stamp}``, ``compare_advisor_{stamp}`` for
+    ``rank{R}_token{T}_compare_result_{stamp}``)."""
+    if len(tables) == 1:
+        return advise_table(tables[0], stems[0], out_dir, thresholds)
+    from dumpcmp.host.report.advisor import write_advice
+    from dumpcmp.host.report.shards import advise_run
+
+    run = advise_run(tables, stems, thresholds)
+    text, data = write_advice(run, out_dir, *_advisor_name(run.run))
+    return run, text, data
+
+
+def print_advice(advice: Worded, text: Path, data: Path, heading: str = "") -> None:
     """The findings, one per line, then where they were written."""
     out = console()
     if heading:
@@ -137,7 +183,7 @@ def print_advice(advice: Advice, text: Path, data: Path, heading: str = "") -> N
     out.print(f"advisor: {text}, {data}", markup=False)
 
 
-# A table to advise: the table, its result's file stem, the directory beside it, a heading line.
+# A table to advise: the table, its result's file stem, the directory beside it, its name to show.
 _ToAdvise = tuple["ResultTable", str, Path, str]
 
 
@@ -177,8 +223,9 @@ def advise_command(
     graph: Graph = None,
 ) -> None:
     """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
-    from dumpcmp.host.report.files import ReportRequest, write_reports
+    from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import graph_for
+    from dumpcmp.host.report.shards import run_groups
     from dumpcmp.outputs import prepare_output_dir
 
     tables: list[_ToAdvise] = []
@@ -203,25 +250,52 @@ def advise_command(
         if output is not None:
             prepare_output_dir(output, "-o")
         reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph)
-        for table, stem, beside, heading in tables:
-            advice, text, data = advise_table(table, stem, output or beside)
-            print_advice(advice, text, data, heading=heading)
-            if reports.wanted:
-                stem_path = (output or beside) / stem
-                for path in write_reports(table, stem_path, reports, advice=advice, graph=op_graph):
-                    console().print(f"report: {path}", markup=False)
+        runs = run_groups(tables, lambda t: t[1], lambda t: t[2])
+        for run in runs:
+            _advise_run(run, output, reports, op_graph, several=len(runs) > 1)
+
+
+def _advise_run(
+    run: Sequence[_ToAdvise],
+    output: Path | None,
+    reports: ReportRequest,
+    graph: OpGraph | None,
+    *,
+    several: bool,
+) -> None:
+    """Advise one run's tables (its shards as one), print the findings and write its reports."""
+    from dumpcmp.host.report.advisor import Advice
+    from dumpcmp.host.report.files import write_reports, write_run_reports
+    from dumpcmp.host.report.shards import RunAdvice
+
+    (table, stem, _, name), out_dir = run[0], output or run[0][2]
+    heading = ""
+    if several:
+        heading = f"result {_run_path(Path(name).parent, stem, len(run)) if len(run) > 1 else name}"
+    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir)
+    print_advice(advice, text, data, heading=heading)
+    if not reports.wanted:
+        return
+    if isinstance(advice, RunAdvice):
+        stems = [out_dir / t[1] for t in run]
+        written = write_run_reports(advice, [t[0] for t in run], stems, reports, graphs=[graph] * len(run))
+    else:
+        assert isinstance(advice, Advice)  # one table: its own advice
+        written = write_reports(table, out_dir / stem, reports, advice=advice, graph=graph)
+    for path in written:
+        console().print(f"report: {path}", markup=False)
 
 
 def _read_path(result: Path) -> list[_ToAdvise]:
     from dumpcmp.host.report.table import read_result
 
     if not result.is_dir():
-        return [(read_result(result), result.stem, result.parent, "")]
+        return [(read_result(result), result.stem, result.parent, str(result))]
     files = result_files(result)
     if not files:
         raise DumpcmpError(f"{result}: no result table in this directory (result_*.csv or .xlsx)")
     # Every shard: a batch compare writes one per device/model/step.
-    return [(table, path.stem, path.parent, f"result {path}") for table, path in readable_results(files)]
+    return [(table, path.stem, path.parent, str(path)) for table, path in readable_results(files)]
 
 
 def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:
@@ -233,7 +307,7 @@ def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[
             table_from_cells(refuse_cut_table([list(row) for row in cells], name), source=name),
             Path(name).stem,
             Path("."),
-            f"result {name}" if len(fetched) > 1 else "",
+            name,
         )
         for name, cells in fetched
     ]

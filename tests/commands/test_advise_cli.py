@@ -89,10 +89,26 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     result = advise(tmp_path)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == f"result {tmp_path / f'0_net_0_result_{STAMP}.csv'}" and lines[1].startswith(LINE)
-    assert f"result {tmp_path / f'0_net_1_result_{STAMP}.csv'}" in lines
-    assert "network consistent: all 1 compared tensors agree" in result.output
-    assert {f"0_net_0_advisor_{STAMP}.txt", f"0_net_1_advisor_{STAMP}.json"} <= set(files(tmp_path))
+    # The two steps are one run: one result, each finding once with the shards it holds in.
+    assert lines[0] == (
+        "shards: 2 (steps 0, 1), diverging: 1 (step 0); the first: step 0, "
+        "first divergence at op #1 conv2_fused"
+    )
+    assert lines[1].startswith(LINE) and lines[1].endswith("[only in step 0]")
+    assert (
+        "network consistent: all 1 compared tensors agree - nothing to fix: every compared tensor is "
+        "within the thresholds. [only in step 1]" in lines
+    )
+    assert [name for name in files(tmp_path) if "advisor" in name] == [
+        f"advisor_{STAMP}.json",
+        f"advisor_{STAMP}.txt",
+    ]
+    doc = json.loads((tmp_path / f"advisor_{STAMP}.json").read_text())
+    assert doc["diverging"] == ["step 0"] and [s["label"] for s in doc["shards"]] == ["step 0", "step 1"]
+    assert (
+        doc["findings"][0]["shards"] == ["step 0"]
+        and doc["shards"][1]["findings"][0]["kind"] == "network consistent"
+    )
 
 
 @pytest.mark.parametrize(

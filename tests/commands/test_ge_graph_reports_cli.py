@@ -1,4 +1,4 @@
-"""TorchAir reports draw the run's GE graph: ``compare -m torchair --html`` per rank, ``advise --graph``."""
+"""TorchAir reports draw each rank's GE graph: ``compare -m torchair --html``, ``advise --graph``."""
 
 from __future__ import annotations
 
@@ -67,10 +67,21 @@ def _colour(nodes: dict[str, Any], name: str) -> str:
     return str(nodes["marker"]["color"][index])
 
 
-def test_each_rank_s_report_draws_its_rank_s_graph_fused_op_linked_fault_red(compared: Compared) -> None:
-    pages = {rank: next(compared.out.glob(f"rank{rank}_token0_compare_result_*.html")) for rank in (0, 1)}
-    for rank, page in pages.items():
-        traces = _graph(page)
+def _shard_graphs(page: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each shard's graph traces in a run's one report, by the shard's label."""
+    found = re.search(
+        r'<script type="application/json" id="report-shards">(.*?)</script>', page.read_text(), re.S
+    )
+    assert found is not None
+    return {shard["label"]: shard["figures"]["graph"]["data"] for shard in json.loads(found.group(1))}
+
+
+def test_the_run_s_report_draws_each_rank_s_graph_fused_op_linked_fault_red(compared: Compared) -> None:
+    (page,) = compared.out.glob("compare_result_*.html")  # one report for both ranks
+    graphs = _shard_graphs(page)
+    assert list(graphs) == ["rank 0", "rank 1"] and _graph(page) == graphs["rank 0"]
+    for rank in (0, 1):
+        traces = graphs[f"rank {rank}"]
         nodes = traces[-1]
         hover = json.dumps(nodes["text"])
         assert (EXTRA in hover) == (rank == 1)

@@ -188,7 +188,9 @@ class MetricValues:
     @property
     def has_numbers(self) -> bool:
         """True when at least one metric is a number (not NaN)."""
-        return any(not math.isnan(v) for v in self.numbers())
+        # Field by field, not through ``numbers()``: the first metric is a number in nearly every
+        # row, and the advisor and every report ask this of every row.
+        return any(not math.isnan(getattr(self, name)) for name in _NUMBER_FIELDS)
 
     def by_column(self) -> dict[str, float | tuple[float, float, float, float]]:
         """Column name → value, in ``OFFLINE_DATA_COLUMNS`` order."""

@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dumpcmp.host.report.grading import (
     GradeThresholds,
@@ -60,7 +60,7 @@ from dumpcmp.host.verdict import (
     special_appearance,
 )
 
-__all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
+__all__ = ["Advice", "Finding", "Suspect", "Worded", "advise", "write_advice"]
 
 _FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
 
@@ -141,6 +141,14 @@ class Suspect:
             "amplification": _json_number(self.amplification),
             "error_floor": self.floor,
         }
+
+
+class Worded(Protocol):
+    """Advice as it is printed and written: a shard's (``Advice``) or a run's (``shards.RunAdvice``)."""
+
+    def lines(self) -> list[str]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,7 +439,7 @@ def _json_number(value: float) -> float | str:
     return value if math.isfinite(value) else str(value)
 
 
-def write_advice(advice: Advice, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
+def write_advice(advice: Worded, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
     """``{prefix}advisor_{stamp}.txt`` and ``.json`` in ``out_dir``; never overwrites (an existing
     name gets the next free ``_1``, ``_2`` … as result files do)."""
     from dumpcmp.host.sinks.csv_file import claim_new_path

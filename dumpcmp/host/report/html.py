@@ -22,6 +22,7 @@ from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, Advice, advise
 from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, RowJudge, grade_rows
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
+from dumpcmp.host.report.shards import RunAdvice
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
 
 SEVERITY = {Grade.NONE: 0, Grade.GREEN: 1, Grade.YELLOW: 2, Grade.RED: 3}
@@ -88,8 +89,31 @@ def render_html(
     title: str = "",
     thresholds: GradeThresholds | None = None,
 ) -> str:
-    from plotly.offline import get_plotlyjs
+    view = _view(table, graph, advice, grades, thresholds, {})
+    title = title or f"dumpcmp report: {Path(table.source).name or 'result'}"
+    return _page(view, title, _describe(table))
 
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """One result table as the page shows it: its data and figures, tally and findings."""
+
+    data: dict[str, Any]
+    figures: dict[str, Any]
+    grades: tuple[RowGrade, ...]
+    advice: Advice
+    error_names: tuple[str, ...]
+
+
+def _view(
+    table: ResultTable,
+    graph: OpGraph | None,
+    advice: Advice | None,
+    grades: Sequence[RowGrade] | None,
+    thresholds: GradeThresholds | None,
+    layouts: dict[int, dict[str, tuple[float, float]]],
+) -> _View:
+    """``layouts``: the graphs placed already, by ``id`` (the shards of a run share their model's)."""
     grades = tuple(grades) if grades is not None else grade_rows(table, thresholds)
     advice = advice if advice is not None else advise(table, thresholds)
     judge = RowJudge(table, thresholds or GradeThresholds())
@@ -104,7 +128,9 @@ def render_html(
         order = divergence.order if divergence is not None else None
         figures["metrics"] = _metric_figure(ops, cosine_name, error_name, order)
     if graph is not None and graph.nodes:
-        figures["graph"] = _graph_figure(graph, ops)
+        if id(graph) not in layouts:
+            layouts[id(graph)] = layered_positions(graph)
+        figures["graph"] = _graph_figure(graph, ops, layouts[id(graph)])
     members = _fused_members(graph, ops) if graph is not None else {}
     data = {
         "header": list(table.header),
@@ -129,22 +155,106 @@ def render_html(
         "valueRow": value_rows,
         "errorFloor": ERROR_FLOOR,
     }
-    title = title or f"dumpcmp report: {Path(table.source).name or 'result'}"
+    return _View(data, figures, grades, advice, tuple(error_names))
+
+
+def _page(view: _View, title: str, source: str, shards: str = "", shard_data: str = "") -> str:
+    from plotly.offline import get_plotlyjs
+
     return _PAGE.format(
         csp=CSP,
         title=html.escape(title),
         style=STYLE,
         heading=html.escape(title),
-        source=html.escape(_describe(table)),
-        counts=_counts(grades),
-        findings=_findings(advice),
-        metrics_section=_section("metrics", "metrics", "Metrics by execution order", figures)
-        + _error_choice(error_names),
-        graph_section=_section("graph", "graph", "Network graph", figures, empty=NO_GRAPH),
-        data=_script_json(data),
-        figures=_script_json(figures),
+        source=html.escape(source),
+        shards=shards,
+        counts=_counts(view.grades),
+        findings=_findings(view.advice.lines()),
+        metrics_section=_section("metrics", "metrics", "Metrics by execution order", view.figures)
+        + _error_choice(view.error_names),
+        graph_section=_section("graph", "graph", "Network graph", view.figures, empty=NO_GRAPH),
+        data=_script_json(view.data),
+        figures=_script_json(view.figures),
+        shard_data=shard_data,
         plotly=get_plotlyjs(),
         script=SCRIPT,
+    )
+
+
+def write_run_html(
+    path: Path,
+    run: RunAdvice,
+    tables: Sequence[ResultTable],
+    graphs: Sequence[OpGraph | None],
+    *,
+    thresholds: GradeThresholds | None = None,
+    new_name: bool = False,
+) -> Path:
+    """Write the one report of a run's shards (``tables`` in ``run``'s order), as ``write_html``."""
+    from dumpcmp.host.report.files import write_new_text, write_text
+
+    text = render_run_html(run, tables, graphs, thresholds=thresholds)
+    return write_new_text(path, text) if new_name else write_text(path, text)
+
+
+def render_run_html(
+    run: RunAdvice,
+    tables: Sequence[ResultTable],
+    graphs: Sequence[OpGraph | None],
+    *,
+    title: str = "",
+    thresholds: GradeThresholds | None = None,
+) -> str:
+    """One page for every shard of a run: the run's findings, an overview of the shards (which
+    diverge, where first) and a shard picker; the picked shard is shown as a one-shard report
+    shows its table. The graph of a model is laid out once for all its shards."""
+    layouts: dict[int, dict[str, tuple[float, float]]] = {}
+    views = [
+        _view(table, graph, shard.advice, None, thresholds, layouts)
+        for shard, table, graph in zip(run.shards, tables, graphs, strict=True)
+    ]
+    picker = [
+        {
+            "label": shard.label,
+            "source": _describe(table),
+            "counts": _tally(view.grades),
+            "findings": view.advice.lines(),
+            "data": view.data,
+            "figures": view.figures,
+        }
+        for shard, table, view in zip(run.shards, tables, views, strict=True)
+    ]
+    title = title or f"dumpcmp report: {run.run} ({len(run.shards)} shards)"
+    shard_data = f'<script type="application/json" id="report-shards">{_script_json(picker)}</script>'
+    return _page(views[0], title, _describe(tables[0]), _shards_section(run, views), shard_data)
+
+
+def _shards_section(run: RunAdvice, views: Sequence[_View]) -> str:
+    """The run's findings, the picker and the overview table (a row per shard; a click picks it)."""
+    options = "".join(
+        f'<option value="{k}">{html.escape(s.label)}</option>' for k, s in enumerate(run.shards)
+    )
+    head = "".join(
+        f"<th>{html.escape(name)}</th>" for name in ("shard", *_COUNT_LABELS.values(), "first fault")
+    )
+    rows = []
+    for k, (shard, view) in enumerate(zip(run.shards, views, strict=True)):
+        tally = dict((grade, n) for grade, n, _ in _tally(view.grades))
+        worst = next((g for g in SEVERITY_ORDER if tally[g.value] and g is not Grade.GREEN), Grade.GREEN)
+        worst = worst if tally[worst.value] else Grade.NONE
+        cells = [shard.label, *(str(tally[g.value]) for g in SEVERITY_ORDER), shard.fault_place()]
+        rows.append(
+            f'<tr class="grade-{worst.value}" data-shard="{k}">'
+            + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+            + "</tr>"
+        )
+    return (
+        '<h2 id="shards-heading">Shards</h2>'
+        + _findings(run.lines(), "run-findings")
+        + '<div class="controls"><label for="shard">shard shown below: </label>'
+        + f'<select id="shard">{options}</select></div>'
+        + f'<div class="scroll"><table id="shard-table"><thead><tr>{head}</tr></thead>'
+        + f'<tbody id="shard-rows">{"".join(rows)}</tbody></table></div>'
     )
 
 
@@ -321,9 +431,11 @@ def _special_traces(ops: Sequence[OpSummary], hover: Sequence[str]) -> list[dict
     return traces
 
 
-def _graph_figure(graph: OpGraph, ops: Sequence[OpSummary]) -> dict[str, Any]:
-    """Ops placed by networkx, edges as one line trace, originals of fused ops hung below them."""
-    positions = layered_positions(graph)
+def _graph_figure(
+    graph: OpGraph, ops: Sequence[OpSummary], positions: Mapping[str, tuple[float, float]]
+) -> dict[str, Any]:
+    """Ops placed by networkx (``positions``), edges as one line trace, originals of fused ops
+    hung below them."""
     lookup = graph.lookup()
     by_node: dict[str, OpSummary] = {}
     for op in ops:
@@ -512,26 +624,28 @@ def _describe(table: ResultTable) -> str:
     return f"{table.source or 'result table'} · {family} family · {len(table.rows)} rows"
 
 
+SEVERITY_ORDER = (Grade.RED, Grade.YELLOW, Grade.GREEN, Grade.NONE)
+_COUNT_LABELS = {
+    Grade.RED: "abnormal",
+    Grade.YELLOW: "suspicious",
+    Grade.GREEN: "normal",
+    Grade.NONE: "not compared",
+}
+
+
+def _tally(grades: Sequence[RowGrade]) -> list[tuple[str, int, str]]:
+    """(grade, rows of it, its label), most severe first: the page's counts."""
+    tally = Counter(g.grade for g in grades)
+    return [(g.value, tally[g], _COUNT_LABELS[g]) for g in SEVERITY_ORDER]
+
+
 def _counts(grades: Sequence[RowGrade]) -> str:
-    tally = {g: 0 for g in Grade}
-    for g in grades:
-        tally[g.grade] += 1
-    labels = {
-        Grade.RED: "abnormal",
-        Grade.YELLOW: "suspicious",
-        Grade.GREEN: "normal",
-        Grade.NONE: "not compared",
-    }
     return "".join(
-        f'<span class="count grade-{g.value}"><b>{tally[g]}</b> {labels[g]}</span>' for g in SEVERITY_ORDER
+        f'<span class="count grade-{grade}"><b>{n}</b> {label}</span>' for grade, n, label in _tally(grades)
     )
 
 
-SEVERITY_ORDER = (Grade.RED, Grade.YELLOW, Grade.GREEN, Grade.NONE)
-
-
-def _findings(advice: Advice) -> str:
-    lines = advice.lines()
+def _findings(lines: Sequence[str], anchor: str = "findings") -> str:
     if not lines:
         return '<p class="note">The advisor has no findings.</p>'
     items = []
@@ -543,7 +657,7 @@ def _findings(advice: Advice) -> str:
             else html.escape(line)
         )
         items.append(f"<li>{body}</li>")
-    return '<ul class="findings" id="findings">' + "".join(items) + "</ul>"
+    return f'<ul class="findings" id="{anchor}">' + "".join(items) + "</ul>"
 
 
 def _error_choice(names: Sequence[str]) -> str:
@@ -585,7 +699,7 @@ _PAGE = """<!DOCTYPE html>
 <style>{style}</style>
 </head><body>
 <h1>{heading}</h1>
-<p class="source">{source}</p>
+{shards}<p class="source" id="source">{source}</p>
 <div class="summary" id="summary">{counts}</div>
 <h2>Advisor</h2>
 {findings}
@@ -610,7 +724,7 @@ _PAGE = """<!DOCTYPE html>
 <tbody id="rows"></tbody></table></div>
 <script type="application/json" id="report-data">{data}</script>
 <script type="application/json" id="report-figures">{figures}</script>
-<script>{plotly}</script>
+{shard_data}<script>{plotly}</script>
 <script>{script}</script>
 </body></html>
 """

@@ -37,13 +37,17 @@ tbody tr { cursor: pointer; } tbody tr:hover td { outline: 1px solid #999; }
 #details { border: 2px solid #888; border-radius: 6px; padding: .4em 1em 1em; margin-top: 1em; }
 #details[hidden] { display: none; }
 #detail-title { word-break: break-all; }
+#shard-rows tr.picked td { font-weight: 600; border-top: 2px solid #555; border-bottom: 2px solid #555; }
 button { cursor: pointer; }
 """
 
 SCRIPT = r"""
 "use strict";
-const DATA = JSON.parse(document.getElementById("report-data").textContent);
-const FIGURES = JSON.parse(document.getElementById("report-figures").textContent);
+let DATA = JSON.parse(document.getElementById("report-data").textContent);
+let FIGURES = JSON.parse(document.getElementById("report-figures").textContent);
+// A run of several shards: every shard's data, figures, counts and findings, one shown at a time.
+const SHARD_NODE = document.getElementById("report-shards");
+const SHARDS = SHARD_NODE ? JSON.parse(SHARD_NODE.textContent) : null;
 const CONFIG = {displaylogo: false, responsive: true};
 const PAGE = 500;
 const LONG_CELL = 60;
@@ -101,8 +105,9 @@ function applyTable() {
   document.getElementById("more").hidden = visible.length <= shown;
 }
 
-function buildTable() {
+function fillHead() {
   const head = document.getElementById("head");
+  head.replaceChildren();
   DATA.header.forEach((name, c) => {
     const th = el("th", name);
     th.addEventListener("click", () => {
@@ -114,7 +119,11 @@ function buildTable() {
     });
     head.appendChild(th);
   });
-  DATA.search = DATA.rows.map((cells) => cells.join("\u0001").toLowerCase());
+  if (!DATA.search) DATA.search = DATA.rows.map((cells) => cells.join("\u0001").toLowerCase());
+}
+
+function buildTable() {
+  fillHead();
   document.getElementById("filter").addEventListener("input", () => { shown = PAGE; applyTable(); });
   document.getElementById("grade-filter").addEventListener("change", () => { shown = PAGE; applyTable(); });
   document.getElementById("more").addEventListener("click", () => { shown += PAGE * 4; applyTable(); });
@@ -207,6 +216,70 @@ function onPick(event) {
   if (point && point.customdata !== undefined && point.customdata !== null) showOp(point.customdata);
 }
 
+// Show shard ``k`` of a run: its counts, findings, figures and table, as a one-shard report would.
+function pickShard(k) {
+  const shard = SHARDS[k];
+  DATA = shard.data;
+  FIGURES = shard.figures;
+  document.getElementById("shard").value = String(k);
+  document.getElementById("source").textContent = shard.source;
+  document.getElementById("summary").replaceChildren(...shard.counts.map(([grade, n, label]) => {
+    const span = el("span", undefined, "count grade-" + grade);
+    span.append(el("b", String(n)), " " + label);
+    return span;
+  }));
+  const findings = document.getElementById("findings");
+  if (findings) {
+    findings.replaceChildren(...shard.findings.map((line) => {
+      const li = el("li");
+      const at = line.indexOf(":");
+      if (at >= 0) li.append(el("span", line.slice(0, at), "kind"), line.slice(at));
+      else li.textContent = line;
+      return li;
+    }));
+  }
+  for (const row of document.querySelectorAll("#shard-rows tr")) {
+    row.classList.toggle("picked", row.dataset.shard === String(k));
+  }
+  document.getElementById("details").hidden = true;
+  shown = PAGE;
+  sortColumn = -1;
+  fillHead();
+  applyTable();
+  document.body.dataset.ready = "";
+  const drawn = [];
+  for (const id of ["metrics", "graph"]) {
+    const div = document.getElementById(id);
+    if (!div) continue;
+    const figure = FIGURES[id];
+    if (!figure) {
+      Plotly.purge(div);
+      continue;
+    }
+    // React may plot anew, which drops the click handler: bind it again, once.
+    drawn.push(Plotly.react(div, figure.data, figure.layout, CONFIG).then(() => {
+      div.removeAllListeners("plotly_click");
+      div.on("plotly_click", onPick);
+    }));
+  }
+  const choice = document.getElementById("error-metric");
+  return Promise.all(drawn).then(() => {
+    if (choice && DATA.errs[choice.value] && choice.value !== DATA.errName) return chooseError(choice.value);
+    return null;
+  }).then(() => { document.body.dataset.shard = String(k); document.body.dataset.ready = "1"; });
+}
+
+function setupShards() {
+  if (!SHARDS) return;
+  const picker = document.getElementById("shard");
+  picker.addEventListener("change", () => pickShard(Number(picker.value)));
+  document.getElementById("shard-rows").addEventListener("click", (event) => {
+    const tr = event.target.closest("tr");
+    if (tr) pickShard(Number(tr.dataset.shard));
+  });
+  document.body.dataset.shard = "0";
+}
+
 function drawFigures() {
   const drawn = [];
   for (const [id, figure] of Object.entries(FIGURES)) {
@@ -219,6 +292,7 @@ function drawFigures() {
 }
 
 buildTable();
+setupShards();
 const errorChoice = document.getElementById("error-metric");
 if (errorChoice) errorChoice.addEventListener("change", () => chooseError(errorChoice.value));
 // Tests and screenshots wait for this: the table and every figure are drawn.

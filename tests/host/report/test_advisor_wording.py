@@ -30,11 +30,20 @@ def test_an_error_growing_from_zero_to_inf_is_not_infx() -> None:
     assert "infx" not in suspect.line() and "without bound" in suspect.line()
 
 
-def test_each_shard_gets_a_block_named_by_its_file(
+def test_the_shards_of_a_run_are_one_block_and_each_run_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first = write_csv(tmp_path / f"0_net_0_result_{STAMP}.csv")
     second = write_csv(tmp_path / f"0_net_1_result_{STAMP}.csv")
-    advise_results([first, second])
+    other = write_csv(tmp_path / "0_net_0_result_20261124010204.csv")  # another run, a second later
+    advise_results([first, second, other])
     out = capsys.readouterr().out
-    assert f"advisor findings for {first}:" in out and f"advisor findings for {second}:" in out
+    # One block for the two steps of the first run, one for the other run's single shard.
+    assert out.count("advisor findings for ") == 2 and out.count("first divergence: op #1") == 2
+    assert f"advisor findings for {tmp_path / f'result_{STAMP}'} (2 shards):" in out
+    assert f"advisor findings for {other}:" in out
+    assert "shards: 2 (steps 0, 1), diverging: 2 (steps 0, 1); the first: step 0" in out
+    assert {p.name for p in tmp_path.glob("*advisor_*.txt")} == {
+        f"advisor_{STAMP}.txt",
+        "0_net_0_advisor_20261124010204.txt",
+    }

@@ -19,7 +19,14 @@ import pytest
 from dumpcmp.host.report.graph import load_graph
 from dumpcmp.host.report.html import write_html
 from dumpcmp.host.report.table import read_result, table_from_cells
-from tests.host.report.reports_kit import HOSTILE, chain_cells, chain_graph, chain_table, simulated_result
+from tests.host.report.reports_kit import (
+    HOSTILE,
+    chain_cells,
+    chain_graph,
+    chain_table,
+    op_name,
+    simulated_result,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
@@ -102,6 +109,7 @@ def _click_node(page: Page, name: str) -> None:
     index = page.page.evaluate(find, name)
     assert index >= 0
     point = page.page.locator("#graph .scatterlayer .trace").last.locator(".point").nth(index)
+    page.page.locator("#graph").scroll_into_view_if_needed()  # the mouse clicks only what is on screen
     box = point.bounding_box()
     assert box is not None
     page.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
@@ -233,4 +241,38 @@ def test_the_plot_shows_the_verdicts_error_metric_and_another_can_be_chosen(
     page.page.locator("#rows tr").nth(1).click()
     page.page.wait_for_selector("#details:not([hidden])", timeout=WAIT_MS)
     assert "exact 0" in page.page.inner_text("#histogram")
+    assert page.errors == [] and page.outside == []
+
+
+def test_the_shard_picker_shows_each_shard_of_a_run(tmp_path: Path, page: Page) -> None:
+    from dumpcmp.host.report.html import write_run_html
+    from dumpcmp.host.report.shards import advise_run
+
+    # Three steps of a 10-op chain: clean, diverging at op #6, diverging at op #3 and 2 ops longer.
+    tables = [chain_table(10), chain_table(10, bad_from=6), chain_table(12, bad_from=3)]
+    run = advise_run(tables, [f"0_net_{k}_result_20261124010203" for k in range(3)])
+    graphs = [chain_graph(12, fused_every=3)] * 3
+    report = write_run_html(tmp_path / "run.html", run, tables, graphs)
+    page.open(report)
+    assert page.page.locator("#shard-rows tr").count() == 3
+    assert page.page.inner_text("#run-findings").startswith(
+        "shards: 3 (steps 0-2), diverging: 2 (steps 1, 2)"
+    )
+    assert page.page.inner_text("#row-count").startswith("20 of 20 rows")
+    assert page.page.inner_text("#findings").startswith("network consistent")
+
+    page.page.locator("#shard-rows tr[data-shard='2']").click()  # the overview's row picks its shard
+    page.page.wait_for_selector("body[data-shard='2'][data-ready='1']", state="attached", timeout=WAIT_MS)
+    assert page.page.inner_text("#row-count").startswith("24 of 24 rows")
+    assert page.page.inner_text("#findings").startswith("first divergence: op #3")
+    assert page.page.input_value("#shard") == "2"
+    assert page.page.locator("#summary .grade-red b").inner_text() != "0"
+    _click_node(page, op_name(4))  # the graph shows the picked shard's grades and opens its rows
+    assert page.page.locator("#detail-rows tr").count() == 2
+
+    page.page.select_option("#shard", "1")  # and so does the picker
+    page.page.wait_for_selector("body[data-shard='1'][data-ready='1']", state="attached", timeout=WAIT_MS)
+    assert page.page.inner_text("#findings").startswith("first divergence: op #6")
+    assert page.page.locator("#details").is_hidden()
+    page.screenshot("report_shards.png")
     assert page.errors == [] and page.outside == []
