@@ -166,9 +166,8 @@ def measure_cli(root: Path) -> dict[str, float]:
     subprocess.run(args, env=env, cwd=out, check=True, capture_output=True)
     seconds = time.perf_counter() - start
     shutil.rmtree(out)
-    # The largest process of the tree: the CLI, its work process (dumpcmp.handoff) or one of that
-    # one's workers (Linux folds the peaks of reaped grandchildren into their parent's, and their
-    # CPU time too).
+    # The largest process of the tree: the CLI or one of its workers (Linux folds the peaks of
+    # reaped grandchildren into their parent's, and their CPU time too).
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = children.ru_utime + children.ru_stime
     return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": children.ru_maxrss / 1024}

@@ -14,8 +14,8 @@ if TYPE_CHECKING:  # the command module stays light until the command runs
     from dumpcmp.host.workers import FileRunner
 
 # Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes: escaped
-# here by hand, as rich.markup.escape would (compare's work process imports this module and
-# never loads rich for a normal run).
+# here by hand, as rich.markup.escape would (compare imports this module and never loads rich
+# for a normal run).
 INSTALL_HINT = 'Needs pip install "dumpcmp\\[cluster]"'
 CLUSTER_HELP = (
     "Run the comparison on a Dask cluster: its scheduler's address (tcp://HOST:8786), or local[:N] "

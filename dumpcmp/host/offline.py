@@ -51,14 +51,12 @@ def run_compare(
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
     runner: FileRunner | None = None,
-    rules: RuleSet | None = None,
 ) -> CompareOutcome:
     """Compare, write one result file per (device, model, step) shard, return what was written.
 
     Tensor dumps give ``result`` files; statistics dumps give ``stats_result`` files beside them.
     ``runner`` computes each shard's files through the core (local threads or processes by
     default; a cluster client is another runner); it must yield them in the order given.
-    ``rules``: the request's rule files read already (``RuleSet.load(request)``), else read here.
     """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
@@ -101,7 +99,7 @@ def run_compare(
         # A dump file against a dump file pairs every input and output by kind and index.
         golden_is_one_tensor=request.golden.is_file() and isinstance(golden, NpyGoldenDir),
     )
-    rules = rules if rules is not None else RuleSet.load(request)
+    rules = RuleSet.load(request)
     shards_in = [
         _split(key, group) for key, group in sorted(tree.groups.items(), key=lambda g: shard_order(g[0]))
     ]
