@@ -159,32 +159,18 @@ class _Node:
         raise NotImplementedError
 
 
-class _Float(_Node):
-    def __init__(self, optional: bool) -> None:
-        self.optional = optional
+class _Number(_Node):
+    """``float`` or ``int``: a float64 or int64 column, and a None mask if optional."""
 
-    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
-        if self.optional:
-            into.columns[name + "?"] = ("?", [v is None for v in values])
-            values = [np.nan if v is None else v for v in values]
-        into.columns[name] = ("f8", values)
-
-    def decode(self, name: str, into: _Decoding) -> list[Any]:
-        values: list[Any] = into.table[name].tolist()
-        if self.optional:
-            return into.masked(values, name)
-        return values
-
-
-class _Int(_Node):
-    def __init__(self, optional: bool) -> None:
+    def __init__(self, kind: str, optional: bool) -> None:
+        self.kind = kind
         self.optional = optional
 
     def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
         if self.optional:
             into.columns[name + "?"] = ("?", [v is None for v in values])
             values = [0 if v is None else v for v in values]
-        into.columns[name] = ("i8", values)
+        into.columns[name] = (self.kind, values)
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
         values: list[Any] = into.table[name].tolist()
@@ -309,11 +295,11 @@ def _node(hint: Any) -> _Node:
         return _Union([a for a in alternatives if isinstance(a, _Record)])
     (kind,) = members
     if kind is float:
-        return _Float(optional)
+        return _Number("f8", optional)
     if kind is bool:
         return _Bool(optional)
     if kind is int:
-        return _Int(optional)
+        return _Number("i8", optional)
     if kind in (str, Path):
         return _Text(kind, optional)
     if typing.get_origin(kind) is tuple:
