@@ -16,22 +16,34 @@ from pathlib import Path
 
 from dumpcmp.errors import OutputError
 
-__all__ = ["atomic_path", "kept_if_written", "new_output_dir", "prepare_output_dir", "writing"]
+__all__ = [
+    "atomic_path",
+    "kept_if_written",
+    "make_dirs_durably",
+    "new_output_dir",
+    "prepare_output_dir",
+    "sync_dir",
+    "writing",
+]
 
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def prepare_output_dir(path: Path, option: str = "-o") -> Path:
+def prepare_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> Path:
     """Make ``path`` (and its parents) and prove a file can be written there; else one clear error.
 
-    ``option`` names the flag the user gave the path with, so the message says what to change.
+    ``option`` names the flag the user gave the path with, so the message says what to change;
+    ``durable``: each directory made is fsynced into its parent (``make_dirs_durably``).
     """
     if path.exists() and not path.is_dir():
         raise OutputError(f"{option} {path}: is a file, not a directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        if durable:
+            make_dirs_durably(path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{option} {path}: cannot create the directory ({_reason(exc)})") from None
     try:
@@ -41,6 +53,27 @@ def prepare_output_dir(path: Path, option: str = "-o") -> Path:
     os.close(handle)
     os.unlink(probe)
     return path
+
+
+def sync_dir(path: Path) -> None:
+    """fsync a directory: the entries made in it (a new file, a new directory) survive a power cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs_durably(path: Path) -> None:
+    """``mkdir -p path``, each directory it makes fsynced into its parent.
+
+    A file made durable (fsync, rename, fsync of its directory) in a directory whose own entry is
+    not could still vanish with it in a power cut: the host acknowledges such files, and an agent
+    with --delete-acked then deletes its copy."""
+    for directory in reversed(_missing_dirs(path)):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir()
+        sync_dir(directory.parent)
 
 
 def _missing_dirs(path: Path) -> list[Path]:
@@ -65,7 +98,7 @@ def kept_if_written(path: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
+def new_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> Iterator[Path]:
     """``prepare_output_dir`` for a block that may fail: what it created goes again on failure.
 
     A command refused for a bad input found only once work started (an unknown fault target, an
@@ -75,7 +108,7 @@ def new_output_dir(path: Path, option: str = "-o") -> Iterator[Path]:
     files are complete, and the run says it did not finish.
     """
     made = _missing_dirs(path)
-    prepare_output_dir(path, option)
+    prepare_output_dir(path, option, durable=durable)
     try:
         yield path
     except Exception:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.durability import fsync_log  # noqa: F401 (a fixture for every suite)
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 FIXTURES = SHARED / "fixtures"
 

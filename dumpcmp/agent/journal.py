@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from dumpcmp.errors import TransferError
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import atomic_path, make_dirs_durably, sync_dir
 
 __all__ = ["Journal", "JournalEntry", "agent_id", "forget_run"]
 
@@ -53,10 +53,13 @@ class Journal:
         self._entries: dict[tuple[str, str], JournalEntry] = {}
         self._lock = threading.Lock()  # the ack reader and the sender both record
         try:
-            state_dir.mkdir(parents=True, exist_ok=True)
-            if self.path.exists():
+            make_dirs_durably(state_dir)
+            existed = self.path.exists()
+            if existed:
                 self._load()
             self._handle: IO[str] = self.path.open("a", encoding="utf-8")
+            if not existed:  # its entry durable before the first ack in it lets --delete-acked delete
+                sync_dir(state_dir)
             if self._handle.tell() > 0 and not self._ends_with_newline():
                 self._handle.write("\n")  # end the torn line, or the next entry would be glued to it
                 self._handle.flush()

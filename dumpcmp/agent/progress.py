@@ -1,7 +1,8 @@
-"""The agent's progress line: files and bytes acknowledged, send rate, backlog; on a terminal only.
+"""The agent's progress line: files and bytes acknowledged, send rate, backlog, on a terminal.
 
-Off a terminal (a log, a pipe, a test) it draws nothing: the command prints one summary line
-at the end instead.
+Off a terminal (a log, a pipe, a test) it draws nothing (the command prints one summary line
+at the end instead), but says in one line when the host cannot be reached and when it is again:
+an agent retrying for minutes must not look like one that hangs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dumpcmp.agent.uploader import UploadStats
 from dumpcmp.printable import printable
 
 __all__ = ["UploadProgress", "human_bytes"]
+
+_RETELL_S = 30.0  # off a terminal, a host still unreachable is said again this often
 
 
 def human_bytes(count: float) -> str:
@@ -41,11 +44,15 @@ class UploadProgress:
         self._started = time.monotonic()
         self._rate_at = (self._started, 0)
         self._rate = 0.0
+        self._plain = False  # entered off a terminal: lines about the connection only
+        self._lost: tuple[float, float] | None = None  # the host unreachable since, last said at
 
     def __enter__(self) -> UploadProgress:
         if self._console.is_terminal:
             self._live = Live(self._line(), console=self._console, auto_refresh=False, transient=True)
             self._live.__enter__()
+        else:
+            self._plain = True
         return self
 
     def __exit__(
@@ -54,10 +61,33 @@ class UploadProgress:
         if self._live is not None:
             self._live.__exit__(kind, exc, tb)
             self._live = None
+        self._plain = False
 
     def refresh(self) -> None:
         if self._live is not None:
             self._live.update(self._line(), refresh=True)
+        elif self._plain:
+            self._tell_connection(self._stats())
+
+    def _tell_connection(self, s: UploadStats) -> None:
+        """A line when the uploader starts retrying, again every _RETELL_S, and when it is back."""
+        now = time.monotonic()
+        retrying = s.reconnects > 0 and not s.connected
+        if self._lost is None:
+            if retrying:
+                self._lost = (now, now)
+                self._say(f"cannot reach the host; retrying until --give-up (retries: {s.reconnects})")
+            return
+        since, said = self._lost
+        if not retrying:
+            self._lost = None
+            self._say(f"reached the host again after {now - since:.0f} s")
+        elif now - said >= _RETELL_S:
+            self._lost = (since, now)
+            self._say(f"still cannot reach the host after {now - since:.0f} s (retries: {s.reconnects})")
+
+    def _say(self, line: str) -> None:
+        self._console.print(f"agent: {line}", markup=False, soft_wrap=True)
 
     def _line(self) -> Text:
         s = self._stats()
@@ -68,10 +98,12 @@ class UploadProgress:
             self._rate_at = (now, s.bytes_sent)
         state = "" if s.connected else " · connecting…"
         extra = self._extra()
-        return Text(
+        line = (
             f"{s.files_done} files · {human_bytes(s.bytes_done)} acknowledged · "
             f"{human_bytes(self._rate)}/s · backlog {s.backlog_files} · in flight {s.in_flight}"
             + (f" · {s.reconnects} reconnects" if s.reconnects else "")
             + state
             + (f" · {printable(extra)}" if extra else "")  # the watched path: a name may hold "\n"
         )
+        # Wrapped, not cut at the terminal's width: the state and the watched path come last.
+        return Text(line, no_wrap=False, overflow="fold")

@@ -21,7 +21,7 @@ from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
-from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
 
 __all__ = [
     "HostSession",
@@ -96,33 +96,11 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
         return HostSession(host, session, existed=True)
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
-        if code in _REFUSALS:
-            raise call_failed(exc, host.address) from None
-        if (hint := _tls_mismatch(exc, host)) is not None:
-            raise TransferError(f"cannot reach the host at {host.address}: {hint}") from None
+        if code in _REFUSALS or tls_hint(exc, host) is not None:
+            raise call_failed(exc, host.address, host) from None
         return HostSession(host, session, existed=False if code is grpc.StatusCode.NOT_FOUND else None)
     finally:
         channel.close()
-
-
-def _tls_mismatch(exc: grpc.RpcError, host: ChannelOptions) -> str | None:
-    """What to change when one side speaks TLS and the other does not (never mended by waiting).
-
-    A plaintext client's HTTP/2 preface is not a TLS hello: a TLS host drops the connection
-    ("Socket closed"). A TLS client's hello to a plaintext host gets bytes that are no TLS
-    record (WRONG_VERSION_NUMBER); any other failed handshake is a certificate problem.
-    """
-    details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
-    if host.tls_ca is None and "Socket closed" in details:
-        return (
-            "it closed the connection at once, as a TLS host does to a plaintext client: "
-            "pass --tls-ca CA.pem (the CA of the host's certificate)"
-        )
-    if host.tls_ca is not None and "WRONG_VERSION_NUMBER" in details:
-        return f"the host does not speak TLS: drop --tls-ca {host.tls_ca} (or start the host with --tls-cert)"
-    if host.tls_ca is not None and "handshake failed" in details.lower():
-        return f"the TLS handshake failed ({' '.join(details.split())}); check --tls-ca {host.tls_ca}"
-    return None
 
 
 def open_uploader(

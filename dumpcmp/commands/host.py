@@ -36,6 +36,7 @@ from dumpcmp.commands._remote import (
 )
 from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError, TransferError
+from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
@@ -91,10 +92,39 @@ def serve_command(
             "--cluster-timeout", min=0.1, help="Seconds to reach the --cluster scheduler and a worker."
         ),
     ] = DEFAULT_CLUSTER_TIMEOUT,
+    max_uploads: Annotated[
+        int,
+        typer.Option("--max-uploads", min=1, help="Agent upload streams served at once; more are refused."),
+    ] = DEFAULT_LIMITS.uploads,
+    max_followers: Annotated[
+        int,
+        typer.Option(
+            "--max-followers", min=1, help="host results --follow clients served at once; more are refused."
+        ),
+    ] = DEFAULT_LIMITS.followers,
+    upload_idle_timeout: Annotated[
+        float,
+        typer.Option(
+            "--upload-idle-timeout",
+            min=0.001,
+            help="Seconds an upload may send nothing in the middle of a file before the host ends it.",
+        ),
+    ] = DEFAULT_LIMITS.upload_idle_s,
+    keepalive: Annotated[
+        float,
+        typer.Option(
+            "--keepalive",
+            min=0.001,
+            help="Seconds between pings of a connected client; one that does not answer within as long "
+            "again is gone, and its uploads end.",
+        ),
+    ] = DEFAULT_KEEPALIVE_S,
 ) -> None:
     """Receive dump files from agents, compare them as they land, serve the results."""
+    from rich.markup import escape
+
     from dumpcmp.host.server.auth import TlsFiles
-    from dumpcmp.host.server.serve import ClusterConfig, HostConfig, needs_tls_warning, start
+    from dumpcmp.host.server.serve import ClusterConfig, HostConfig, exposure_warning, start
 
     with user_errors():
         if (tls_cert is None) != (tls_key is None):
@@ -103,18 +133,25 @@ def serve_command(
             raise DumpcmpError("--client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
         tls = None if tls_cert is None or tls_key is None else TlsFiles(tls_cert, tls_key, client_ca)
         on_cluster = None if cluster is None else ClusterConfig(cluster, cluster_timeout)
-        config = HostConfig(listen, data, tls, token_file, max_file_size, on_cluster, tuple(host_paths or ()))
+        limits = StreamLimits(max_uploads, max_followers, upload_idle_timeout)
+        config = HostConfig(
+            listen,
+            data,
+            tls,
+            token_file,
+            max_file_size,
+            on_cluster,
+            tuple(host_paths or ()),
+            limits,
+            keepalive,
+        )
         server = start(config)
     out = console()
     try:  # from here on, a signal stops the server: it is running
         if server.dashboard_link:
             error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
-        if needs_tls_warning(config):
-            error_console().print(
-                f"[yellow]warning[/yellow]: listening on {listen} without TLS: anyone on the network can "
-                "read the dumps (give --tls-cert/--tls-key)",
-                soft_wrap=True,
-            )
+        if (exposed := exposure_warning(config)) is not None:
+            error_console().print(f"[yellow]warning[/yellow]: {escape(exposed)}", soft_wrap=True)
         host = listen.rpartition(":")[0]
         out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
         server.wait()
@@ -143,7 +180,7 @@ def _stub(options: ChannelOptions) -> Iterator[DumpCompareStub]:
         try:
             yield DumpCompareStub(channel)
         except grpc.RpcError as exc:
-            raise call_failed(exc, options.address) from None
+            raise call_failed(exc, options.address, options) from None
         finally:
             channel.close()
 

@@ -80,28 +80,56 @@ _TORCHAIR_DIRS = ("msprobe_ge_dump", "msprobe_fx_dump")
 _GE_DUMP_DEPTH = 7  # msprobe_ge_dump/worldsize*/time/device/model/model_id/token
 
 
+_NOT_TORCHAIR = (
+    "not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump or "
+    "msprobe_fx_dump directory): reduce keeps only statistics, which compare -m offline_data cannot use"
+)
+
+
 def _refuse_offline_dump(path: Path) -> None:
     """Only TorchAir dumps may be reduced: an offline (ATC model) dump tree reduced to summaries
     could never be compared again, since ``compare -m offline_data`` needs every tensor."""
     from dumpcmp.errors import ConfigError
-    from dumpcmp.host.torchair.layout import graph_dumps_in, holds_graph_dumps
     from dumpcmp.proto.walker import walk_dump_tree
 
-    resolved = path.resolve()
-    if any(part in _TORCHAIR_DIRS for part in resolved.parts):
+    if _looks_torchair(path.resolve()) or not walk_dump_tree(path).entries:
         return
+    raise ConfigError(f"{path}: {_NOT_TORCHAIR}; nothing was changed")
+
+
+def _looks_torchair(directory: Path) -> bool:
+    """Whether the dump files in or below ``directory`` (resolved) are a TorchAir run's."""
+    from dumpcmp.host.torchair.layout import graph_dumps_in, holds_graph_dumps
+
+    if any(part in _TORCHAIR_DIRS for part in directory.parts):
+        return True
     # Below the dump root (a rank or token directory) the graph dumps are in an ancestor itself;
     # the ancestors' other subdirectories are not looked into (one of them may be / or /tmp).
-    above = resolved.parents[:_GE_DUMP_DEPTH]
-    if holds_graph_dumps(resolved) or any(graph_dumps_in(d) for d in above):
-        return
-    if not walk_dump_tree(path).entries:
-        return
-    raise ConfigError(
-        f"{path}: not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump "
-        "or msprobe_fx_dump directory): reduce keeps only statistics, which "
-        "compare -m offline_data cannot use; nothing was changed"
-    )
+    above = directory.parents[:_GE_DUMP_DEPTH]
+    return holds_graph_dumps(directory) or any(graph_dumps_in(d) for d in above)
+
+
+class _TorchairFiles:
+    """The watch's per-file form of ``_refuse_offline_dump``: a watched directory is empty when
+    the watch starts, so each binary dump file is checked as it arrives, and one that is not a
+    TorchAir run's is left in place (npy files pass, as an FX-only tree does in a single pass).
+    A directory once seen to be a TorchAir run's is not listed again for its next files."""
+
+    def __init__(self) -> None:
+        self._known: set[Path] = set()
+
+    def refusal(self, path: Path) -> str | None:
+        from dumpcmp.host.torchair.reduce import kind_of
+
+        if kind_of(path) == "fx":
+            return None
+        directory = path.parent.resolve()
+        if directory in self._known:
+            return None
+        if _looks_torchair(directory):
+            self._known.add(directory)
+            return None
+        return _NOT_TORCHAIR
 
 
 def watch_and_reduce(
@@ -121,9 +149,13 @@ def watch_and_reduce(
 
     stop = stop or threading.Event()
     failures: list[OutputError] = []
+    torchair = _TorchairFiles()
 
     def on_ready(path: Path) -> None:
         if failures:
+            return
+        if (refused := torchair.refusal(path)) is not None:
+            reducer.report.kept.append((path, refused))
             return
         try:
             reducer.reduce(path)

@@ -10,8 +10,8 @@ not one Python object per row and cell. The coordinator makes the typed records 
 (``ResultRow``, ``TorchairRow``, ``StatsResult``: what the session layer and the sinks read).
 
 The layout is derived from the record's type hints, so a field added to a row travels without
-a change here. Supported fields: ``float``, ``int``, ``bool``, ``str``, ``Path``, each optionally
-``| None``; ``tuple[int, ...]`` and ``tuple[str, ...]`` (optionally ``| None``); nested frozen
+a change here. Supported fields: ``float``, ``int``, ``bool``, ``str``, ``Path``, enums, each
+optionally ``| None``; ``tuple[int, ...]`` and ``tuple[str, ...]`` (optionally ``| None``); nested frozen
 dataclasses and unions of them (optionally ``| None``), a record nested in itself included
 (``MetricValues.finite``).
 """
@@ -24,6 +24,7 @@ import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -190,6 +191,22 @@ class _Bool(_Node):
         return [None if v < 0 else bool(v) for v in into.table[name].tolist()]
 
 
+class _Choice(_Node):
+    """An ``Enum``: the member's place in its class (-1: None)."""
+
+    def __init__(self, kind: type[Enum]) -> None:
+        self.members = list(kind)
+        self.places = {member: place for place, member in enumerate(self.members)}
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        places = self.places
+        into.columns[name] = ("i2", [-1 if v is None else places[v] for v in values])
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        members = self.members
+        return [None if place < 0 else members[place] for place in into.table[name].tolist()]
+
+
 class _Text(_Node):
     """``str`` or ``Path``: a number into the batch's strings (-1: None)."""
 
@@ -302,6 +319,8 @@ def _node(hint: Any) -> _Node:
         return _Number("i8", optional)
     if kind in (str, Path):
         return _Text(kind, optional)
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return _Choice(kind)
     if typing.get_origin(kind) is tuple:
         element, *rest = typing.get_args(kind)
         if rest != [Ellipsis] or element not in (int, str):

@@ -30,18 +30,17 @@ from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
+from dumpcmp.host.verdict import STATISTICS, statistic_distance
 from dumpcmp.proto.codec import TensorKind
 from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
 from dumpcmp.proto.walker import DumpEntry
 
-_VERDICT_EPS = 1e-10
 _CHUNK = 1 << 20
 # Layouts stored element for element: the device count must equal the golden one.
 _PLAIN_FORMATS = frozenset(
     {"ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "NC", "CN", "NCL"}
 )
 
-STATISTICS = ("Max", "Min", "Mean", "L2norm")
 _CSV_COLUMN = {"Max": STAT_COLUMNS["Max"], "Min": STAT_COLUMNS["Min"], "Mean": STAT_COLUMNS["Avg"],
                "L2norm": STAT_COLUMNS["L2norm"]}  # fmt: skip
 STATS_RESULT_COLUMNS: tuple[str, ...] = (
@@ -129,9 +128,10 @@ class StatsResult:
 
     @property
     def compared(self) -> bool:
-        """At least one statistic is a number on both sides."""
+        """At least one statistic is known on both sides and a number on one: NaN on one side
+        only (NaN or inf in its data) is a comparison, and a failing one."""
         return any(
-            t is not None and g is not None and not (math.isnan(t) or math.isnan(g)) for t, g in self.pairs()
+            t is not None and g is not None and not (math.isnan(t) and math.isnan(g)) for t, g in self.pairs()
         )
 
     def diffs(self) -> tuple[Stat, ...]:
@@ -146,11 +146,12 @@ class StatsResult:
         )
 
     def failing(self, threshold: float) -> tuple[str, ...]:
-        """The statistics whose |diff| / (max(|target|, |golden|) + 1e-10) exceeds ``threshold``."""
+        """The statistics whose |diff| / (max(|target|, |golden|) + 1e-10) exceeds ``threshold``
+        (``verdict.statistic_distance``: NaN on one side only is beyond it)."""
         return tuple(
             name
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
-            if t is not None and g is not None and _verdict_ratio(t, g) > threshold
+            if t is not None and g is not None and statistic_distance(t, g) > threshold
         )
 
 
@@ -162,10 +163,6 @@ def golden_only_stats(golden: GoldenSource | None, used: set[str]) -> list[Stats
         StatsResult(None, r.op_type, r.npu_name, r.ground_truth, r.tensor_index, None, reasons=r.reasons)
         for r in golden_only_rows(golden, used)
     ]
-
-
-def _verdict_ratio(target: float, golden: float) -> float:
-    return abs(target - golden) / (max(abs(target), abs(golden)) + _VERDICT_EPS)
 
 
 def _ratio(diff: float, golden: float) -> float:

@@ -5,8 +5,10 @@ statistics, not compared and why, dump file unreadable) and the golden tensors n
 Unreadable dump files come before the first-divergence line: a corrupt file of the culprit op
 would otherwise move "first divergence" downstream without a word. A run that compared nothing
 is an error (``nothing_compared``); a run that compared under half its tensors gets a warning.
-What the thresholds do not judge is said beside them: float16 overflow (OverFlow YES), and
-tensors holding NaN/inf at the same positions on both sides (no divergence when the rest agrees).
+What the thresholds do not judge is said beside them: float16 overflow (OverFlow YES), NaN/inf
+that appeared on the target side, and tensors holding NaN/inf at the same positions on both sides
+(no divergence when the rest agrees). A pair whose NaN/inf made every metric NaN was compared: NaN
+data is a finding, and "nothing compared" is kept for runs where no pair could be formed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
-from dumpcmp.host.verdict import Thresholds
+from dumpcmp.host.verdict import STATISTICS, Drift, Thresholds, judged, l2_distance, statistics_drift
 from dumpcmp.printable import counted
 
 MAX_REASONS_SHOWN = 5
@@ -130,6 +132,10 @@ class Tally:
     # no divergence, but not "within the thresholds" without a word either.
     same_special: tuple[Place, ...] = ()
     overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
+    # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
+    appeared: tuple[Place, ...] = ()
+    # Statistics rows: where their L2 norms first leave the run's noise (``verdict.statistics_drift``).
+    stats_drift: tuple[Place, Drift] | None = None
 
     @property
     def compared_any(self) -> int:
@@ -147,12 +153,16 @@ class Tally:
         missing: list[str] = []
         bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = []
         same: list[tuple[ShardOutcome, ResultRow]] = []  # NaN/inf at the same positions, agreeing elsewhere
+        appeared: list[Place] = []
         for shard, row in values:  # one pass, each row's thresholds asked once: 60k-row runs
-            if not row.metrics.has_numbers:
+            if not judged(row.metrics):
                 if row.dump_readable:
                     missing.append(_reason(row))
                 continue
             compared.append((shard, row))
+            special = row.metrics.special
+            if special is not None and special.appeared:
+                appeared.append(Place.of(shard, row))
             breaches = thresholds.breaches(row.metrics)
             if breaches:
                 bad.append((shard, row, breaches))
@@ -176,7 +186,19 @@ class Tally:
             target_kind=_target_kind(outcome),
             same_special=tuple(Place.of(s, r) for s, r in same),
             overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
+            appeared=tuple(appeared),
+            stats_drift=_stats_drift(outcome),
         )
+
+
+def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift] | None:
+    """The first shard's row where statistics move away from the golden's, with how far."""
+    for shard in outcome.shards:
+        rows = [r for r in shard.stats_rows if r.index is not None and r.compared]
+        drift = statistics_drift([l2_distance(*r.pairs()[STATISTICS.index("L2norm")]) for r in rows])
+        if drift is not None:
+            return Place.of(shard, rows[drift.at]), drift
+    return None
 
 
 def _target_kind(outcome: CompareOutcome) -> str:
@@ -218,7 +240,7 @@ def _unseen_before(rows: Sequence[Target], first: Target) -> tuple[Target, ...]:
 
 
 def _has_numbers(row: Target) -> bool:
-    return row.metrics.has_numbers if isinstance(row, ResultRow) else row.compared
+    return judged(row.metrics) if isinstance(row, ResultRow) else row.compared
 
 
 def _reason(row: ResultRow | StatsResult) -> str:
@@ -309,6 +331,12 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
             f"statistics beyond threshold (|diff| / max(|NPU|, |golden|) > {thresholds.statistics:g}): "
             f"{tally.diverging_stats}"
         )
+    if tally.stats_drift is not None:
+        place, drift = tally.stats_drift
+        lines.append(
+            f"statistics move away from the golden's first at {place.text()}: L2 norm {drift.error:.2%} "
+            f"apart, {drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
+        )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
@@ -317,13 +345,20 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
 
 
 def _caveat_lines(tally: Tally) -> list[str]:
-    """What a verdict within the thresholds does not say: float16 overflow, NaN/inf on both sides."""
+    """What the thresholds' count does not say: float16 overflow, NaN/inf where the golden has none
+    (the advisor's "nan/inf appeared"), NaN/inf at the same positions on both sides."""
     many = tally.models > 1
     lines = []
     if tally.overflowed:
         lines.append(
             f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {counted(len(tally.overflowed), 'tensor')}; "
             f"the first: {tally.overflowed[0].text(with_model=many)}"
+        )
+    if tally.appeared:
+        hold = "holds" if len(tally.appeared) == 1 else "hold"
+        lines.append(
+            f"nan/inf appeared: {counted(len(tally.appeared), 'tensor')} {hold} NaN/inf where the golden "
+            f"does not; the first: {tally.appeared[0].text(with_model=many)}"
         )
     if tally.same_special:
         count = len(tally.same_special)

@@ -1,18 +1,130 @@
-"""Which compared tensors count as diverging: the thresholds users know from msit's analyser.
+"""The one verdict: whether a compared pair agrees, and why not, decided on typed values only.
 
-A row diverges when any of five metrics is beyond its threshold. Cosine alone misses uniform
-noise (5 % noise everywhere keeps CosineSimilarity at 0.998), which RelativeEuclideanDistance and
-KullbackLeiblerDivergence catch. The summary and the xlsx colouring both ask this module.
+Every judge of a result asks this module: the compare summary, the advisor, the HTML report,
+the xlsx colours and TorchAir's PASS/FAIL. It reads numbers and typed fields (NaN/inf counts,
+whether their positions agree, the metrics of the finite elements), never a reason's words:
+reasons are prose for people. A result table read back from a file (``report.table``) carries the
+same typed values, so its verdict is the one the comparison gave.
+
+Offline rows diverge when any of five metrics is beyond its threshold (msit analyser's defaults).
+Cosine alone misses uniform noise (5 % noise everywhere keeps CosineSimilarity at 0.998), which
+RelativeEuclideanDistance and KullbackLeiblerDivergence catch. NaN/inf in the data make a pair
+compared, not "not compared": where their positions differ it disagrees; where they agree it is
+judged by the metrics of its other elements.
+
+TorchAir rows get metrics.md §2's PASS/FAIL. A statistics table also gets the place where its
+statistics start to move away from the golden's (``statistics_drift``): a fault whose statistics
+stay within the fixed 0.5 rule would otherwise be placed at the first op the rule catches, far
+downstream.
+
+Over a whole run (metrics.md §3): where the divergence starts (``divergence_start``: input
+inconsistency, the first op whose inputs agree and outputs do not, single-point or accumulating)
+and which output overflows float16 or turns NaN (``special_appearance``). The advisor words them.
+
+No numpy here: the CLI reads the defaults at import time.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the CLI reads the defaults at import time, before numpy is needed
+if TYPE_CHECKING:
     from dumpcmp.host.metrics.offline_data import MetricValues
+    from dumpcmp.host.metrics.torchair import RealValues
+    from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairThresholds
+
+__all__ = [
+    "FAIL",
+    "FP16_MAX",
+    "NOT_COMPARED",
+    "PASS",
+    "STATISTICS",
+    "Agreement",
+    "Appearance",
+    "Drift",
+    "DriftLimits",
+    "NotCompared",
+    "OpAgreement",
+    "SpecialValues",
+    "Spread",
+    "Start",
+    "Thresholds",
+    "agreement",
+    "divergence_start",
+    "judged",
+    "l2_distance",
+    "l2_distance_of",
+    "md5_verdict",
+    "real_verdict",
+    "special_appearance",
+    "statistic_distance",
+    "statistics_drift",
+    "stats_verdict",
+]
+
+PASS, FAIL, NOT_COMPARED = "PASS", "FAIL", "N/A"
+STATISTICS = ("Max", "Min", "Mean", "L2norm")
+_STATISTIC_EPS = 1e-10  # metrics.md §2: |diff| / (max(|target|, |golden|) + 1e-10)
+
+
+class Agreement(str, Enum):
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    BETWEEN = "between"  # TorchAir's One Thousandth ratio in [0.6, 0.9]: neither
+    UNKNOWN = "unknown"  # not compared: nothing to judge
+
+
+class NotCompared(str, Enum):
+    """Why a pair has no numbers, where a judge needs the kind and not only the prose."""
+
+    STATISTICS_ONLY = "statistics only"  # a side holds statistics, no data (reduced, or a stats dump)
+    NO_DATA = "no data"  # a side holds nothing to compare
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialValues:
+    """NaN and ±inf in a pair's data: how many on each side, and at how many positions the two
+    sides differ (one is NaN or inf where the other is not the same). ``mismatched`` is None where
+    the positions were not compared (TorchAir counts only)."""
+
+    target_nan: int
+    target_inf: int
+    golden_nan: int
+    golden_inf: int
+    mismatched: int | None = None
+
+    @property
+    def target(self) -> int:
+        return self.target_nan + self.target_inf
+
+    @property
+    def golden(self) -> int:
+        return self.golden_nan + self.golden_inf
+
+    @property
+    def positions_agree(self) -> bool:
+        """Every NaN/inf sits at the same place on both sides (counts alone: when they are equal)."""
+        if self.mismatched is None:
+            return self.target_nan == self.golden_nan and self.target_inf == self.golden_inf
+        return self.mismatched == 0
+
+    @property
+    def target_only(self) -> bool:
+        return self.target > 0 and self.golden == 0
+
+    @property
+    def appeared(self) -> bool:
+        """The target holds NaN/inf where the golden does not: more of them, or, as many or fewer,
+        at more differing positions than the golden's surplus explains."""
+        if self.target > self.golden:
+            return True
+        if self.mismatched is None or self.target == 0:
+            return False
+        return self.mismatched > self.golden - self.target
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,33 +149,328 @@ class Thresholds:
     def breaches(self, m: MetricValues) -> tuple[str, ...]:
         """Each metric of ``m`` beyond its threshold, as ``"Name value op threshold"``.
 
-        A pair without numbers breaches nothing (its reason says why). A NaN CosineSimilarity
-        beside numbers (NaN/inf in the data, one side all zero) is a breach: the tensors were
-        comparable and do not agree. Other NaN metrics (bool tensors) are not judged.
-        NaN/inf at exactly the same positions on both sides say nothing of a difference, but make
-        the metrics NaN: such a pair is judged by the metrics of its other elements
-        (``MetricValues.finite``), named as theirs.
+        A pair that was not compared breaches nothing (its reason says why). A NaN
+        CosineSimilarity of a compared pair (NaN/inf in the data, one side all zero) is a breach:
+        the tensors were comparable and do not agree. Other NaN metrics (bool tensors) are not
+        judged. NaN/inf at exactly the same positions on both sides say nothing of a difference,
+        but make the metrics NaN: such a pair is judged by the metrics of its other elements
+        (``MetricValues.finite``), named as theirs. NaN/inf at differing positions are a breach
+        even where the metrics do not show it (a scalar's cosine is 1 by definition).
         """
         if m.finite is not None:
             return self._breaches(m.finite, " of the finite elements")
-        return self._breaches(m, "")
+        found = self._breaches(m, "") if judged(m) else ()
+        special = m.special
+        if not found and special is not None and not special.positions_agree:
+            found = (_positions_differ(special),)
+        return found
 
     def _breaches(self, m: MetricValues, of: str) -> tuple[str, ...]:
-        if not m.has_numbers:
+        if not m.has_numbers and m.special is None:
             return ()
         found = []
-        if math.isnan(m.cosine_similarity):
+        cosine = _as_written(m.cosine_similarity)
+        if math.isnan(cosine):
             found.append(f"CosineSimilarity{of} NaN")
-        elif m.cosine_similarity < self.cosine:
-            found.append(f"CosineSimilarity{of} {m.cosine_similarity:.6f} < {self.cosine:g}")
+        elif cosine < self.cosine:
+            found.append(f"CosineSimilarity{of} {cosine:.6f} < {self.cosine:g}")
         above = (
             ("RelativeEuclideanDistance", m.relative_euclidean_distance, self.relative_euclidean),
             ("KullbackLeiblerDivergence", m.kullback_leibler_divergence, self.kl),
             ("RootMeanSquareError", m.root_mean_square_error, self.rmse),
             ("MeanRelativeError", m.mean_relative_error, self.mean_relative),
         )
-        found += [f"{name}{of} {value:.6f} > {limit:g}" for name, value, limit in above if value > limit]
+        found += [
+            f"{name}{of} {value:.6f} > {limit:g}"
+            for name, value, limit in above
+            if _as_written(value) > limit
+        ]
         return tuple(found)
 
     def diverges(self, m: MetricValues) -> bool:
         return bool(self.breaches(m))
+
+
+def _as_written(value: float) -> float:
+    """``value`` to the six decimals a result file gives it (metrics.md §1): the verdict judges what
+    the user reads, so a table read back from its file is judged the same, and no breach reads
+    "RootMeanSquareError 1.000000 > 1"."""
+    return round(value, 6) if math.isfinite(value) else value
+
+
+def _positions_differ(special: SpecialValues) -> str:
+    if special.mismatched is None:
+        return "NaN/inf counts differ"
+    return f"NaN/inf positions differ at {special.mismatched}"
+
+
+def judged(m: MetricValues) -> bool:
+    """True when the pair was compared: it has a metric value, or NaN/inf in its data made every
+    metric NaN (a finding, not a pair that could not be formed)."""
+    return m.special is not None or m.has_numbers
+
+
+def agreement(m: MetricValues, thresholds: Thresholds) -> Agreement:
+    """An offline pair's agreement: unknown when not compared, else by ``Thresholds.breaches``."""
+    if not judged(m):
+        return Agreement.UNKNOWN
+    return Agreement.DISAGREE if thresholds.breaches(m) else Agreement.AGREE
+
+
+# ---------------------------------------------------------------------------------------------
+# TorchAir (metrics.md §2)
+
+
+def real_verdict(values: RealValues, limits: TorchairThresholds) -> tuple[str, tuple[str, ...]]:
+    """PASS when Cosine ≥ limit and MaxRelativeErr < limit; else FAIL with what broke."""
+    if not values.has_numbers:
+        return NOT_COMPARED, ()
+    broke = []
+    cosine, rel = values.cosine, values.max_relative_err
+    if cosine is None or not cosine >= limits.cosine:
+        broke.append(f"Cosine {_shown(cosine)} < {limits.cosine:g}")
+    if rel is None or not rel < limits.max_relative:
+        broke.append(f"MaxRelativeErr {_shown(rel)} >= {limits.max_relative:g}")
+    return (FAIL, tuple(broke)) if broke else (PASS, ())
+
+
+def _shown(value: float | None) -> str:
+    """A metric as the columns spell it: N/A, NaN, inf, or six decimals."""
+    if value is None:
+        return "N/A"
+    if math.isnan(value):
+        return "NaN"
+    return f"{value:.6f}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+
+
+def statistic_distance(target: float, golden: float) -> float:
+    """metrics.md §2's measure of one statistic: |diff| / (max(|target|, |golden|) + 1e-10).
+
+    0 where both are NaN or equal (equal infinities too, whose difference is NaN); inf where
+    exactly one side is NaN (NaN or inf in its data): beyond any threshold.
+    """
+    if math.isnan(target) and math.isnan(golden):
+        return 0.0
+    if math.isnan(target) or math.isnan(golden):
+        return math.inf
+    if target == golden:
+        return 0.0
+    return abs(target - golden) / (max(abs(target), abs(golden)) + _STATISTIC_EPS)
+
+
+def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str, tuple[str, ...]]:
+    if not values.has_numbers:
+        return NOT_COMPARED, ()
+    failing = values.failing(limits.statistics)
+    one_sided = values.nan_on_one_side()
+    if one_sided:
+        return FAIL, (f"{', '.join(one_sided)} NaN on one side only (NaN or inf in the data)",)
+    if failing:
+        verb = "differs" if len(failing) == 1 else "differ"
+        return FAIL, (f"{', '.join(failing)} {verb} by more than {limits.statistics:g} of their size",)
+    unknown = values.unknown()
+    if unknown:  # a PASS on some statistics only says which were not compared
+        return PASS, (f"{', '.join(unknown)} not compared (not known on both sides)",)
+    return PASS, ()
+
+
+def md5_verdict(values: Md5Values) -> tuple[str, tuple[str, ...]]:
+    if values.npu is None or values.bench is None:
+        return NOT_COMPARED, ()
+    if values.npu != values.bench:
+        return FAIL, (f"CRC-32 differs: NPU {values.npu:08x}, bench {values.bench:08x}",)
+    return PASS, ()
+
+
+@dataclass(frozen=True, slots=True)
+class DriftLimits:
+    """When a statistics row counts as moving away from the golden's (``statistics_drift``)."""
+
+    jump: float = 10.0  # its error is at least this many times the largest before it …
+    floor: float = 1e-3  # … errors below this (rounding) count as this much
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """Where a run's statistics start to move away from the golden's."""
+
+    at: int  # the position, in the sequence given, of the first row that jumps
+    error: float  # its error
+    before: float  # the largest error before it (the run's noise floor), at least ``floor``
+    level: float  # errors at or above this (``jump`` × ``before``) have moved away
+
+    @property
+    def jump(self) -> float:
+        return self.error / self.before
+
+    def moved(self, error: float) -> bool:
+        return not math.isnan(error) and error >= self.level
+
+
+def l2_distance(target: float | None, golden: float | None) -> float:
+    """``statistic_distance`` of two L2 norms: a statistics row's error along the run (NaN when a
+    side lacks it or is NaN: the PASS/FAIL rule judges NaN, the drift passes over it).
+
+    The L2 norm, because it moves with any change of scale or offset and is near zero only for
+    an all-zero tensor; a mean or a minimum near zero makes a relative error of rounding huge."""
+    if target is None or golden is None or math.isnan(target) or math.isnan(golden):
+        return math.nan
+    return statistic_distance(target, golden)
+
+
+def l2_distance_of(diff: float, relative: float) -> float:
+    """``l2_distance`` from what a statistics table writes: ``L2norm diff`` (target − golden) and
+    ``NormRelativeErr`` as a fraction (|diff / golden|, inf when the golden's norm is 0). Norms are
+    never negative, so golden = |diff| / relative and target = golden + diff."""
+    if math.isnan(diff) or math.isnan(relative):
+        return math.nan
+    if diff == 0:
+        return 0.0
+    golden = 0.0 if math.isinf(relative) else abs(diff) / relative
+    return statistic_distance(golden + diff, golden)
+
+
+def statistics_drift(errors: Sequence[float], limits: DriftLimits = DriftLimits()) -> Drift | None:
+    """The first of ``errors`` (one per compared row, in execution order; NaN: none) that is at
+    least ``limits.jump`` times the largest before it (raised to ``limits.floor``): where the
+    statistics leave the noise the run shows up to there, whatever the absolute threshold says.
+    None when no row jumps: the difference, if any, grows gradually, and statistics cannot place
+    where it starts.
+    """
+    noise = limits.floor
+    for at, error in enumerate(errors):
+        if math.isnan(error):
+            continue
+        if error >= limits.jump * noise:
+            return Drift(at, error, noise, limits.jump * noise)
+        noise = max(noise, error)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Over a run (metrics.md §3): where the divergence starts, float16 overflow, NaN that appeared
+
+FP16_MAX = 65504.0
+
+
+class Appearance(str, Enum):
+    """How an output shows float16 overflow or NaN/inf of its own (``special_appearance``)."""
+
+    OVERFLOW_FLAG = "OverFlow YES"  # the comparator's overflow check says so
+    OVERFLOW_INF = "inf on the target side"  # a float16 output holds more inf than the golden
+    NAN = "NaN on the target side"  # more NaN than the golden
+    ELSEWHERE = "NaN/inf where the golden has none"  # as many or fewer, at other positions
+    OVERFLOW_ERROR = "an error of at least 65504"  # only an overflowing float16 value is that far off
+
+    @property
+    def overflow(self) -> bool:
+        return self in (Appearance.OVERFLOW_FLAG, Appearance.OVERFLOW_INF, Appearance.OVERFLOW_ERROR)
+
+
+def special_appearance(
+    overflow: bool | None, special: SpecialValues | None, fp16: bool, max_abs_error: float
+) -> Appearance | None:
+    """Whether an output overflows float16 or turns NaN: the OverFlow flag when checked
+    (``overflow`` not None); otherwise, for a float16 output, its inf and its error. NaN/inf the
+    golden does not hold count whatever the dtype."""
+    if overflow:
+        return Appearance.OVERFLOW_FLAG
+    fp16 = fp16 and overflow is None
+    if special is not None and special.target_inf > special.golden_inf and fp16:
+        return Appearance.OVERFLOW_INF
+    if special is not None and special.target_nan > special.golden_nan:
+        return Appearance.NAN
+    if special is not None and special.appeared:
+        return Appearance.ELSEWHERE
+    if fp16 and max_abs_error >= FP16_MAX:
+        return Appearance.OVERFLOW_ERROR
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class OpAgreement:
+    """One op of a run as the walk needs it: the agreement of each of its input and output rows
+    (``UNKNOWN``: not compared) and which outputs were compared with the op's own input (a GE
+    trans op without an FX counterpart: it says nothing of the network)."""
+
+    inputs: tuple[Agreement, ...]
+    outputs: tuple[Agreement, ...]
+    self_check: tuple[bool, ...] = ()  # per output; () when none is
+
+    @property
+    def compared_outputs(self) -> bool:
+        return any(a is not Agreement.UNKNOWN for a in self.outputs)
+
+    @property
+    def bad_outputs(self) -> tuple[int, ...]:
+        return tuple(k for k, a in enumerate(self.outputs) if a is Agreement.DISAGREE)
+
+    def network_outputs(self) -> bool:
+        """An output compared with the golden network (not with the op's own input)."""
+        checks = self.self_check or (False,) * len(self.outputs)
+        return any(
+            a is not Agreement.UNKNOWN and not own for a, own in zip(self.outputs, checks, strict=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """What happens after the first divergence: the later ops compared with the network."""
+
+    later: int  # later ops with an output compared with the network
+    later_bad: int  # of them, those with an output that disagrees
+    last: int | None  # the last of them (its place in the run); None when there is none
+    last_agrees: bool  # the last one agrees again: later ops absorbed the error (single-point)
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Where a run's divergence starts (places are positions in the ops given, rows are
+    ``(io, k)`` within the op)."""
+
+    inconsistent_input: tuple[int, int] | None = None  # (op, input k) differing before any op did
+    op: int | None = None  # the first divergence: the earliest op whose inputs agree, outputs not
+    row: tuple[str, int] | None = None  # its first disagreeing row ("output", k), or an input (unseen)
+    inferred: bool = False  # the op has no input rows: its inputs are taken to agree
+    unseen: tuple[int, ...] = ()  # ops without numbers right before ``op``: it may start there
+    spread: Spread | None = None
+
+
+def divergence_start(ops: Sequence[OpAgreement]) -> Start:
+    """Input inconsistency and the first divergence, from one walk in execution order.
+
+    Inputs "agree" when the op's compared input rows all agree, or, with none, when no earlier op
+    disagrees. Only a differing input proves the error came from before the op; an op without
+    input rows stays the problem node. When ops without numbers come right before the first op
+    already wrong, the error may start in any of them (``unseen``), which is said rather than the
+    first op seen being blamed.
+    """
+    inconsistent: tuple[int, int] | None = None
+    earlier_bad = False
+    unseen: list[int] = []  # ops without compared outputs since the last op with some
+    for at, op in enumerate(ops):
+        judged_inputs = [k for k, a in enumerate(op.inputs) if a is not Agreement.UNKNOWN]
+        bad_inputs = [k for k in judged_inputs if op.inputs[k] is Agreement.DISAGREE]
+        bad = op.bad_outputs
+        if not earlier_bad and unseen and (bad_inputs or (bad and len(judged_inputs) < len(op.inputs))):
+            row = ("input", bad_inputs[0]) if bad_inputs else ("output", bad[0])
+            return Start(inconsistent, at, row, unseen=tuple(unseen))
+        if bad_inputs and not earlier_bad and inconsistent is None:
+            inconsistent = (at, bad_inputs[0])
+        inputs_agree = all(op.inputs[k] is Agreement.AGREE for k in judged_inputs)
+        if bad and (inputs_agree if judged_inputs else not earlier_bad):
+            return Start(
+                inconsistent, at, ("output", bad[0]), not judged_inputs, spread=_spread(ops[at + 1 :], at)
+            )
+        earlier_bad = earlier_bad or bool(bad)
+        unseen = [] if op.compared_outputs else [*unseen, at] if op.outputs else unseen
+    return Start(inconsistent)
+
+
+def _spread(later_ops: Sequence[OpAgreement], at: int) -> Spread:
+    later = [(at + 1 + i, op) for i, op in enumerate(later_ops) if op.network_outputs()]
+    bad = [place for place, op in later if op.bad_outputs]
+    if not later:
+        return Spread(0, 0, None, False)
+    last = later[-1][0]
+    return Spread(len(later), len(bad), last, last not in bad)

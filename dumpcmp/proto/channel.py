@@ -69,6 +69,8 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
         raise DumpcmpError("--tls-cert and --tls-key go together (the client certificate and its key)")
     if options.client_cert is not None and options.tls_ca is None:
         raise DumpcmpError("--tls-cert needs --tls-ca (client certificates are a TLS feature)")
+    if options.client_cert is not None and options.client_key is not None:
+        check_key_pair(options.client_cert, options.client_key)
     if options.tls_ca is None:
         channel = grpc.insecure_channel(options.address, options=CLIENT_OPTIONS)
     else:
@@ -86,17 +88,79 @@ def open_channel(options: ChannelOptions) -> grpc.Channel:
     return grpc.intercept_channel(channel, _BearerToken(token))
 
 
-def call_failed(exc: grpc.RpcError, address: str) -> TransferError:
-    """One line for a failed call: what the host (or the network) said."""
+def call_failed(exc: grpc.RpcError, address: str, options: ChannelOptions | None = None) -> TransferError:
+    """One line for a failed call: what the host (or the network) said; with the ``options``
+    the channel was opened with, what to change when TLS is why (``tls_hint``)."""
     code = exc.code() if isinstance(exc, grpc.Call) else None
     details = (exc.details() if isinstance(exc, grpc.Call) else None) or str(exc)
     details = " ".join(str(details).split())
+    hint = None if options is None else tls_hint(exc, options)
+    if hint is not None:
+        return TransferError(f"cannot reach the host at {address}: {hint}")
     if code is grpc.StatusCode.UNAVAILABLE:
         return TransferError(f"cannot reach the host at {address}: {details}")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return TransferError(f"the host at {address} did not answer in time ({details}); see --timeout")
     name = code.name if code is not None else "error"
     return TransferError(f"host {address}: {name}: {details}")
+
+
+def tls_hint(exc: grpc.RpcError, options: ChannelOptions) -> str | None:
+    """What to change when TLS is why a call failed: never mended by waiting or retrying.
+
+    A plaintext client's HTTP/2 preface is not a TLS hello: a TLS host drops the connection
+    ("Socket closed"). A TLS client's hello to a plaintext host gets bytes that are no TLS
+    record (WRONG_VERSION_NUMBER). A host asking for client certificates (--client-ca) drops a
+    TLS client that has none, or one it does not trust, the same way. Any other failed
+    handshake is a certificate problem.
+    """
+    details = " ".join(((exc.details() if isinstance(exc, grpc.Call) else "") or "").split())
+    if options.tls_ca is None:
+        if "Socket closed" in details:
+            return (
+                "it closed the connection at once, as a TLS host does to a plaintext client: "
+                "pass --tls-ca CA.pem (the CA of the host's certificate)"
+            )
+        return None
+    if "WRONG_VERSION_NUMBER" in details:
+        return (
+            f"the host does not speak TLS: drop --tls-ca {options.tls_ca} (or start the host with --tls-cert)"
+        )
+    if "Hostname Verification" in details:
+        name = options.address.rpartition(":")[0]
+        return (
+            f"the host's certificate is not made out to {name}: connect by a name or address the "
+            "certificate holds (--host)"
+        )
+    if "Socket closed" in details:
+        if options.client_cert is None:
+            return (
+                "it closed the TLS connection at once, as a host asking for client certificates "
+                "(--client-ca) does: pass --tls-cert and --tls-key signed by that CA"
+            )
+        return (
+            f"it closed the TLS connection at once: it does not trust --tls-cert {options.client_cert} "
+            "(signed by another CA than the host's --client-ca?)"
+        )
+    if "handshake failed" in details.lower():
+        return f"the TLS handshake failed ({details}); check --tls-ca {options.tls_ca}"
+    return None
+
+
+def check_key_pair(cert: Path, key: Path) -> None:
+    """--tls-key is the key of --tls-cert, or one line saying so (gRPC says only that it cannot
+    bind, or cannot create a handshaker)."""
+    import ssl  # only where TLS is used
+
+    read_pem(cert, "--tls-cert")
+    read_pem(key, "--tls-key")
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_cert_chain(cert, key, password="")
+    except ssl.SSLError as exc:
+        if "KEY_VALUES_MISMATCH" in str(exc):
+            raise DumpcmpError(f"--tls-key {key} is not the key of --tls-cert {cert}") from None
+        reason = exc.reason or exc.strerror or str(exc)
+        raise DumpcmpError(f"--tls-cert {cert} with --tls-key {key}: cannot be used ({reason})") from None
 
 
 def read_pem(path: Path, option: str) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dumpcmp.agent.journal import Journal, JournalEntry, agent_id
+from tests.durability import FsyncLog
 
 
 def entry(path: str, size: int = 10) -> JournalEntry:
@@ -48,3 +49,20 @@ def test_a_record_after_close_is_dropped_not_raised(tmp_path: Path) -> None:
     journal.record(entry("late"))
     with Journal(tmp_path, "s") as again:
         assert len(again) == 0
+
+
+def test_a_new_journal_and_its_directories_are_durable_before_the_first_sync(
+    tmp_path: Path, fsync_log: FsyncLog
+) -> None:
+    # The directories were made without an fsync of their parents: an entry synced before
+    # --delete-acked deleted the local file could vanish with its directory in a power cut.
+    base = tmp_path.resolve()
+    state = base / "a" / "state"
+    with Journal(state, "s") as journal:
+        journal.record(entry("x"))
+        journal.sync()
+        at_sync = list(fsync_log.events)
+    assert fsync_log.made(base) == [base / "a", state]
+    assert fsync_log.unsynced(at_sync) == []
+    # The journal file's own entry in its directory, too.
+    assert ("fsync", state) in at_sync[at_sync.index(("mkdir", state)) + 1 :]

@@ -300,3 +300,22 @@ def test_tls_on_one_side_only_is_one_line_at_once(hosts: Hosts, tmp_path: Path, 
     )
     assert (code, out.strip()) == (1, f"Error: cannot reach the host at {address}: {hint}")
     assert not (tmp_path / "state").exists()
+
+
+def test_a_host_asking_for_a_client_certificate_is_one_line_at_once(hosts: Hosts, tmp_path: Path) -> None:
+    # Mutual TLS without a client certificate ("Socket closed") was retried until --give-up.
+    pki = make_pki(tmp_path / "pki")
+    server = hosts.start(tmp_path / "data", tls=TlsFiles(pki.server_cert, pki.server_key, client_ca=pki.ca))
+    address = f"localhost:{server.port}"
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    started = time.monotonic()
+    code, out = cli("agent", "run", "--host", address, "--session", "t1", "--watch", dump,
+                    "--state", tmp_path / "state", "--until-idle", "0", "--give-up", "30",
+                    "--tls-ca", pki.ca)  # fmt: skip
+    assert time.monotonic() - started < 20
+    assert (code, out.strip()) == (
+        1,
+        f"Error: cannot reach the host at {address}: it closed the TLS connection at once, as a host asking "
+        "for client certificates (--client-ca) does: pass --tls-cert and --tls-key signed by that CA",
+    )

@@ -644,3 +644,74 @@ def test_results_say_replaced_runs_once(hosts: Hosts, host: HostServer, sim: Sim
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}")
     assert code == 0, output
     assert output.count("replaced runs") == 1 and "r1" in output
+
+
+_MTLS_NO_CERT = (
+    "it closed the TLS connection at once, as a host asking for client certificates (--client-ca) does: "
+    "pass --tls-cert and --tls-key signed by that CA"
+)
+
+
+@pytest.mark.parametrize(
+    "command", [["sessions"], ["results", "s1"], ["close", "s1"], ["delete", "s1", "--yes"]]
+)
+def test_every_host_command_gives_the_tls_hints(hosts: Hosts, tmp_path: Path, command: list[str]) -> None:
+    # Only `agent run` explained a TLS failure; these printed gRPC's "Socket closed".
+    pki = make_pki(tmp_path / "pki")
+    server = hosts.start(tmp_path / "data", tls=TlsFiles(pki.server_cert, pki.server_key, client_ca=pki.ca))
+    address = f"localhost:{server.port}"
+    code, output = invoke(*command, "--host", address, "--tls-ca", pki.ca)
+    assert (code, output.strip()) == (1, f"Error: cannot reach the host at {address}: {_MTLS_NO_CERT}")
+
+
+@pytest.mark.parametrize("case", ["plaintext client", "plaintext host", "foreign client cert", "host name"])
+def test_each_tls_mismatch_is_one_line_naming_what_to_change(hosts: Hosts, tmp_path: Path, case: str) -> None:
+    pki, other = make_pki(tmp_path / "pki"), make_pki(tmp_path / "other", "other")
+    tls = {
+        "plaintext client": TlsFiles(pki.server_cert, pki.server_key),
+        "plaintext host": None,
+        "foreign client cert": TlsFiles(pki.server_cert, pki.server_key, client_ca=pki.ca),
+        "host name": TlsFiles(pki.client_cert, pki.client_key),  # a certificate made out to "agent"
+    }[case]
+    server = hosts.start(tmp_path / "data", tls=tls)
+    address = f"localhost:{server.port}"
+    client = {
+        "plaintext client": [],
+        "plaintext host": ["--tls-ca", pki.ca],
+        "foreign client cert": [
+            "--tls-ca",
+            pki.ca,
+            "--tls-cert",
+            other.client_cert,
+            "--tls-key",
+            other.client_key,
+        ],
+        "host name": ["--tls-ca", pki.ca],
+    }[case]
+    hint = {
+        "plaintext client": "it closed the connection at once, as a TLS host does to a plaintext client: "
+        "pass --tls-ca CA.pem (the CA of the host's certificate)",
+        "plaintext host": f"the host does not speak TLS: drop --tls-ca {pki.ca} "
+        "(or start the host with --tls-cert)",
+        "foreign client cert": f"it closed the TLS connection at once: it does not trust --tls-cert "
+        f"{other.client_cert} (signed by another CA than the host's --client-ca?)",
+        "host name": "the host's certificate is not made out to localhost: connect by a name or address the "
+        "certificate holds (--host)",
+    }[case]
+    code, output = invoke("sessions", "--host", address, *client)
+    assert (code, output.strip()) == (1, f"Error: cannot reach the host at {address}: {hint}")
+
+
+def test_a_key_that_is_not_its_certificates_is_named(tmp_path: Path) -> None:
+    # The host said "cannot listen (Failed to bind to address ...)"; a client, "Failed to create
+    # security handshaker".
+    pki, other = make_pki(tmp_path / "pki"), make_pki(tmp_path / "other", "other")
+    code, output = invoke("serve", "--data", tmp_path / "data", "--listen", "127.0.0.1:0",
+                          "--tls-cert", pki.server_cert, "--tls-key", other.server_key)  # fmt: skip
+    said = f"Error: --tls-key {other.server_key} is not the key of --tls-cert {pki.server_cert}"
+    assert (code, output.strip()) == (1, said)
+    assert not (tmp_path / "data").exists()
+    code, output = invoke("sessions", "--host", "localhost:1", "--tls-ca", pki.ca,
+                          "--tls-cert", pki.client_cert, "--tls-key", other.client_key)  # fmt: skip
+    said = f"Error: --tls-key {other.client_key} is not the key of --tls-cert {pki.client_cert}"
+    assert (code, output.replace("\n", " ").strip()) == (1, said)

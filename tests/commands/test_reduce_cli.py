@@ -219,3 +219,43 @@ def test_graph_dumps_beside_an_ancestor_do_not_make_an_offline_tree_torchair(tmp
     (tmp_path / "other" / "dynamo_original_graph_1_rank_0_pid_1_ts_1.txt").write_text('name: "m"\n')
     result = CliRunner().invoke(app, ["reduce", str(tmp_path / "offline" / "npu")])
     assert result.exit_code == 1 and "not a TorchAir dump" in result.output
+
+
+def test_watch_leaves_offline_dump_files_arriving_in_an_empty_directory_intact(
+    sim_tree: Path, tmp_path: Path
+) -> None:
+    """A single pass refused an offline tree, but a watch started on an empty directory did not
+    check: offline dump files copied in were reduced and deleted, and could never be compared."""
+    from dumpcmp.commands.sim import simulate
+
+    offline = simulate("zoo:small_cnn", tmp_path / "offline").npu_dump_dir
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    reducer = Reducer()
+    stop = threading.Event()
+    timer = threading.Timer(60.0, stop.set)  # bounds the test
+    timer.start()
+    watch = threading.Thread(
+        target=watch_and_reduce, args=(watched, reducer), kwargs={"stop": stop, "quiet": 0.1}
+    )
+    watch.start()
+    try:
+        shutil.copytree(offline, watched / "npu")
+        shutil.copytree(sim_tree, watched / "run")  # a TorchAir run's files in the same watch are reduced
+        arrived = len(_dumps(watched / "npu")) + len(_dumps(watched / "run"))
+        deadline = time.monotonic() + 30
+        while len(reducer.report.kept) + reducer.report.reduced < arrived and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        watch.join(30)
+        timer.cancel()
+    copied = sorted(p.relative_to(watched / "npu") for p in _dumps(watched / "npu"))
+    assert copied == sorted(p.relative_to(offline) for p in _dumps(offline))
+    assert all((watched / "npu" / p).read_bytes() == (offline / p).read_bytes() for p in copied)
+    assert not list((watched / "npu").rglob(REDUCED_FILE))
+    assert {reason for _, reason in reducer.report.kept} == {
+        "not a TorchAir dump (no dynamo_*.txt GE graph dump beside it, no msprobe_ge_dump or msprobe_fx_dump "
+        "directory): reduce keeps only statistics, which compare -m offline_data cannot use"
+    }
+    assert reducer.report.reduced == len(_dumps(sim_tree)) and not _dumps(watched / "run")

@@ -226,3 +226,27 @@ def test_a_complex_npy_pair_is_a_row_saying_which_side(tmp_path: Path, side: str
         "check that -tp and -gp are the same tensor"
     )
     assert [line for line in lines if line.startswith("Error")] == [lines[-1]]
+
+
+def test_a_pair_whose_nan_sits_elsewhere_on_each_side_is_compared_and_named(tmp_path: Path) -> None:
+    # NaN at different positions makes every metric NaN: the run was reported as "nothing
+    # compared ... check that -tp and -gp are the same tensor", exit 1. It compared, and found NaN.
+    values = np.linspace(1, 2, 50, dtype=np.float32)
+    target, golden = values.copy(), values.copy()
+    target[3], golden[4] = np.nan, np.nan
+    np.save(tmp_path / "t.npy", target)
+    np.save(tmp_path / "g.npy", golden)
+    code, output, (row,) = compare_files(
+        tmp_path / "t.npy", tmp_path / "g.npy", tmp_path / "out", "--advisor"
+    )
+    assert row["CosineSimilarity"] == row["MaxAbsoluteError"] == "NaN"  # the metrics as the spec gives them
+    assert code == 0, output
+    assert "nothing compared" not in output
+    assert "target tensors: 1, compared: 1, not compared: 0," in output
+    assert "tensors beyond thresholds (" in output
+    lines = output.splitlines()
+    appeared = "nan/inf appeared: 1 tensor holds NaN/inf where the golden does not; the first:"
+    assert f"{appeared} step 0, index 0 t.npy (t.npy:output:0)" in lines
+    (first,) = (line for line in lines if line.startswith("first divergence: step 0"))  # the summary's
+    assert "t.npy (t.npy:output:0): CosineSimilarity NaN (target has 1 NaN" in first
+    assert any(line.startswith("nan/inf appeared: op #0 t.npy") for line in lines)  # the advisor's finding

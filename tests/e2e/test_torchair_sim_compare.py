@@ -122,3 +122,37 @@ def test_reduced_data_gives_the_same_statistics_and_md5_columns(tmp_path: Path) 
         assert [[r[c] for c in keep] for r in rows] == [[r[c] for c in keep] for r in full[mode]]
     real = runner.invoke(app, ["compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "real"])
     assert real.exit_code == 1 and "nothing compared" in real.output and "statistics only" in real.output
+
+
+def test_statistics_name_where_they_move_away_not_the_first_fail_downstream(tmp_path: Path) -> None:
+    # The bias keeps the faulty op within the 0.5 statistics rule; the first FAIL and the
+    # advisor's first divergence both named the last op, SoftmaxV2.
+    sim = tmp_path / "sim"
+    _simulate(sim)
+    ge, fx = sim / "msprobe_ge_dump", sim / "msprobe_fx_dump"
+    out = tmp_path / "out"
+    result = cli("compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--summary-mode", "statistics",
+                 "--advisor")  # fmt: skip
+    lines = result.output.splitlines()
+    (moved,) = (line for line in lines if line.startswith("statistics move away"))
+    assert moved.startswith(
+        f"statistics move away from the golden's first at rank 0 token 0, {FAULTY_GE_OP}.output.0:"
+    )
+    assert any(
+        line.startswith("first FAIL: rank 0 token 0, SoftmaxV2.output.0") for line in lines
+    )  # the rule's
+    (first,) = (line for line in lines if line.startswith("first divergence:"))
+    assert first.startswith(f"first divergence: op #13 {FAULTY_GE_OP} ")
+    assert "its statistics move away from the golden's here" in first and "accumulating" in first
+
+
+def test_statistics_of_a_fault_free_run_move_nowhere(tmp_path: Path) -> None:
+    sim = tmp_path / "sim"
+    cli("sim", "run", "zoo:small_cnn", "--out", sim, "--torchair")
+    out = tmp_path / "out"
+    result = cli("compare", "-m", "torchair", "-tp", sim / "msprobe_ge_dump", "-gp", sim / "msprobe_fx_dump",
+                 "-o", out, "--summary-mode", "statistics", "--advisor")  # fmt: skip
+    assert "statistics move away" not in result.output
+    assert "statistics cannot place" not in result.output
+    assert "no FAIL: all 77 compared tensor pairs PASS" in result.output
+    assert "network consistent: all 77 compared tensors agree" in result.output

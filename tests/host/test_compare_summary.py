@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from dumpcmp.cli import app
 from dumpcmp.host.metrics import MetricValues, compare_arrays
-from dumpcmp.host.metrics.offline_data import finite_metrics
 from dumpcmp.host.offline import run_compare
+from dumpcmp.host.report.table import read_finite
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
@@ -313,7 +313,7 @@ def test_the_finite_elements_read_back_from_the_reason() -> None:
     m = compare_arrays(x, x * np.float32(1.001))
     assert m.finite is not None
     reason = " ".join(m.reasons)
-    read = finite_metrics(reason)
+    read = read_finite(reason)
     assert read is not None
     assert read.cosine_similarity == pytest.approx(m.finite.cosine_similarity, rel=1e-9)
     assert read.root_mean_square_error == pytest.approx(m.finite.root_mean_square_error, rel=1e-8)

@@ -15,6 +15,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.stats_compare import Statistics, StatsResult
 from dumpcmp.host.torchair.records import TensorStats
 from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairRow
+from dumpcmp.host.verdict import NotCompared, SpecialValues
 
 NAN, INF = math.nan, math.inf
 
@@ -50,6 +51,7 @@ ROWS = [
     _row(2, shape=(), overflow=False, npu_name="ünïcode/名前", metrics=MetricValues.unavailable("no golden")),
     _row(3, metrics=_metrics(NAN, ("nan/inf appeared", "second reason"), finite=_metrics(1.0, ("inner",)))),
     _row(4, ground_truth="", golden_dtype=""),
+    _row(5, metrics=MetricValues(*[NAN] * 13, special=SpecialValues(3, 0, 1, 2, None))),
 ]
 
 
@@ -101,6 +103,9 @@ def test_torchair_rows_of_every_summary_mode_come_back() -> None:
         TorchairRow(0, "aten.add", "npu:0", "fx:0", RealValues(1.0, None, 0.0, INF, 1.0, 1.0), "PASS"),
         TorchairRow(None, "aten.mul", "npu:1", "fx:1", StatsValues(stats, None), "FAIL", ("Max 1 > 0.5",)),
         TorchairRow(2, "aten.mm", "npu:2", "", Md5Values(None, 7), "N/A", (), False, ""),
+        TorchairRow(
+            3, "aten.mm", "npu:3", "", RealValues.unavailable("reduced", NotCompared.STATISTICS_ONLY), "N/A"
+        ),
     ]
     assert _same(decode(encode(rows)), rows)
 

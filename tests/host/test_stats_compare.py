@@ -212,3 +212,24 @@ def test_two_compares_in_one_second_keep_both_statistics_results(
     names = [o.shards[0].stats_file.name for o in (first, second) if o.shards[0].stats_file]
     assert names == ["stats_result_20260101000000.csv", "stats_result_20260101000000_1.csv"]
     assert sorted(p.name for p in out.iterdir()) == names
+
+
+def test_statistics_moving_within_the_threshold_are_named_where_they_start(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # A 10 % scale keeps every statistic within the 0.5 rule: nothing FAILs, and the run read as
+    # agreeing; its L2 norm leaves the exact run's noise at block1.
+    rows = {op: _stats_row(_golden_values(i) * (1.1 if i >= 1 else 1.0)) for i, op in enumerate(OPS)}
+    outcome = run_compare(CompareRequest(write_stats_tree(tmp_path / "npu", rows), golden_tree,
+                                         out_dir=tmp_path / "out"))  # fmt: skip
+    lines = summarize(outcome, Thresholds())
+    assert "statistics beyond threshold (|diff| / max(|NPU|, |golden|) > 0.5): 0" in lines
+    (moved,) = (line for line in lines if line.startswith("statistics move away"))
+    assert moved.startswith(
+        "statistics move away from the golden's first at step 0, index 1 Conv2D block1_conv "
+        "(block1_conv:output:0): L2 norm 9.09% apart"
+    )
+    clean = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    outcome = run_compare(CompareRequest(write_stats_tree(tmp_path / "clean", clean), golden_tree,
+                                         out_dir=tmp_path / "out2"))  # fmt: skip
+    assert not any(line.startswith("statistics move away") for line in summarize(outcome, Thresholds()))

@@ -24,7 +24,6 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -35,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
+from dumpcmp.host.verdict import SpecialValues
 
 if TYPE_CHECKING:
     from dumpcmp.host.metrics._native import Chunks
@@ -129,7 +129,7 @@ class Partial:
         return self.nan_x + self.inf_x + self.nan_y + self.inf_y > 0
 
 
-_NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite"})
+_NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite", "special"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +162,9 @@ class MetricValues:
     # sides are numbers from one that does not. None when no side holds NaN/inf, or when their
     # positions differ (that alone is a divergence).
     finite: MetricValues | None = None
+    # NaN/±inf in the data, counted per side with the positions where the sides differ; None when
+    # there are none. A pair with them is compared even when they make every metric NaN.
+    special: SpecialValues | None = None
 
     @classmethod
     def unavailable(cls, reason: str) -> MetricValues:
@@ -389,12 +392,17 @@ def _combine(a: Partial, b: Partial) -> Partial:
     )
 
 
-def _special_reason(p: Partial) -> str:
-    k = p.special_mismatch
+def _special(p: Partial) -> SpecialValues:
+    return SpecialValues(p.nan_x, p.inf_x, p.nan_y, p.inf_y, p.special_mismatch)
+
+
+def special_reason(special: SpecialValues) -> str:
+    """The CompareFailReason words of a pair holding NaN/inf (report.table reads them back)."""
+    k = special.mismatched
     where = "agree" if k == 0 else f"differ at {k} element{'' if k == 1 else 's'}"
     return (
-        f"target has {p.nan_x} NaN and {p.inf_x} inf, golden has {p.nan_y} NaN and {p.inf_y} inf; "
-        f"NaN/inf positions {where}"
+        f"target has {special.target_nan} NaN and {special.target_inf} inf, golden has "
+        f"{special.golden_nan} NaN and {special.golden_inf} inf; NaN/inf positions {where}"
     )
 
 
@@ -445,11 +453,14 @@ def _finish(p: Partial, meta: PairMeta) -> MetricValues:
     sum_yy = p.centred_yy + n * mean_y * mean_y
     reasons: list[str] = []
     cosine = _cosine(p, sum_xx, sum_yy, reasons)
-    if p.has_special:
-        reasons.append(_special_reason(p))
+    special = _special(p) if p.has_special else None
+    if special is not None:
+        reasons.append(special_reason(special))
     if meta.both_bool:
         reasons.append("boolean tensor")
-        return replace(MetricValues.unavailable(""), cosine_similarity=cosine, reasons=tuple(reasons))
+        return replace(
+            MetricValues.unavailable(""), cosine_similarity=cosine, reasons=tuple(reasons), special=special
+        )
     nan = math.nan
     red = 0.0 if math.sqrt(sum_yy) <= EPS64 else math.sqrt(p.sum_sq_diff / sum_yy)
     return MetricValues(
@@ -467,6 +478,7 @@ def _finish(p: Partial, meta: PairMeta) -> MetricValues:
         max_relative_error=p.max_rel,
         mean_relative_error=p.sum_rel / n,
         reasons=tuple(reasons),
+        special=special,
     )
 
 
@@ -632,43 +644,20 @@ def compare_arrays(
     return metrics
 
 
-# What the verdict reads of the finite elements, in the reason: the advisor, which has only the
-# result table, judges such a pair by the same numbers (``finite_metrics``).
-_FINITE_VERDICT = ("CosineSimilarity", "RelativeEuclideanDistance", "KullbackLeiblerDivergence",
-                   "RootMeanSquareError", "MeanRelativeError")  # fmt: skip
-_NO_FINITE = "no element is finite on both sides"
+# What the verdict reads of the finite elements, in the reason: a table read back from a file
+# (``report.table``) gets them there, the only place a CSV holds them.
+FINITE_VERDICT = ("CosineSimilarity", "RelativeEuclideanDistance", "KullbackLeiblerDivergence",
+                  "RootMeanSquareError", "MeanRelativeError")  # fmt: skip
+NO_FINITE = "no element is finite on both sides"
 
 
 def finite_reason(finite: MetricValues) -> str:
     """The reason's part for a pair with NaN/inf at the same positions: the verdict's metrics of
     the elements finite on both sides."""
     if not finite.has_numbers:
-        return f"({_NO_FINITE})"
+        return f"({NO_FINITE})"
     columns = finite.by_column()
-    return "(where both are finite: " + ", ".join(f"{n} {columns[n]:.9g}" for n in _FINITE_VERDICT) + ")"
-
-
-def finite_metrics(reason: str) -> MetricValues | None:
-    """``finite_reason``'s metrics read back from a row's reason; None when it has none."""
-    if f"({_NO_FINITE})" in reason:
-        return MetricValues.unavailable(_NO_FINITE)
-    start = reason.find("(where both are finite: ")
-    if start < 0:
-        return None
-    values = dict(re.findall(r"(\w+) (\S+?)[,)]", reason[start:]))
-    try:
-        read = {name: float(values[name]) for name in _FINITE_VERDICT}
-    except (KeyError, ValueError):
-        return None
-    return replace(
-        MetricValues.unavailable(""),
-        cosine_similarity=read["CosineSimilarity"],
-        relative_euclidean_distance=read["RelativeEuclideanDistance"],
-        kullback_leibler_divergence=read["KullbackLeiblerDivergence"],
-        root_mean_square_error=read["RootMeanSquareError"],
-        mean_relative_error=read["MeanRelativeError"],
-        reasons=(),
-    )
+    return "(where both are finite: " + ", ".join(f"{n} {columns[n]:.9g}" for n in FINITE_VERDICT) + ")"
 
 
 _ChunkPairs = Callable[[], Iterator[tuple[npt.NDArray[np.generic], npt.NDArray[np.generic]]]]
@@ -700,5 +689,5 @@ def _finite_part(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], step: i
 
     total = _total(pairs)
     if total is None:
-        return MetricValues.unavailable(_NO_FINITE)
+        return MetricValues.unavailable(NO_FINITE)
     return OFFLINE_DATA.finish(total, PairMeta())

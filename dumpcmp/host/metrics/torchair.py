@@ -23,6 +23,7 @@ import numpy.typing as npt
 from dumpcmp.errors import UnsupportedDtypeError
 from dumpcmp.host.metrics.offline_data import DEFAULT_CHUNK, EPS32, EPS64, flat_chunks, kernel_input, scratch
 from dumpcmp.host.torchair.records import TensorStats
+from dumpcmp.host.verdict import NotCompared, SpecialValues
 
 __all__ = [
     "ErrorBounds",
@@ -57,10 +58,12 @@ class RealValues:
     one_thousandth_ratio: float | None
     five_thousandth_ratio: float | None
     reasons: tuple[str, ...] = ()
+    special: SpecialValues | None = None  # NaN/inf in the data, counted per side
+    not_compared: NotCompared | None = None  # the kind, where the summary needs more than the reason
 
     @classmethod
-    def unavailable(cls, reason: str) -> RealValues:
-        return cls(None, None, None, None, None, None, (reason,))
+    def unavailable(cls, reason: str, kind: NotCompared | None = None) -> RealValues:
+        return cls(None, None, None, None, None, None, (reason,), not_compared=kind)
 
     @property
     def has_numbers(self) -> bool:
@@ -115,7 +118,7 @@ def _pieces(
     yield from zip(flat_chunks(x, step), flat_chunks(y, step), strict=True)
 
 
-def _special_reason(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> str:
+def _special(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> SpecialValues | None:
     """How many NaN/inf each side holds (only asked when some chunk's sums were not finite)."""
     counts = []
     for side in (x, y):
@@ -127,8 +130,16 @@ def _special_reason(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> s
         counts.append((nan, inf))
     (nx, ix), (ny, iy) = counts
     if not (nx or ix or ny or iy):
-        return ""
-    return f"target has {nx} NaN and {ix} inf, golden has {ny} NaN and {iy} inf"
+        return None
+    return SpecialValues(nx, ix, ny, iy)
+
+
+def special_reason(special: SpecialValues) -> str:
+    """The Err_message words of a pair holding NaN/inf (report.table reads them back)."""
+    return (
+        f"target has {special.target_nan} NaN and {special.target_inf} inf, golden has "
+        f"{special.golden_nan} NaN and {special.golden_inf} inf"
+    )
 
 
 def real_metrics(
@@ -167,22 +178,23 @@ def real_metrics(
             sums.add(got, m)
             # Σx² and Σy² are finite exactly when no side holds NaN/inf (or float64 overflows).
             sums.special |= not (math.isfinite(got[1]) and math.isfinite(got[2]))
-    return _finish(sums, _special_reason(x, y) if sums.special else "")
+    return _finish(sums, _special(x, y) if sums.special else None)
 
 
-def _finish(s: _Sums, special: str) -> RealValues:
-    reasons = [special] if special else []
+def _finish(s: _Sums, special: SpecialValues | None) -> RealValues:
+    reasons = [special_reason(special)] if special is not None else []
     n = s.n
     max_abs = math.nan if s.nan_abs else s.max_abs
     max_rel = math.nan if s.nan_rel else s.max_rel
     return RealValues(
-        cosine=_cosine(s, bool(special), reasons),
+        cosine=_cosine(s, special is not None, reasons),
         euc_dist=math.sqrt(s.sum_dd),
         max_abs_err=max_abs,
         max_relative_err=max_rel,
         one_thousandth_ratio=s.below1 / n,
         five_thousandth_ratio=s.below5 / n,
         reasons=tuple(reasons),
+        special=special,
     )
 
 

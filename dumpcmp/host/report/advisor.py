@@ -2,19 +2,25 @@
 
 It reads only the rows of a finished result (``ResultTable``), so it runs the same on a table
 written just now, a CSV or xlsx from elsewhere, or a host session's result, for both families.
-Rows are judged by ``grading.RowJudge`` (one reading of "agree" for the colours and the advisor).
+Rows are judged by ``host.verdict`` (through ``grading.RowJudge``), on the typed values the table
+reader gives back: the verdict the comparison's own summary gave.
 
 Findings, in the order they are printed:
 
 * ``fp16 overflow``: the first op whose float16 output overflows: OverFlow ``YES`` when the
-  column is there; otherwise a float16 output whose target side holds NaN/inf (the offline
-  reason counts them) or an error of at least 65504 (only an overflowing value is that far off).
+  column is there; otherwise a float16 output whose target side holds more inf than the golden
+  (the row's NaN/inf counts) or an error of at least 65504 (only an overflowing value is that far off).
+* ``nan/inf appeared``: instead of it, when the first such output holds NaN/inf where the golden
+  does not (more NaN, or NaN/inf at other positions).
 * ``input inconsistency``: an op input that disagrees while every earlier op's outputs agree:
   nothing in the table produced the difference, so the network's inputs (or constants) differ.
 * ``first divergence``: the problem node, the earliest op whose inputs agree and whose outputs
   do not. Inputs "agree" when its compared input rows all agree, or, with none in the table,
   when every earlier op's outputs agree. The finding says whether the error is single-point (the
-  last compared op's outputs agree again: later ops absorbed it) or accumulating.
+  last compared op's outputs agree again: later ops absorbed it) or accumulating. In a statistics
+  table, outputs also disagree once their statistics have moved away from the golden's
+  (``verdict.statistics_drift``): the first divergence is where they leave the run's noise, not
+  the first op the fixed PASS rule catches downstream.
 * ``network consistent``: every compared row agrees, and nothing else was found.
 * ``nothing compared``: no row has numbers; the run must not pass for consistent.
 
@@ -34,21 +40,28 @@ from pathlib import Path
 from typing import Any
 
 from dumpcmp.host.report.grading import (
-    Agreement,
     GradeThresholds,
     OpRows,
     RowJudge,
-    SpecialCounts,
     amplification,
     group_ops,
     metric_evidence,
     worst,
 )
 from dumpcmp.host.report.table import ResultTable, TensorResult
+from dumpcmp.host.verdict import (
+    FP16_MAX,
+    Agreement,
+    Appearance,
+    Drift,
+    OpAgreement,
+    Start,
+    divergence_start,
+    special_appearance,
+)
 
 __all__ = ["Advice", "Finding", "Suspect", "advise", "write_advice"]
 
-FP16_MAX = 65504.0
 _FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
 
 SUSPECTS_SHOWN = 10  # printed and in the HTML; the JSON has them all
@@ -230,79 +243,77 @@ _NAN_ADVICE = (
 
 
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
-    """The first op whose outputs overflow float16 (inf) or hold NaN the golden side has not."""
+    """The first op whose outputs overflow float16 or hold NaN/inf the golden side has not."""
+    error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
     for op in ops:
         for row in op.outputs:
-            found = _overflows(judge, row)
-            if found is not None:
-                kind, why, counts = found
-                advice = _OVERFLOW_ADVICE if kind == FP16_OVERFLOW else _NAN_ADVICE
-                finding = _op_finding(kind, judge, op, row, why, advice)
-                if counts is not None:
-                    evidence = {
-                        "target NaN": float(counts.target_nan), "target inf": float(counts.target_inf),
-                        "golden NaN": float(counts.golden_nan), "golden inf": float(counts.golden_inf),
-                    }  # fmt: skip
-                    finding = replace(finding, evidence={**finding.evidence, **evidence})
-                return [finding]
+            # TorchAir rows carry no dtype: there the target's inf alone (none golden) says it.
+            fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
+            found = special_appearance(row.overflow, row.special, fp16, row.metric(error_name))
+            if found is None:
+                continue
+            kind = FP16_OVERFLOW if found.overflow else NAN_APPEARED
+            advice = _OVERFLOW_ADVICE if found.overflow else _NAN_ADVICE
+            finding = _op_finding(kind, judge, op, row, _appearance(row, found, error_name), advice)
+            counts = row.special
+            if counts is not None and found is not Appearance.OVERFLOW_FLAG:
+                evidence = {
+                    "target NaN": float(counts.target_nan), "target inf": float(counts.target_inf),
+                    "golden NaN": float(counts.golden_nan), "golden inf": float(counts.golden_inf),
+                }  # fmt: skip
+                finding = replace(finding, evidence={**finding.evidence, **evidence})
+            return [finding]
     return []
 
 
-def _overflows(judge: RowJudge, row: TensorResult) -> tuple[str, str, SpecialCounts | None] | None:
-    """(kind, why, the reason's NaN/inf counts) when the row's output overflows or turns NaN."""
-    if row.overflow is not None:
-        return (FP16_OVERFLOW, f"{_tensor(row)} OverFlow YES", None) if row.overflow else None
-    counts = judge.special_counts(row)
-    # TorchAir rows carry no dtype: there the target's inf alone (none on the golden side) says it.
-    fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
-    if counts is not None and counts.target_inf > counts.golden_inf and fp16:
-        return FP16_OVERFLOW, f"{_tensor(row)} holds {counts.target_inf} inf on the target side", counts
-    if counts is not None and counts.target_nan > counts.golden_nan:
-        why = f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
-        return NAN_APPEARED, why, counts
-    error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
-    if fp16 and row.metric(error_name) >= FP16_MAX:
-        return FP16_OVERFLOW, f"{_tensor(row)} is off by {error_name} >= {FP16_MAX:g}", None
-    return None
+def _appearance(row: TensorResult, found: Appearance, error_name: str) -> str:
+    """What ``special_appearance`` found, in words."""
+    counts = row.special
+    if found is Appearance.OVERFLOW_FLAG:
+        return f"{_tensor(row)} OverFlow YES"
+    if found is Appearance.OVERFLOW_ERROR or counts is None:
+        return f"{_tensor(row)} is off by {error_name} >= {FP16_MAX:g}"
+    if found is Appearance.OVERFLOW_INF:
+        return f"{_tensor(row)} holds {counts.target_inf} inf on the target side"
+    if found is Appearance.NAN:
+        return f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
+    return (
+        f"{_tensor(row)} holds NaN/inf where the golden does not ({counts.target} on the target side, "
+        f"{counts.golden} golden, at {counts.mismatched} differing positions)"
+    )
 
 
 def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
-    """Input inconsistency and the first divergence, from one walk in execution order.
-
-    An op "has numbers" when one of its output rows is judged. When ops without numbers come
-    right before the first op that is already wrong, the error may start in any of them: the
-    advisor says so instead of blaming the first op it can see.
-    """
+    """Input inconsistency and the first divergence, as ``verdict.divergence_start`` finds them."""
+    start = divergence_start([_agreements(judge, op) for op in ops])
     findings: list[Finding] = []
-    earlier_bad = False
-    unseen: list[OpRows] = []  # the ops without numbers since the last op with numbers
-    for at, op in enumerate(ops):
-        judged_inputs = [r for r in op.inputs if judge.judged(r)]
-        bad_inputs = [r for r in judged_inputs if judge.verdict(r) is Agreement.DISAGREE]
-        bad = [r for r in op.outputs if judge.verdict(r) is Agreement.DISAGREE]
-        # Only a differing input proves the error came from before this op; an op without input
-        # rows stays the problem node (ops not compared, e.g. a shape mismatch, are not blamed).
-        # An input without numbers after ops without numbers (a missing golden of the op before)
-        # may hide where the error came from.
-        unjudged_inputs = len(judged_inputs) < len(op.inputs)
-        if not earlier_bad and unseen and (bad_inputs or (bad and unjudged_inputs)):
-            return [*findings, _unseen_start(judge, unseen, op, (bad_inputs or bad)[0])]
-        if bad_inputs and not earlier_bad and not findings:
-            findings.append(
-                _op_finding(
-                    INPUT_INCONSISTENCY, judge, op, bad_inputs[0],
-                    f"{_tensor(bad_inputs[0])} differs though every earlier op's outputs agree",
-                    "the network's inputs (or constants) differ between the two runs: feed both "
-                    "sides the same input data before judging any op.",
-                )
-            )  # fmt: skip
-        inputs_agree = all(judge.verdict(r) is Agreement.AGREE for r in judged_inputs)
-        if bad and (inputs_agree if judged_inputs else not earlier_bad):
-            return [*findings, _divergence(judge, ops, at, bad[0], inferred=not judged_inputs)]
-        earlier_bad = earlier_bad or bool(bad)
-        has_numbers = any(judge.judged(r) for r in op.outputs)
-        unseen = [] if has_numbers else [*unseen, op] if op.outputs else unseen
-    return findings
+    if start.inconsistent_input is not None:
+        at, k = start.inconsistent_input
+        row = ops[at].inputs[k]
+        findings.append(
+            _op_finding(
+                INPUT_INCONSISTENCY, judge, ops[at], row,
+                f"{_tensor(row)} differs though every earlier op's outputs agree",
+                "the network's inputs (or constants) differ between the two runs: feed both "
+                "sides the same input data before judging any op.",
+            )
+        )  # fmt: skip
+    if start.op is None or start.row is None:
+        return findings
+    op = ops[start.op]
+    io, k = start.row
+    row = op.inputs[k] if io == "input" else op.outputs[k]
+    if start.unseen:
+        return [*findings, _unseen_start(judge, [ops[i] for i in start.unseen], op, row)]
+    return [*findings, _divergence(judge, ops, op, row, start)]
+
+
+def _agreements(judge: RowJudge, op: OpRows) -> OpAgreement:
+    return OpAgreement(
+        tuple(judge.verdict(r) for r in op.inputs),
+        tuple(judge.verdict(r) for r in op.outputs),
+        tuple(r.self_check for r in op.outputs),
+    )
 
 
 def _unseen_start(judge: RowJudge, unseen: Sequence[OpRows], op: OpRows, row: TensorResult) -> Finding:
@@ -319,21 +330,18 @@ def _unseen_start(judge: RowJudge, unseen: Sequence[OpRows], op: OpRows, row: Te
 
 
 def _divergence(
-    judge: RowJudge, ops: Sequence[OpRows], at: int, row: TensorResult, *, inferred: bool
+    judge: RowJudge, ops: Sequence[OpRows], op: OpRows, row: TensorResult, start: Start
 ) -> Finding:
-    op = ops[at]
     # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
-    agree = "inputs agree (not in the table; no earlier op disagrees)" if inferred else "inputs agree"
-    # A GE op compared with its own input (TorchAir trans ops) says nothing about recovery.
-    later = [o for o in ops[at + 1 :] if any(judge.judged(r) and not r.self_check for r in o.outputs)]
-    later_bad = [o for o in later if any(judge.verdict(r) is Agreement.DISAGREE for r in o.outputs)]
-    last = later[-1] if later else None
-    if last is None:
-        spread = "it is the last compared op"
+    agree = "inputs agree (not in the table; no earlier op disagrees)" if start.inferred else "inputs agree"
+    spread = start.spread
+    if spread is None or spread.last is None:
+        words = "it is the last compared op"
         advice = "check this op's implementation and precision on the NPU."
-    elif last not in later_bad:
-        spread = (
-            f"single-point: later ops recover ({len(later_bad)} of {len(later)} later ops disagree, "
+    elif spread.last_agrees:
+        last = ops[spread.last]
+        words = (
+            f"single-point: later ops recover ({spread.later_bad} of {spread.later} later ops disagree, "
             f"the last, op #{last.order} {last.op_name}, agrees)"
         )
         advice = (
@@ -341,13 +349,24 @@ def _divergence(
             "else it is harmless."
         )
     else:
-        spread = f"accumulating: {len(later_bad)} of {len(later)} later ops stay bad, up to the last"
+        words = f"accumulating: {spread.later_bad} of {spread.later} later ops stay bad, up to the last"
         advice = (
             "the error starts here and reaches the network's output: check this op's "
             "implementation, dtype and precision mode first."
         )
+    moved = ""
+    if judge.drift is not None and row.position == judge.drift_position:
+        moved = f" ({drift_words(judge.drift)})"
     return _op_finding(
-        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not; {spread}", advice
+        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not{moved}; {words}", advice
+    )
+
+
+def drift_words(drift: Drift) -> str:
+    """Where statistics move away, in words: how far, and against which noise."""
+    return (
+        f"its statistics move away from the golden's here: L2 norm {drift.error:.2%} apart, "
+        f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
     )
 
 

@@ -6,9 +6,9 @@ as follows (every threshold is a field of ``GradeThresholds``):
 ==========================================  ===============================  ==============================
 rule (metrics.md §2)                        torchair                         offline_data
 ==========================================  ===============================  ==============================
-red: NaN/inf on the target side only        a metric cell spelled ``NaN``    CompareFailReason "target has
-                                            (real data: NaN in the data)     A NaN and B inf, golden has 0
-                                                                             NaN and 0 inf"
+red: NaN/inf on the target side only        the row's NaN/inf counts, or a   the row's NaN/inf counts
+                                            metric cell spelled ``NaN``      (``verdict.SpecialValues``)
+                                            (real data: NaN in the data)
 red: MaxAbsErr > 1e10                       MaxAbsErr                        MaxAbsoluteError
 red: MaxRelativeErr >= 0.5                  MaxRelativeErr (statistics:      MaxRelativeError, only on a row
                                             its percentage / 100)            that also disagrees (below)
@@ -33,8 +33,8 @@ Choices the spec leaves open, and why:
   or they disagree too: it inherits the error) is yellow, not green: it is not normal.
 * A TorchAir One Thousandth ratio between 0.6 and 0.9 neither agrees nor disagrees: no rule
   makes it red or yellow on its own (fp16 rounding alone leaves many elements above 0.001).
-* A row with no numbers is ``NONE`` (not compared, golden-only), unless its reason counts NaN/inf
-  in the data: NaN can make every metric NaN, and that row is judged (``RowJudge.judged``).
+* A row with no numbers is ``NONE`` (not compared, golden-only), unless NaN/inf in its data made
+  every metric NaN: that row was compared, and is judged (``verdict.judged``).
 
 Growth and drops compare an output row with the worst of its op's compared input rows; an
 op's input and output rows are those of the same op (``group_ops``).
@@ -43,51 +43,34 @@ op's input and output rows are those of the same op (``group_ops``).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
-from dumpcmp.host.verdict import Thresholds
+from dumpcmp.host.verdict import (
+    Agreement,
+    Drift,
+    DriftLimits,
+    Thresholds,
+    agreement,
+    judged,
+    l2_distance_of,
+    statistics_drift,
+)
 
 __all__ = [
-    "Agreement",
     "Grade",
     "GradeThresholds",
     "OpRows",
     "RowGrade",
     "RowJudge",
-    "SpecialCounts",
     "amplification",
     "grade_rows",
     "group_ops",
     "metric_evidence",
     "worst",
 ]
-
-# The reason of a pair with NaN/inf: offline CompareFailReason (host/metrics/offline_data.py,
-# "...; NaN/inf positions agree|differ") and TorchAir Err_message (host/metrics/torchair.py).
-_SPECIAL = re.compile(r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf")
-
-
-@dataclass(frozen=True, slots=True)
-class SpecialCounts:
-    """NaN and inf counts of both sides, as a row's reason states them."""
-
-    target_nan: int
-    target_inf: int
-    golden_nan: int
-    golden_inf: int
-
-    @property
-    def target(self) -> int:
-        return self.target_nan + self.target_inf
-
-    @property
-    def golden(self) -> int:
-        return self.golden_nan + self.golden_inf
-
 
 _SPECIAL_CELLS = {"NaN", "nan", "inf", "-inf"}
 
@@ -105,13 +88,6 @@ class RowGrade:
     why: str  # the rule that decided, with the values; "" for green and none
 
 
-class Agreement(str, Enum):
-    AGREE = "agree"
-    DISAGREE = "disagree"
-    BETWEEN = "between"  # TorchAir's One Thousandth ratio in [0.6, 0.9]: neither
-    UNKNOWN = "unknown"  # no numbers
-
-
 @dataclass(frozen=True, slots=True)
 class GradeThresholds:
     """The colour rules' thresholds (metrics.md §2 defaults)."""
@@ -124,6 +100,7 @@ class GradeThresholds:
     growth: float = 10.0  # yellow when the error grows this many times in -> out
     drop: float = 0.1  # yellow when cosine / the ratio drops more than this in -> out
     error_floor: float = 1e-3  # errors below this count as this much for growth
+    drift: DriftLimits = field(default_factory=DriftLimits)  # where statistics leave the run's noise
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +151,20 @@ class RowJudge:
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
         self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
         self._error_name = self._pick_error_name()
+        self.drift, self.drift_position = self._statistics_drift()
+
+    def _statistics_drift(self) -> tuple[Drift | None, int | None]:
+        """Where a statistics table's L2 norms leave the noise the run shows before (the row's
+        position); (None, None) for other tables, and when no row jumps."""
+        if self.table.mode != "statistics" or "L2norm diff" not in self._columns:
+            return None, None
+        rows = [r for r in self.table.targets() if self.judged(r)]
+        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift)
+        return (drift, rows[drift.at].position) if drift is not None else (None, None)
+
+    def statistics_error(self, row: TensorResult) -> float:
+        """A statistics row's distance from the golden along the run (``verdict.l2_distance``)."""
+        return l2_distance_of(row.metric("L2norm diff"), self._fraction(row, "NormRelativeErr"))
 
     def _pick_error_name(self) -> str:
         if self.offline:
@@ -203,16 +194,15 @@ class RowJudge:
         return self._fraction(row, self.error_name)
 
     def judged(self, row: TensorResult) -> bool:
-        """True when the row can be judged: it has numbers, or its reason counts NaN/inf.
-
-        NaN in the data can make every offline metric NaN, indistinguishable from "not
-        compared" by the numbers alone; the reason's counts tell them apart.
-        """
+        """True when the row can be judged: it has numbers, or NaN/inf in its data (which can
+        make every metric NaN, indistinguishable from "not compared" by the numbers alone)."""
         if row.unreadable:
             return False
+        if row.values is not None:
+            return judged(row.values)
         if not self.offline and row.result == "N/A":
             return False  # the verdict could not judge it (md5 of two dtypes, statistics missing)
-        if row.compared or self.special_counts(row) is not None:
+        if row.compared or row.special is not None:
             return True
         # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
         return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
@@ -227,7 +217,13 @@ class RowJudge:
         """Whether the row passed the comparison's own verdict: what the advisor judges by, so its
         first divergence is the summary's first FAIL. TorchAir rows carry the verdict (Result);
         offline rows are judged by the same thresholds the summary uses (``agreement``). The
-        colour rules keep the spec's One Thousandth ratio bounds (``agreement``)."""
+        colour rules keep the spec's One Thousandth ratio bounds (``agreement``).
+
+        A statistics row also disagrees once its statistics have moved away from the golden's
+        (``verdict.statistics_drift``), though within the fixed PASS rule: the divergence starts
+        where they leave the run's noise, not where the rule first catches it downstream."""
+        if self.drift is not None and self.judged(row) and self.drift.moved(self.statistics_error(row)):
+            return Agreement.DISAGREE
         if not self.offline and row.result in ("PASS", "FAIL") and self.judged(row):
             return Agreement.AGREE if row.result == "PASS" else Agreement.DISAGREE
         return self.agreement(row)
@@ -235,11 +231,8 @@ class RowJudge:
     def _agreement(self, row: TensorResult) -> Agreement:
         if not self.judged(row):
             return Agreement.UNKNOWN
-        if self.offline:
-            counts = self.special_counts(row)
-            if counts is not None and (counts.target != counts.golden or "positions differ" in row.reason):
-                return Agreement.DISAGREE
-            return Agreement.DISAGREE if self.breaches(row) else Agreement.AGREE
+        if row.values is not None:
+            return agreement(row.values, self.t.verdict)
         if self.table.mode == "real":
             ratio = row.metric("One Thousandth Err Ratio")
             if math.isnan(ratio):
@@ -252,41 +245,13 @@ class RowJudge:
         return Agreement.UNKNOWN
 
     def breaches(self, row: TensorResult) -> tuple[str, ...]:
-        """The verdict thresholds an offline row is beyond (as the summary words them); a pair
-        with NaN/inf at the same positions by the finite elements its reason gives, as there."""
-        from dumpcmp.host.metrics.offline_data import MetricValues, finite_metrics
-
-        m = row.metric
-        values = MetricValues(
-            cosine_similarity=m("CosineSimilarity"),
-            max_absolute_error=m("MaxAbsoluteError"),
-            accumulated_relative_error=m("AccumulatedRelativeError"),
-            relative_euclidean_distance=m("RelativeEuclideanDistance"),
-            kullback_leibler_divergence=m("KullbackLeiblerDivergence"),
-            mean_x=math.nan,
-            std_x=math.nan,
-            mean_y=math.nan,
-            std_y=math.nan,
-            mean_absolute_error=m("MeanAbsoluteError"),
-            root_mean_square_error=m("RootMeanSquareError"),
-            max_relative_error=m("MaxRelativeError"),
-            mean_relative_error=m("MeanRelativeError"),
-            spread_computed=False,
-            finite=finite_metrics(row.reason),  # only a pair whose NaN/inf positions agree has them
-        )
-        return self.t.verdict.breaches(values)
-
-    def special_counts(self, row: TensorResult) -> SpecialCounts | None:
-        """The NaN/inf counts the row's reason states; None when it states none."""
-        found = _SPECIAL.search(row.reason)
-        if found is None:
-            return None
-        return SpecialCounts(*(int(g) for g in found.groups()))
+        """The verdict thresholds an offline row is beyond, as the summary words them."""
+        return self.t.verdict.breaches(row.values) if row.values is not None else ()
 
     def red_alone(self, row: TensorResult) -> str:
         """Why the row is red on its own (no look at its op's other rows); "" when it is not."""
-        counts = self.special_counts(row)
-        if counts is not None and counts.target > 0 and counts.golden == 0:
+        counts = row.special
+        if counts is not None and counts.target_only:
             return f"NaN/inf on the target side only ({counts.target} values)"
         if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
             return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"

@@ -12,11 +12,13 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from dumpcmp.errors import BadFileNameError, FormatError
+from dumpcmp.host.metrics.offline_data import FINITE_VERDICT, NO_FINITE, MetricValues
 from dumpcmp.host.torchair.fx_golden import parse_fx_name
+from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.names import parse_dump_name
 
 OFFLINE_DATA = "offline_data"
@@ -33,6 +35,17 @@ _TORCHAIR_TENSOR = re.compile(r"^(?P<op>.*)\.(?P<io>input|output)\.(?P<index>\d+
 _WHOLE_FILE = ".*"
 # A GE tensor named in a Data Name cell: "{dump file} {input|output} {k}".
 _GE_LABEL = re.compile(r" (?:input|output) \d+$")
+# What the comparator writes in CompareFailReason / Err_message for NaN/inf in the data
+# (metrics.offline_data.special_reason, metrics.torchair.special_reason) and for the metrics of the
+# finite elements (offline_data.finite_reason). A result file holds these typed values nowhere
+# else, so reading the file's format reads them here, once, into the typed fields the verdict
+# takes; nothing after this module looks at a reason's words.
+_SPECIAL = re.compile(
+    r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf"
+    r"(?:; NaN/inf positions (?:(agree)|differ at (\d+) elements?))?"
+)
+_FINITE = re.compile(r"\(where both are finite: ([^)]*)\)")
+_SPREAD = re.compile(r"^\(([^;]*);([^)]*)\),\(([^;]*);([^)]*)\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,10 @@ class TensorResult:
     # compared with its own input): the row says nothing about the network.
     self_check: bool = False
     unreadable: bool = False  # a metric cell holds text that is not a number: read as not compared
+    # The typed values the verdict judges, as the comparison had them: the metrics of an offline
+    # tensor row (None for TorchAir and statistics rows), NaN/inf counts of any row.
+    values: MetricValues | None = field(default=None, repr=False)
+    special: SpecialValues | None = None
 
     def metric(self, name: str) -> float:
         return self.metrics.get(name, math.nan)
@@ -297,6 +314,9 @@ def _offline_table(
         index_text = cells[col["Index"]].strip()
         truth = cells[col["GroundTruth"]] if "GroundTruth" in col else ""
         golden_only = not index_text.isdigit()
+        reason = cells[col["CompareFailReason"]] if "CompareFailReason" in col else ""
+        special = read_special(reason)
+        spread = cells[col["StandardDeviation"]] if "StandardDeviation" in col else ""
         rows.append(
             TensorResult(
                 position=position,
@@ -310,10 +330,12 @@ def _offline_table(
                 shape=cells[col["Shape"]] if "Shape" in col else "",
                 metrics=values,
                 overflow=_overflow(cells[col["OverFlow"]]) if "OverFlow" in col else None,
-                reason=cells[col["CompareFailReason"]] if "CompareFailReason" in col else "",
+                reason=reason,
                 result=cells[col["Result"]].strip().upper() if "Result" in col else "",
                 cells=cells,
                 unreadable=unreadable,
+                values=None if mode == "statistics" else metric_values(values, spread, reason, special),
+                special=special,
             )
         )
     return ResultTable(OFFLINE_DATA, header, tuple(rows), source, mode, reader.bad, reader.example)
@@ -357,9 +379,73 @@ def _torchair_table(
                 cells=cells,
                 self_check=bool(target_file) and _is_own_dump(bench_file, target_file),
                 unreadable=unreadable,
+                special=read_special(cells[col["Err_message"]]) if "Err_message" in col else None,
             )
         )
     return ResultTable(TORCHAIR, header, tuple(rows), source, mode, reader.bad, reader.example)
+
+
+def read_special(reason: str) -> SpecialValues | None:
+    """The NaN/inf counts a reason states (and where their positions differ); None when none."""
+    found = _SPECIAL.search(reason)
+    if found is None:
+        return None
+    nan_x, inf_x, nan_y, inf_y, agree, differ = found.groups()
+    mismatched = 0 if agree else int(differ) if differ else None
+    return SpecialValues(int(nan_x), int(inf_x), int(nan_y), int(inf_y), mismatched)
+
+
+def read_finite(reason: str) -> MetricValues | None:
+    """The metrics of the elements finite on both sides a reason states; None when none."""
+    if f"({NO_FINITE})" in reason:
+        return MetricValues.unavailable(NO_FINITE)
+    found = _FINITE.search(reason)
+    if found is None:
+        return None
+    named = dict(part.strip().rpartition(" ")[::2] for part in found[1].split(","))
+    numbers = {name: _number(named.get(name, "")) for name in FINITE_VERDICT}
+    read = {name: value for name, value in numbers.items() if value is not None}
+    if len(read) < len(numbers):
+        return None  # words another tool wrote: no finite metrics rather than wrong ones
+    return replace(
+        MetricValues.unavailable(""),
+        cosine_similarity=read["CosineSimilarity"],
+        relative_euclidean_distance=read["RelativeEuclideanDistance"],
+        kullback_leibler_divergence=read["KullbackLeiblerDivergence"],
+        root_mean_square_error=read["RootMeanSquareError"],
+        mean_relative_error=read["MeanRelativeError"],
+        reasons=(),
+    )
+
+
+def metric_values(
+    metrics: Mapping[str, float], spread: str, reason: str, special: SpecialValues | None
+) -> MetricValues:
+    """An offline row's typed metrics from its cells: what the comparison had, to the cells'
+    precision (six decimals; the finite elements' metrics to nine digits)."""
+    m = {name: metrics.get(name, math.nan) for name in OFFLINE_METRICS}
+    means = _SPREAD.match(spread.strip())
+    parts = [_number(p) for p in means.groups()] if means else []
+    mean_x, std_x, mean_y, std_y = (math.nan if p is None else p for p in parts) if means else (math.nan,) * 4
+    return MetricValues(
+        cosine_similarity=m["CosineSimilarity"],
+        max_absolute_error=m["MaxAbsoluteError"],
+        accumulated_relative_error=m["AccumulatedRelativeError"],
+        relative_euclidean_distance=m["RelativeEuclideanDistance"],
+        kullback_leibler_divergence=m["KullbackLeiblerDivergence"],
+        mean_x=mean_x,
+        std_x=std_x,
+        mean_y=mean_y,
+        std_y=std_y,
+        mean_absolute_error=m["MeanAbsoluteError"],
+        root_mean_square_error=m["RootMeanSquareError"],
+        max_relative_error=m["MaxRelativeError"],
+        mean_relative_error=m["MeanRelativeError"],
+        reasons=(reason,) if reason else (),
+        spread_computed=means is not None,
+        finite=read_finite(reason) if special is not None and special.positions_agree else None,
+        special=special,
+    )
 
 
 def _names(ground_truth: str) -> tuple[str, ...]:

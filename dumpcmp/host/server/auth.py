@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 
-from dumpcmp.proto.channel import read_pem, read_secret
+from dumpcmp.proto.channel import check_key_pair, read_pem, read_secret
 
 _REFUSED = "a valid 'authorization: Bearer <token>' is required"
 
@@ -59,6 +59,7 @@ class TlsFiles:
 
 
 def server_credentials(tls: TlsFiles) -> grpc.ServerCredentials:
+    check_key_pair(tls.cert, tls.key)  # else gRPC only says that it cannot bind the address
     pair = (read_pem(tls.key, "--tls-key"), read_pem(tls.cert, "--tls-cert"))
     if tls.client_ca is None:
         return grpc.ssl_server_credentials([pair])

@@ -48,8 +48,12 @@ def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[
     try:
         for part in parts:
             if create:
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                else:  # its entry durable before any file in it is: see outputs.make_dirs_durably
+                    os.fsync(fd)
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:

@@ -19,15 +19,17 @@ import grpc
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
+from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
 
-# Each upload stream and each followed watch holds a thread for as long as it runs: room for
-# many agents (8 devices of several boxes) and watchers at once.
-MAX_WORKERS = 64
+# Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
+# and followers may hold: those have limits of their own (StreamLimits), so these are always free
+# for the short calls. Beyond all of them, gRPC answers RESOURCE_EXHAUSTED instead of queueing.
+SHORT_CALLS = 16
 LOCK_FILE = ".host.lock"
 _STOP_GRACE_S = 5.0
 
@@ -47,6 +49,8 @@ class HostConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cluster: ClusterConfig | None = None  # None: each session compares in its own thread
     host_paths: tuple[Path, ...] = ()  # where clients may name files already on the host (--host-paths)
+    limits: StreamLimits = DEFAULT_LIMITS
+    keepalive_s: float = DEFAULT_KEEPALIVE_S
 
 
 class HostServer:
@@ -99,17 +103,32 @@ class _Cluster:
         self._stack.close()
 
 
-def needs_tls_warning(config: HostConfig) -> bool:
-    """Whether the host listens beyond this machine without TLS."""
-    if config.tls is not None:
-        return False
+def exposure_warning(config: HostConfig) -> str | None:
+    """What anyone on the network could do to a host listening beyond this machine; None when
+    it listens on loopback only, or uses TLS and checks who calls (a token or client certificates).
+
+    Warned, not refused: a lab network may be trusted, and scripts that serve plaintext on one
+    keep working; the warning says which option closes each gap."""
     host = config.listen.rpartition(":")[0].strip("[]")
     if host == "localhost":
-        return False
+        return None
     try:
-        return not ipaddress.ip_address(host).is_loopback
+        if ipaddress.ip_address(host).is_loopback:
+            return None
     except ValueError:
-        return True  # a host name may resolve to anything
+        pass  # a host name may resolve to anything
+    checked = config.token_file is not None or (config.tls is not None and config.tls.client_ca is not None)
+    open_to_all = "anyone who reaches it can open, upload to and delete sessions (give --token-file"
+    if config.tls is None:
+        unread = "anyone on the network can read the dumps (give --tls-cert/--tls-key)"
+        return f"listening on {config.listen} without TLS: {unread}" + (
+            "" if checked else f"; and without a token, {open_to_all})"
+        )
+    if checked:
+        return None
+    return (
+        f"listening on {config.listen} without a token or client certificates: {open_to_all} or --client-ca)"
+    )
 
 
 def start(config: HostConfig) -> HostServer:
@@ -117,6 +136,9 @@ def start(config: HostConfig) -> HostServer:
     check_address(config.listen, "--listen", any_port=True)
     if config.max_file_size <= 0:
         raise DumpcmpError(f"--max-file-size {config.max_file_size}: must be positive")
+    config.limits.check()
+    if config.keepalive_s <= 0:
+        raise DumpcmpError(f"--keepalive {config.keepalive_s:g}: must be positive")
     host_paths = tuple(_host_path_dir(p) for p in config.host_paths)
     interceptors = [] if config.token_file is None else [TokenCheck(load_token(config.token_file))]
     credentials = None if config.tls is None else server_credentials(config.tls)
@@ -147,7 +169,8 @@ def _serve(
     # has no idea which directory the host was started in. Cluster workers, too, read the received
     # files themselves, from another working directory.
     data_dir = config.data_dir.absolute()
-    with new_output_dir(data_dir, "--data"):  # a host that does not start leaves no directory it made
+    # A host that does not start leaves no directory it made.
+    with new_output_dir(data_dir, "--data", durable=True):
         return _serve_in(config, credentials, interceptors, cluster, data_dir, host_paths)
 
 
@@ -157,16 +180,29 @@ def _serve_in(
 ) -> HostServer:  # fmt: skip
     lock = _lock_data_dir(data_dir)
     try:
-        service = DumpCompareService(data_dir, config.max_file_size, cluster.new_runner, host_paths)
+        service = DumpCompareService(
+            data_dir, config.max_file_size, cluster.new_runner, host_paths, config.limits
+        )
     except BaseException:
         os.close(lock)
         raise
+    threads = config.limits.uploads + config.limits.followers + SHORT_CALLS
+    keepalive_ms = max(1, round(config.keepalive_s * 1000))
     server = grpc.server(
-        ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="dumpcmp-host"),
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
-        # gRPC shares a port between servers by default (SO_REUSEPORT): a second host on the
-        # same port would silently take half of the first one's uploads.
-        options=(*SERVER_OPTIONS, ("grpc.so_reuseport", 0)),
+        options=(
+            *SERVER_OPTIONS,
+            # gRPC shares a port between servers by default (SO_REUSEPORT): a second host on the
+            # same port would silently take half of the first one's uploads.
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", keepalive_ms),
+            ("grpc.keepalive_timeout_ms", keepalive_ms),
+            # gRPC 1.5x waits for a ping's answer this long (not keepalive_timeout_ms alone).
+            ("grpc.http2.ping_timeout_ms", keepalive_ms),
+            ("grpc.http2.max_pings_without_data", 0),  # an agent between files sends nothing for long
+        ),
+        maximum_concurrent_rpcs=threads,
     )
     add_DumpCompareServicer_to_server(service, server)
     try:

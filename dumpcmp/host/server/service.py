@@ -18,16 +18,18 @@ from collections.abc import Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import grpc
 
 from dumpcmp.errors import DumpcmpError, SessionNotFound
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
+from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.store import SessionRecord, SessionStore, StoredFile, UploaderRecord
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
+from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer
 from dumpcmp.proto.channel import MAX_CHUNK
@@ -39,6 +41,7 @@ _WATCH_POLL_S = 0.5
 _RESULT_CHUNK = 1024 * 1024
 _PROGRESS_EVERY_S = 1.0  # a followed session's counts, at most this often
 Ack = pb.UploadAck
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,18 @@ class _Refused(Exception):
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def __init__(
         self, data_dir: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE, new_runner: NewRunner | None = None,
-        host_paths: tuple[Path, ...] = (),
+        host_paths: tuple[Path, ...] = (), limits: StreamLimits = DEFAULT_LIMITS,
     ) -> None:  # fmt: skip
         self.data_dir = data_dir
         self.max_file_size = max_file_size
+        self.limits = limits
+        self._uploads = _Slots(limits.uploads, "uploads", "--max-uploads")
+        self._followers = _Slots(limits.followers, "followed sessions", "--max-followers")
         # Directories (resolved) under which a client may name golden data or a fusion rule
         # already on the host; none: a client can make the host read no file of its own.
         self.host_paths = host_paths
         self._new_runner = new_runner  # where sessions compare their files; None: in their threads
-        (data_dir / "sessions").mkdir(parents=True, exist_ok=True)
+        make_dirs_durably(data_dir / "sessions")
         self.store = SessionStore(data_dir)
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
@@ -191,6 +197,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
+        if not record.closed:
+            with self._lock:
+                self._refuse_while_streaming(name, "close", context)
         worker = None if record.closed else self._worker(name)
         if worker is not None:
             done = worker.close()
@@ -209,14 +218,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     ) -> pb.DeleteSessionReply:
         name = _checked_session(request.session, context)
         with self._lock:  # no upload starts streaming into it meanwhile: its files would be refused
-            streams = self._streams[name]
-            if streams:
-                _abort(
-                    context,
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"session {name}: {streams} agent upload{'s' if streams > 1 else ''} streaming into it "
-                    "right now; stop the agent (or let it finish and close the session), then delete it",
-                )
+            self._refuse_while_streaming(name, "delete", context)
             worker = self._workers.pop(name, None)
             if worker is not None:
                 worker.stop()  # before its rows go: a comparison in flight would store them again
@@ -229,6 +231,21 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         files.remove_set_aside(doomed)  # outside the lock: a large session takes a while
         self.notifier.notify()
         return pb.DeleteSessionReply(session=name, rows=record.rows, files=stored, data_dir=str(directory))
+
+    def _refuse_while_streaming(self, name: str, action: str, context: grpc.ServicerContext) -> None:
+        """Abort while an agent streams into session ``name`` (called holding ``_lock``).
+
+        An agent closes its session itself once its files are in: closed now, the files still
+        on the way would be refused. A stalled upload ends after --upload-idle-timeout, a dead
+        agent's after the keepalive, so a session is never held for good."""
+        streams = self._streams[name]
+        if streams:
+            _abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"session {name}: {streams} agent upload{'s' if streams > 1 else ''} streaming into it "
+                f"right now; stop the agent (or let it finish and close the session), then {action} it",
+            )
 
     def streaming(self, name: str, delta: int) -> None:
         """An upload call started (+1) or stopped (-1) streaming into session ``name``."""
@@ -278,13 +295,22 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def Upload(
         self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
     ) -> Iterator[Ack]:
+        return self._uploads.holding(context, self._upload(request_iterator, context))
+
+    def _upload(
+        self, request_iterator: Iterable[pb.UploadMessage], context: grpc.ServicerContext
+    ) -> Iterator[Ack]:
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable (fdatasync, rename, store) and answers, in stream order. A file's
         # fdatasync waits on the disk; meanwhile the next file's bytes keep arriving.
         steps = _Handoff(context)
+        pulse = _Pulse()
         named = str(dict(context.invocation_metadata() or ()).get(SESSION_METADATA, ""))
         receiver = threading.Thread(
-            target=_receive, args=(self, request_iterator, steps, named), name="dumpcmp-recv", daemon=True
+            target=_receive,
+            args=(self, request_iterator, steps, named, pulse),
+            name="dumpcmp-recv",
+            daemon=True,
         )
         receiver.start()
         try:
@@ -294,6 +320,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 except queue.Empty:
                     if not context.is_active():
                         return
+                    self._check_stalled(pulse, context)
                     continue
                 if step is None:
                     return
@@ -308,6 +335,18 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         finally:
             steps.close()
 
+    def _check_stalled(self, pulse: _Pulse, context: grpc.ServicerContext) -> None:
+        """End an upload that stopped sending inside a file: its part file goes, and the session
+        is no longer held (close and delete refuse while an agent streams)."""
+        stalled = pulse.stalled_in(self.limits.upload_idle_s)
+        if stalled is not None:
+            _abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                f"no data for {self.limits.upload_idle_s:g} s inside file {stalled!r}: upload ended "
+                "(host serve --upload-idle-timeout)",
+            )
+
     def start_file(self, start: pb.FileStart) -> IncomingFile:
         """The file about to be received, or _Refused."""
         try:
@@ -318,9 +357,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.kind not in files.KIND_DIRS:
             raise _Refused(f"unknown file kind {start.kind}")
         if start.size > self.max_file_size:
-            raise _Refused(
-                Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
-            )
+            raise _Refused(f"{start.size} bytes: larger than this host's limit of {self.max_file_size}")
         try:
             record = self.store.state(name)
         except SessionNotFound as exc:
@@ -422,6 +459,12 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     # ---- rows and results
 
     def WatchRows(self, request: pb.WatchRowsRequest, context: grpc.ServicerContext) -> Iterator[pb.RowBatch]:
+        rows = self._watch_rows(request, context)
+        return self._followers.holding(context, rows) if request.follow else rows
+
+    def _watch_rows(
+        self, request: pb.WatchRowsRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.RowBatch]:
         name = _checked_session(request.session, context)
         seq = request.after_seq
         told, told_at = pb.SessionInfo(), -_PROGRESS_EVERY_S
@@ -500,14 +543,15 @@ _FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descript
 
 
 def _receive(
-    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str
-) -> None:
+    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str,
+    pulse: _Pulse,
+) -> None:  # fmt: skip
     upload = _Upload(service)
     if session:
         upload.streams_into(session)
     last: _Step = None
     try:
-        for message in requests:
+        for message in pulse.messages(requests, upload):
             step = upload.feed(message)
             if step is not None and not steps.put(step):
                 return
@@ -527,6 +571,66 @@ def _receive(
         if last is not None:
             steps.put(last)
         steps.put(None)
+
+
+class _Slots:
+    """Places for one kind of long-lived call; a call finding none is answered RESOURCE_EXHAUSTED."""
+
+    def __init__(self, limit: int, what: str, option: str) -> None:
+        self._limit = limit
+        self._what = what
+        self._option = option
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def holding(self, context: grpc.ServicerContext, answers: Iterator[_T]) -> Iterator[_T]:
+        """``answers``, with a place held while they are produced (or the call refused)."""
+        with self._lock:
+            full = self._used >= self._limit
+            if not full:
+                self._used += 1
+        if full:  # outside the lock: abort raises
+            _abort(
+                context,
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"the host serves {self._limit} {self._what} at once already "
+                f"(host serve {self._option}); try again later",
+            )
+        try:
+            yield from answers
+        finally:
+            with self._lock:
+                self._used -= 1
+
+
+class _Pulse:
+    """Since when the receiving thread has waited for more of a file; the answering thread
+    ends the upload when that is too long (an agent that hung, or a client that never goes on)."""
+
+    def __init__(self) -> None:
+        self._waiting: tuple[str, float] | None = None  # the file's path, since when
+
+    def messages(self, requests: Iterable[pb.UploadMessage], upload: _Upload) -> Iterator[pb.UploadMessage]:
+        """``requests``, timing each wait that falls inside a file (between files, an agent
+        watching a directory waits for the next dump file as long as it likes)."""
+        received = iter(requests)
+        while True:
+            inside = upload.receiving
+            self._waiting = None if inside is None else (inside.path, time.monotonic())
+            try:
+                message = next(received)
+            except StopIteration:
+                return
+            finally:
+                self._waiting = None
+            yield message
+
+    def stalled_in(self, limit_s: float) -> str | None:
+        """The file waited for longer than ``limit_s``, if any."""
+        waiting = self._waiting  # one read: the receiving thread replaces it
+        if waiting is not None and time.monotonic() - waiting[1] > limit_s:
+            return waiting[0]
+        return None
 
 
 class _Handoff:

@@ -23,24 +23,14 @@ from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.metrics.torchair import RealValues, crc32_of, real_metrics, stats_of
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
-from dumpcmp.host.torchair.rows import (
-    NOT_COMPARED,
-    Md5Values,
-    StatsValues,
-    TorchairRow,
-    TorchairThresholds,
-    Values,
-    md5_verdict,
-    real_verdict,
-    stats_verdict,
-)
+from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairRow, TorchairThresholds, Values
+from dumpcmp.host.verdict import NOT_COMPARED, NotCompared, md5_verdict, real_verdict, stats_verdict
 from dumpcmp.proto.walker import DumpEntry
 
 if TYPE_CHECKING:
     from dumpcmp.host.session import ResultSettings
 
 RESULT_KIND = "compare_result"
-STATISTICS_ONLY = "statistics only"  # a reduced tensor, or a stats dump's: no data for real mode
 
 
 class SummaryMode(str, Enum):
@@ -107,9 +97,9 @@ def _real(pair: TensorPair, limits: TorchairThresholds) -> _Measured:
     x, y = _load(pair.load_target, True), _load(pair.load_bench, False)
     if x is None or y is None:
         missing = "NPU" if x is None else "bench"
-        held = STATISTICS_ONLY if _has_stats(pair, x is None) else "no data"
-        why = f"real-data mode needs both tensors; the {missing} side has {held}"
-        return RealValues.unavailable(why), NOT_COMPARED, (why,)
+        held = NotCompared.STATISTICS_ONLY if _has_stats(pair, x is None) else NotCompared.NO_DATA
+        why = f"real-data mode needs both tensors; the {missing} side has {held.value}"
+        return RealValues.unavailable(why, held), NOT_COMPARED, (why,)
     values = real_metrics(x, y, limits.bounds)
     result, broke = real_verdict(values, limits)
     return values, result, (*values.reasons, *broke)

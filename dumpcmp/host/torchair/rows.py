@@ -1,4 +1,4 @@
-"""The rows of the TorchAir family (metrics.md §2) and the rules that give their verdicts.
+"""The rows of the TorchAir family (metrics.md §2); their verdicts are ``host.verdict``'s.
 
 One ``TorchairRow`` per GE tensor pair. Its metric values depend on the summary mode (real
 data, statistics, md5); numbers stay floats, the sink (``host.sinks.torchair_table``) formats.
@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 
 from dumpcmp.host.metrics.torchair import ErrorBounds, RealValues
 from dumpcmp.host.torchair.records import TensorStats
-
-PASS, FAIL, NOT_COMPARED = "PASS", "FAIL", "N/A"
-STATISTICS = ("Max", "Min", "Mean", "L2norm")
-_VERDICT_EPS = 1e-10
+from dumpcmp.host.verdict import PASS, STATISTICS, statistic_distance
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +77,7 @@ class StatsValues:
         return tuple(
             name
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
-            if t is not None and g is not None and not _within(t, g, threshold)
+            if t is not None and g is not None and statistic_distance(t, g) > threshold
         )
 
 
@@ -88,14 +85,6 @@ def _relative(diff: float, golden: float) -> float:
     if math.isnan(diff):
         return math.nan
     return math.inf if golden == 0 else abs(diff / golden)
-
-
-def _within(target: float, golden: float, threshold: float) -> bool:
-    if math.isnan(target) and math.isnan(golden):
-        return True  # NaN on both sides agrees
-    if target == golden:
-        return True  # also equal infinities, whose difference is NaN
-    return abs(target - golden) / (max(abs(target), abs(golden)) + _VERDICT_EPS) <= threshold
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,49 +119,3 @@ class TorchairRow:
     @property
     def accuracy_reached(self) -> str:
         return "Yes" if self.result == PASS else "No"
-
-
-def real_verdict(values: RealValues, limits: TorchairThresholds) -> tuple[str, tuple[str, ...]]:
-    """PASS when Cosine ≥ limit and MaxRelativeErr < limit; else FAIL with what broke."""
-    if not values.has_numbers:
-        return NOT_COMPARED, ()
-    broke = []
-    cosine, rel = values.cosine, values.max_relative_err
-    if cosine is None or not cosine >= limits.cosine:
-        broke.append(f"Cosine {_shown(cosine)} < {limits.cosine:g}")
-    if rel is None or not rel < limits.max_relative:
-        broke.append(f"MaxRelativeErr {_shown(rel)} >= {limits.max_relative:g}")
-    return (FAIL, tuple(broke)) if broke else (PASS, ())
-
-
-def _shown(value: float | None) -> str:
-    """A metric as the columns spell it: N/A, NaN, inf, or six decimals."""
-    if value is None:
-        return "N/A"
-    if math.isnan(value):
-        return "NaN"
-    return f"{value:.6f}" if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-
-
-def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str, tuple[str, ...]]:
-    if not values.has_numbers:
-        return NOT_COMPARED, ()
-    failing = values.failing(limits.statistics)
-    one_sided = values.nan_on_one_side()
-    if one_sided:
-        return FAIL, (f"{', '.join(one_sided)} NaN on one side only (NaN or inf in the data)",)
-    if failing:
-        verb = "differs" if len(failing) == 1 else "differ"
-        return FAIL, (f"{', '.join(failing)} {verb} by more than {limits.statistics:g} of their size",)
-    unknown = values.unknown()
-    if unknown:  # a PASS on some statistics only says which were not compared
-        return PASS, (f"{', '.join(unknown)} not compared (not known on both sides)",)
-    return PASS, ()
-
-
-def md5_verdict(values: Md5Values) -> tuple[str, tuple[str, ...]]:
-    if values.npu is None or values.bench is None:
-        return NOT_COMPARED, ()
-    if values.npu != values.bench:
-        return FAIL, (f"CRC-32 differs: NPU {values.npu:08x}, bench {values.bench:08x}",)
-    return PASS, ()

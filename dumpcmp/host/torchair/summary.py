@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dumpcmp.host.metrics.torchair import RealValues
 from dumpcmp.host.summary import MAX_FILES_SHOWN, ReasonGroup, grouped_reasons, reason_lines
-from dumpcmp.host.torchair.family import STATISTICS_ONLY
-from dumpcmp.host.torchair.rows import FAIL, NOT_COMPARED, PASS, TorchairRow
+from dumpcmp.host.torchair.rows import StatsValues, TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
+from dumpcmp.host.verdict import (
+    FAIL,
+    NOT_COMPARED,
+    PASS,
+    STATISTICS,
+    NotCompared,
+    l2_distance,
+    statistics_drift,
+)
+
+_L2 = STATISTICS.index("L2norm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +30,10 @@ class TorchairTally:
     statistics_only: bool  # every pair not compared lacks data because a side holds statistics only
     unreadable: int  # GE tensors whose file or data could not be read
     first_fail: str | None
+    # Statistics mode: where the L2 norms first leave the run's noise (a line), or "" when no row
+    # of a run with a FAIL jumps (then statistics cannot place the fault), or None otherwise.
+    drift: str | None = None
+    statistics: bool = False  # the rows are statistics-mode rows
 
     @property
     def compared(self) -> int:
@@ -33,15 +48,43 @@ class TorchairTally:
         if fails:
             key, row = fails[0]
             first = f"first FAIL: rank {key.rank} token {key.token}, {row.api_name}: {_reason(row)}"
+        statistics = any(isinstance(r.values, StatsValues) for _, r in rows)
         return cls(
             pairs=len(rows),
             passed=sum(1 for _, r in rows if r.result == PASS),
             failed=len(fails),
             not_compared=grouped_reasons(missing),
-            statistics_only=bool(missing) and all(STATISTICS_ONLY in reason for reason in missing),
+            statistics_only=bool(missing)
+            and all(_statistics_only(r) for _, r in rows if r.result == NOT_COMPARED),
             unreadable=sum(1 for _, r in rows if not r.dump_readable),
             first_fail=first,
+            drift=_drift(outcome) if statistics else None,
+            statistics=statistics,
         )
+
+
+def _drift(outcome: TorchairOutcome) -> str | None:
+    """The first shard's place where the statistics move away (``verdict.statistics_drift``)."""
+    for shard in outcome.shards:
+        compared = [
+            (r, r.values)
+            for r in shard.rows
+            if r.result != NOT_COMPARED and isinstance(r.values, StatsValues)
+        ]
+        errors = [l2_distance(*values.pairs()[_L2]) for _, values in compared]
+        drift = statistics_drift(errors)
+        if drift is not None:
+            key = shard.key
+            return (
+                f"statistics move away from the golden's first at rank {key.rank} token {key.token}, "
+                f"{compared[drift.at][0].api_name}: L2 norm {drift.error:.2%} apart, {drift.jump:.0f}x the "
+                f"run's noise before it ({drift.before:.2%})"
+            )
+    return None
+
+
+def _statistics_only(row: TorchairRow) -> bool:
+    return isinstance(row.values, RealValues) and row.values.not_compared is NotCompared.STATISTICS_ONLY
 
 
 def _reason(row: TorchairRow) -> str:
@@ -65,6 +108,14 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         lines.append(
             f"warning: only {tally.compared} of {tally.pairs} tensor pairs were compared; "
             "the verdict below covers those only"
+        )
+    if tally.drift is not None:
+        lines.append(tally.drift)
+    elif tally.failed and tally.statistics:
+        lines.append(
+            "statistics cannot place the fault: no tensor's L2 norm jumps away from the golden's above "
+            "the run's noise before it; the first FAIL may lie downstream of the fault "
+            "(compare real data up to it: --summary-mode real)"
         )
     if tally.first_fail is not None:
         lines.append(tally.first_fail)

@@ -92,7 +92,10 @@ class Hosts:
         self.servers.remove(server)
 
     def client(self, server: HostServer, **options: object) -> Client:
-        channel = open_channel(ChannelOptions(f"localhost:{server.port}", **options))  # type: ignore[arg-type]
+        return self.client_at(f"localhost:{server.port}", **options)
+
+    def client_at(self, address: str, **options: object) -> Client:
+        channel = open_channel(ChannelOptions(address, **options))  # type: ignore[arg-type]
         self.channels.append(channel)
         return Client(DumpCompareStub(channel), channel)
 

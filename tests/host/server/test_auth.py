@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from dumpcmp.host.server.auth import TlsFiles
-from dumpcmp.host.server.serve import HostConfig, needs_tls_warning
+from dumpcmp.host.server.serve import HostConfig, exposure_warning
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import Client, Hosts, file_messages, make_pki
 
@@ -88,12 +88,26 @@ def test_mutual_tls_needs_a_client_certificate_from_the_ca(
         )
 
 
+_READ = "without TLS: anyone on the network can read the dumps (give --tls-cert/--tls-key)"
+_OPEN = "anyone who reaches it can open, upload to and delete sessions (give --token-file"
+
+
 @pytest.mark.parametrize(
-    ("listen", "tls", "warned"),
-    [("127.0.0.1:1", False, False), ("localhost:1", False, False), ("[::1]:1", False, False),
-     ("0.0.0.0:1", False, True), ("10.1.2.3:1", False, True), ("myhost:1", False, True),
-     ("0.0.0.0:1", True, False)],
+    ("listen", "tls", "token", "warned"),
+    [("127.0.0.1:1", "", False, None), ("localhost:1", "", False, None), ("[::1]:1", "", False, None),
+     ("127.0.0.2:1", "", False, None),
+     ("0.0.0.0:1", "", False, f"listening on 0.0.0.0:1 {_READ}; and without a token, {_OPEN})"),
+     ("10.1.2.3:1", "", True, f"listening on 10.1.2.3:1 {_READ}"),
+     ("myhost:1", "mtls", False, None),
+     ("[::]:1", "mtls", False, None),
+     ("0.0.0.0:1", "tls", True, None),
+     # TLS, but anyone may call: it said nothing.
+     ("0.0.0.0:1", "tls", False,
+      f"listening on 0.0.0.0:1 without a token or client certificates: {_OPEN} or --client-ca)")],
 )  # fmt: skip
-def test_tls_warning_for_non_loopback_binds(listen: str, tls: bool, warned: bool) -> None:
-    files = TlsFiles(Path("c"), Path("k")) if tls else None
-    assert needs_tls_warning(HostConfig(listen, Path("d"), tls=files)) is warned
+def test_a_host_open_to_the_network_is_warned_of(
+    listen: str, tls: str, token: bool, warned: str | None
+) -> None:
+    files = TlsFiles(Path("c"), Path("k"), Path("ca") if tls == "mtls" else None) if tls else None
+    config = HostConfig(listen, Path("d"), tls=files, token_file=Path("t") if token else None)
+    assert exposure_warning(config) == warned

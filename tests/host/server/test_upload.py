@@ -18,6 +18,7 @@ from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import MAX_CHUNK
+from tests.durability import FsyncLog
 from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
 Ack = pb.UploadAck
@@ -38,6 +39,23 @@ def test_stored_file_is_on_disk_with_its_checksum(client: Client, host: HostServ
         hashlib.sha256(data).digest(),
     )
     assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
+
+
+def test_each_new_directory_is_durable_in_its_parent_before_a_file_in_it_is_acknowledged(
+    hosts: Hosts, tmp_path: Path, fsync_log: FsyncLog
+) -> None:
+    # strace showed mkdirat of dump/ and its children without an fsync of the parent: a file
+    # acknowledged there could vanish in a power cut, and with --delete-acked the agent's copy too.
+    data = tmp_path.resolve() / "data"
+    client = hosts.client(hosts.start(data))
+    client.open("s1")
+    (ack,) = client.upload(file_messages("s1", DUMP, "t/0/m/Add.a.1.2", b"x"))
+    at_ack = list(fsync_log.events)
+    assert ack.status == Ack.STORED
+    session = data / "sessions" / "s1"
+    made = set(fsync_log.made(data.parent))
+    assert {data, data / "sessions", session, session / "dump", session / "dump/t/0/m"} <= made
+    assert fsync_log.unsynced(at_ack) == []
 
 
 def test_the_same_file_again_is_a_duplicate(client: Client) -> None:
@@ -87,7 +105,8 @@ def test_file_over_the_size_limit_is_refused(hosts: Hosts, tmp_path: Path) -> No
         file_messages("s1", DUMP, "big", b"x" * 11) + file_messages("s1", DUMP, "small", b"x" * 10)
     )
     assert [a.status for a in acks] == [Ack.REFUSED, Ack.STORED]
-    assert "limit" in acks[0].message
+    # It read "(4, '11 bytes: ...')": the exception was given the status as well.
+    assert acks[0].message == "11 bytes: larger than this host's limit of 10"
 
 
 @pytest.mark.parametrize(

@@ -17,17 +17,9 @@ from dumpcmp.host.session import CompareSession, ResultSettings
 from dumpcmp.host.sinks.torchair_table import cells, header
 from dumpcmp.host.torchair.family import SummaryMode, Torchair
 from dumpcmp.host.torchair.records import TensorPair, TensorStats, TorchairShardKey
-from dumpcmp.host.torchair.rows import (
-    FAIL,
-    NOT_COMPARED,
-    PASS,
-    StatsValues,
-    TorchairThresholds,
-    md5_verdict,
-    real_verdict,
-    stats_verdict,
-)
 from dumpcmp.host.torchair.rows import Md5Values as Md5
+from dumpcmp.host.torchair.rows import StatsValues, TorchairThresholds
+from dumpcmp.host.verdict import FAIL, NOT_COMPARED, PASS, md5_verdict, real_verdict, stats_verdict
 from dumpcmp.proto.names import parse_dump_name
 from dumpcmp.proto.walker import DumpEntry, GroupKey
 
