@@ -62,7 +62,9 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = "import sys; from dumpcmp.launch import main; sys.argv[0] = 'dumpcmp'; main()"
 
 
-def build(root: Path, gigabytes: float) -> dict[str, object]:
+def build(root: Path, gigabytes: float, shape: tuple[int, ...] = SHAPE) -> dict[str, object]:
+    """The tree at ``root`` (kept there and reused by a later call asking no more of it):
+    ``gigabytes`` of tensor data (both sides) in outputs of ``shape`` (NCHW)."""
     from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
     from dumpcmp.proto.dtypes import DataType, Format
     from dumpcmp.proto.layouts import to_device
@@ -71,12 +73,12 @@ def build(root: Path, gigabytes: float) -> dict[str, object]:
     marker = root / "bench.json"
     if marker.is_file():
         info = json.loads(marker.read_text())
-        if info["gigabytes"] >= gigabytes:
+        if info["gigabytes"] >= gigabytes and tuple(info.get("shape", SHAPE)) == shape:
             return info
     shutil.rmtree(root, ignore_errors=True)
     rng = np.random.default_rng(0)
     pool = rng.standard_normal(8 * MB, dtype=np.float32)
-    per_pair = int(np.prod(SHAPE)) * (2 + 4)
+    per_pair = int(np.prod(shape)) * (2 + 4)
     count = max(4, int(gigabytes * (1 << 30) / per_pair))
     dump_dir = root / "npu" / "20261122000000" / "0" / "bench" / "1" / "0"
     golden_dir = root / "golden"
@@ -84,9 +86,9 @@ def build(root: Path, gigabytes: float) -> dict[str, object]:
     ops = []
     for i in range(count):
         name = f"layer{i}/conv/Conv2D"
-        start = (i * 7919) % (pool.size - SHAPE[1] * SHAPE[2] * SHAPE[3])
-        golden = pool[start : start + int(np.prod(SHAPE))].reshape(SHAPE)
-        noisy = golden + np.float32(1e-3) * golden[::-1].reshape(SHAPE)
+        start = (i * 7919) % (pool.size - shape[1] * shape[2] * shape[3])
+        golden = pool[start : start + int(np.prod(shape))].reshape(shape)
+        noisy = golden + np.float32(1e-3) * golden[::-1].reshape(shape)
         if i % 4 == 3:  # a quarter stays fp32 NCHW, the rest is fp16 NC1HWC0
             device, fmt, dtype = noisy.astype(np.float32), Format.NCHW, DataType.DT_FLOAT
         else:
@@ -96,25 +98,27 @@ def build(root: Path, gigabytes: float) -> dict[str, object]:
                 DataType.DT_FLOAT16,
             )
         tensor = DumpTensor.from_array(
-            TensorKind.OUTPUT, 0, device, format=fmt, original_shape=SHAPE, data_type=dtype
+            TensorKind.OUTPUT, 0, device, format=fmt, original_shape=shape, data_type=dtype
         )
         dump = DumpFile("", Layout.V2, "2.0", STAMP + i, name, outputs=(tensor,))
         write_dump(dump_dir / dump_file_name("Conv2D", name, i, 1, STAMP + i), dump)
         np.save(golden_dir / golden_file_name(name, 0, STAMP), golden)
-        ops.append(_rule_op(i, name, fmt, device.shape))
+        ops.append(_rule_op(i, name, fmt, device.shape, shape))
     rules = root / "rules.json"
     rules.write_text(json.dumps({"name": "bench", "graph": [{"name": "bench", "op": ops}]}))
-    info = {"gigabytes": gigabytes, "count": count, "bytes": count * per_pair}
+    info = {"gigabytes": gigabytes, "count": count, "bytes": count * per_pair, "shape": list(shape)}
     marker.write_text(json.dumps(info))
     return info
 
 
-def _rule_op(i: int, name: str, fmt: object, device_shape: tuple[int, ...]) -> dict[str, object]:
+def _rule_op(
+    i: int, name: str, fmt: object, device_shape: tuple[int, ...], shape: tuple[int, ...]
+) -> dict[str, object]:
     attrs = [
         {"key": "_datadump_origin_name", "value": {"s": name}},
         {"key": "_datadump_origin_output_index", "value": {"i": 0}},
         {"key": "origin_format", "value": {"s": "NCHW"}},
-        {"key": "origin_shape", "value": {"list": {"i": list(SHAPE), "val_type": "VT_LIST_INT"}}},
+        {"key": "origin_shape", "value": {"list": {"i": list(shape), "val_type": "VT_LIST_INT"}}},
     ]
     desc = {
         "dtype": "DT_FLOAT16",
@@ -154,21 +158,22 @@ def _dump_order(path: Path) -> int:
 # --------------------------------------------------------------------------- measurements
 
 
-def measure_cli(root: Path) -> dict[str, float]:
-    """``dumpcmp compare`` as a user runs it: a fresh interpreter, wall time to exit."""
+def measure_cli(root: Path, *options: str) -> dict[str, float]:
+    """``dumpcmp compare`` (with ``options``) as a user runs it: a fresh interpreter, wall time to
+    exit, CPU time of it and its workers."""
     import resource
 
     out = Path(tempfile.mkdtemp())
     args = [sys.executable, "-c", CLI, "compare", "-m", "offline_data", "-tp", str(root / "npu"),
-            "-gp", str(root / "golden"), "-fr", str(root / "rules.json"), "-o", str(out)]  # fmt: skip
+            "-gp", str(root / "golden"), "-fr", str(root / "rules.json"), "-o", str(out),
+            *options]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.perf_counter()
     subprocess.run(args, env=env, cwd=out, check=True, capture_output=True)
     seconds = time.perf_counter() - start
     shutil.rmtree(out)
-    # The largest process of the tree: the CLI, its work process (dumpcmp.handoff) or one of that
-    # one's workers (Linux folds the peaks of reaped grandchildren into their parent's, and their
-    # CPU time too).
+    # The largest process of the tree: the CLI or one of its workers (Linux folds the peaks of
+    # reaped grandchildren into their parent's, and their CPU time too).
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = children.ru_utime + children.ru_stime
     return {"seconds": seconds, "cpu": cpu, "peak_rss_mb": children.ru_maxrss / 1024}

@@ -8,10 +8,6 @@ command and parsing a command line (typer), the host modules ``run_compare`` imp
 metric kernels made ready for the float16/float32 pair (what the first pair of a tree waits
 for). Absolute times swing with the machine's load; the medians of one run compare phases. Not a
 test.
-
-On Linux the two middle pairs of phases run side by side (``dumpcmp.handoff``): the command line
-(``dumpcmp.cli`` and the parse) in one process, the work (host imports, kernels) in another forked
-at launch. "ready" is when both are done: the interpreter plus the longer of the two.
 """
 
 from __future__ import annotations
@@ -75,9 +71,6 @@ def main() -> None:
     for name, median in zip(NAMES, medians, strict=True):
         print(f"{name:>24} {median * 1000:7.0f} ms")
     print(f"{'total':>24} {sum(medians) * 1000:7.0f} ms   (numba imported: {numba_loaded})")
-    command_line, work = sum(medians[1:3]), sum(medians[3:5])
-    print(f"{'ready (side by side)':>24} {(medians[0] + max(command_line, work)) * 1000:7.0f} ms   "
-          f"(command line {command_line * 1000:.0f} ms, work {work * 1000:.0f} ms)")  # fmt: skip
     print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 

@@ -4,8 +4,8 @@ Loading the command line (typer, rich, then the command's own modules) takes abo
 second; Ctrl-C in that time raised KeyboardInterrupt from inside an import, and Python printed its
 traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a command is.
 
-A command whose work is heavy to load (``compare``: numpy, the codec, the metric kernels) has that
-work's process started here, before the command line loads (``dumpcmp.handoff``).
+One process per command: its work runs here, after the command line, with the command's own
+modules imported lazily (``dumpcmp.cli``). No process is forked to load them meanwhile.
 """
 
 from __future__ import annotations
@@ -19,22 +19,12 @@ import threading
 import time
 from types import FrameType
 
-from dumpcmp import handoff
-
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, what shells report for a Ctrl-C
 INTERRUPTED = "the run did not finish; files already written are complete, the rest were not written"
-
-# Command → the module holding its work, loaded by a process forked at launch (``handoff``).
-_WORK_MODULES = {"compare": "dumpcmp.commands._compare_work"}
 
 
 def main() -> None:
     prepare_process()
-    work = _WORK_MODULES.get(sys.argv[1]) if len(sys.argv) > 1 else None
-    if work is not None:
-        code = handoff.start(work)
-        if code is not None:  # the forked process, its work done
-            _end(SystemExit(code))
     try:
         from dumpcmp.cli import app as run  # cli.main's prepare_process is done above
     except KeyboardInterrupt:
@@ -59,8 +49,8 @@ def prepare_process() -> None:
     interrupt_on(signal.SIGINT, signal.SIGTERM)
 
 
-# One interrupt can arrive twice (a supervisor's SIGTERM to the process group, then passed on to
-# the work process by the command line's): repeats this soon after are the same interrupt.
+# One interrupt can arrive twice (a supervisor's SIGTERM to the process group, then SIGINT from a
+# terminal, or a ``timeout`` that signals twice): repeats this soon after are the same interrupt.
 _SAME_INTERRUPT_SECONDS = 1.0
 # (process, time) of the last interrupt taken by ``interrupt_on``'s handler
 _interrupted: tuple[int, float] | None = None
@@ -109,12 +99,10 @@ def _end(finished: SystemExit) -> None:
     at once. What the teardown does that matters is done here: exit handlers run, output is
     flushed (output a reader no longer takes is dropped quietly, as a killed pipe writer's is).
     Not while another thread runs (the interpreter would wait for it), and a message given as
-    the exit code is left to the interpreter to print. A work process forked at launch and not
-    used ends first.
+    the exit code is left to the interpreter to print.
     """
     # Finished: a signal now would only interrupt the ending (a traceback from here, say).
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    handoff.dismiss()
     code = 0 if finished.code is None else finished.code
     if not isinstance(code, int) or threading.active_count() > 1:
         raise finished

@@ -257,8 +257,8 @@ def test_a_finished_command_exits_with_its_code_output_and_exit_handlers(
     assert done.stderr.endswith("exit handler ran\n")
 
 
-# A supervisor's SIGTERM to the process group reaches the work process twice (once directly, once
-# passed on by the command line's process): the repeat must not interrupt the clean-up the first
+# One interrupt can reach the command twice (a supervisor's SIGTERM to the process group, then
+# its SIGINT; a Ctrl-C pressed twice): a quick repeat must not interrupt the clean-up the first
 # started, but a later one (Ctrl-C pressed again) interrupts again.
 _SIGNALLED_AGAIN = """
 import os, signal, time

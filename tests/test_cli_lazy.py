@@ -91,3 +91,38 @@ def test_a_compare_run_does_not_load_pydantic(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", _PYDANTIC_LOADED, *args], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
+
+
+# The real entry point; whether it forked, and what it loaded, said by an exit handler (``launch``
+# ends the process with ``os._exit`` after running them).
+_HEAVY_LOADED = """
+import atexit, os, sys
+from dumpcmp.launch import main
+os.register_at_fork(before=lambda: print("forked", flush=True))
+atexit.register(lambda: print(sorted(m for m in ("numpy", "llvmlite", "numba") if m in sys.modules)))
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["compare", "--help"], 0),
+        (["compare", "-tp", "a", "-gp", "b", "--no-such-option"], 2),
+        (["compare", "-m", "torchair", "-tp", "a", "-gp", "b", "-fr", "r.json"], 1),
+        (["compare", "-tp", "a", "-gp", "b", "--cosine-threshold", "2"], 1),
+        (["compare", "-tp", "a", "-gp", "b", "--print-request"], 0),
+    ],
+    ids=["help", "unknown-option", "refused-option", "bad-threshold", "print-request"],
+)
+def test_compare_loads_no_numpy_nor_kernels_until_it_compares(
+    tmp_path: Path, args: list[str], code: int
+) -> None:
+    # A work process forked at launch loaded them for every compare command line, even these.
+    done = subprocess.run([sys.executable, "-c", _HEAVY_LOADED, *args], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "forked" not in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]"

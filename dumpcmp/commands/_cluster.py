@@ -11,11 +11,11 @@ from dumpcmp.commands._output import error_console
 
 if TYPE_CHECKING:  # the command module stays light until the command runs
     from dumpcmp.host.request import CompareRequest
-    from dumpcmp.host.workers import FileRunner
+    from dumpcmp.host.workers import Runner
 
 # Help texts are rich markup, where an unescaped "[cluster]" is a style tag and vanishes: escaped
-# here by hand, as rich.markup.escape would (compare's work process imports this module and
-# never loads rich for a normal run).
+# here by hand, as rich.markup.escape would (compare imports this module and never loads rich
+# for a normal run).
 INSTALL_HINT = 'Needs pip install "dumpcmp\\[cluster]"'
 CLUSTER_HELP = (
     "Run the comparison on a Dask cluster: its scheduler's address (tcp://HOST:8786), or local[:N] "
@@ -26,7 +26,7 @@ DEFAULT_TIMEOUT = 10.0  # seconds to reach the scheduler and find a worker: a LA
 
 
 @contextmanager
-def file_runner(address: str | None, timeout: float) -> Iterator[FileRunner | None]:
+def file_runner(address: str | None, timeout: float) -> Iterator[Runner | None]:
     """The runner for ``address`` (connected, dashboard link printed), or None: the local pool."""
     if address is None:
         yield None

@@ -1,8 +1,8 @@
 """What every command shares: its consoles, and the rules that user errors are one line (exit 1)
 and an interrupted run says so in one line (exit 130, as a shell reports SIGINT).
 
-No typer here: a command's work may run in the process ``dumpcmp.handoff`` starts, which never
-loads the command line. Exiting by SystemExit is what click does with typer.Exit anyway."""
+No typer here: the host and agent libraries' callers use it too. Exiting by SystemExit is what
+click does with typer.Exit anyway."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dumpcmp.launch import INTERRUPTED, INTERRUPTED_EXIT_CODE, took_interrupt
 from dumpcmp.printable import counted as counted  # the commands say counts through here
 from dumpcmp.printable import printable
 
-if TYPE_CHECKING:  # rich loads on a console's first use: compare's work process prints by ``say``
+if TYPE_CHECKING:  # rich loads on a console's first use: compare prints its plain lines by ``say``
     from rich.console import Console
 
 USAGE_EXIT_CODE = 2
@@ -57,7 +57,7 @@ def error_console() -> Console:
 
 def say(text: str) -> None:
     """One plain line on stdout, control characters escaped: what ``console().print(text,
-    markup=False)`` prints, without loading rich (~25 ms that compare's work process spares)."""
+    markup=False)`` prints, without loading rich (~25 ms that a compare spares)."""
     try:
         print(printable(text), flush=True)  # flushed as rich does: in order with stderr's lines
     except BrokenPipeError:

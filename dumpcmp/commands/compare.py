@@ -1,32 +1,36 @@
-"""``dumpcmp compare -m offline_data``: the CANN comparator's command line, same result files."""
+"""``dumpcmp compare``: the CANN comparator's command line, same result files; ``--mode torchair``
+compares a TorchAir run's GE dump with its FX dump.
+
+The module is light to import (``--help`` and a refused option load neither numpy nor the
+kernels): what a comparison needs is imported inside the functions that run it.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 
-from dumpcmp import handoff
-from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, for_cluster
-from dumpcmp.commands._compare_work import (
-    OfflineJob,
-    ReportFlags,
-    TorchairJob,
-    TorchairLimits,
-    read_rules_early,
-    run_offline,
-    run_torchair,
-    torchair_request,
-)
+from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand, refusal
-from dumpcmp.commands._output import console, fail
+from dumpcmp.commands._output import console, counted, fail, say, user_errors
 from dumpcmp.commands._report_flags import Html, ModelExplorer
+from dumpcmp.commands.progress import tracked
 from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.outputs import kept_if_written
+from dumpcmp.printable import skipped_lines
+
+if TYPE_CHECKING:  # numpy, the codec and the kernels load when the comparison starts, not for --help
+    from dumpcmp.host.report.files import ReportRequest
+    from dumpcmp.host.report.graph import OpGraph
+    from dumpcmp.host.report.shards import AdvisedRun
+    from dumpcmp.host.torchair.run import TorchairRequest
 
 _LIMITS = Thresholds()  # msit analyser's defaults
 
@@ -208,15 +212,16 @@ def compare(
     bad_limit = _threshold_problem(ctx)
     if bad_limit is not None:
         fail(bad_limit)
+    reports = ReportFlags(html, model_explorer)
     if mode is Mode.torchair:
         limits = TorchairLimits(
             cosine_threshold, max_rel_threshold, stats_threshold, thousandth_bound, five_thousandth_bound
         )
-        torchair = TorchairJob(
-            target, golden, output, summary_mode.value if summary_mode else "real", xlsx, jobs, advisor,
-            ReportFlags(html, model_explorer), limits,
-        )  # fmt: skip
-        _compare_torchair(torchair, print_request)
+        torchair = _torchair_request(target, golden, output, summary_mode, xlsx, jobs, limits)
+        if print_request:
+            console().print(torchair)
+            return
+        _run_torchair(torchair, advisor, reports)
         return
     detail = None
     if detail_op is not None:
@@ -247,9 +252,7 @@ def compare(
         return
     if cluster is not None:
         request = for_cluster(request)
-    rules = read_rules_early(request)
-    job = OfflineJob(request, advisor, ReportFlags(html, model_explorer), cluster, cluster_timeout, rules)
-    handoff.run(run_offline, job)
+    _run_offline(request, advisor, reports, cluster, cluster_timeout)
 
 
 _NOT_TORCHAIR = "not an option of --mode torchair"
@@ -339,12 +342,169 @@ def _threshold_problem(ctx: typer.Context) -> str | None:
     return None
 
 
-def _compare_torchair(job: TorchairJob, print_request: bool) -> None:
-    """``--mode torchair``: GE dump against FX dump (or GE fusion off), metrics.md §2."""
-    if print_request:
-        console().print(torchair_request(job))
-        return
-    handoff.run(run_torchair, job)
+@dataclass(frozen=True, slots=True)
+class ReportFlags:
+    html: bool
+    model_explorer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TorchairLimits:
+    cosine: float
+    max_relative: float
+    statistics: float
+    thousandth: float
+    five_thousandth: float
+
+
+def _torchair_request(
+    target: Path,
+    golden: Path,
+    output: Path,
+    summary_mode: SummaryModeOption | None,
+    xlsx: bool,
+    jobs: int,
+    limits: TorchairLimits,
+) -> TorchairRequest:
+    from dumpcmp.host.metrics.torchair import ErrorBounds
+    from dumpcmp.host.torchair.family import SummaryMode
+    from dumpcmp.host.torchair.rows import TorchairThresholds
+    from dumpcmp.host.torchair.run import TorchairRequest
+
+    return TorchairRequest(
+        target=target,
+        golden=golden,
+        out_dir=output,
+        mode=SummaryMode(summary_mode.value if summary_mode else "real"),
+        xlsx=xlsx,
+        jobs=jobs,
+        thresholds=TorchairThresholds(
+            cosine=limits.cosine,
+            max_relative=limits.max_relative,
+            statistics=limits.statistics,
+            bounds=ErrorBounds(limits.thousandth, limits.five_thousandth),
+        ),
+    )
+
+
+def _run_offline(
+    request: CompareRequest, advisor: bool, reports: ReportFlags, cluster: str | None, cluster_timeout: float
+) -> None:
+    """Compare, print the skipped files and the summary, then advise and report if asked; exit 1
+    when nothing could be compared (the summary says why)."""
+    from dumpcmp.host.offline import run_compare
+    from dumpcmp.host.pipeline import keep_imported
+    from dumpcmp.host.summary import Tally, nothing_compared, summarize
+
+    keep_imported()
+    target = request.target
+    if request.fusion_rule is None and request.close_fusion_rule is None and target.is_dir():
+        from dumpcmp.host.torchair.layout import holds_graph_dumps
+
+        if holds_graph_dumps(target):
+            fail(f"-tp {target} looks like a TorchAir run (GE graph dumps dynamo_*.txt): add -m torchair")
+    with (
+        kept_if_written(request.out_dir),
+        user_errors(),
+        file_runner(cluster, cluster_timeout) as runner,
+        tracked("comparing dump files") as tracker,
+    ):
+        outcome = run_compare(request, on_plan=tracker.start, on_progress=tracker.advance, runner=runner)
+    _print_skipped(outcome.skipped)
+    tally = Tally.of(outcome, request.thresholds)
+    for line in summarize(outcome, request.thresholds, tally):
+        say(line)
+    advised: list[AdvisedRun] = []
+    if advisor:
+        from dumpcmp.commands.advise import advise_results
+        from dumpcmp.host.report.grading import GradeThresholds
+
+        with user_errors():
+            # Statistics dumps' results too; the verdict's own thresholds.
+            results = [p for s in outcome.shards for p in (s.result_file, s.stats_file) if p is not None]
+            advised = advise_results(results, GradeThresholds(verdict=request.thresholds))
+    if reports.html or reports.model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+
+        _write_reports(
+            [(p, s.key.model, None) for s in outcome.shards for p in (s.result_file, s.stats_file)],
+            ReportRequest(
+                html=reports.html,
+                model_explorer=reports.model_explorer,
+                graph=request.fusion_rule,
+                verdict=request.thresholds,
+            ),
+            advised,
+        )
+    problem = nothing_compared(outcome, request.thresholds, tally=tally) or outcome.detail_error
+    if problem:
+        fail(problem)
+
+
+def _write_reports(
+    results: Sequence[tuple[Path | None, str, OpGraph | None]],
+    request: ReportRequest,
+    advised: Sequence[AdvisedRun] = (),
+) -> None:
+    """The reports of each (result file, model name, its graph if read already): one per run;
+    ``advised``: the runs the advisor read already."""
+    from dumpcmp.host.report.files import reports_of_results
+
+    with user_errors():
+        for path in reports_of_results(results, request, advised):
+            say(f"report: {path}")
+
+
+def _print_skipped(skipped: Sequence[tuple[Path, str]]) -> None:
+    """The files passed over, a few by name (the rest counted)."""
+    for line in skipped_lines([f"{path}: {reason}" for path, reason in skipped]):
+        say(line)
+
+
+def _run_torchair(request: TorchairRequest, advisor: bool, reports: ReportFlags) -> None:
+    """Compare the GE dump with the FX dump (or the fusion-off GE dump), print the summary, then
+    advise and report if asked; exit 1 when nothing could be compared."""
+    from dumpcmp.errors import DumpcmpError
+    from dumpcmp.host.pipeline import keep_imported
+    from dumpcmp.host.torchair.layout import FUSED_OP_TYPE, open_inputs
+    from dumpcmp.host.torchair.run import run_torchair as compare_ge_dump
+    from dumpcmp.host.torchair.summary import nothing_compared_torchair, summarize_torchair
+
+    keep_imported()
+    with kept_if_written(request.out_dir), user_errors(), tracked("comparing GE dump files") as tracker:
+        inputs = open_inputs(request.target, request.golden)
+        outcome = compare_ge_dump(request, on_plan=tracker.start, on_progress=tracker.advance, inputs=inputs)
+    _print_skipped(outcome.skipped)
+    fused = inputs.fused_bench_ops
+    if fused:
+        say(
+            f"warning: the GE dump -gp {request.golden} has {counted(len(fused), 'fused op')} "
+            f"({FUSED_OP_TYPE}, e.g. {fused[0]}): it was dumped with fusion on; fusion on vs off expects "
+            "it with fusion off"
+        )
+    for line in summarize_torchair(outcome):
+        say(line)
+    advised: list[AdvisedRun] = []
+    if advisor:
+        from dumpcmp.commands.advise import advise_results
+
+        with user_errors():
+            advised = advise_results([s.result_file for s in outcome.shards if s.result_file is not None])
+    if reports.html or reports.model_explorer:
+        from dumpcmp.host.report.files import ReportRequest
+        from dumpcmp.host.report.ge_graph_view import load_ge_graph
+
+        report = ReportRequest(html=reports.html, model_explorer=reports.model_explorer)
+        graphs: dict[int, OpGraph] = {}  # each rank's network, read once for all its tokens
+        for rank, files in inputs.target.graphs.items() if reports.html else ():
+            try:
+                graphs[rank] = load_ge_graph(files)
+            except DumpcmpError as exc:  # its rows say so already; the report goes without a graph
+                say(f"rank {rank}'s report has no graph: {exc}")
+        _write_reports([(s.result_file, "", graphs.get(s.key.rank)) for s in outcome.shards], report, advised)
+    problem = nothing_compared_torchair(outcome)
+    if problem is not None:
+        fail(problem)
 
 
 def register(app: typer.Typer) -> None:

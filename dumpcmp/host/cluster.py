@@ -1,11 +1,12 @@
 """Comparing a shard's files on a Dask ``distributed`` cluster (``compare --cluster``).
 
-A file runner like the local pools of ``dumpcmp.host.workers``: batches of dump files are the
-tasks, each worker reads its files from the shared path itself (only paths and rows cross the
-network), and the rows come back in the order given. The plan's parts (golden index, matcher,
-options) go to the cluster once, each as the result of a task that holds it: workers fetch it
-from a peer when they first need it, and the scheduler can recompute it from its own copy if
-every worker holding it dies, which a scattered value could not survive.
+A runner like the local pools of ``dumpcmp.host.workers``, under the same windowing loop:
+batches of dump files (of every shard at once) are the tasks, each worker reads its files from
+the shared path itself (only paths and columnar row batches cross the network), and the rows come
+back in the order given. The plans' parts (golden index, matcher, options) go to the cluster
+once, each as the result of a task that holds it: workers fetch it from a peer when they first
+need it, and the scheduler can recompute it from its own copy if every worker holding it dies,
+which a scattered value could not survive.
 
 Dask reschedules the tasks of a worker that dies; a task that raises is retried; a batch that
 still fails is split into its files, and a file failing on every try gets one row with the
@@ -22,19 +23,16 @@ import os
 import signal
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from itertools import chain
 from multiprocessing import resource_tracker
 from typing import Any
 
 from dumpcmp.errors import ClusterError
-from dumpcmp.host.core import ComparePlan, FileRows, ResultFamily, compare_file, failed_file
-from dumpcmp.host.golden import GoldenSource
-from dumpcmp.host.matcher import Matcher
-from dumpcmp.host.pipeline import CompareOptions, freeze_long_lived
-from dumpcmp.host.workers import OnFiles
+from dumpcmp.host.core import ComparePlan, FileRows, compare_file, failed_file
+from dumpcmp.host.row_batch import Columns, FileBatch, decode, encode
+from dumpcmp.host.workers import OnFiles, Work, batch_of, kernels_loaded, windowed
 from dumpcmp.proto.walker import DumpEntry
 
 try:
@@ -47,31 +45,26 @@ except ImportError as exc:  # the message is what the user sees: say how to get 
 
 LOCAL = "local"
 RETRIES = 2  # a task that raises runs up to three times before its files are split or given up
-# Tasks per worker thread: enough to balance the tail (a worker idle while the last big batch
-# runs elsewhere costs more than Dask's few ms a task), and the number kept in flight.
-_BATCHES_PER_THREAD = 8
-_MAX_BATCH_FILES = 32  # ~0.1 s of work for 1 MB files: a task's few ms of overhead stays small
+# A task costs the client a millisecond or two of its own CPU (graph, messages, the result's
+# bookkeeping): batches are larger than a local pool's, so that the coordinator keeps up with
+# any number of workers, and never single files but at a failure's split.
+BATCH_FILES = (4, 256)
+_PLAN_PARTS = 4  # golden, matcher, options, family
 
-_frozen = False  # in a worker process: the long-lived objects are out of the GC's sight
 
+def _compare_batch(files: Columns[DumpEntry], plan_of: tuple[int, ...], *parts: Any) -> FileBatch:
+    """Runs on a worker: the files of one task through the pure core, their rows as one batch.
 
-def _compare_batch(
-    entries: tuple[DumpEntry, ...],
-    golden: GoldenSource | None,
-    matcher: Matcher | None,
-    options: CompareOptions,
-    family: ResultFamily,
-) -> tuple[FileRows, ...]:
-    """Runs on a worker: the files of one task through the pure core."""
-    global _frozen
-    plan = ComparePlan(golden, matcher, options, family)
-    rows = tuple(compare_file(entry, plan) for entry in entries)
-    if not _frozen:
-        # As a local worker inherits it: after its first files the kernels are loaded; out of
-        # the cyclic GC's sight, full collections stop walking them (a fifth of a worker's CPU in
-        # bench/cluster.py).
-        freeze_long_lived()
-        _frozen = True
+    ``files``: the task's dump entries, as columns (pickling 32-256 entries one by one cost the
+    client ~20 µs each). ``parts``: the parts of the plans these files use (``plan_of`` numbers
+    them), each fetched by the worker once and kept while the run holds it.
+    """
+    entries = decode(files)
+    plans = [ComparePlan(*parts[at : at + _PLAN_PARTS]) for at in range(0, len(parts), _PLAN_PARTS)]
+    rows = batch_of([compare_file(entry, plans[n]) for entry, n in zip(entries, plan_of, strict=True)])
+    # As a local worker does: after its first files the kernels are loaded; out of the cyclic
+    # GC's sight, full collections stop walking them (a fifth of a worker's CPU in bench/cluster.py).
+    kernels_loaded()
     return rows
 
 
@@ -80,23 +73,15 @@ def _hold(value: object) -> object:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class _Task:
-    """One batch of files of one plan, with that plan's parts on the cluster."""
-
-    entries: tuple[DumpEntry, ...]
-    plan: ComparePlan
-    parts: tuple[distributed.Future, ...]
-
-
 class ClusterRunner:
-    """A ``FileRunner`` on a connected Dask client; one per run, shards one after another."""
+    """The runner (``dumpcmp.host.workers``' protocol) on a connected Dask client; one per run,
+    or per host comparison: the plan parts of its last call stay on the cluster for the next."""
 
     def __init__(self, client: distributed.Client, retries: int = RETRIES) -> None:
         self.client = client
         self.retries = retries
-        # The plan parts of the shard last run, kept for the next one: golden data and options
-        # are the same for every shard of a run, so they go to the cluster once.
+        # The plan parts of the last call, kept for the next one: golden data and options are
+        # the same for every shard of a run, and every batch of files a host session receives.
         self._held: list[tuple[object, distributed.Future]] = []
         self.tasks = 0  # batches submitted, splits included: what the per-task overhead is paid on
 
@@ -108,87 +93,19 @@ class ClusterRunner:
         services: dict[str, Any] = self.client.scheduler_info().get("services", {})
         return services
 
-    def __call__(
-        self, entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
-    ) -> Iterator[FileRows]:
-        """Each file's rows in the order of ``entries``; ``workers`` is the cluster's, not ours."""
-        return self._run(tuple(entries), plan, on_files)
+    def __call__(self, work: Work, workers: int, on_files: OnFiles = None) -> Generator[FileRows, None, None]:
+        """Each file's rows in the order of ``work``; ``workers`` is the cluster's, not ours."""
+        if len(work):
+            yield from windowed(work, _DaskPool(self, work), on_files)
 
-    def compare_each(self, work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
-        """Each file's rows, in the order of ``work``, the files of several plans in one round trip.
-
-        For the host, whose sessions hand over the files that landed together: every plan part
-        not already on the cluster goes once, however many files use it.
-        """
-        if not work:  # nothing to ship: the plan parts held stay held
-            return []
-        by_plan: dict[int, tuple[ComparePlan, list[int]]] = {}
-        for place, (_, plan) in enumerate(work):
-            by_plan.setdefault(id(plan), (plan, []))[1].append(place)
-        runs = list(by_plan.values())
-        shipped = self._ship([plan for plan, _ in runs])
-        size = self._batch_size(len(work))
-        tasks = [
-            _Task(tuple(work[place][0] for place in places[start : start + size]), plan, parts)
-            for (plan, places), parts in zip(runs, shipped, strict=True)
-            for start in range(0, len(places), size)
-        ]
-        rows: list[FileRows | None] = [None] * len(work)
-        order = (place for _, places in runs for place in places)
-        for place, result in zip(order, self._stream(tasks, None), strict=True):
-            rows[place] = result
-        return [result for result in rows if result is not None]
-
-    def _run(
-        self, entries: tuple[DumpEntry, ...], plan: ComparePlan, on_files: OnFiles
-    ) -> Iterator[FileRows]:
-        if not entries:
-            return
-        (parts,) = self._ship([plan])
-        size = self._batch_size(len(entries))
-        tasks = [_Task(entries[start : start + size], plan, parts) for start in range(0, len(entries), size)]
-        yield from self._stream(tasks, on_files)
-
-    def _batch_size(self, files: int) -> int:
-        threads = max(1, sum(self.client.nthreads().values()))
-        return max(1, min(_MAX_BATCH_FILES, files // (threads * _BATCHES_PER_THREAD)))
-
-    def _stream(self, tasks: list[_Task], on_files: OnFiles) -> Iterator[FileRows]:
-        """The tasks' rows in task order, a bounded number of them in flight."""
-        window = max(1, sum(self.client.nthreads().values())) * _BATCHES_PER_THREAD
-        running: dict[distributed.Future, int] = {}
-        finished: dict[int, tuple[FileRows, ...]] = {}
-        completed = distributed.as_completed(loop=self.client.loop)
-        submitted = yielded = 0
-        try:
-            while yielded < len(tasks):
-                while submitted < len(tasks) and submitted - yielded < window:
-                    future = self._submit(tasks[submitted].entries, tasks[submitted].parts)
-                    running[future] = submitted
-                    completed.add(future)
-                    submitted += 1
-                if yielded in finished:
-                    yield from finished.pop(yielded)
-                    yielded += 1
-                    continue
-                future = next(completed)
-                index = running.pop(future)
-                task = tasks[index]
-                finished[index] = self._settle(future, task.entries, task.parts, task.plan)
-                if on_files:
-                    on_files(len(task.entries))
-        finally:
-            # Stopped early (an error, Ctrl-C, a consumer that stopped): drop what is left.
-            if running:
-                self.client.cancel(list(running))
-
-    def _ship(self, plans: Sequence[ComparePlan]) -> list[tuple[distributed.Future, ...]]:
-        """Each plan's parts on the cluster, reusing those the previous call shipped."""
+    def ship(self, plans: Sequence[ComparePlan]) -> list[tuple[distributed.Future, ...]]:
+        """Each plan's parts on the cluster, once, reusing those the previous call shipped."""
         kept = {id(value): (value, future) for value, future in self._held}
         held: dict[int, tuple[object, distributed.Future]] = {}
         shipped = []
         for plan in plans:
-            for value in (plan.golden, plan.matcher, plan.options, plan.family):
+            parts = (plan.golden, plan.matcher, plan.options, plan.family)
+            for value in parts:
                 if id(value) in held:
                     continue
                 if id(value) in kept:
@@ -198,44 +115,72 @@ class ClusterRunner:
                     # A large golden index makes Dask suggest what this does: embed it once.
                     warnings.filterwarnings("ignore", "Sending large graph", UserWarning)
                     held[id(value)] = (value, self.client.submit(_hold, value, pure=False))
-            parts = (plan.golden, plan.matcher, plan.options, plan.family)
             shipped.append(tuple(held[id(v)][1] for v in parts))
         self._held = list(held.values())
         return shipped
 
-    def _submit(
-        self, batch: tuple[DumpEntry, ...], parts: tuple[distributed.Future, ...]
+    def submit(
+        self, work: Work, start: int, stop: int, parts: Sequence[tuple[distributed.Future, ...]]
     ) -> distributed.Future:
+        """Files ``start`` to ``stop`` of ``work`` as one task, with the parts of the plans they use."""
+        numbers = work.plan_of[start:stop]
+        used = sorted(set(numbers))
+        local = {number: place for place, number in enumerate(used)}
         self.tasks += 1
-        return self.client.submit(_compare_batch, batch, *parts, retries=self.retries, pure=False)
+        return self.client.submit(
+            _compare_batch,
+            encode(work.entries[start:stop]),
+            tuple(local[number] for number in numbers),
+            *(part for number in used for part in parts[number]),
+            retries=self.retries,
+            pure=False,
+        )
 
-    def _settle(
-        self,
-        future: distributed.Future,
-        batch: tuple[DumpEntry, ...],
-        parts: tuple[distributed.Future, ...],
-        plan: ComparePlan,
-    ) -> tuple[FileRows, ...]:
+
+class _DaskPool:
+    """The batches of one ``Work`` as Dask tasks."""
+
+    def __init__(self, runner: ClusterRunner, work: Work) -> None:
+        self._runner = runner
+        self._work = work
+        self._parts = runner.ship(work.plans)
+        self.slots = max(1, sum(runner.client.nthreads().values()))
+        self.batch_files = BATCH_FILES
+        self._running: set[distributed.Future] = set()
+
+    def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:
+        future = self._start(start, stop)
+        return lambda: self._settle(future, start, stop)
+
+    def _start(self, start: int, stop: int) -> distributed.Future:
+        future = self._runner.submit(self._work, start, stop, self._parts)
+        self._running.add(future)
+        return future
+
+    def close(self, finished: bool) -> None:
+        # Stopped early (an error, Ctrl-C, a consumer that stopped): drop what is left.
+        if self._running:
+            self._runner.client.cancel(list(self._running))
+
+    def _settle(self, future: distributed.Future, start: int, stop: int) -> list[FileRows]:
         """The rows of a finished task; a task that failed every try is retried file by file."""
         try:
-            rows: tuple[FileRows, ...] = future.result()
-            return rows
+            batch = future.result()
         except (asyncio.CancelledError, concurrent.futures.CancelledError) as exc:
             raise ClusterError(
                 f"the Dask cluster dropped a task ({exc or 'cancelled'}): is the scheduler up?"
             ) from None
         except Exception as exc:  # the task's own failure, after every retry: its files decide
-            if len(batch) == 1:
-                tries = self.retries + 1
+            if stop - start == 1:
+                tries = self._runner.retries + 1
                 reason = f"comparison failed on the cluster ({tries} tries): {type(exc).__name__}: {exc}"
-                return (failed_file(batch[0], plan, reason),)
-            singles = [self._submit((entry,), parts) for entry in batch]
-            return tuple(
-                chain.from_iterable(
-                    self._settle(single, (entry,), parts, plan)
-                    for single, entry in zip(singles, batch, strict=True)
-                )
-            )
+                work = self._work
+                return [failed_file(work.entries[start], work.plans[work.plan_of[start]], reason)]
+            singles = [self._start(i, i + 1) for i in range(start, stop)]
+            return list(chain.from_iterable(self._settle(s, i, i + 1) for i, s in enumerate(singles, start)))
+        finally:
+            self._running.discard(future)
+        return self._work.rows(start, stop, batch)
 
 
 @contextmanager

@@ -7,18 +7,19 @@ file alone cannot know is which ops of an L1 fusion group were dumped first and 
 such groups are compared again at close, with every file's dump time known.
 
 ``add_many`` takes the files that landed together and hands them to the session's runner at
-once: here, one after another, or a Dask cluster's in one round trip (``host serve --cluster``).
+once (``dumpcmp.host.workers``' protocol): here, one after another, or a Dask cluster's
+(``host serve --cluster``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.core import ComparePlan, FileRows, compare_file
+from dumpcmp.host.core import ComparePlan
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline import check_arguments, result_settings
@@ -28,17 +29,10 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.workers import Runner, compare_files, each_file
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.walker import DumpEntry, GroupKey, SkippedFile, arrived_entry
-
-# (each file with its plan) -> each file's rows, in that order
-FilesRunner = Callable[[Sequence[tuple[DumpEntry, ComparePlan]]], list[FileRows]]
-
-
-def compare_here(work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
-    """The runner of a host without a cluster: the files in this thread, one after another."""
-    return [compare_file(entry, plan) for entry, plan in work]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +58,7 @@ class LiveCompare:
         request: CompareRequest,
         golden: GoldenSource,
         rules: RuleSet,
-        runner: FilesRunner = compare_here,
+        runner: Runner = compare_files,
     ) -> None:
         self._request = request
         self._runner = runner
@@ -88,7 +82,7 @@ class LiveCompare:
         fusion_rule: Path | None,
         out_dir: Path,
         overflow_detection: bool = False,
-        runner: FilesRunner = compare_here,
+        runner: Runner = compare_files,
     ) -> LiveCompare:
         """Load the golden index and the rule file; their errors are raised here, before any file."""
         request = CompareRequest(
@@ -132,7 +126,7 @@ class LiveCompare:
                     continue
                 plans[entry.group] = plan
                 work.append((path, entry, plan))
-        results = self._runner([(entry, plan) for _, entry, plan in work])
+        results = each_file(self._runner, [(entry, plan) for _, entry, plan in work])
         with self._lock:
             for (path, entry, _), result in zip(work, results, strict=True):
                 shard = self._session.shard(entry.group)
@@ -168,7 +162,7 @@ class LiveCompare:
             if not self._entries:
                 hint = f" ({len(self._skipped)} files skipped)" if self._skipped else ""
                 raise DumpcmpError(f"no dump files received under {self._request.target}{hint}")
-            for result in self._runner(self._l1_members()):
+            for result in each_file(self._runner, self._l1_members()):
                 self._session.shard(result.entry.group).add(result)
             prepare_output_dir(self._request.out_dir, "-o")
             shards = self._session.close()

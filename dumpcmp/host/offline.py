@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError, MatchError
-from dumpcmp.host.core import ComparePlan, compare_file
+from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
 from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
@@ -17,7 +17,7 @@ from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings, shard_order
-from dumpcmp.host.workers import FileRunner, compare_files
+from dumpcmp.host.workers import Runner, compare_files, run_shards
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey, walk_dump_tree
@@ -50,15 +50,14 @@ def run_compare(
     *,
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
-    runner: FileRunner | None = None,
-    rules: RuleSet | None = None,
+    runner: Runner | None = None,
 ) -> CompareOutcome:
     """Compare, write one result file per (device, model, step) shard, return what was written.
 
     Tensor dumps give ``result`` files; statistics dumps give ``stats_result`` files beside them.
-    ``runner`` computes each shard's files through the core (local threads or processes by
-    default; a cluster client is another runner); it must yield them in the order given.
-    ``rules``: the request's rule files read already (``RuleSet.load(request)``), else read here.
+    ``runner`` computes the files through the core (the local pools by default; a cluster client
+    is another runner), every shard's at once; it yields them in the order given, so each shard
+    is written as soon as its last file is in.
     """
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
@@ -101,7 +100,7 @@ def run_compare(
         # A dump file against a dump file pairs every input and output by kind and index.
         golden_is_one_tensor=request.golden.is_file() and isinstance(golden, NpyGoldenDir),
     )
-    rules = rules if rules is not None else RuleSet.load(request)
+    rules = RuleSet.load(request)
     shards_in = [
         _split(key, group) for key, group in sorted(tree.groups.items(), key=lambda g: shard_order(g[0]))
     ]
@@ -115,15 +114,16 @@ def run_compare(
         result_settings(request, rules.present, stamp), golden, [s.key for s in shards_in]
     )
     shards = []
-    for shard, matcher in zip(shards_in, matchers, strict=True):
-        plan = ComparePlan(golden, matcher, options)
-        for result in (runner or compare_files)(shard.tensors, plan, workers, on_progress):
-            session.add(result, shard.key)
-        for entry in shard.stats:
-            session.add(compare_file(entry, plan), shard.key)
-        if on_progress and shard.stats:
-            on_progress(len(shard.stats))
-        shards.append(session.write_shard(shard.key))
+
+    def shard_done(number: int, results: list[FileRows]) -> None:
+        key = shards_in[number].key
+        for result in results:
+            session.add(result, key)
+        shards.append(session.write_shard(key))
+
+    plans = [ComparePlan(golden, matcher, options) for matcher in matchers]
+    work = [(plan, [*s.tensors, *s.stats]) for plan, s in zip(plans, shards_in, strict=True)]
+    run_shards(runner or compare_files, work, workers, on_progress, shard_done)
     detail_files: tuple[Path, ...] = ()
     detail_where = detail_error = ""
     if request.detail is not None:

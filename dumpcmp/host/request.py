@@ -1,7 +1,7 @@
 """What ``compare -m offline_data`` is asked to do: plain records, light to import.
 
-The command line builds them before numpy, the codec or the kernels are loaded (they load in
-another process meanwhile, ``dumpcmp.handoff``), and the request crosses to that process pickled.
+The command line builds them before numpy, the codec or the kernels are loaded: ``--help``, a
+refused option and ``--print-request`` never load those.
 """
 
 from __future__ import annotations

@@ -9,12 +9,10 @@ import numpy as np
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.proto.dtypes import data_type_of
-from dumpcmp.records import pickled_as_values
 
 NO_GOLDEN = "*"
 
 
-@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class ResultRow:
     """One line of a result file; numbers stay floats, only sinks format them."""

@@ -1,5 +1,4 @@
-"""The rule files of a run, read into matchers: light to import (no numpy), so that the command line
-can read them while the work process is still loading (``dumpcmp.commands._compare_work``)."""
+"""The rule files of a run, read into matchers; light to import (no numpy)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,24 @@
-"""Comparing the files of a shard in parallel: threads, or forked worker processes.
+"""Comparing files in parallel: one runner protocol and one windowing loop for every pool.
 
-Every file goes through the pure core (``dumpcmp.host.core.compare_file``) with the shard's
-plan; results come back in the order given, through a bounded window, so memory does not grow
-with the tree. The metric kernels release the GIL, but reading headers, loading npy files and
-building rows do not, so threads stop scaling at ~1.4x on two cores. Large shards on Linux
-therefore go to forked processes, which start at once with the parent's golden index, rules and
-loaded kernels. The plan and the shard's files reach a pool through its initializer, so two pools
-in one process (two sessions of a server) never see each other's; a batch is then a range of
-file numbers, and only the rows come back.
+A runner takes ``Work`` (files, each with the number of its plan among the work's plans: every
+shard of a tree at once, or the files a host session received together) and yields each file's
+rows in the order given. Every pool runs under the same loop (``windowed``): consecutive ranges
+of files are the batches, a bounded number of them in flight, results taken in order, so memory
+does not grow with the tree. The pools:
 
-Workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a crash), they
-leave Ctrl-C to the parent, and a parent that stops early (an exception, Ctrl-C, a consumer that
-stops iterating) drops the batches not started and kills the workers running the others.
+* serial: one worker, the files in this thread (``-j 1``, a host session without a cluster);
+* threads: the metric kernels release the GIL, but reading headers, loading npy files and
+  building rows do not, so threads stop scaling at ~1.4x on two cores;
+* forked processes (Linux, from ``PROCESS_MIN_FILES`` files on): they start at once with the
+  parent's golden index, rules and loaded kernels; the work (every plan, every file) reaches a
+  pool through its initializer, inherited through the fork, never pickled; a batch is a range of
+  file numbers, and only its rows come back, as one columnar ``FileBatch``;
+* a Dask cluster (``dumpcmp.host.cluster``): the same loop, its own pool.
+
+Forked workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a
+crash), they leave Ctrl-C to the parent, and a parent that stops early (an exception, Ctrl-C, a
+consumer that stops iterating) drops the batches not started and kills the workers running the
+others.
 """
 
 from __future__ import annotations
@@ -22,13 +29,17 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Protocol
 
+from dumpcmp.errors import InternalError
 from dumpcmp.host.core import ComparePlan, FileRows, compare_file
 from dumpcmp.host.pipeline import freeze_long_lived
+from dumpcmp.host.row_batch import FileBatch
 from dumpcmp.proto.walker import DumpEntry
 
 # Threads run the metric kernels in parallel (they release the GIL) but not the per-file Python
@@ -36,60 +47,208 @@ from dumpcmp.proto.walker import DumpEntry
 # number of files, not their bytes: from this many on, forked workers pay for their start.
 PROCESS_MIN_FILES = 64
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_BATCHES_PER_WORKER = 4
-_FILES_PER_THREAD = 4
-_MAX_BATCH_FILES = 32
-
-# A worker process's copies of the plan and of the shard's files, set by its initializer
-_worker_plan: ComparePlan | None = None
-_worker_entries: Sequence[DumpEntry] = ()
+BATCHES_PER_WORKER = 4  # batches in flight per worker: enough to balance the tail
+MAX_BATCH_FILES = 32
 
 OnFiles = Callable[[int], None] | None
-# (files of one shard, its plan, workers, progress callback) -> each file's rows, in that order
-FileRunner = Callable[[Sequence[DumpEntry], ComparePlan, int, OnFiles], Iterator[FileRows]]
 
 
-def worth_processes(entries: Sequence[DumpEntry], workers: int) -> bool:
-    """Enough files to pay for a pool, more than one worker, and a platform where fork is sound."""
-    return workers >= 2 and len(entries) >= PROCESS_MIN_FILES and sys.platform.startswith("linux")
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Files to compare, each with the number of its plan: ``plans[plan_of[i]]`` for ``entries[i]``."""
+
+    plans: tuple[ComparePlan, ...]
+    entries: tuple[DumpEntry, ...]
+    plan_of: tuple[int, ...]
+
+    @classmethod
+    def of(cls, shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]]) -> Work:
+        """The files of each (plan, files), one shard after the other."""
+        return cls(
+            tuple(plan for plan, _ in shards),
+            tuple(entry for _, entries in shards for entry in entries),
+            tuple(number for number, (_, entries) in enumerate(shards) for _ in entries),
+        )
+
+    @classmethod
+    def each(cls, pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> Work:
+        """Each (file, plan) in the order given; a plan given for several files is one plan."""
+        numbers: dict[int, int] = {}
+        plans: list[ComparePlan] = []
+        for _, plan in pairs:
+            if id(plan) not in numbers:
+                numbers[id(plan)] = len(plans)
+                plans.append(plan)
+        return cls(tuple(plans), tuple(e for e, _ in pairs), tuple(numbers[id(p)] for _, p in pairs))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def compare(self, start: int, stop: int) -> list[FileRows]:
+        """Files ``start`` to ``stop`` through the core, here."""
+        plans, plan_of = self.plans, self.plan_of
+        return [compare_file(self.entries[i], plans[plan_of[i]]) for i in range(start, stop)]
+
+    def rows(self, start: int, stop: int, batch: FileBatch) -> list[FileRows]:
+        """Files ``start`` to ``stop`` with the rows a worker sent back for them."""
+        files = zip(self.entries[start:stop], batch.files(), strict=True)
+        return [FileRows(entry, rows, stats) for entry, (rows, stats) in files]
 
 
-def compare_files(
-    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
-) -> Iterator[FileRows]:
-    """Each file's rows, in the order of ``entries``, computed by the pool that suits the shard."""
-    if worth_processes(entries, workers):
-        return files_in_processes(entries, plan, workers, on_files)
-    return files_in_threads(entries, plan, workers, on_files)
+def batch_of(results: Sequence[FileRows]) -> FileBatch:
+    """What a worker sends back of its files: their rows, column by column (not the entries: the
+    parent has them, and pickling an entry there and back cost more than the file's rows)."""
+    return FileBatch.of([(result.rows, result.stats) for result in results])
 
 
-def files_in_threads(
-    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
-) -> Iterator[FileRows]:
-    window: deque[Future[FileRows]] = deque()
-    pending = iter(entries)
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="dumpcmp-compare") as pool:
-        for entry in islice(pending, 1):  # alone: it loads the kernels the others then share
-            yield _counted(compare_file(entry, plan), on_files)
-            freeze_long_lived()
-        for entry in pending:
-            window.append(pool.submit(compare_file, entry, plan))
-            if len(window) >= max(1, workers) * _FILES_PER_THREAD:
-                yield _counted(window.popleft().result(), on_files)
+# (work, workers, progress callback) -> each file's rows, in the order of the work's files;
+# closed early, it stops its pool
+Runner = Callable[[Work, int, OnFiles], Generator[FileRows, None, None]]
+
+
+def run_shards(
+    runner: Runner,
+    shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]],
+    workers: int,
+    on_files: OnFiles,
+    shard_done: Callable[[int, list[FileRows]], None],
+) -> None:
+    """Compare the files of every (plan, files) shard at once; ``shard_done(number, results)`` as
+    soon as each shard's are in, shard after shard (offline compare's and TorchAir's driver)."""
+    with closing(runner(Work.of(shards), workers, on_files)) as results:
+        for number, (_, entries) in enumerate(shards):
+            shard_done(number, list(islice(results, len(entries))))
+        if next(results, None) is not None:  # also lets the pool end as finished
+            raise InternalError("the runner gave back more files than it was given")
+
+
+class Pool(Protocol):
+    """Where the batches of one ``Work`` run: ``slots`` batches at once, of ``batch_files``
+    (fewest, most) files; ``submit`` starts one, and returns what waits for its files' rows;
+    ``close`` ends the pool (``finished`` False: stopped early, drop the rest)."""
+
+    @property
+    def slots(self) -> int: ...
+
+    @property
+    def batch_files(self) -> tuple[int, int]: ...
+
+    def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]: ...
+
+    def close(self, finished: bool) -> None: ...
+
+
+def windowed(
+    work: Work, pool: Pool, on_files: OnFiles = None, start: int = 0
+) -> Generator[FileRows, None, None]:
+    """Files ``start`` on of ``work`` through ``pool``, in order: the one windowing loop."""
+    window: deque[Callable[[], Sequence[FileRows]]] = deque()
+    finished = False
+    try:
+        for first, stop in batches(start, len(work), pool.slots, *pool.batch_files):
+            window.append(pool.submit(first, stop))
+            if len(window) >= pool.slots * BATCHES_PER_WORKER:
+                yield from _counted(window.popleft()(), on_files)
         while window:
-            yield _counted(window.popleft().result(), on_files)
+            yield from _counted(window.popleft()(), on_files)
+        finished = True
+    finally:
+        pool.close(finished)
 
 
-def _counted(result: FileRows, on_files: OnFiles) -> FileRows:
+def _counted(results: Sequence[FileRows], on_files: OnFiles) -> Sequence[FileRows]:
     if on_files:
-        on_files(1)
-    return result
+        on_files(len(results))
+    return results
 
 
-def _start_worker(parent: int, plan: ComparePlan, entries: Sequence[DumpEntry]) -> None:
-    """Runs first in every worker: keep the plan and files, die with the parent, leave Ctrl-C to it."""
-    global _worker_plan, _worker_entries
-    _worker_plan, _worker_entries = plan, entries
+def batches(
+    start: int, stop: int, workers: int, fewest: int = 1, most: int = MAX_BATCH_FILES
+) -> Iterator[tuple[int, int]]:
+    """Files ``start`` to ``stop`` as consecutive ranges that shrink as the work left does.
+
+    Each is about 1/(4 * workers) of what is left (``fewest`` to ``most`` files), so the last
+    ones are small: with equal batches one worker ran the last ~30 files while the other waited,
+    a tenth of a quarter-gigabyte compare.
+    """
+    while start < stop:
+        size = max(fewest, min(most, (stop - start) // (workers * BATCHES_PER_WORKER)))
+        yield start, min(start + size, stop)
+        start += size
+
+
+def worth_processes(work: Work, workers: int) -> bool:
+    """Enough files to pay for a pool, more than one worker, and a platform where fork is sound."""
+    return workers >= 2 and len(work) >= PROCESS_MIN_FILES and sys.platform.startswith("linux")
+
+
+_frozen = False  # this process has frozen what the kernels' loading made (``freeze_long_lived``)
+
+
+def kernels_loaded() -> None:
+    """Call after a process's first compared file: freezes what loading the kernels made, once."""
+    global _frozen
+    if not _frozen:
+        freeze_long_lived()
+        _frozen = True
+
+
+def compare_files(work: Work, workers: int, on_files: OnFiles = None) -> Generator[FileRows, None, None]:
+    """The local runner: each file's rows, in order, from the pool that suits the work."""
+    if not len(work):
+        return
+    # The first file runs here, alone: it loads the metric kernels once, before any fork or
+    # thread, instead of once in every worker.
+    yield from _counted(work.compare(0, 1), on_files)
+    kernels_loaded()
+    pool: Pool
+    if workers <= 1:
+        pool = _Serial(work)
+    elif worth_processes(work, workers):
+        pool = _Processes(work, workers)
+    else:
+        pool = _Threads(work, workers)
+    yield from windowed(work, pool, on_files, start=1)
+
+
+class _Serial:
+    """One worker: this thread, each batch when its rows are asked for."""
+
+    slots = 1
+    batch_files = (1, MAX_BATCH_FILES)
+
+    def __init__(self, work: Work) -> None:
+        self._work = work
+
+    def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:
+        return lambda: self._work.compare(start, stop)
+
+    def close(self, finished: bool) -> None:
+        pass
+
+
+class _Threads:
+    def __init__(self, work: Work, workers: int) -> None:
+        self._work = work
+        self.slots = workers
+        self.batch_files = (1, MAX_BATCH_FILES)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dumpcmp-compare")
+
+    def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:
+        return self._pool.submit(self._work.compare, start, stop).result
+
+    def close(self, finished: bool) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=not finished)
+
+
+# The work of a worker process, set by its initializer
+_worker_work: Work | None = None
+
+
+def _start_worker(parent: int, work: Work) -> None:
+    """Runs first in every worker: keep the work, die with the parent, leave Ctrl-C to it."""
+    global _worker_work
+    _worker_work = work
     # Ctrl-C reaches the whole process group; the parent handles it and cancels the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Workers blocked on the task queue never see it close (their siblings hold it open), so
@@ -100,80 +259,45 @@ def _start_worker(parent: int, plan: ComparePlan, entries: Sequence[DumpEntry]) 
         os._exit(1)
 
 
-# What a worker sends back of a file: its rows and stats results. The parent holds the entries:
-# pickling an entry (its path, name and group) there and back cost more than the file's rows.
-_Results = tuple[tuple[Any, ...], tuple[Any, ...]]
+def _run_batch(start: int, stop: int) -> FileBatch:
+    """Files ``start`` to ``stop`` of the work the pool was started with, as one row batch."""
+    work = _worker_work
+    assert work is not None, "worker started without its work"
+    return batch_of(work.compare(start, stop))
 
 
-def _run_batch(start: int, stop: int) -> tuple[_Results, ...]:
-    """Files ``start`` to ``stop`` of the shard the pool was started with."""
-    plan = _worker_plan
-    assert plan is not None, "worker started without a plan"
-    done = (compare_file(entry, plan) for entry in _worker_entries[start:stop])
-    return tuple((result.rows, result.stats) for result in done)
+class _Processes:
+    """``workers`` forked processes, the work inherited by each (a server's sessions may run
+    several pools at once: each sees its own)."""
 
-
-def files_in_processes(
-    entries: Sequence[DumpEntry], plan: ComparePlan, workers: int, on_files: OnFiles = None
-) -> Iterator[FileRows]:
-    """Each file's rows in the order of ``entries``, computed in ``workers`` forked processes."""
-    window: deque[tuple[Sequence[DumpEntry], Future[tuple[_Results, ...]]]] = deque()
-    pool: Executor | None = None
-    finished = False
-    try:
-        # The first file runs here: it loads the metric kernels once, before the fork, instead
-        # of once in every worker; one file only, so the workers start once the kernels are in.
-        yield _counted(compare_file(entries[0], plan), on_files)
-        freeze_long_lived()
-        pool = ProcessPoolExecutor(
+    def __init__(self, work: Work, workers: int) -> None:
+        self._work = work
+        self.slots = workers
+        self.batch_files = (1, MAX_BATCH_FILES)
+        self._pool = ProcessPoolExecutor(
             workers,
             multiprocessing.get_context("fork"),
             initializer=_start_worker,
-            initargs=(os.getpid(), plan, entries),  # inherited through the fork, not pickled
+            initargs=(os.getpid(), work),  # inherited through the fork, not pickled
         )
-        for start, stop in batches(1, len(entries), workers):
-            window.append((entries[start:stop], pool.submit(_run_batch, start, stop)))
-            if len(window) >= workers * _BATCHES_PER_WORKER:
-                yield from _collect(*window.popleft(), on_files)
-        while window:
-            yield from _collect(*window.popleft(), on_files)
-        finished = True
-    finally:
-        if isinstance(pool, ProcessPoolExecutor):
-            _close(pool, finished)
+
+    def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:
+        future: Future[FileBatch] = self._pool.submit(_run_batch, start, stop)
+        return lambda: self._work.rows(start, stop, future.result())
+
+    def close(self, finished: bool) -> None:
+        """Shut the pool; stopped early, also end the batches already running rather than wait.
+
+        Interpreter exit would otherwise wait for every running batch, and Ctrl-C would seem ignored.
+        """
+        if not finished:  # ended first, so that the shutdown below has nothing to wait for
+            for process in list((self._pool._processes or {}).values()):  # no public handle before 3.14
+                process.kill()
+        # Waited for even when stopped early: the pool's own thread otherwise outlives the run, and
+        # the interpreter's exit then wakes it through a pipe it may have closed (a traceback).
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def batches(start: int, stop: int, workers: int) -> Iterator[tuple[int, int]]:
-    """Files ``start`` to ``stop`` as consecutive ranges that shrink as the work left does.
-
-    Each is about 1/(4 * workers) of what is left (at most ``_MAX_BATCH_FILES``), so the last
-    ones are single files: with equal batches one worker ran the last ~30 files while the other
-    waited, a tenth of a quarter-gigabyte compare.
-    """
-    while start < stop:
-        size = max(1, min(_MAX_BATCH_FILES, (stop - start) // (workers * _BATCHES_PER_WORKER)))
-        yield start, min(start + size, stop)
-        start += size
-
-
-def _close(pool: ProcessPoolExecutor, finished: bool) -> None:
-    """Shut the pool; stopped early, also end the batches already running rather than wait.
-
-    Interpreter exit would otherwise wait for every running batch, and Ctrl-C would seem ignored.
-    """
-    if not finished:  # ended first, so that the shutdown below has nothing to wait for
-        for process in list((pool._processes or {}).values()):  # no public handle before 3.14
-            process.kill()
-    # Waited for even when stopped early: the pool's own thread otherwise outlives the run, and
-    # the interpreter's exit then wakes it through a pipe it may have closed (a traceback).
-    pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _collect(
-    batch: Sequence[DumpEntry], future: Future[tuple[_Results, ...]], on_files: OnFiles
-) -> Iterator[FileRows]:
-    results = future.result()
-    if on_files:
-        on_files(len(results))
-    for entry, (rows, stats) in zip(batch, results, strict=True):
-        yield FileRows(entry, rows, stats)
+def each_file(runner: Runner, pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+    """Each (file, plan)'s rows through ``runner``, in that order."""
+    return list(runner(Work.each(pairs), 1, None)) if pairs else []

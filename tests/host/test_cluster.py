@@ -33,6 +33,7 @@ cloudpickle = pytest.importorskip("cloudpickle")
 
 from dumpcmp.host import cluster  # noqa: E402  (needs Dask)
 from dumpcmp.host.cluster import ClusterRunner, connect  # noqa: E402
+from dumpcmp.host.workers import Work, each_file  # noqa: E402
 
 WORKERS = 2
 TIMEOUT = 60  # generous bounds for a machine other jobs load too; never reached when all is well
@@ -79,9 +80,8 @@ def _run(
 
 @pytest.fixture(params=[1, 10], ids=["file-tasks", "batch-tasks"])
 def files_per_task(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """Tasks of one file (what 20-file shards on two workers get) or of ten (what big trees get)."""
-    if request.param > 1:  # the client cuts the batches: 20 files // (2 threads x 1) = 10
-        monkeypatch.setattr(cluster, "_BATCHES_PER_THREAD", 1)
+    """Tasks of one file (what a failed batch is split into) or of ten (what big trees get)."""
+    monkeypatch.setattr(cluster, "BATCH_FILES", (request.param, request.param))
     return int(request.param)
 
 
@@ -95,7 +95,7 @@ def test_cluster_csv_is_the_local_csv(
     assert len(local) == 2
     assert remote == local
     assert runner.tasks == 40 // files_per_task
-    assert progress == [files_per_task] * runner.tasks  # fed as tasks complete
+    assert progress == [files_per_task] * runner.tasks  # fed as tasks are taken, in order
 
 
 @contextmanager
@@ -137,7 +137,7 @@ def test_tasks_finishing_out_of_order_give_the_ordered_csv(
     entries = sorted(walk_dump_tree(simulated.target).entries, key=file_order)
     plan = ComparePlan(open_golden(simulated.golden), None, CompareOptions())
     with patched_workers(client, _first_files_slow):
-        rows = list(ClusterRunner(client)(entries, plan, WORKERS, None))
+        rows = list(ClusterRunner(client)(Work.of([(plan, entries)]), WORKERS, None))
         remote = _run(simulated, tmp_path / "cluster", ClusterRunner(client))
     assert [r.entry for r in rows] == entries  # the runner's promise, whatever finished first
     assert remote == local
@@ -234,14 +234,14 @@ def test_files_of_several_plans_in_one_call_come_back_in_order_the_plans_shipped
 ) -> None:
     work = _session_work(simulated)
     runner = ClusterRunner(client)
-    rows = runner.compare_each(work)
+    rows = each_file(runner, work)
     assert [r.entry for r in rows] == [entry for entry, _ in work]
     assert repr(rows) == repr([compare_file(entry, plan) for entry, plan in work])
     shipped = sorted(future.key for _, future in runner._held)
     assert len(shipped) == 4  # golden, matcher, options, family: once for both plans
-    runner.compare_each(work[:3])
+    each_file(runner, work[:3])
     assert sorted(future.key for _, future in runner._held) == shipped  # nothing sent again
-    assert runner.compare_each([]) == []
+    assert each_file(runner, []) == []
     assert sorted(future.key for _, future in runner._held) == shipped
 
 
@@ -253,7 +253,7 @@ def test_a_worker_killed_during_a_sessions_batch_costs_a_retry(
     address, victim = next(iter(client.run(os.getpid).items()))
     runner = ClusterRunner(client)
     with patched_workers(client, _first_files_slow), ThreadPoolExecutor(1) as pool:
-        running = pool.submit(runner.compare_each, work)
+        running = pool.submit(each_file, runner, work)
         deadline = time.monotonic() + TIMEOUT
         while not client.processing().get(address) and time.monotonic() < deadline:
             time.sleep(0.01)  # until the victim holds tasks of the batch

@@ -6,7 +6,7 @@ import json
 import random
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,9 +14,10 @@ import pytest
 from dumpcmp.commands.sim import simulate
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.core import ComparePlan, FileRows
-from dumpcmp.host.live import LiveCompare, compare_here, row_cells
+from dumpcmp.host.live import LiveCompare, row_cells
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.request import CompareRequest
+from dumpcmp.host.workers import OnFiles, Work, compare_files
 from dumpcmp.proto.walker import DumpEntry
 from tests.atc_ops import document, op
 from tests.e2e.atc_fit import FitCase, make_fit
@@ -138,9 +139,11 @@ class Recording:
     def __init__(self) -> None:
         self.calls: list[list[tuple[DumpEntry, ComparePlan]]] = []
 
-    def __call__(self, work: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
-        self.calls.append(list(work))
-        return compare_here(work)
+    def __call__(self, work: Work, workers: int, on_files: OnFiles = None) -> Iterator[FileRows]:
+        self.calls.append(
+            [(entry, work.plans[n]) for entry, n in zip(work.entries, work.plan_of, strict=True)]
+        )
+        return compare_files(work, workers, on_files)
 
 
 def test_files_added_together_are_one_runner_call_with_one_plan_per_shard(

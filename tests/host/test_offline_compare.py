@@ -15,7 +15,6 @@ from dumpcmp.host.fusion_rules import RuleOp, TensorDesc, load_rules
 from dumpcmp.host.matcher import GoldenRef, Matcher
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.request import CompareRequest, DetailRequest
-from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.summary import summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
@@ -146,20 +145,6 @@ def test_tdnn_rule_file_maps_every_dumped_tensor(tdnn_case: tuple[Path, Path, Pa
     assert "OpSequence" in rows[0]
     fused = [r for r in rows if "," in r["GroundTruth"]]
     assert fused, "tdnn has many-to-one fusions; their GroundTruth lists every original op"
-
-
-def test_rules_read_beforehand_give_the_same_results_without_the_file_read_again(
-    tdnn_case: tuple[Path, Path, Path], tmp_path: Path
-) -> None:
-    # The command line reads the rule file while the work process loads, and hands the rules over.
-    rule_file, npu, golden_dir = tdnn_case
-    copy = shutil.copy(rule_file, tmp_path / "rules.json")
-    expected = run_compare(CompareRequest(npu, golden_dir, fusion_rule=copy, out_dir=tmp_path / "a"))
-    request = CompareRequest(npu, golden_dir, fusion_rule=copy, out_dir=tmp_path / "b")
-    rules = RuleSet.load(request)
-    Path(copy).unlink()
-    given = run_compare(request, rules=rules)
-    assert given.shards[0].result_file.read_text() == expected.shards[0].result_file.read_text()
 
 
 def test_msquickcmp_rule_file_maps_every_dumped_tensor(shared_fixtures: Path, tmp_path: Path) -> None:

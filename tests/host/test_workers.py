@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 import dumpcmp
-from dumpcmp.host.workers import PROCESS_MIN_FILES, batches, worth_processes
+from dumpcmp.host import workers
+from dumpcmp.host.workers import PROCESS_MIN_FILES, Work, batches, compare_files, worth_processes
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, write_dump
 from dumpcmp.proto.names import dump_file_name
-from dumpcmp.proto.walker import walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, walk_dump_tree
 
 STAMP = 1763700000000000
 REPO = Path(dumpcmp.__file__).resolve().parents[1]
@@ -107,9 +108,13 @@ def test_workers_end_with_the_parent(tmp_path: Path, signum: signal.Signals) -> 
         parent.wait(timeout=30)
 
 
+def _work(plan: object, entries: list[DumpEntry]) -> Work:
+    return Work.of([(plan, entries)])  # type: ignore[list-item]
+
+
 def test_processes_are_chosen_by_file_count_not_bytes(tmp_path: Path) -> None:
-    few = walk_dump_tree(small_tree(tmp_path / "few", 4)).entries
-    many = walk_dump_tree(small_tree(tmp_path / "many", PROCESS_MIN_FILES)).entries
+    few = _work(None, walk_dump_tree(small_tree(tmp_path / "few", 4)).entries)
+    many = _work(None, walk_dump_tree(small_tree(tmp_path / "many", PROCESS_MIN_FILES)).entries)
     on_linux = sys.platform.startswith("linux")
     assert worth_processes(many, 2) is on_linux
     assert not worth_processes(few, 2)
@@ -117,7 +122,7 @@ def test_processes_are_chosen_by_file_count_not_bytes(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
-def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path) -> None:
+def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A server compares several sessions at once: each pool must use its own plan, which a
     # module-global plan set before forking would not guarantee.
     from concurrent.futures import ThreadPoolExecutor
@@ -125,37 +130,41 @@ def test_two_pools_at_once_keep_their_own_plans(tmp_path: Path) -> None:
     from dumpcmp.host.core import ComparePlan, compare_file
     from dumpcmp.host.golden import open_golden
     from dumpcmp.host.pipeline import CompareOptions
-    from dumpcmp.host.workers import files_in_processes
 
+    monkeypatch.setattr(workers, "PROCESS_MIN_FILES", 0)
     entries = walk_dump_tree(small_tree(tmp_path / "a", 24)).entries
     golden = open_golden(small_tree(tmp_path / "b", 24))
     plans = [ComparePlan(golden, None, CompareOptions(overflow_detection=flag)) for flag in (False, True)]
 
     def run(plan: ComparePlan) -> list[object]:
-        return [r.overflow for f in files_in_processes(entries, plan, 2) for r in f.rows]
+        return [r.overflow for f in compare_files(_work(plan, entries), 2) for r in f.rows]
 
     with ThreadPoolExecutor(2) as pool:
         plain, flagged = pool.map(run, plans)
     assert plain == [None] * 24 and flagged == [False] * 24
-    assert [compare_file(e, plans[1]).rows for e in entries[:3]] == [
-        f.rows for f in list(files_in_processes(entries, plans[1], 2))[:3]
+    assert [compare_file(e, plans[1]).rows for e in entries] == [
+        f.rows for f in compare_files(_work(plans[1], entries), 2)
     ]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers are Linux-only")
 def test_forked_workers_give_every_file_its_own_rows_in_order(tmp_path: Path) -> None:
-    # Workers receive file numbers and send back rows only; the parent pairs them with its
-    # entries again. Many batches, files that differ: each file must get its own rows.
+    # Workers receive file numbers and send back rows only, as columns; the parent pairs them
+    # with its entries again. Many batches, files that differ, two plans in one work: each file
+    # must get its own rows.
     from dumpcmp.host.core import ComparePlan, compare_file
     from dumpcmp.host.golden import open_golden
     from dumpcmp.host.pipeline import CompareOptions
-    from dumpcmp.host.workers import files_in_processes
 
     entries = walk_dump_tree(small_tree(tmp_path / "a", 70)).entries
-    plan = ComparePlan(open_golden(small_tree(tmp_path / "b", 70)), None, CompareOptions())
-    forked = list(files_in_processes(entries, plan, 2))
-    assert forked == [compare_file(entry, plan) for entry in entries]
+    golden = open_golden(small_tree(tmp_path / "b", 70))
+    plans = [ComparePlan(golden, None, CompareOptions(overflow_detection=flag)) for flag in (False, True)]
+    work = Work.of([(plans[0], entries[:35]), (plans[1], entries[35:])])
+    assert worth_processes(work, 2)
+    forked = list(compare_files(work, 2))
+    assert forked == [compare_file(entry, plans[i >= 35]) for i, entry in enumerate(entries)]
     assert [f.rows[0].npu_name for f in forked] == [f"layer{i}/Add" for i in range(70)]
+    assert [f.rows[0].overflow for f in forked] == [None] * 35 + [False] * 35
 
 
 @pytest.mark.parametrize(("count", "workers"), [(1, 2), (2, 2), (64, 2), (273, 2), (1092, 2), (5000, 8)])

@@ -35,7 +35,6 @@ import numpy.typing as npt
 
 from dumpcmp.errors import UnsupportedDtypeError
 from dumpcmp.host.verdict import SpecialValues
-from dumpcmp.records import pickled_as_values
 
 if TYPE_CHECKING:
     from dumpcmp.host.metrics._native import Chunks
@@ -133,7 +132,6 @@ class Partial:
 _NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite", "special"})
 
 
-@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class MetricValues:
     """The ten offline-data metrics of one pair as floats, plus why any of them is odd.

@@ -96,7 +96,7 @@ class _Cluster:
             self._stack = stack.pop_all()
         # One runner per comparison: it keeps that comparison's plan on the cluster, and a
         # session's plan changes (new golden data) drop the old one with it.
-        self.new_runner = lambda: ClusterRunner(connected.client).compare_each
+        self.new_runner = lambda: ClusterRunner(connected.client)
 
     def close(self) -> None:
         self._stack.close()

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.live import FilesRunner, LiveCompare, compare_here
+from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
 from dumpcmp.host.server.store import SessionStore
@@ -31,6 +31,7 @@ from dumpcmp.host.session import CompareOutcome
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.summary import InputNames, Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.host.workers import Runner, compare_files
 from dumpcmp.printable import printable, skipped_lines
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import CompareSettings, FileKind
 from dumpcmp.proto.walker import directory_group
@@ -142,7 +143,7 @@ class Plan:
 
 
 # A runner for each comparison the worker opens (a cluster runner holds its plan's parts).
-NewRunner = Callable[[], FilesRunner]
+NewRunner = Callable[[], Runner]
 
 
 class SessionWorker:
@@ -253,7 +254,7 @@ class SessionWorker:
                     fusion_rule=self._plan.fusion_rule,
                     out_dir=self._plan.out_dir,
                     overflow_detection=self._plan.overflow_detection,
-                    runner=compare_here if self._new_runner is None else self._new_runner(),
+                    runner=compare_files if self._new_runner is None else self._new_runner(),
                 )
             self.problem = ""
         except DumpcmpError as exc:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from dumpcmp.host.core import ComparePlan
+from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings
 from dumpcmp.host.torchair.family import SummaryMode, Torchair
@@ -21,7 +21,7 @@ from dumpcmp.host.torchair.layout import TorchairInputs, open_inputs
 from dumpcmp.host.torchair.matcher import TorchairMatcher
 from dumpcmp.host.torchair.records import TensorPair, TorchairShardKey
 from dumpcmp.host.torchair.rows import TorchairRow, TorchairThresholds
-from dumpcmp.host.workers import FileRunner, compare_files
+from dumpcmp.host.workers import Runner, compare_files, run_shards
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.walker import DumpEntry
 
@@ -63,7 +63,7 @@ def run_torchair(
     *,
     on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
-    runner: FileRunner | None = None,
+    runner: Runner | None = None,
     inputs: TorchairInputs | None = None,
 ) -> TorchairOutcome:
     """Compare every GE dump file of every (rank, token), one result file per shard.
@@ -82,10 +82,14 @@ def run_torchair(
     if on_plan:
         on_plan(sum(len(inputs.target.shards[key]) for key in keys))
     shards = []
-    for key in keys:
-        plan = ComparePlan(None, ShardMatcher(matcher.for_shard(key), key), options, family)
-        for result in (runner or compare_files)(inputs.target.shards[key], plan, workers, on_progress):
-            session.add(result, key)
-        shards.append(session.write_shard(key))
+
+    def shard_done(number: int, results: list[FileRows]) -> None:
+        for result in results:
+            session.add(result, keys[number])
+        shards.append(session.write_shard(keys[number]))
+
+    plans = [ComparePlan(None, ShardMatcher(matcher.for_shard(key), key), options, family) for key in keys]
+    work = [(plan, inputs.target.shards[key]) for plan, key in zip(plans, keys, strict=True)]
+    run_shards(runner or compare_files, work, workers, on_progress, shard_done)
     skipped = tuple((s.path, s.reason) for s in inputs.skipped)
     return CompareOutcome(tuple(shards), skipped=skipped)

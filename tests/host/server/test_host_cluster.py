@@ -18,13 +18,12 @@ import pytest
 
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
-from dumpcmp.host import live
-from dumpcmp.host.core import ComparePlan, FileRows
+from dumpcmp.host.core import FileRows
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server.serve import ClusterConfig, HostConfig, HostServer, start
+from dumpcmp.host.workers import Work
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.walker import DumpEntry
 from tests.host.server.hostkit import Client, Hosts, session_settings, simulation_files
 
 distributed = pytest.importorskip("distributed")
@@ -77,14 +76,10 @@ def client(hosts: Hosts, cluster_host: HostServer) -> Client:
 def nothing_compared_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """The host process itself must not compare a file: the cluster's workers do."""
 
-    def refuse(work: object) -> list[FileRows]:
+    def refuse(work: Work, start: int, stop: int) -> list[FileRows]:
         raise AssertionError("compared in the host process")
 
-    def refuse_file(entry: DumpEntry, plan: ComparePlan) -> FileRows:
-        raise AssertionError("compared in the host process")
-
-    monkeypatch.setattr(live, "compare_here", refuse)
-    monkeypatch.setattr(live, "compare_file", refuse_file)
+    monkeypatch.setattr(Work, "compare", refuse)  # what every local pool compares files through
 
 
 def _session_csvs(client: Client, session: str) -> dict[str, bytes]:

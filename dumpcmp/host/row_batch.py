@@ -1,0 +1,393 @@
+"""Rows as columnar batches: how a batch of files' rows crosses between processes and machines.
+
+A worker that compares a batch of files sends back one ``FileBatch``: per file, how many rows and
+statistics rows it made, and the rows themselves as ``Columns``: numpy structured arrays (a
+column per leaf field of the record, nested records flattened; a nested record that may be None,
+or one of a union, gets a table of its own holding only the rows that have it), the batch's
+distinct strings as one NUL-joined UTF-8 blob, and one flat integer array for the
+variable-length fields (shapes, reasons). Pickled, that is a few buffers and a class reference,
+not one Python object per row and cell. The coordinator makes the typed records again
+(``ResultRow``, ``TorchairRow``, ``StatsResult``: what the session layer and the sinks read).
+
+The layout is derived from the record's type hints, so a field added to a row travels without
+a change here. Supported fields: ``float``, ``int``, ``bool``, ``str``, ``Path``, enums, each
+optionally ``| None``; ``tuple[int, ...]`` and ``tuple[str, ...]`` (optionally ``| None``); nested frozen
+dataclasses and unions of them (optionally ``| None``), a record nested in itself included
+(``MetricValues.finite``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+from dumpcmp.errors import InternalError
+
+R = TypeVar("R")
+_SEPARATOR = "\x00"  # never in a tensor, op or file name, nor in a reason
+_EMPTY = np.empty(0, dtype=[("", "?")])  # a table without rows (nor tables nested in it)
+
+
+@dataclass(frozen=True, slots=True)
+class Columns(Generic[R]):
+    """Records of one type, column by column (see the module's docstring)."""
+
+    record: type[R]
+    tables: tuple[np.ndarray, ...]  # the records' own first, then each nested one's
+    strings: bytes
+    items: np.ndarray  # the variable-length fields' elements, column after column
+
+
+class _Pool:
+    """The strings of a batch being encoded: each distinct one once, referred to by number."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def id(self, text: str) -> int:
+        found = self.ids.get(text)
+        if found is None:
+            found = self.ids[text] = len(self.ids)
+        return found
+
+    def blob(self) -> bytes:
+        return _SEPARATOR.join(self.ids).encode()
+
+
+@dataclass
+class _Shared:
+    """What every table of one batch shares while it is encoded."""
+
+    pool: _Pool
+    items: list[int]
+    tables: list[np.ndarray]
+
+
+@dataclass
+class _Encoding:
+    """One table being encoded: its columns (name → numpy type, values)."""
+
+    shared: _Shared
+    columns: dict[str, tuple[str, list[Any]]]
+
+    @property
+    def pool(self) -> _Pool:
+        return self.shared.pool
+
+    @property
+    def items(self) -> list[int]:
+        return self.shared.items
+
+    def table(self, node: _Node, values: list[Any]) -> None:
+        """``values`` (none of them None) encoded by ``node`` as a table of their own, the next
+        one in the batch's order (taken before any table nested in it, as decoding reads them)."""
+        place = len(self.shared.tables)
+        self.shared.tables.append(_EMPTY)
+        if not values:  # nor any table nested in it: a record nested in itself ends here
+            return
+        own = _Encoding(self.shared, {})
+        node.encode("", values, own)
+        table = np.empty(len(values), dtype=[(name, kind) for name, (kind, _) in own.columns.items()])
+        for name, (_, column) in own.columns.items():
+            table[name] = column
+        self.shared.tables[place] = table
+
+
+@dataclass
+class _Reading:
+    """What every table of one batch shares while it is decoded: where each reading is."""
+
+    tables: tuple[np.ndarray, ...]
+    strings: list[str]
+    items: list[int]
+    next_table: int = 0
+    next_item: int = 0
+
+
+@dataclass
+class _Decoding:
+    """One table being decoded."""
+
+    reading: _Reading
+    table: np.ndarray
+
+    @property
+    def strings(self) -> list[str]:
+        return self.reading.strings
+
+    def masked(self, values: list[Any], name: str) -> list[Any]:
+        """``values`` with None where the column's None mask (``name?``) says so."""
+        return [None if gone else v for v, gone in zip(values, self.table[name + "?"].tolist(), strict=True)]
+
+    def take(self, counts: list[int]) -> list[list[int]]:
+        """The next elements of the variable-length fields, ``counts[i]`` for row i (-1: None)."""
+        reading = self.reading
+        out: list[list[int]] = []
+        at = reading.next_item
+        for count in counts:
+            if count <= 0:
+                out.append([])
+                continue
+            out.append(reading.items[at : at + count])
+            at += count
+        reading.next_item = at
+        return out
+
+    def table_of(self, node: _Node) -> list[Any]:
+        """The records of the next table, decoded by ``node``."""
+        reading = self.reading
+        table = reading.tables[reading.next_table]
+        reading.next_table += 1
+        return node.decode("", _Decoding(reading, table)) if len(table) else []
+
+
+class _Node:
+    """One field's columns: how to write a column of its values and read them back."""
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        raise NotImplementedError
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        raise NotImplementedError
+
+
+class _Number(_Node):
+    """``float`` or ``int``: a float64 or int64 column, and a None mask if optional."""
+
+    def __init__(self, kind: str, optional: bool) -> None:
+        self.kind = kind
+        self.optional = optional
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        if self.optional:
+            into.columns[name + "?"] = ("?", [v is None for v in values])
+            values = [0 if v is None else v for v in values]
+        into.columns[name] = (self.kind, values)
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        values: list[Any] = into.table[name].tolist()
+        if self.optional:
+            return into.masked(values, name)
+        return values
+
+
+class _Bool(_Node):
+    def __init__(self, optional: bool) -> None:
+        self.optional = optional
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        into.columns[name] = ("i1", [-1 if v is None else int(v) for v in values])
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        return [None if v < 0 else bool(v) for v in into.table[name].tolist()]
+
+
+class _Choice(_Node):
+    """An ``Enum``: the member's place in its class (-1: None)."""
+
+    def __init__(self, kind: type[Enum]) -> None:
+        self.members = list(kind)
+        self.places = {member: place for place, member in enumerate(self.members)}
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        places = self.places
+        into.columns[name] = ("i2", [-1 if v is None else places[v] for v in values])
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        members = self.members
+        return [None if place < 0 else members[place] for place in into.table[name].tolist()]
+
+
+class _Text(_Node):
+    """``str`` or ``Path``: a number into the batch's strings (-1: None)."""
+
+    def __init__(self, kind: type, optional: bool) -> None:
+        self.kind = kind
+        self.optional = optional
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        pool = into.pool
+        into.columns[name] = ("i4", [-1 if v is None else pool.id(str(v)) for v in values])
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        strings = into.strings
+        if self.kind is str and not self.optional:
+            return [strings[i] for i in into.table[name].tolist()]
+        kind = self.kind
+        return [None if i < 0 else kind(strings[i]) for i in into.table[name].tolist()]
+
+
+class _Tuple(_Node):
+    """``tuple[int, ...]`` or ``tuple[str, ...]``: a count column (-1: None), elements in ``items``."""
+
+    def __init__(self, of_str: bool, optional: bool) -> None:
+        self.of_str = of_str
+        self.optional = optional
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        into.columns[name] = ("i4", [-1 if v is None else len(v) for v in values])
+        pool = into.pool
+        for value in values:
+            if value:
+                into.items.extend(pool.id(v) for v in value) if self.of_str else into.items.extend(value)
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        counts = into.table[name].tolist()
+        parts = zip(counts, into.take(counts), strict=True)
+        if self.of_str:
+            strings = into.strings
+            return [None if n < 0 else tuple(strings[i] for i in part) for n, part in parts]
+        return [None if n < 0 else tuple(part) for n, part in parts]
+
+
+class _Record(_Node):
+    """A nested dataclass: its fields' columns under ``name.``, and a None mask if optional."""
+
+    def __init__(self, cls: type, optional: bool) -> None:
+        self.cls = cls
+        self.optional = optional
+
+    @property
+    def fields(self) -> list[tuple[str, _Node]]:
+        return _fields(self.cls)
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        if self.optional:  # a table of its own for the rows that have one
+            into.columns[name + "?"] = ("?", [v is None for v in values])
+            into.table(self.required, [v for v in values if v is not None])
+            return
+        for field_name, node in self.fields:
+            node.encode(f"{name}.{field_name}", [getattr(v, field_name) for v in values], into)
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        if self.optional:
+            present = iter(into.table_of(self.required))
+            return [None if gone else next(present) for gone in into.table[name + "?"].tolist()]
+        columns = [node.decode(f"{name}.{field_name}", into) for field_name, node in self.fields]
+        return list(map(self.cls, *columns))
+
+    @property
+    def required(self) -> _Record:
+        return _Record(self.cls, optional=False)
+
+
+class _Union(_Node):
+    """One of several dataclasses: a tag column (-1: None), a table per alternative."""
+
+    def __init__(self, alternatives: list[_Record]) -> None:
+        self.alternatives = [alt.required for alt in alternatives]
+
+    def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
+        kinds = [alt.cls for alt in self.alternatives]
+        tags = [-1 if v is None else kinds.index(type(v)) for v in values]
+        into.columns[name] = ("i1", tags)
+        for number, alt in enumerate(self.alternatives):
+            into.table(alt, [v for v, tag in zip(values, tags, strict=True) if tag == number])
+
+    def decode(self, name: str, into: _Decoding) -> list[Any]:
+        made = [iter(into.table_of(alt)) for alt in self.alternatives]
+        return [None if tag < 0 else next(made[tag]) for tag in into.table[name].tolist()]
+
+
+def _node(hint: Any) -> _Node:
+    optional = False
+    members: tuple[Any, ...] = (hint,)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        members = typing.get_args(hint)
+        optional = type(None) in members
+        members = tuple(m for m in members if m is not type(None))
+    if len(members) > 1:
+        alternatives = [_node(m) for m in members]
+        if not all(isinstance(a, _Record) for a in alternatives):
+            raise InternalError(f"row batches carry unions of records only, not {hint}")
+        return _Union([a for a in alternatives if isinstance(a, _Record)])
+    (kind,) = members
+    if kind is float:
+        return _Number("f8", optional)
+    if kind is bool:
+        return _Bool(optional)
+    if kind is int:
+        return _Number("i8", optional)
+    if kind in (str, Path):
+        return _Text(kind, optional)
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return _Choice(kind)
+    if typing.get_origin(kind) is tuple:
+        element, *rest = typing.get_args(kind)
+        if rest != [Ellipsis] or element not in (int, str):
+            raise InternalError(f"row batches carry tuple[int, ...] and tuple[str, ...], not {kind}")
+        return _Tuple(element is str, optional)
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        return _Record(kind, optional)
+    raise InternalError(f"row batches cannot carry a field of type {kind}")
+
+
+@functools.cache
+def _fields(cls: type) -> list[tuple[str, _Node]]:
+    """Each field of the dataclass ``cls`` with its node; read on first use, so that a record
+    nested in itself (``MetricValues.finite``) is no endless recursion."""
+    hints = typing.get_type_hints(cls)
+    fields = dataclasses.fields(cls)
+    if not all(f.init for f in fields):
+        raise InternalError(f"{cls.__name__}: a field __init__ does not take cannot be made again")
+    return [(f.name, _node(hints[f.name])) for f in fields]
+
+
+def encode(records: Sequence[R]) -> Columns[R] | None:
+    """``records`` (all of one dataclass type) as columns; None when there are none."""
+    if not records:
+        return None
+    cls: type = type(records[0])
+    shared = _Shared(_Pool(), [], [])
+    _Encoding(shared, {}).table(_Record(cls, optional=False), list(records))
+    items = np.array(shared.items, dtype=np.int64)
+    if items.size and items.min() >= -(1 << 31) and items.max() < 1 << 31:
+        items = items.astype(np.int32)  # string numbers and shapes: half the bytes
+    return Columns(cls, tuple(shared.tables), shared.pool.blob(), items)
+
+
+def decode(columns: Columns[R] | None) -> list[R]:
+    """The records ``encode`` was given, made again."""
+    if columns is None:
+        return []
+    strings = columns.strings.decode().split(_SEPARATOR)
+    reading = _Reading(columns.tables, strings, columns.items.tolist())
+    record: type = columns.record
+    return _Decoding(reading, columns.tables[0]).table_of(_Record(record, optional=False))
+
+
+@dataclass(frozen=True, slots=True)
+class FileBatch:
+    """The rows and statistics rows of consecutive files: ``counts[i]`` = (rows, stats) of file i."""
+
+    counts: np.ndarray
+    rows: Columns[Any] | None
+    stats: Columns[Any] | None
+
+    @classmethod
+    def of(cls, files: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> FileBatch:
+        """(rows, stats rows) of each file, in file order."""
+        counts = np.array([(len(rows), len(stats)) for rows, stats in files], dtype=np.int32).reshape(-1, 2)
+        rows = encode([r for rows, _ in files for r in rows])
+        stats = encode([s for _, stats in files for s in stats])
+        return cls(counts, rows, stats)
+
+    def files(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
+        """(rows, stats rows) of each file again."""
+        rows, stats = decode(self.rows), decode(self.stats)
+        out = []
+        at_row = at_stat = 0
+        for row_count, stat_count in self.counts.tolist():
+            row_end, stat_end = at_row + row_count, at_stat + stat_count
+            out.append((tuple(rows[at_row:row_end]), tuple(stats[at_stat:stat_end])))
+            at_row, at_stat = row_end, stat_end
+        return out
