@@ -6,10 +6,13 @@ host would; what may be absent (a golden-only row's index, an unknown shape) is 
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
+
 from dumpcmp.errors import TransferError
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, metric_values
+from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
 
@@ -63,6 +66,7 @@ def _metrics_message(m: MetricValues) -> pb.MetricValues:
         spread_not_computed=not m.spread_computed,
         reasons=m.reasons,
         finite=None if m.finite is None else _metrics_message(m.finite),
+        special=None if m.special is None else pb.SpecialValues(**asdict(m.special)),
     )
 
 
@@ -70,9 +74,16 @@ def _metrics(message: pb.MetricValues) -> MetricValues:
     if len(message.numbers) != len(METRIC_NUMBERS):
         count = len(message.numbers)
         raise TransferError(f"a row from the host has {count} metric numbers, not {len(METRIC_NUMBERS)}")
-    return metric_values(
+    values = metric_values(
         list(message.numbers),
         tuple(message.reasons),
         spread_computed=not message.spread_not_computed,
         finite=_metrics(message.finite) if message.HasField("finite") else None,
+    )
+    if not message.HasField("special"):
+        return values
+    s = message.special
+    mismatched = s.mismatched if s.HasField("mismatched") else None
+    return replace(
+        values, special=SpecialValues(s.target_nan, s.target_inf, s.golden_nan, s.golden_inf, mismatched)
     )

@@ -322,16 +322,32 @@ class ResultRow(_message.Message):
     def __init__(self, index: _Optional[int] = ..., op_sequence: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., npu_dtype: _Optional[str] = ..., npu_address: _Optional[int] = ..., ground_truth: _Optional[str] = ..., golden_dtype: _Optional[str] = ..., golden_address: _Optional[int] = ..., tensor_index: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., overflow: _Optional[bool] = ..., metrics: _Optional[_Union[MetricValues, _Mapping]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ...) -> None: ...
 
 class MetricValues(_message.Message):
-    __slots__ = ("numbers", "spread_not_computed", "reasons", "finite")
+    __slots__ = ("numbers", "spread_not_computed", "reasons", "finite", "special")
     NUMBERS_FIELD_NUMBER: _ClassVar[int]
     SPREAD_NOT_COMPUTED_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
     FINITE_FIELD_NUMBER: _ClassVar[int]
+    SPECIAL_FIELD_NUMBER: _ClassVar[int]
     numbers: _containers.RepeatedScalarFieldContainer[float]
     spread_not_computed: bool
     reasons: _containers.RepeatedScalarFieldContainer[str]
     finite: MetricValues
-    def __init__(self, numbers: _Optional[_Iterable[float]] = ..., spread_not_computed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., finite: _Optional[_Union[MetricValues, _Mapping]] = ...) -> None: ...
+    special: SpecialValues
+    def __init__(self, numbers: _Optional[_Iterable[float]] = ..., spread_not_computed: _Optional[bool] = ..., reasons: _Optional[_Iterable[str]] = ..., finite: _Optional[_Union[MetricValues, _Mapping]] = ..., special: _Optional[_Union[SpecialValues, _Mapping]] = ...) -> None: ...
+
+class SpecialValues(_message.Message):
+    __slots__ = ("target_nan", "target_inf", "golden_nan", "golden_inf", "mismatched")
+    TARGET_NAN_FIELD_NUMBER: _ClassVar[int]
+    TARGET_INF_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_NAN_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_INF_FIELD_NUMBER: _ClassVar[int]
+    MISMATCHED_FIELD_NUMBER: _ClassVar[int]
+    target_nan: int
+    target_inf: int
+    golden_nan: int
+    golden_inf: int
+    mismatched: int
+    def __init__(self, target_nan: _Optional[int] = ..., target_inf: _Optional[int] = ..., golden_nan: _Optional[int] = ..., golden_inf: _Optional[int] = ..., mismatched: _Optional[int] = ...) -> None: ...
 
 class Shard(_message.Message):
     __slots__ = ("device", "model", "model_id", "step", "time")

@@ -30,6 +30,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.migrate import migrate_store, row_of_cells
 from dumpcmp.host.server.store import DB_NAME, SessionStore
 from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, ShardRow
+from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 from tests.e2e.agent_host_kit import dumpcmp
 from tests.host.server.hostkit import Hosts
@@ -64,6 +65,7 @@ ROWS = [
             nan, inf, -inf, nan, nan, -0.0, nan, inf, 0.0, -0.0, nan, nan, nan,
             reasons=("nan/inf appeared", "(where both are finite: CosineSimilarity 1, …)"),
             finite=_metrics(1.0, 0, 0, 0, 0, 0.1, 0.2, 0.1, 0.2, 0, 0, 0, -0.0, spread_computed=False),
+            special=SpecialValues(target_nan=3, target_inf=1, golden_nan=0, golden_inf=2, mismatched=4),
         )
     ),
     # the "not compared" kind: no metric is a number; an address above 2**63; no shape; overflow
@@ -307,4 +309,9 @@ def test_every_field_of_a_row_has_its_column() -> None:
         "golden_dtype", "golden_address", "tensor_index", "shape", "overflow", "metrics", "dump_readable",
         "golden_key",
     ]  # fmt: skip
-    assert [f.name for f in fields(MetricValues)] == [*METRIC_NUMBERS, "reasons", "spread_computed", "finite"]
+    assert [f.name for f in fields(MetricValues)] == [
+        *METRIC_NUMBERS, "reasons", "spread_computed", "finite", "special",
+    ]  # fmt: skip
+    assert [f.name for f in fields(SpecialValues)] == [
+        "target_nan", "target_inf", "golden_nan", "golden_inf", "mismatched",
+    ]  # fmt: skip
