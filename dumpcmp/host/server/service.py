@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +89,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        # Renamed into place, then the host died before recording it: never acknowledged (the
+        # agent sends it again, maybe as part of a run that replaces this one), so not the session's.
+        kept = {(f.kind, f.path) for f in self.store.files(name)}
+        files.remove_unrecorded(self.data_dir, name, kept)
         worker = self._worker(name)
         if worker is not None:
             worker.recompare()
@@ -318,22 +322,23 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.kind not in files.KIND_DIRS:
             raise _Refused(f"unknown file kind {start.kind}")
         if start.size > self.max_file_size:
-            raise _Refused(
-                Ack.REFUSED, f"{start.size} bytes: larger than this host's limit of {self.max_file_size}"
-            )
+            raise _Refused(f"{start.size} bytes: larger than this host's limit of {self.max_file_size}")
         try:
             record = self.store.state(name)
         except SessionNotFound as exc:
             raise _Refused(str(exc)) from None
         if record.closed:
             raise _Refused(f"session {name} is closed")
-        if start.run_id and start.run_id in record.replaced_runs:
-            raise _Refused(f"run {start.run_id} was replaced by a later run")
+        if start.run_id and (gone := record.gone(start.run_id)):
+            raise _Refused(gone)
         if start.kind == pb.GOLDEN:
             other = self.store.golden_of_other_run(name, start.run_id)
             if other is not None:
                 # Each run would be compared against the newest golden files, whichever run they
-                # came from: another run's golden data is another comparison.
+                # came from: another run's golden data is another comparison. A run that brings
+                # its own is refused whole, so that its dump files are not compared with the other's.
+                if start.run_id:
+                    self._drop_files(name, self.store.refuse_run(name, start.run_id))
                 raise _Refused(
                     f"session {name} already holds the golden data of run {other or '(no run)'}; "
                     "stream a run with golden data of its own into a new session"
@@ -400,24 +405,31 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if not mark.run_id or mark.event not in (pb.RunMark.START, pb.RunMark.END):
             ack.status, ack.message = Ack.REFUSED, "a run mark needs a run id and START or END"
             return ack
-        if record.closed or mark.run_id in record.replaced_runs:
+        if record.closed or (gone := record.gone(mark.run_id)):
             ack.status = Ack.REFUSED
-            ack.message = f"session {name} is closed" if record.closed else f"run {mark.run_id} was replaced"
+            ack.message = f"session {name} is closed" if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
         started = self.store.start_run(name, mark.run_id, mark.agent_id)
-        for f in started.dropped:
-            files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
-        worker = self._worker(name)
-        if started.replaced and worker is not None:
-            worker.dropped(tuple(f.path for f in started.dropped))
-            self.notifier.notify()
+        self._drop_files(name, started.dropped)
         ack.status = Ack.RUN_ACCEPTED
         ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""
         return ack
+
+    def _drop_files(self, name: str, dropped: Sequence[StoredFile]) -> None:
+        """The files of runs that no longer count: off the disk (with the directories they leave
+        empty) and out of the comparison."""
+        if not dropped:
+            return
+        for f in dropped:
+            files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
+        worker = self._worker(name)
+        if worker is not None:
+            worker.dropped(tuple(f.path for f in dropped))
+        self.notifier.notify()
 
     # ---- rows and results
 

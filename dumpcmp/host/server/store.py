@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dumpcmp.errors import SessionNotFound, StoreError
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
+from dumpcmp.proto.runs import run_slot
 
 SCHEMA_VERSION = 3  # 2: runs belong to an agent; 3: a closed session says when it compared nothing
 DB_NAME = "dumpcmp.sqlite"
@@ -48,8 +49,8 @@ CREATE TABLE files (
 CREATE TABLE runs (
     session TEXT NOT NULL REFERENCES sessions(name),
     run_id TEXT NOT NULL,
-    state TEXT NOT NULL,           -- 'open', 'ended' or 'replaced'
-    agent TEXT NOT NULL DEFAULT '',  -- a START replaces the open runs of its own agent only
+    state TEXT NOT NULL,           -- 'open', 'ended', 'replaced' or 'refused'
+    agent TEXT NOT NULL DEFAULT '',  -- a START of an id without a slot replaces its agent's open runs
     PRIMARY KEY (session, run_id)
 );
 CREATE TABLE rows (
@@ -106,6 +107,19 @@ class SessionRecord:
 class SessionState:
     closed: bool
     replaced_runs: frozenset[str]
+    refused_runs: frozenset[str] = frozenset()  # runs that brought another run's golden data
+
+    def gone(self, run_id: str) -> str:
+        """Why a file or mark of ``run_id`` is refused now; "" when it is welcome."""
+        if run_id in self.replaced_runs:
+            return f"run {run_id} was replaced by a later run"
+        if run_id in self.refused_runs:
+            return f"run {run_id} was refused: {_REFUSED_RUN}"
+        return ""
+
+
+# Why a run is refused: the session compares every dump file with one set of golden files.
+_REFUSED_RUN = "the session holds another run's golden data (stream it into a session of its own)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,24 +228,28 @@ class SessionStore:
             row = db.execute("SELECT state FROM sessions WHERE name=?", (name,)).fetchone()
             if row is None:
                 raise SessionNotFound(name)
-            replaced = db.execute(
-                "SELECT run_id FROM runs WHERE session=? AND state='replaced'", (name,)
+            gone = db.execute(
+                "SELECT run_id, state FROM runs WHERE session=? AND state IN ('replaced', 'refused')", (name,)
             ).fetchall()
-        return SessionState(row[0] == "closed", frozenset(r[0] for r in replaced))
+        return SessionState(
+            row[0] == "closed",
+            frozenset(r for r, state in gone if state == "replaced"),
+            frozenset(r for r, state in gone if state == "refused"),
+        )
 
     def golden_of_other_run(self, name: str, run_id: str) -> str | None:
-        """The run (``""``: none) whose golden files the session holds, when that is not ``run_id``
-        and it has ended; None when golden data of ``run_id`` may be added."""
+        """The run (``""``: none) whose golden files the session holds, when that is not ``run_id``;
+        None when golden data of ``run_id`` may be added.
+
+        A run still going counts as much as a finished one: two simulated runs on two devices
+        (other seeds, other inputs) streaming at once had their golden files mixed, each dump
+        compared with whichever run's golden file was newest."""
         with self._transaction() as db:
-            rows = db.execute(
-                "SELECT DISTINCT f.run_id, r.state FROM files f LEFT JOIN runs r "
-                "ON r.session=f.session AND r.run_id=f.run_id WHERE f.session=? AND f.kind=? AND f.run_id<>?",
+            row = db.execute(
+                "SELECT f.run_id FROM files f WHERE f.session=? AND f.kind=? AND f.run_id<>? LIMIT 1",
                 (name, FileKind.GOLDEN, run_id),
-            ).fetchall()
-        for other, state in rows:
-            if other == "" or state == "ended":
-                return str(other)
-        return None
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def sessions(self) -> list[SessionRecord]:
         with self._transaction() as db:
@@ -275,6 +293,8 @@ class SessionStore:
             ).fetchone()
             if run is not None and run[0] == "replaced":
                 return f"run {file.run_id} was replaced by a later run"
+            if run is not None and run[0] == "refused":
+                return f"run {file.run_id} was refused: {_REFUSED_RUN}"
             db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                 (session, file.kind, file.path, file.size, file.sha256, file.run_id),
@@ -292,33 +312,43 @@ class SessionStore:
                     db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
 
     def start_run(self, session: str, run_id: str, agent: str = "") -> RunStart:
-        """Mark ``run_id`` started; every other unfinished run of the same agent is replaced
-        (an agent that runs again was interrupted; other agents may be running right now)."""
+        """Mark ``run_id`` started, replacing the earlier runs it repeats (``proto.runs``): every
+        other run of its slot, finished or not, whoever ran it; for an id without a slot (an
+        older agent's), every other unfinished run of the same agent."""
+        slot = run_slot(run_id)
         with self._transaction() as db:
-            stale = [
-                r[0]
-                for r in db.execute(
-                    "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? AND agent=? "
-                    "ORDER BY run_id",
-                    (session, run_id, agent),
-                )
-            ]
-            dropped: list[StoredFile] = []
-            for old in stale:
-                dropped += [
-                    StoredFile(*r)
+            if slot:
+                stale = [
+                    r[0]
                     for r in db.execute(
-                        "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND run_id=?",
-                        (session, old),
+                        "SELECT run_id FROM runs WHERE session=? AND state IN ('open', 'ended') "
+                        "AND run_id<>? ORDER BY run_id",
+                        (session, run_id),
+                    )
+                    if run_slot(r[0]) == slot
+                ]
+            else:
+                stale = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? AND agent=? "
+                        "ORDER BY run_id",
+                        (session, run_id, agent),
                     )
                 ]
-                db.execute("UPDATE runs SET state='replaced' WHERE session=? AND run_id=?", (session, old))
-                db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, old))
-            for f in dropped:
-                if f.kind == FileKind.DUMP:
-                    db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+            dropped = _drop_runs(db, session, stale, "replaced")
             db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
-            return RunStart(tuple(stale), tuple(dropped))
+            return RunStart(tuple(stale), dropped)
+
+    def refuse_run(self, session: str, run_id: str) -> tuple[StoredFile, ...]:
+        """``run_id`` brought golden data of its own into a session that compares with another
+        run's: none of its files count, now or later. The files it loses."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs (session, run_id, state) VALUES (?, ?, 'open') ON CONFLICT DO NOTHING",
+                (session, run_id),
+            )
+            return _drop_runs(db, session, [run_id], "refused")
 
     def end_run(self, session: str, run_id: str) -> None:
         with self._transaction() as db:
@@ -327,13 +357,6 @@ class SessionStore:
                 "ON CONFLICT (session, run_id) DO UPDATE SET state='ended' WHERE state='open'",
                 (session, run_id),
             )
-
-    def run_replaced(self, session: str, run_id: str) -> bool:
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)
-            ).fetchone()
-        return row is not None and row[0] == "replaced"
 
     def replace_rows(
         self, session: str, dump_files: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]],
@@ -387,6 +410,27 @@ class SessionStore:
                 db.execute(f"DELETE FROM {table} WHERE session=?", (session,))
             db.execute("DELETE FROM sessions WHERE name=?", (session,))
             return record, int(files)
+
+
+def _drop_runs(
+    db: sqlite3.Connection, session: str, runs: Sequence[str], state: str
+) -> tuple[StoredFile, ...]:
+    """Mark ``runs`` ``state`` and forget their files and rows; the files forgotten."""
+    dropped: list[StoredFile] = []
+    for run in runs:
+        dropped += [
+            StoredFile(*r)
+            for r in db.execute(
+                "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND run_id=?",
+                (session, run),
+            )
+        ]
+        db.execute("UPDATE runs SET state=? WHERE session=? AND run_id=?", (state, session, run))
+        db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, run))
+    for f in dropped:
+        if f.kind == FileKind.DUMP:
+            db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+    return tuple(dropped)
 
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
