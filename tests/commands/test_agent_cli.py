@@ -631,7 +631,9 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
     assert not list((tmp_path / "state" / "runs").iterdir())
 
 
-def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(server: ServerHandle, tmp_path: Path) -> None:
+def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
+    server: ServerHandle, tmp_path: Path
+) -> None:
     # It said "stopped before every file was sent" when every file was sent.
     server.host.close_gate = threading.Event()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -645,9 +647,13 @@ def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(server: Server
     finally:
         server.host.close_gate.set()
     assert agent.returncode == 130, output
-    assert output.strip().splitlines()[-1].startswith(
-        f"interrupted: the agent stopped while the session was closing; session c1 is left open on host "
-        f"{server.target}: run the same command again to finish it"
+    assert (
+        output.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"interrupted: the agent stopped while the session was closing; session c1 is left open on host "
+            f"{server.target}: run the same command again to finish it"
+        )
     )
     assert not list((tmp_path / "state" / "runs").iterdir())  # the rerun simulates afresh
 

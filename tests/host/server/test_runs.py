@@ -51,7 +51,8 @@ def test_a_rerun_replaces_its_slots_finished_run_whichever_agent_process_sends_i
     assert [f.path for f in info.files] == ["20261128061351/1/small_cnn/1/0/Add.a.1.1.1"]
     assert list(info.replaced_runs) == [first]
     late = client.send("s1", _dump(first, "Add.b.2.1.2"), run_id=first)
-    assert [(a.status, a.message) for a in late] == [(Ack.REFUSED, f"run {first} was replaced by a later run")]
+    replaced = f"run {first} was replaced by a later run"
+    assert [(a.status, a.message) for a in late] == [(Ack.REFUSED, replaced)]
 
 
 def test_a_run_bringing_golden_data_into_a_session_of_another_runs_is_refused_whole(
