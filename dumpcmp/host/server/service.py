@@ -76,6 +76,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._workers: dict[str, SessionWorker] = {}
         self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        # The run whose golden files each session takes, claimed by its first golden FileStart: two
+        # runs' first golden files on the way at once both found the session without golden data.
+        self._golden_runs: dict[str, str] = {}
+        self._golden_lock = threading.Lock()
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -331,22 +335,37 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(f"session {name} is closed")
         if start.run_id and (gone := record.gone(start.run_id)):
             raise _Refused(gone)
-        if start.kind == pb.GOLDEN:
-            other = self.store.golden_of_other_run(name, start.run_id)
-            if other is not None:
-                # Each run would be compared against the newest golden files, whichever run they
-                # came from: another run's golden data is another comparison. A run that brings
-                # its own is refused whole, so that its dump files are not compared with the other's.
-                if start.run_id:
-                    self._drop_files(name, self.store.refuse_run(name, start.run_id))
-                raise _Refused(
-                    f"session {name} already holds the golden data of run {other or '(no run)'}; "
-                    "stream a run with golden data of its own into a new session"
-                )
+        if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start.run_id)) is not None:
+            # Each run would be compared against the newest golden files, whichever run they
+            # came from: another run's golden data is another comparison. A run that brings its
+            # own is refused whole, so that its dump files are not compared with the other's.
+            if start.run_id:
+                self._drop_files(name, self.store.refuse_run(name, start.run_id))
+            raise _Refused(
+                f"session {name} already holds the golden data of run {other or '(no run)'}; "
+                "stream a run with golden data of its own into a new session"
+            )
         try:
             return IncomingFile(self.data_dir, name, start.kind, parts)
         except (OSError, DumpcmpError) as exc:
             raise _Refused(f"cannot store it: {_reason(exc)}") from None
+
+    def _claim_golden(self, name: str, run_id: str) -> str | None:
+        """The other run (``""``: none) whose golden data the session takes; None when it is
+        ``run_id``'s, claimed now if no run's was."""
+        with self._golden_lock:
+            claim = self._golden_runs.get(name)
+            # A claim holds while its run does (not replaced, refused, or deleted with its session).
+            if (
+                claim is not None
+                and claim != run_id
+                and self.store.run_state(name, claim) in ("open", "ended")
+            ):
+                return claim
+            other = self.store.golden_of_other_run(name, run_id)
+            if other is None:
+                self._golden_runs[name] = run_id
+            return other
 
     def end_file(self, start: pb.FileStart, incoming: IncomingFile, sha256: bytes) -> Ack:
         ack = Ack(kind=start.kind, path=start.path, run_id=start.run_id)

@@ -340,6 +340,14 @@ class SessionStore:
             db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
             return RunStart(tuple(stale), dropped)
 
+    def run_state(self, session: str, run_id: str) -> str | None:
+        """'open', 'ended', 'replaced' or 'refused'; None for a run the session never heard of."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def refuse_run(self, session: str, run_id: str) -> tuple[StoredFile, ...]:
         """``run_id`` brought golden data of its own into a session that compares with another
         run's: none of its files count, now or later. The files it loses."""

@@ -4,13 +4,16 @@ replaced run or a host crash left behind stays in the session's tree."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
-from tests.host.server.hostkit import Client, Hosts
+from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
 Ack = pb.UploadAck
 
@@ -135,3 +138,34 @@ def test_an_oversized_files_refusal_is_its_reason(hosts: Hosts, tmp_path: Path) 
     client.open("s1")
     (ack,) = client.send("s1", {(pb.DUMP, "big"): b"x" * 11})
     assert (ack.status, ack.message) == (Ack.REFUSED, "11 bytes: larger than this host's limit of 10")
+
+
+def test_of_two_runs_golden_files_on_the_way_at_once_one_is_taken(client: Client, tmp_path: Path) -> None:
+    # Both first golden files found a session without golden data, and both were stored.
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    _mark(client, two, pb.RunMark.START, "b")
+    messages = file_messages("s1", pb.GOLDEN, "conv.0.1.npy", b"golden of one", run_id=one)
+    release = threading.Event()
+
+    def slow() -> Iterator[pb.UploadMessage]:
+        yield from messages[:-1]
+        assert release.wait(CALL_TIMEOUT_S)
+        yield messages[-1]
+
+    acks: list[pb.UploadAck] = []
+    sender = threading.Thread(target=lambda: acks.extend(client.stub.Upload(slow(), timeout=CALL_TIMEOUT_S)))
+    sender.start()
+    incoming = tmp_path / "data/sessions/s1/.incoming"
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while not (incoming.is_dir() and any(incoming.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the host is receiving run one's golden file
+    try:
+        (second,) = client.send("s1", {(pb.GOLDEN, "conv.0.2.npy"): b"golden of two"}, run_id=two)
+    finally:
+        release.set()
+        sender.join(CALL_TIMEOUT_S)
+    assert second.status == Ack.REFUSED and f"golden data of run {one}" in second.message
+    assert [a.status for a in acks] == [Ack.STORED]
+    assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]
