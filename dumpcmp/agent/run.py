@@ -272,7 +272,8 @@ def prepared_acl_run(
     from dumpcmp.proto.npy import load_npy
 
     arrays = tuple(load_npy(path, mmap=False) for path in inputs)
-    files = [(pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(inputs)] + list(extras)
+    # The golden data (in extras) first: a session comparing with another run's refuses the run there.
+    files = [*extras, *((pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(inputs))]
     return PreparedRun(
         AclRuntime(open_backend("acl", acl_lib)), model, model.stem, arrays, acl_config, dump_root, device,
         steps, token, lambda _model_id: files,

@@ -453,7 +453,7 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     printer = console()
     for line in skipped_lines(outcome.skipped):  # as compare says them
         printer.print(line, markup=False)
-    for line in (*report.problems, *outcome.not_sent):
+    for line in (*_grouped_refusals(report.problems), *outcome.not_sent):
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates
     words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_sent)})"]
@@ -480,6 +480,34 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
             else f"; session {session} is left open, so its results never lack them"
         )
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+_REFUSED = ": refused by the host: "
+
+
+def _grouped_refusals(problems: Sequence[str]) -> list[str]:
+    """One line per reason the host refused files for: a refused run is every file of it, each
+    refused alike (a line per file buried the reason under a screenful of names)."""
+    order: list[tuple[str, str]] = []  # ("", line) as it is, or (reason, "") for a group
+    alike: dict[str, list[str]] = {}
+    for line in problems:
+        label, found, reason = line.partition(_REFUSED)
+        if not found:
+            order.append(("", line))
+            continue
+        if reason not in alike:
+            alike[reason] = []
+            order.append((reason, ""))
+        alike[reason].append(label)
+    lines = []
+    for reason, line in order:
+        if not reason:
+            lines.append(line)
+            continue
+        first, *others = alike[reason]
+        more = f" and {counted(len(others), 'other file')}" if others else ""
+        lines.append(f"{first}{more}{_REFUSED}{reason}")
+    return lines
 
 
 def _mb(count: int) -> str:

@@ -96,7 +96,8 @@ def prepare_agent_run(
 
     def files(model_id: int) -> list[RunFile]:
         rule = write_atc_json(backend.compiled(model_id), work / "fusion_rule.json")
-        own = (pb.INPUT, inputs_dir), (pb.GOLDEN, golden_dir), (pb.FUSION_RULE, rule)
+        # Golden data first: a session comparing with another run's refuses the run at its first file.
+        own = (pb.GOLDEN, golden_dir), (pb.INPUT, inputs_dir), (pb.FUSION_RULE, rule)
         return [*(f for kind, path in own for f in tree_files(kind, path)), *extras]
 
     return PreparedRun(

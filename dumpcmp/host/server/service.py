@@ -309,8 +309,6 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                     _abort(context, step.code, step.reason)
                 if isinstance(step, _Finished):
                     yield self.end_file(step.start, step.file, step.sha256)
-                elif isinstance(step, pb.RunMark):
-                    yield self.run_mark(step)
                 else:
                     yield step
         finally:
@@ -335,7 +333,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(f"session {name} is closed")
         if start.run_id and (gone := record.gone(start.run_id)):
             raise _Refused(gone)
-        if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start.run_id)) is not None:
+        if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
             # Each run would be compared against the newest golden files, whichever run they
             # came from: another run's golden data is another comparison. A run that brings its
             # own is refused whole, so that its dump files are not compared with the other's.
@@ -350,10 +348,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         except (OSError, DumpcmpError) as exc:
             raise _Refused(f"cannot store it: {_reason(exc)}") from None
 
-    def _claim_golden(self, name: str, run_id: str) -> str | None:
+    def _claim_golden(self, name: str, start: pb.FileStart) -> str | None:
         """The other run (``""``: none) whose golden data the session takes; None when it is
-        ``run_id``'s, claimed now if no run's was."""
+        ``start``'s run's, claimed now if no run's was. A golden file the session already holds
+        at that size is let through (devices of one model sending the same golden directory):
+        the file's checksum then says whether it is a duplicate."""
+        run_id = start.run_id
         with self._golden_lock:
+            known = self.store.file(name, pb.GOLDEN, start.path)
+            if known is not None and known.size == start.size:
+                return None
             claim = self._golden_runs.get(name)
             # A claim holds while its run does (not replaced, refused, or deleted with its session).
             if (
@@ -526,7 +530,7 @@ class _StreamError(Exception):
 
 
 # What the receiving thread hands over, in stream order; None: the stream ended.
-_Step = Ack | _Finished | pb.RunMark | _StreamError | None
+_Step = Ack | _Finished | _StreamError | None
 _FILES_COMMITTING = 4  # steps waiting for the committing thread: a few descriptors, no file data
 
 
@@ -660,7 +664,9 @@ class _Upload:
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
             self.streams_into(message.run.session)
-            return message.run
+            # Marked as it is received: the FileStarts after it in the stream are checked against
+            # it (a rerun's first golden file was refused as another run's, its START not yet applied).
+            return self.service.run_mark(message.run)
         self._fail("an empty UploadMessage")
 
     def _start(self, start: pb.FileStart) -> Ack | None:

@@ -9,7 +9,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
@@ -169,3 +172,34 @@ def test_of_two_runs_golden_files_on_the_way_at_once_one_is_taken(client: Client
     assert second.status == Ack.REFUSED and f"golden data of run {one}" in second.message
     assert [a.status for a in acks] == [Ack.STORED]
     assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]
+
+
+def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_committing(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # START was applied when answered, after the files before it were committed; the receiving
+    # side checked the rerun's first golden file meanwhile, against the run START replaces.
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=first)
+    _mark(client, first, pb.RunMark.END, "a")
+    real_end = DumpCompareService.end_file
+
+    def slow_end(self: DumpCompareService, *args: object) -> pb.UploadAck:
+        time.sleep(0.5)  # the disk is slow: the receiving side runs ahead
+        return real_end(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DumpCompareService, "end_file", slow_end)
+    mark = pb.RunMark(session="s1", run_id=again, event=pb.RunMark.START, agent_id="b")
+    messages = [
+        *file_messages("s1", pb.DUMP, "unmarked/Add.a.1.1.1", b"before the start"),
+        pb.UploadMessage(run=mark),
+        *file_messages("s1", pb.GOLDEN, "conv.0.2.npy", b"2", run_id=again),
+    ]
+    acks = client.upload(messages)
+    assert [(a.status, a.message) for a in acks] == [
+        (Ack.STORED, ""),
+        (Ack.RUN_ACCEPTED, f"replaced runs: {first}"),
+        (Ack.STORED, ""),
+    ]
