@@ -162,9 +162,11 @@ class AgentRun:
             self._console, uploader.stats, lambda: f"watching {root} ({watcher.backend})"
         )
         with progress:
-            watcher.start()
             interrupted = False
             try:
+                # In here: a Ctrl-C once the session is open (the uploader's thread opens it while
+                # the watcher starts) ends the watch as any other does, not as an error.
+                watcher.start()
                 while not uploader.failed:
                     progress.refresh()
                     quiet_for = time.monotonic() - watcher.last_change

@@ -204,6 +204,15 @@ def _agent_process(
     )  # fmt: skip
 
 
+def _sim_agent_process(target: str, session: str, state: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", target, "--session", session,
+         "--model", "zoo:small_cnn", "--sim", "--state", str(state)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
 def signalled(process: subprocess.Popen[bytes], signum: int, ready: Callable[[], bool]) -> str:
     """Send ``signum`` once ``ready()`` (or after a minute), and the output of the process, which
     must end within 30 s of it (killed otherwise, and the test fails)."""
@@ -613,12 +622,7 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
 ) -> None:
     # It said only "the run did not finish; files already written are complete...".
     server.host.ack_delay = 0.05
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    agent = subprocess.Popen(
-        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "i1",
-         "--model", "zoo:small_cnn", "--sim", "--state", str(tmp_path / "state")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    agent = _sim_agent_process(server.target, "i1", tmp_path / "state")
     output = signalled(agent, signal.SIGINT, lambda: len(server.host.acks) >= 5)
     assert agent.returncode == 130, output
     assert output.strip().splitlines()[-1] == (
@@ -636,12 +640,7 @@ def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
 ) -> None:
     # It said "stopped before every file was sent" when every file was sent.
     server.host.close_gate = threading.Event()
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    agent = subprocess.Popen(
-        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "c1",
-         "--model", "zoo:small_cnn", "--sim", "--state", str(tmp_path / "state")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    agent = _sim_agent_process(server.target, "c1", tmp_path / "state")
     try:
         output = signalled(agent, signal.SIGINT, server.host.closing.is_set)
     finally:

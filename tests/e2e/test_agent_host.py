@@ -20,6 +20,7 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     dumpcmp,
     files_under,
     procs_fixture,
+    run_files,
     start_dumpcmp,
     wait_for,
 )
@@ -34,16 +35,7 @@ def run_dirs(state: Path) -> list[Path]:
 
 def assert_holds_exactly_the_run(host: HostProcess, session: str, run: Path) -> pb.SessionInfo:
     """The session's files are the run's files (inputs, golden data, rule, dump), nothing else."""
-    return assert_session_holds(
-        host,
-        session,
-        {
-            pb.DUMP: files_under(run / "npu"),
-            pb.GOLDEN: files_under(run / "golden"),
-            pb.INPUT: files_under(run / "inputs"),
-            pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
-        },
-    )
+    return assert_session_holds(host, session, run_files(run))
 
 
 def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Processes, tmp_path: Path) -> None:

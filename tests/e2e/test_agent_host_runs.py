@@ -17,22 +17,13 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     assert_results_are_offline_compare,
     assert_session_holds,
     dumpcmp,
-    files_under,
     procs_fixture,
+    run_files,
     session_info,
 )
 
 FAULT = "/block2/Add=bias:0.5"
 _KEPT = re.compile(r"^run (\S+): its local files are in (\S+)$", re.MULTILINE)
-
-
-def _run_files(run: Path) -> dict[int, dict[str, bytes]]:
-    return {
-        pb.DUMP: files_under(run / "npu"),
-        pb.GOLDEN: files_under(run / "golden"),
-        pb.INPUT: files_under(run / "inputs"),
-        pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
-    }
 
 
 def test_a_rerun_after_keep_open_replaces_the_first_run(procs: Processes, tmp_path: Path) -> None:
@@ -50,7 +41,7 @@ def test_a_rerun_after_keep_open_replaces_the_first_run(procs: Processes, tmp_pa
     assert second.code == 0, second.output
     rerun = _KEPT.search(second.output)
     assert rerun is not None, second.output
-    info = assert_session_holds(host, "ko", _run_files(Path(rerun.group(2))))  # the second run's only
+    info = assert_session_holds(host, "ko", run_files(Path(rerun.group(2))))  # the second run's only
     assert list(info.replaced_runs) == [first_run]
     assert info.state == pb.SessionInfo.CLOSED
     assert f"replaced runs (interrupted, their files dropped): {first_run}" in second.output
@@ -78,7 +69,7 @@ def test_simulated_agents_on_four_devices_into_one_session_give_one_runs_results
     assert kept is not None
     closed = dumpcmp("host", "close", "four", "--host", host.address)
     assert closed.code == 0, closed.output
-    info = assert_session_holds(host, "four", _run_files(Path(kept.group(2))))
+    info = assert_session_holds(host, "four", run_files(Path(kept.group(2))))
     assert {f.path.split("/")[1] for f in info.files if f.kind == pb.DUMP} == {str(taken[0])}
     assert_results_are_offline_compare(host, "four", tmp_path)
     assert session_info(host.address, "four").state == pb.SessionInfo.CLOSED
