@@ -340,6 +340,18 @@ class SessionStore:
             db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
             return RunStart(tuple(stale), dropped)
 
+    def drop_unfinished_runs(self, session: str) -> RunStart:
+        """Every run started and never ended is replaced, its files and rows dropped: a closing
+        session's results describe complete runs (its agent was killed, or still sends it)."""
+        with self._transaction() as db:
+            stale = [
+                r[0]
+                for r in db.execute(
+                    "SELECT run_id FROM runs WHERE session=? AND state='open' ORDER BY run_id", (session,)
+                )
+            ]
+            return RunStart(tuple(stale), _drop_runs(db, session, stale, "replaced"))
+
     def run_state(self, session: str, run_id: str) -> str | None:
         """'open', 'ended', 'replaced' or 'refused'; None for a run the session never heard of."""
         with self._transaction() as db:

@@ -11,12 +11,20 @@ from pathlib import Path
 
 import pytest
 
+from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
-from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
+from tests.host.server.hostkit import (
+    CALL_TIMEOUT_S,
+    Client,
+    Hosts,
+    file_messages,
+    session_settings,
+    simulation_files,
+)
 
 Ack = pb.UploadAck
 
@@ -203,3 +211,29 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
         (Ack.RUN_ACCEPTED, f"replaced runs: {first}"),
         (Ack.STORED, ""),
     ]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    from dumpcmp.commands.sim import simulate
+
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run")
+
+
+def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, sim: SimulationResult) -> None:
+    # An agent killed mid-run and never rerun: the closed session's results held its part run.
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    plan = {key: data for key, data in files.items() if key[0] != pb.DUMP}
+    dumps = sorted(key for key in files if key[0] == pb.DUMP)
+    client.send("s1", plan | {key: files[key] for key in dumps[:-3]})  # a complete run, unmarked
+    part = _run(1, "aaaaaaaa")
+    _mark(client, part, pb.RunMark.START, "a")
+    other = {(pb.DUMP, key[1].replace("/0/", "/1/", 1)): files[key] for key in dumps[:2]}
+    client.send("s1", other, run_id=part)
+    client.send("s1", {key: files[key] for key in dumps[-3:]})
+    info = client.close("s1")
+    assert list(info.replaced_runs) == [part]
+    assert f"replaced runs (interrupted, their files dropped): {part}" in info.summary
+    assert {f.path for f in info.files if f.kind == pb.DUMP} == {path for _kind, path in dumps}
+    assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
