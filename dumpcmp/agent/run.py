@@ -14,6 +14,8 @@ says what happened, and owns Ctrl-C's one line; progress goes to the console it 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import shutil
 import time
 import uuid
@@ -21,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -50,12 +52,54 @@ if TYPE_CHECKING:  # a watch never loads them (numpy): a stopping agent's start-
     from dumpcmp.agent.live_run import RunStart
     from dumpcmp.agent.runtime import AclRuntime
 
-__all__ = ["AgentOutcome", "AgentRun", "PreparedRun", "extra_files", "new_run_token", "prepared_acl_run"]
+__all__ = [
+    "AgentOutcome",
+    "AgentRun",
+    "PreparedRun",
+    "claim_run_dir",
+    "extra_files",
+    "keep_run_dir",
+    "new_run_token",
+    "prepared_acl_run",
+]
+
+# In a simulated run's local directory: held locked by the agent process running it, and a mark
+# that the user asked to keep it. One with neither is a killed agent's: nobody will use it again.
+_RUNNING = ".running"
+_KEPT = ".kept"
 
 
 def new_run_token() -> str:
     """The part of a run's identity that is its own (``proto.runs``); names its local directory."""
     return uuid.uuid4().hex[:16]
+
+
+def claim_run_dir(work: Path) -> IO[bytes]:
+    """Make ``work`` (STATE/runs/TOKEN) a simulated run's directory, held by this process until
+    the returned handle closes (or the process ends, however it ends); and remove its siblings
+    that a killed agent left (neither held nor kept): they piled up, unnamed, one per kill."""
+    work.mkdir(parents=True)
+    handle = (work / _RUNNING).open("wb")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    for other in work.parent.iterdir():
+        if other != work and other.is_dir() and not (other / _KEPT).exists():
+            _remove_if_abandoned(other)
+    return handle
+
+
+def _remove_if_abandoned(run_dir: Path) -> None:
+    try:
+        with (run_dir / _RUNNING).open("ab") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while its agent runs
+            shutil.rmtree(run_dir, ignore_errors=True)
+    except OSError:
+        pass  # another agent's, running now (or gone meanwhile)
+
+
+def keep_run_dir(run_dir: Path) -> None:
+    """Mark a simulated run's directory as kept by request: no later run removes it."""
+    with contextlib.suppress(OSError):
+        (run_dir / _KEPT).touch()
 
 
 def extra_files(golden: Path | None, fusion_rule: Path | None) -> list[RunFile]:

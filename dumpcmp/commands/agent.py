@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import IO, TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -289,8 +289,10 @@ def _simulated(request: _ModelRequest, work: Path, token: str, extras: Sequence[
     the session opens; ``work`` goes with it."""
     import shutil
 
+    from dumpcmp.agent.run import claim_run_dir
     from dumpcmp.commands.sim import prepare_agent_run
 
+    _HELD.append(claim_run_dir(work))  # held while this process lives
     try:
         return prepare_agent_run(
             request.model, work, token, extras, seed=request.seed, steps=request.steps, faults=request.faults,
@@ -299,6 +301,9 @@ def _simulated(request: _ModelRequest, work: Path, token: str, extras: Sequence[
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)  # a run that never reached the host: nothing to keep
         raise
+
+
+_HELD: list[IO[bytes]] = []  # the locks of this process's simulated runs' directories
 
 
 def _on_acl(request: _ModelRequest, token: str, extras: Sequence[RunFile]) -> PreparedRun:
@@ -418,9 +423,12 @@ def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
     """A simulated run's local files: kept when asked (--keep-run, or --keep-open's session left
     open on purpose), and then named; otherwise removed, whether the session closed (the host
     holds them all) or the run failed (its rerun simulates afresh): never left unnamed."""
+    from dumpcmp.agent.run import keep_run_dir
+
     if outcome.run_dir is None:
         return
     if keep:
+        keep_run_dir(outcome.run_dir)
         console().print(f"run {outcome.run_id}: its local files are in {outcome.run_dir}", markup=False)
     else:
         agent.forget_run(outcome.run_dir, outcome.run_id)

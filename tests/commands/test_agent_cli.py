@@ -671,3 +671,23 @@ def test_a_simulated_run_that_gives_up_says_its_rerun_simulates_afresh(tmp_path:
         "; the next run simulates the model afresh and replaces this one"
     ), line
     assert not list((state / "runs").iterdir())
+
+
+def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_one_stays(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # A SIGKILLed --sim agent cannot clean up: its STATE/runs/ID stayed for ever, unnamed.
+    from dumpcmp.agent.run import claim_run_dir
+
+    runs = tmp_path / "state" / "runs"
+    killed = runs / "0123456789abcdef"
+    (killed / "npu").mkdir(parents=True)
+    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    kept = runs / "fedcba9876543210"
+    (kept / "npu").mkdir(parents=True)
+    (kept / ".kept").touch()
+    with claim_run_dir(runs / "00000000aaaaaaaa"):  # another agent's run, going on right now
+        code, out = run("--host", server.target, "--session", "d3", "--model", "zoo:small_cnn", "--sim",
+                        "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 0, out
+    assert sorted(p.name for p in runs.iterdir()) == ["00000000aaaaaaaa", "fedcba9876543210"]
