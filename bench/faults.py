@@ -76,6 +76,11 @@ class Reference:
     watch_results: dict[str, bytes]
     model_seconds: float  # how long a clean one-step model run took, agent start to exit
 
+    @property
+    def dump_files(self) -> int:
+        """Dump files of one step of the model."""
+        return sum(len(names) for _d, _s, names in os.walk(self.sim / "npu"))
+
 
 @dataclass(frozen=True)
 class Trial:
@@ -186,7 +191,7 @@ def _wait_for_the_moment(
 ) -> None:
     """Until the kill: ``delay`` seconds into the run, or after the last dump file landed (close)."""
     if scenario == "close":
-        want = sum(len(names) for _d, _s, names in os.walk(ref.sim / "npu")) * steps
+        want = ref.dump_files * steps
         dumps = host.session_dir(SESSION) / "dump"
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and agent.process.poll() is None:
@@ -213,22 +218,22 @@ def _check(
     info = session_info(host.address, SESSION)
     if info.state != pb.SessionInfo.CLOSED:
         broken.append("the session is not closed")
+    want: dict[int, dict[str, bytes]]
     if scenario == "watch":
         want = {pb.DUMP: files_under(root / "dump"), pb.GOLDEN: files_under(ref.sim / "golden")}
         want[pb.FUSION_RULE] = {"fusion_rule.json": (ref.sim / "fusion_rule.json").read_bytes()}
         expected = ref.watch_results
     else:
         kept = _KEPT.search(done.output)
-        if closed_before:  # the session holds the run of the agent killed in its close, kept whole
-            listed_dumps = sorted(f.path for f in info.files if f.kind == pb.DUMP)
-            runs = [
-                r
-                for r in (root / "state" / "runs").iterdir()
-                if sorted(files_under(r / "npu")) == listed_dumps
-            ]
-            if not runs:
-                return [*broken, "the closed session holds no run of the agent's whole"]
-            want = run_files(runs[0])
+        if closed_before:
+            # The killed agent's close went through: the session holds its run, whose local files
+            # the rerun removed (a killed agent's). One run, whole: one {time}/{device} tree of a
+            # clean run's size, and (below) a clean run's results.
+            dumps = [f.path for f in info.files if f.kind == pb.DUMP]
+            trees = {tuple(path.split("/")[:2]) for path in dumps}
+            if len(trees) != 1 or len(dumps) != ref.dump_files * steps:
+                broken.append(f"the closed session's {len(dumps)} dump files are not one whole run")
+            want = {}
         elif kept is None:
             return [*broken, "the last run did not name its local files"]
         else:
@@ -246,9 +251,9 @@ def _check(
             broken.append(f"{name}: the session lists {len(listed[kind])} files, the run has {len(files)}")
         if files_under(directory / name) != files:
             broken.append(f"{name}: the host's files are not the run's, byte for byte")
-    for kind, name in KIND_DIRS.items():
+    for kind_dir, name in KIND_DIRS.items():
         on_disk = set(files_under(directory / name))
-        if orphans := on_disk - set(listed[kind]):
+        if orphans := on_disk - set(listed[kind_dir]):
             broken.append(f"{name}: {len(orphans)} file(s) on disk the session does not list")
         empty = [d for d, dirs, names in os.walk(directory / name) if not dirs and not names]
         if [d for d in empty if Path(d) != directory / name]:

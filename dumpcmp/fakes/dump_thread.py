@@ -50,6 +50,7 @@ class DumpThread:
         self._lock = threading.Lock()  # the thread's start and its idle end, never both at once
         self._thread: threading.Thread | None = None
         self._failure = ""  # the first write that failed since the last drain
+        self._error: Exception | None = None  # the first error of another kind: raised by drain
 
     def submit(self, job: DumpJob) -> None:
         with self._lock:
@@ -61,7 +62,11 @@ class DumpThread:
             self._jobs.put(job)
 
     def drain(self) -> str:
-        """Wait until every dump handed over is written; the first failed write's reason, or ""."""
+        """Wait until every dump handed over is written; the first failed write's reason, or "".
+
+        A write that failed with an error of dumpcmp's own (the writer's one line naming the file,
+        e.g. a full disk) or with a bug is raised here, as the simulator raised it from the
+        execution before it had a dump thread."""
         with self._lock:
             thread, self._thread = self._thread, None
             if thread is not None:
@@ -69,6 +74,9 @@ class DumpThread:
         if thread is not None:
             thread.join()
         failure, self._failure = self._failure, ""
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
         return failure
 
     def _write_all(self) -> None:
@@ -89,6 +97,8 @@ class DumpThread:
                     job.run, job.selection, job.directory,
                     task_id=job.task_id, stream_id=job.stream_id, timestamp=job.timestamp,
                 )  # fmt: skip
-            except OSError as exc:  # a full disk loses this dump, as on a device; said at the next sync
+            except OSError as exc:  # the device loses this dump; the next sync's code says so
                 log.warning("dump of %s not written: %s", job.run.op.name, exc)
                 self._failure = self._failure or f"{job.directory}: {exc.strerror or exc}"
+            except Exception as exc:  # kept for drain: this thread must live on, or submit waits for ever
+                self._error = self._error or exc
