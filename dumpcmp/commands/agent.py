@@ -143,22 +143,9 @@ def run_command(
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
-    from dumpcmp.proto.session_names import session_name_problem
 
     with user_errors():
-        # The name becomes the journal's file name here and a directory on the host: checked
-        # before anything is created or run.
-        if problem := session_name_problem(session):
-            raise TransferError(f"--session {session!r}: {problem}")
-        if (watch is None) == (model is None):
-            raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
-        if watch is not None and (sim or inputs or inject):
-            raise TransferError("--sim, --input and --inject go with --model, not --watch")
-        if watch is not None and not watch.exists():
-            # A mistyped path would otherwise be watched (and created) while nothing ever dumps there.
-            raise TransferError(f"--watch {watch}: no such dump directory (start the agent once it exists)")
-        if watch is not None and not watch.is_dir():
-            raise TransferError(f"--watch {watch.resolve()}: is a file, not a dump directory")
+        _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject))
         if golden is not None and golden_on_host:
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
@@ -233,6 +220,25 @@ class _ModelRequest:
     faults: list[str]
     acl_config: Path | None
     device: int
+
+
+def _check_source(session: str, watch: Path | None, model: str | None, *, with_model: bool) -> None:
+    """The session name and the one source, checked before anything is created or run (the name
+    becomes the journal's file name here and a directory on the host)."""
+    from dumpcmp.errors import TransferError
+    from dumpcmp.proto.session_names import session_name_problem
+
+    if problem := session_name_problem(session):
+        raise TransferError(f"--session {session!r}: {problem}")
+    if (watch is None) == (model is None):
+        raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
+    if watch is not None and with_model:
+        raise TransferError("--sim, --input and --inject go with --model, not --watch")
+    if watch is not None and not watch.exists():
+        # A mistyped path would otherwise be watched (and created) while nothing ever dumps there.
+        raise TransferError(f"--watch {watch}: no such dump directory (start the agent once it exists)")
+    if watch is not None and not watch.is_dir():
+        raise TransferError(f"--watch {watch.resolve()}: is a file, not a dump directory")
 
 
 def _model_label(watch: Path | None, model: str | None) -> str:
