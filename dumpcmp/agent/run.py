@@ -74,11 +74,14 @@ def new_run_token() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def claim_run_dir(work: Path) -> IO[bytes]:
+def claim_run_dir(work: Path, *, keep: bool = False) -> IO[bytes]:
     """Make ``work`` (STATE/runs/TOKEN) a simulated run's directory, held by this process until
-    the returned handle closes (or the process ends, however it ends); and remove its siblings
-    that a killed agent left (neither held nor kept): they piled up, unnamed, one per kill."""
+    the returned handle closes (or the process ends, however it ends), and kept for good with
+    ``keep`` (--keep-run: even if the agent is killed); and remove its siblings that a killed
+    agent left (neither held nor kept): they piled up, unnamed, one per kill."""
     work.mkdir(parents=True)
+    if keep:
+        keep_run_dir(work)
     handle = (work / _RUNNING).open("wb")
     fcntl.flock(handle, fcntl.LOCK_EX)
     for other in work.parent.iterdir():
@@ -271,8 +274,8 @@ class AgentRun:
 
     def forget_run(self, run_dir: Path | None, run_id: str) -> None:
         """A simulated run's local files, and its journal entries (its files are gone: nothing
-        to resend, and a later open must not report them as lost)."""
-        if run_dir is None:
+        to resend, and a later open must not report them as lost); not those kept on request."""
+        if run_dir is None or (run_dir / _KEPT).exists():
             return
         if run_id:
             forget_run(self.uploader.journal_path, run_id)

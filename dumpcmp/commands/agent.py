@@ -192,7 +192,7 @@ def run_command(
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
                 prepared = (
-                    _simulated(request, state_dir / "runs" / token, token, extras)
+                    _simulated(request, state_dir / "runs" / token, token, extras, keep=keep_run)
                     if sim
                     else _on_acl(request, token, extras)
                 )
@@ -288,7 +288,9 @@ def _holds_npy(directory: Path) -> bool:
     return next(directory.rglob("*.npy"), None) is not None
 
 
-def _simulated(request: _ModelRequest, work: Path, token: str, extras: Sequence[RunFile]) -> PreparedRun:
+def _simulated(
+    request: _ModelRequest, work: Path, token: str, extras: Sequence[RunFile], *, keep: bool
+) -> PreparedRun:
     """The simulated run, its faults checked, its inputs and golden data made in ``work``.
 
     A mistake (a fault at an op the model does not have, a bad acl.json or input) is said before
@@ -298,7 +300,7 @@ def _simulated(request: _ModelRequest, work: Path, token: str, extras: Sequence[
     from dumpcmp.agent.run import claim_run_dir
     from dumpcmp.commands.sim import prepare_agent_run
 
-    _HELD.append(claim_run_dir(work))  # held while this process lives
+    _HELD.append(claim_run_dir(work, keep=keep))  # held while this process lives
     try:
         return prepare_agent_run(
             request.model, work, token, extras, seed=request.seed, steps=request.steps, faults=request.faults,
