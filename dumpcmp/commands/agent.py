@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -144,7 +144,8 @@ def run_command(
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
 
-    with user_errors():
+    # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
+    with user_errors(), ExitStack() as held:
         _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject))
         if golden is not None and golden_on_host:
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
@@ -192,7 +193,7 @@ def run_command(
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
                 prepared = (
-                    _simulated(request, state_dir / "runs" / token, token, extras, keep=keep_run)
+                    _simulated(request, state_dir / "runs" / token, token, extras, held, keep=keep_run)
                     if sim
                     else _on_acl(request, token, extras)
                 )
@@ -289,7 +290,7 @@ def _holds_npy(directory: Path) -> bool:
 
 
 def _simulated(
-    request: _ModelRequest, work: Path, token: str, extras: Sequence[RunFile], *, keep: bool
+    request: _ModelRequest, work: Path, token: str, extras: Sequence[RunFile], held: ExitStack, *, keep: bool
 ) -> PreparedRun:
     """The simulated run, its faults checked, its inputs and golden data made in ``work``.
 
@@ -300,7 +301,7 @@ def _simulated(
     from dumpcmp.agent.run import claim_run_dir
     from dumpcmp.commands.sim import prepare_agent_run
 
-    _HELD.append(claim_run_dir(work, keep=keep))  # held while this process lives
+    held.enter_context(claim_run_dir(work, keep=keep))
     try:
         return prepare_agent_run(
             request.model, work, token, extras, seed=request.seed, steps=request.steps, faults=request.faults,
@@ -309,9 +310,6 @@ def _simulated(
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)  # a run that never reached the host: nothing to keep
         raise
-
-
-_HELD: list[IO[bytes]] = []  # the locks of this process's simulated runs' directories
 
 
 def _on_acl(request: _ModelRequest, token: str, extras: Sequence[RunFile]) -> PreparedRun:
