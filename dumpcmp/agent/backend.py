@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["AclBackend", "DumpFileReporter"]
+__all__ = ["AclBackend", "DumpDirReporter", "DumpFileReporter"]
 
 
 @runtime_checkable
@@ -121,4 +121,14 @@ class DumpFileReporter(Protocol):
     @property
     def written(self) -> tuple[Path, ...]:
         """Every dump file written so far, in write order."""
+        ...
+
+
+@runtime_checkable
+class DumpDirReporter(Protocol):
+    """A backend that says where a loaded model dumps (the simulated NPU; real AscendCL names
+    the time directory itself, and the agent finds it)."""
+
+    def dump_dir(self, model_id: int) -> Path | None:
+        """``{dump_path}/{time}/{device}/{model}/{model_id}`` of a dumped model; None if it is not."""
         ...

@@ -37,12 +37,14 @@ def run_model(
     *,
     device: int = 0,
     steps: int = 1,
+    on_load: Callable[[int], None] | None = None,
     on_step: Callable[[int], None] | None = None,
 ) -> ModelRun:
     """Load ``model`` on ``device`` with the dump of ``acl_config`` on, execute it ``steps`` times.
 
-    The same ``inputs`` feed every step; ``on_step(i)`` is called after step ``i`` has run (its
-    dump files are complete on the simulator; on hardware after aclmdlFinalizeDump). Every
+    The same ``inputs`` feed every step; ``on_load(model_id)`` is called once the model is loaded,
+    before it executes; ``on_step(i)`` after step ``i`` has run (its dump files are complete
+    after aclmdlFinalizeDump, on the simulator as on hardware: a dump thread writes them). Every
     AscendCL call happens on the calling thread. Raises ``AclError`` (or ``ConfigError`` for an
     aclInit config that configures the dump itself); whatever was entered is unwound.
     """
@@ -54,6 +56,8 @@ def run_model(
     outputs: list[tuple[np.ndarray, ...]] = []
     with runtime.dump_session(acl_config, device_id=device) as session:
         model_id = session.load(model)
+        if on_load is not None:
+            on_load(model_id)
         for step in range(steps):
             outputs.append(tuple(session.execute(model_id, inputs)))
             if on_step is not None:

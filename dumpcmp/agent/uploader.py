@@ -87,6 +87,7 @@ class UploadSettings:
     delete_acked: bool = False  # remove a DUMP file once the host has it and the journal is synced
     sync_every: float = 1.0  # seconds between journal fsyncs (and always before a delete)
     read_ahead: int = 4  # messages read and hashed ahead of gRPC's sending (memory: this × chunk_size)
+    on_give_up: str = "unacknowledged files are sent on the next run"  # what then, in giving up's line
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +330,7 @@ class Uploader:
                 if waited >= self._settings.give_up:
                     raise TransferError(
                         f"host {self._target}: gave up after {waited:.0f} s without progress "
-                        f"({code.name.lower()}: {details}); unacknowledged files are sent on the next run"
+                        f"({code.name.lower()}: {details}); {self._settings.on_give_up}"
                     ) from None
                 delay = min(self._settings.backoff_max, self._settings.backoff_first * 2**attempt)
                 delay = min(delay * random.uniform(0.5, 1.0), self._settings.give_up - waited)

@@ -2,21 +2,19 @@
 
 Two sources: ``--watch DUMP_PATH`` streams what the user's own application dumps; ``--model``
 runs the model here (``--sim``: an ONNX model on the simulated NPU, whose golden data, fusion
-rule and inputs are streamed with the dump, so the host needs nothing else). Either way the
-files go through ``dumpcmp.agent.uploader``: acknowledged per file, journalled, resumed after
-a restart of either side.
+rule and inputs are streamed with the dump, so the host needs nothing else). The work is the
+agent library's (``dumpcmp.agent.run``); this command checks the options, says what happened,
+and gives Ctrl-C its one line.
 """
 
 from __future__ import annotations
 
 import os
-import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
@@ -27,10 +25,9 @@ from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, 
 from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
-    from dumpcmp.agent.live_run import StreamedRun
-    from dumpcmp.agent.session import HostSession, RunFile, SessionPlan
-    from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
-    from dumpcmp.agent.watcher import NotSent
+    from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun
+    from dumpcmp.agent.session import HostSession, RunFile
+    from dumpcmp.agent.uploader import Uploader
     from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
@@ -139,32 +136,22 @@ def run_command(
 
     --watch DUMP_PATH sends each dump file when it is complete; Ctrl-C (or --until-idle) ends
     the watch after the files ready so far are sent. --model runs the model here and sends its
-    dump; with --sim it also sends the golden data, fusion rule and inputs.
+    dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
+    from dumpcmp.agent.run import AgentRun, extra_files, new_run_token
     from dumpcmp.agent.session import SessionPlan
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
-    from dumpcmp.proto.session_names import session_name_problem
 
-    with user_errors():
-        # The name becomes the journal's file name here and a directory on the host: checked
-        # before anything is created or run.
-        if problem := session_name_problem(session):
-            raise TransferError(f"--session {session!r}: {problem}")
-        if (watch is None) == (model is None):
-            raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
-        if watch is not None and (sim or inputs or inject):
-            raise TransferError("--sim, --input and --inject go with --model, not --watch")
-        if watch is not None and not watch.exists():
-            # A mistyped path would otherwise be watched (and created) while nothing ever dumps there.
-            raise TransferError(f"--watch {watch}: no such dump directory (start the agent once it exists)")
+    # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
+    with user_errors(), ExitStack() as held:
+        _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject))
         if golden is not None and golden_on_host:
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
             raise TransferError("--fusion-rule and --fusion-rule-on-host both give the rule; give one")
         address = ChannelOptions(check_address(host), tls_ca, tls_cert, tls_key, token_file)
-        settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
         plan = SessionPlan(
             session=session,
             model=model_name or _model_label(watch, model),
@@ -176,32 +163,49 @@ def run_command(
             fusion_rule_host_path=fusion_rule_on_host or "",
             device=device,
         )
-        extras = Extras(golden, fusion_rule)
-        _check_extras(extras)
+        _check_extras(golden, fusion_rule)
         if golden is not None and fusion_rule is None and not fusion_rule_on_host and _holds_npy(golden):
             raise TransferError(
                 f"--golden {golden} holds npy files: the host compares NPU dump files with golden npy "
                 "files through the ATC fusion rule; give --fusion-rule (a TorchAir GE/FX dump pair is "
                 "compared with dumpcmp compare -m torchair)"
             )
-        if model is not None and sim:
-            _check_simulated_model(model, inject or [], seed)
+        extras = extra_files(golden, fusion_rule)
+        # A simulated run's rerun simulates afresh: there is nothing of this one to send again.
+        settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
+        if sim:
+            settings = replace(
+                settings, on_give_up="the next run simulates the model afresh and replaces this one"
+            )
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
-            state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
-            outcome = _watch(address, plan, state_dir, settings, extras, watch, until_idle, quiet_time, poll)
+            agent = AgentRun(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings,
+                             error_console())  # fmt: skip
+            with _stopping(agent.target, agent.uploader, f"--watch {root}"):
+                outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
             assert model is not None
-            run = ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
-            if not sim:  # the .om run's mistakes are said before the host holds a session for it
-                run = replace(run, dump_path=_checked_acl_run(run))
-            outcome = run_model_and_stream(address, plan, state or _MODEL_STATE, settings, extras, run, sim)
+            state_dir = state or _MODEL_STATE
+            token = new_run_token()
+            request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            agent = AgentRun(address, plan, state_dir, settings, error_console())
+            with _stopping(agent.target, agent.uploader, f"--model {model}"):
+                # Everything about the run is checked (a simulated run's golden data made) before
+                # the session opens: a mistake leaves no empty session on the host.
+                prepared = (
+                    _simulated(request, state_dir / "runs" / token, token, extras, held, keep=keep_run)
+                    if sim
+                    else _on_acl(request, token, extras)
+                )
+                outcome = agent.run_model(prepared, f"--model {model}")
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
-        if not keep_open and not outcome.undelivered:
-            _close(outcome)
-    if outcome.clean and not keep_run:
-        _forget_run(outcome)
+        closing = not keep_open and not outcome.undelivered
+        try:
+            if closing:
+                _close(outcome)
+        finally:
+            _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
 
@@ -209,13 +213,7 @@ def run_command(
 
 
 @dataclass(frozen=True)
-class Extras:
-    golden: Path | None
-    fusion_rule: Path | None
-
-
-@dataclass(frozen=True)
-class ModelRequest:
+class _ModelRequest:
     model: str
     inputs: list[Path]
     seed: int
@@ -223,30 +221,25 @@ class ModelRequest:
     faults: list[str]
     acl_config: Path | None
     device: int
-    dump_path: Path | None = None  # on AscendCL: where the acl.json has the run dump (checked)
 
 
-@dataclass
-class AgentOutcome:
-    uploader: Uploader
-    report: UploadReport
-    target: HostSession
-    source: str  # what the dump came from, in the options' words: "--watch DIR", "--model M"
-    dump_files: int  # dump files handed to the uploader
-    not_sent: list[str] = field(default_factory=list)  # dump files that are not complete: warnings
-    skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
-    closed: Any = None
-    run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
-    run_id: str = ""
+def _check_source(session: str, watch: Path | None, model: str | None, *, with_model: bool) -> None:
+    """The session name and the one source, checked before anything is created or run (the name
+    becomes the journal's file name here and a directory on the host)."""
+    from dumpcmp.errors import TransferError
+    from dumpcmp.proto.session_names import session_name_problem
 
-    @property
-    def undelivered(self) -> int:
-        return len(self.report.problems) + len(self.not_sent)
-
-    @property
-    def clean(self) -> bool:
-        """Every file acknowledged, the session closed, something compared."""
-        return self.closed is not None and not self.closed.nothing_compared and not self.undelivered
+    if problem := session_name_problem(session):
+        raise TransferError(f"--session {session!r}: {problem}")
+    if (watch is None) == (model is None):
+        raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
+    if watch is not None and with_model:
+        raise TransferError("--sim, --input and --inject go with --model, not --watch")
+    if watch is not None and not watch.exists():
+        # A mistyped path would otherwise be watched (and created) while nothing ever dumps there.
+        raise TransferError(f"--watch {watch}: no such dump directory (start the agent once it exists)")
+    if watch is not None and not watch.is_dir():
+        raise TransferError(f"--watch {watch.resolve()}: is a file, not a dump directory")
 
 
 def _model_label(watch: Path | None, model: str | None) -> str:
@@ -256,13 +249,12 @@ def _model_label(watch: Path | None, model: str | None) -> str:
     return watch.resolve().name
 
 
-def _check_extras(extras: Extras) -> None:
+def _check_extras(golden: Path | None, rule: Path | None) -> None:
     """Refused before any work, in the options' words: a simulated run would otherwise be spent,
     or a watch streamed, before the host found that it cannot compare."""
     from dumpcmp.errors import RuleFileError, TransferError
     from dumpcmp.host.fusion_rules import load_rules
 
-    golden, rule = extras.golden, extras.fusion_rule
     if golden is not None:
         if not golden.exists():
             raise TransferError(f"--golden {golden}: no such directory")
@@ -297,47 +289,67 @@ def _holds_npy(directory: Path) -> bool:
     return next(directory.rglob("*.npy"), None) is not None
 
 
-def _check_simulated_model(model: str, faults: Sequence[str], seed: int) -> None:
-    """The model and every --inject checked before the session opens: a fault at an op the model
-    does not have used to fail only after the host had an (empty, open) session for it."""
-    from dumpcmp.fakes.faults import Fault, FaultPlan
-    from dumpcmp.fakes.simulate import check_fault_targets
-    from dumpcmp.fakes.zoo import model_proto
+def _simulated(
+    request: _ModelRequest, work: Path, token: str, extras: Sequence[RunFile], held: ExitStack, *, keep: bool
+) -> PreparedRun:
+    """The simulated run, its faults checked, its inputs and golden data made in ``work``.
 
-    proto = model_proto(model)
-    check_fault_targets(FaultPlan(tuple(Fault.parse(f) for f in faults), seed), proto)
+    A mistake (a fault at an op the model does not have, a bad acl.json or input) is said before
+    the session opens; ``work`` goes with it."""
+    import shutil
+
+    from dumpcmp.agent.run import claim_run_dir
+    from dumpcmp.commands.sim import prepare_agent_run
+
+    held.enter_context(claim_run_dir(work, keep=keep))
+    try:
+        return prepare_agent_run(
+            request.model, work, token, extras, seed=request.seed, steps=request.steps, faults=request.faults,
+            acl_config=request.acl_config, inputs=request.inputs, device=request.device,
+        )  # fmt: skip
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)  # a run that never reached the host: nothing to keep
+        raise
 
 
-def _extra_files(extras: Extras) -> list[RunFile]:
-    """The golden files and the rule file to send before any dump file."""
-    from dumpcmp.agent.session import tree_files
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+def _on_acl(request: _ModelRequest, token: str, extras: Sequence[RunFile]) -> PreparedRun:
+    """An .om run on AscendCL, once its model, acl.json and inputs are fine."""
+    from dumpcmp.acl_config import load as load_config
+    from dumpcmp.agent.run import prepared_acl_run
+    from dumpcmp.errors import ConfigError, ModelError
+    from dumpcmp.proto.npy import load_npy
 
-    files = []
-    if extras.golden is not None:
-        files += tree_files(pb.GOLDEN, extras.golden)
-    if extras.fusion_rule is not None:
-        files += tree_files(pb.FUSION_RULE, extras.fusion_rule)
-    return files
-
-
-def _finish(uploader: Uploader, refresh: Callable[[], None], *, flushing: bool = False) -> UploadReport:
-    """Wait for every acknowledgement; Ctrl-C stops at once (``_stopping``: the journal keeps the rest).
-
-    ``flushing`` (after the Ctrl-C that ended a watch): only while the host is there. A host
-    being retried kept the stopping agent waiting up to --give-up (5 minutes by default).
-    """
-
-    def waiting() -> None:
-        refresh()
-        if flushing and uploader.stalled:
-            raise KeyboardInterrupt
-
-    return uploader.finish(on_wait=waiting)
+    model = Path(request.model)
+    if request.model.startswith("zoo:") or model.suffix == ".onnx":
+        raise ModelError(f"--model {request.model}: an ONNX model runs on the simulated NPU: add --sim")
+    if not model.is_file():
+        raise ModelError(f"--model {model}: no such file (on AscendCL the model is an .om; --sim runs ONNX)")
+    if request.acl_config is None:
+        raise ConfigError(
+            "--model on AscendCL needs --acl-config: the acl.json whose dump section says where"
+        )
+    config = load_config(request.acl_config)
+    dump_path = config.dump.dump_path if config.dump is not None else None
+    if not dump_path:
+        raise ConfigError(
+            f"--acl-config {request.acl_config}: no dump.dump_path, so there is no dump to stream"
+        )
+    if request.faults:
+        raise ModelError("--inject needs --sim: faults are injected into the simulated NPU only")
+    if not request.inputs:
+        raise ModelError("give the model's inputs with --input (an .om's input shapes are not read here)")
+    for path in request.inputs:
+        load_npy(path)  # its header: a bad input is said now, the arrays are read for the run
+    return prepared_acl_run(
+        model, request.inputs, request.acl_config, Path(dump_path), device=request.device,
+        steps=request.steps, token=token, extras=extras,
+    )  # fmt: skip
 
 
 @contextmanager
-def _stopping(target: HostSession, uploader: Uploader, source: str) -> Iterator[None]:
+def _stopping(
+    target: HostSession, uploader: Uploader, source: str, when: str = "before every file was sent"
+) -> Iterator[None]:
     """Ctrl-C, SIGTERM or an error once the session may be open on the host: the upload stops
     (the journal keeps what the host acknowledged, so the same command carries on from there),
     a session this run opened that holds no dump file is deleted, and the one line says which."""
@@ -349,7 +361,7 @@ def _stopping(target: HostSession, uploader: Uploader, source: str) -> Iterator[
     except KeyboardInterrupt:
         uploader.abort()
         opened = uploader.session_info is not None
-        _interrupted(target, source, opened=opened, dropped=opened and drop_if_empty(target))
+        _interrupted(target, source, when, opened=opened, dropped=opened and drop_if_empty(target))
     except DumpcmpError as exc:
         uploader.abort()
         if uploader.session_info is not None and drop_if_empty(target):
@@ -374,7 +386,7 @@ def _dropped(target: HostSession) -> str:
     )
 
 
-def _interrupted(target: HostSession, source: str, *, opened: bool, dropped: bool) -> NoReturn:
+def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, dropped: bool) -> NoReturn:
     """The one line of an interrupted agent: where its session stands, and what to do about it."""
     from dumpcmp.launch import INTERRUPTED_EXIT_CODE
 
@@ -389,9 +401,7 @@ def _interrupted(target: HostSession, source: str, *, opened: bool, dropped: boo
             f"session {session} is left open on host {host}: run the same command again to finish it "
             f"({_RERUN[source.split()[0]]}), or drop it: {delete}"
         )
-    error_console().print(
-        f"[red]interrupted[/red]: the agent stopped before every file was sent; {escape(where)}"
-    )
+    error_console().print(f"[red]interrupted[/red]: the agent stopped {when}; {escape(where)}")
     raise typer.Exit(INTERRUPTED_EXIT_CODE) from None
 
 
@@ -400,7 +410,8 @@ def _close(outcome: AgentOutcome) -> None:
     (the host would compare nothing): it is deleted, and the run fails saying so."""
     from dumpcmp.agent.session import drop_if_empty
 
-    with _stopping(outcome.target, outcome.uploader, outcome.source):
+    # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
+    with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
         if outcome.dump_files == 0 and drop_if_empty(outcome.target):
             passed_over = (
                 f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"
@@ -414,238 +425,19 @@ def _close(outcome: AgentOutcome) -> None:
         outcome.closed = outcome.uploader.close_session()
 
 
-def _forget_run(outcome: AgentOutcome) -> None:
-    """A simulated run's local files, once the host holds them all in a closed session: they
-    would otherwise stay in the state directory for ever, one copy per run."""
-    import shutil
-
-    from dumpcmp.agent.journal import forget_run
+def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
+    """A simulated run's local files: kept when asked (--keep-run, or --keep-open's session left
+    open on purpose), and then named; otherwise removed, whether the session closed (the host
+    holds them all) or the run failed (its rerun simulates afresh): never left unnamed."""
+    from dumpcmp.agent.run import keep_run_dir
 
     if outcome.run_dir is None:
         return
-    forget_run(outcome.uploader.journal_path, outcome.run_id)  # its files are gone: nothing to resend
-    shutil.rmtree(outcome.run_dir, ignore_errors=True)
-
-
-def _watch(
-    address: ChannelOptions,
-    plan: SessionPlan,
-    state_dir: Path,
-    settings: UploadSettings,
-    extras: Extras,
-    root: Path,
-    until_idle: float | None,
-    quiet_time: float,
-    poll: bool,
-) -> AgentOutcome:
-    from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import add_files, open_uploader, reach_host, wire_path
-    from dumpcmp.agent.watcher import DumpWatcher
-    from dumpcmp.errors import TransferError
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-
-    if root.exists() and not root.is_dir():
-        raise TransferError(f"--watch {root}: is a file, not a dump directory")
-    root = root.resolve()
-    target = reach_host(address, plan.session)
-    uploader = open_uploader(target, plan, state_dir, settings)
-    add_files(uploader, _extra_files(extras))
-    handed = [0]
-    source = f"--watch {root}"
-
-    def ready(path: Path) -> None:
-        handed[0] += 1
-        uploader.add_file(pb.DUMP, wire_path(path, root), path)
-
-    watcher = DumpWatcher(root, ready, quiet=quiet_time, poll=poll, exclude=(state_dir.resolve(),))
-    uploader.start()
-    progress = UploadProgress(error_console(), uploader.stats, lambda: f"watching {root} ({watcher.backend})")
-    with _stopping(target, uploader, source), progress:
-        watcher.start()
-        interrupted = False
-        try:
-            while not uploader.failed:
-                progress.refresh()
-                quiet_for = time.monotonic() - watcher.last_change
-                if until_idle is not None and quiet_for >= until_idle and uploader.idle:
-                    break
-                time.sleep(0.1)
-        except KeyboardInterrupt:
-            interrupted = (
-                True  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent, then the session closes
-            )
-        ended = watcher.stop()
-        report = _finish(uploader, progress.refresh, flushing=interrupted)
-    not_sent, skipped = _not_sent(ended)
-    return AgentOutcome(uploader, report, target, source, handed[0], not_sent, skipped)
-
-
-def _not_sent(ended: Sequence[NotSent]) -> tuple[list[str], list[str]]:
-    """Dump files never complete (warnings: the session stays open without them), and files
-    that are no dump files (skipped, as compare skips them)."""
-    not_sent = [f"{n.path}: not sent: {n.reason}" for n in ended if not n.skipped]
-    return not_sent, [f"{n.path}: {n.reason}" for n in ended if n.skipped]
-
-
-def run_model_and_stream(
-    address: ChannelOptions,
-    plan: SessionPlan,
-    state_dir: Path,
-    settings: UploadSettings,
-    extras: Extras,
-    run: ModelRequest,
-    sim: bool,
-) -> AgentOutcome:
-    """Run the model here and send its inputs, golden data, fusion rule and dump, in that order.
-
-    The simulated run comes before the session opens: a run that fails (an acl.json or an
-    input the model refuses) or dumps nothing leaves no empty session on the host.
-    """
-    import shutil
-
-    from dumpcmp.agent.progress import UploadProgress
-    from dumpcmp.agent.session import open_uploader, reach_host
-    from dumpcmp.errors import ModelError
-
-    run_id = uuid.uuid4().hex[:16]
-    target = reach_host(address, plan.session)
-    work = state_dir / "runs" / run_id
-    try:
-        produced = _simulate(run, work) if sim else None
-        if produced is not None and not produced.dump_files:
-            raise ModelError(
-                f"--model {run.model}: the simulated run dumped no file (does the dump_list of "
-                f"--acl-config {run.acl_config} name this model?)"
-            )
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)  # a run that never reached the host: nothing to keep
-        raise
-    uploader = open_uploader(target, plan, state_dir, settings)
-    uploader.start()
-    source = f"--model {run.model}"
-    with _stopping(target, uploader, source):
-        if produced is not None:
-            _queue_simulated(uploader, produced, extras, run_id)
-            ended: list[NotSent] = []
-            dump_files = produced.dump_files
-        else:
-            streamed = _run_on_acl(uploader, run, extras, run_id, state_dir)
-            ended, dump_files = list(streamed.not_sent), streamed.dump_files
-        with UploadProgress(error_console(), uploader.stats, lambda: f"run {run_id}") as progress:
-            report = _finish(uploader, progress.refresh)
-    not_sent, skipped = _not_sent(ended)
-    outcome = AgentOutcome(uploader, report, target, source, dump_files, not_sent, skipped)
-    if produced is not None:
-        outcome.run_dir, outcome.run_id = work, run_id
-    return outcome
-
-
-def _queue_simulated(uploader: Uploader, produced: _Produced, extras: Extras, run_id: str) -> None:
-    """The simulated run's files, in the order the host needs them, marked as one run."""
-    from dumpcmp.agent.session import add_files, tree_files
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-
-    # Everything of the run carries its id, so a run replaced later takes its golden data along.
-    uploader.add_run_mark(run_id, pb.RunMark.START)
-    add_files(uploader, tree_files(pb.INPUT, produced.inputs_dir), run_id)
-    add_files(uploader, _extra_files(Extras(produced.golden_dir, produced.fusion_rule)), run_id)
-    add_files(uploader, _extra_files(extras), run_id)
-    add_files(uploader, tree_files(pb.DUMP, produced.dump_dir), run_id)
-    uploader.add_run_mark(run_id, pb.RunMark.END)
-
-
-def _checked_acl_run(run: ModelRequest) -> Path:
-    """The dump path of an .om run on AscendCL, once its model, acl.json and inputs are fine."""
-    from dumpcmp.acl_config import load as load_config
-    from dumpcmp.errors import ConfigError, ModelError
-    from dumpcmp.proto.npy import load_npy
-
-    model = Path(run.model)
-    if run.model.startswith("zoo:") or model.suffix == ".onnx":
-        raise ModelError(f"--model {run.model}: an ONNX model runs on the simulated NPU: add --sim")
-    if not model.is_file():
-        raise ModelError(f"--model {model}: no such file (on AscendCL the model is an .om; --sim runs ONNX)")
-    if run.acl_config is None:
-        raise ConfigError(
-            "--model on AscendCL needs --acl-config: the acl.json whose dump section says where"
-        )
-    config = load_config(run.acl_config)
-    dump_path = config.dump.dump_path if config.dump is not None else None
-    if not dump_path:
-        raise ConfigError(f"--acl-config {run.acl_config}: no dump.dump_path, so there is no dump to stream")
-    if run.faults:
-        raise ModelError("--inject needs --sim: faults are injected into the simulated NPU only")
-    if not run.inputs:
-        raise ModelError("give the model's inputs with --input (an .om's input shapes are not read here)")
-    for path in run.inputs:
-        load_npy(path)  # its header: a bad input is said now, the arrays are read for the run
-    return Path(dump_path)
-
-
-def _run_on_acl(
-    uploader: Uploader, run: ModelRequest, extras: Extras, run_id: str, state_dir: Path
-) -> StreamedRun:
-    """An .om on AscendCL (main thread), its dump streamed while it runs (``run`` is checked)."""
-    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-    from dumpcmp.proto.npy import load_npy
-
-    assert run.dump_path is not None and run.acl_config is not None
-    model, dump_path = Path(run.model), run.dump_path
-    arrays = [load_npy(path, mmap=False) for path in run.inputs]
-    inputs = [(pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(run.inputs)]
-    from dumpcmp.agent.live_run import stream_model_run  # after the checks: it loads the binding
-    from dumpcmp.agent.runtime import AclRuntime, open_backend
-
-    runtime = AclRuntime(open_backend("acl"))
-    return stream_model_run(
-        runtime, uploader, model, arrays, run.acl_config, dump_path,
-        run_id=run_id, run_files=[*inputs, *_extra_files(extras)], device=run.device, steps=run.steps,
-        exclude=(state_dir.resolve(),),
-    )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Produced:
-    inputs_dir: Path
-    golden_dir: Path
-    fusion_rule: Path
-    dump_dir: Path
-    dump_files: int
-
-
-def _simulate(run: ModelRequest, work: Path) -> _Produced:
-    """``sim run`` of ``run.model`` into ``work`` (through the agent's runtime over the simulated
-    NPU, as on hardware): dump, golden, fusion rule; and the inputs it ran on, as npy files."""
-    import numpy as np
-
-    from dumpcmp.commands.sim import simulate
-    from dumpcmp.fakes.inputs import resolve_inputs
-    from dumpcmp.fakes.onnx_model import analyse
-    from dumpcmp.fakes.zoo import model_proto
-    from dumpcmp.outputs import atomic_path
-
-    proto = model_proto(run.model)
-    specs = analyse(proto).inputs
-    arrays = resolve_inputs(specs, run.inputs, seed=run.seed)
-    inputs_dir = work / "inputs"
-    for index, (spec, array) in enumerate(zip(specs, arrays, strict=True)):
-        with (
-            atomic_path(inputs_dir / f"{index}.{spec.name.replace('/', '_')}.npy") as temp,
-            temp.open("wb") as f,
-        ):
-            np.save(f, array, allow_pickle=False)
-    result = simulate(
-        run.model,
-        work,
-        seed=run.seed,
-        steps=run.steps,
-        faults=run.faults,
-        acl_config=run.acl_config,
-        inputs=arrays,
-    )
-    return _Produced(
-        inputs_dir, result.golden_dir, result.fusion_rule, result.npu_dump_dir, len(result.dump_files)
-    )
+    if keep:
+        keep_run_dir(outcome.run_dir)
+        console().print(f"run {outcome.run_id}: its local files are in {outcome.run_dir}", markup=False)
+    else:
+        agent.forget_run(outcome.run_dir, outcome.run_id)
 
 
 def fetch_command(session: str, address: ChannelOptions) -> str:
@@ -675,7 +467,7 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     printer = console()
     for line in skipped_lines(outcome.skipped):  # as compare says them
         printer.print(line, markup=False)
-    for line in (*report.problems, *outcome.not_sent):
+    for line in (*_grouped_refusals(report.problems), *outcome.not_sent):
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates
     words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_sent)})"]
@@ -702,6 +494,34 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
             else f"; session {session} is left open, so its results never lack them"
         )
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+_REFUSED = ": refused by the host: "
+
+
+def _grouped_refusals(problems: Sequence[str]) -> list[str]:
+    """One line per reason the host refused files for: a refused run is every file of it, each
+    refused alike (a line per file buried the reason under a screenful of names)."""
+    order: list[tuple[str, str]] = []  # ("", line) as it is, or (reason, "") for a group
+    alike: dict[str, list[str]] = {}
+    for line in problems:
+        label, found, reason = line.partition(_REFUSED)
+        if not found:
+            order.append(("", line))
+            continue
+        if reason not in alike:
+            alike[reason] = []
+            order.append((reason, ""))
+        alike[reason].append(label)
+    lines = []
+    for reason, line in order:
+        if not reason:
+            lines.append(line)
+            continue
+        first, *others = alike[reason]
+        more = f" and {counted(len(others), 'other file')}" if others else ""
+        lines.append(f"{first}{more}{_REFUSED}{reason}")
+    return lines
 
 
 def _mb(count: int) -> str:

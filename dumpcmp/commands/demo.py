@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, user_errors
+from dumpcmp.commands._output import console, error_console, user_errors
 
 DEFAULT_MODEL = "zoo:small_cnn"
 SESSION = "demo"
@@ -55,9 +55,11 @@ def demo(
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
     """Stream a simulated NPU run with one fault to a local host, name the first bad op."""
+    from dumpcmp.agent.run import AgentRun, new_run_token
     from dumpcmp.agent.session import SessionPlan
     from dumpcmp.agent.uploader import UploadSettings
-    from dumpcmp.commands.agent import Extras, ModelRequest, print_summary, run_model_and_stream
+    from dumpcmp.commands.agent import print_summary
+    from dumpcmp.commands.sim import prepare_agent_run
     from dumpcmp.errors import OutputError
     from dumpcmp.host.server.serve import HostConfig, start
     from dumpcmp.outputs import new_output_dir
@@ -78,16 +80,10 @@ def demo(
         try:
             address = f"127.0.0.1:{host.port}"
             plan = SessionPlan(SESSION, _model_name(model), golden_uploaded=True, fusion_rule_name=RULE_NAME)
-            request = ModelRequest(model, [], seed, 1, faults, None, 0)
-            outcome = run_model_and_stream(
-                ChannelOptions(address),
-                plan,
-                agent_state,
-                UploadSettings(),
-                Extras(None, None),
-                request,
-                True,
-            )
+            token = new_run_token()
+            run = prepare_agent_run(model, agent_state / "runs" / token, token, seed=seed, faults=faults)
+            agent = AgentRun(ChannelOptions(address), plan, agent_state, UploadSettings(), error_console())
+            outcome = agent.run_model(run, f"--model {model}")
             outcome.closed = outcome.uploader.close_session()
         finally:
             host.stop()

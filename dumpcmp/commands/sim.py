@@ -3,11 +3,13 @@
 ``sim run MODEL|zoo:NAME --out DIR`` is ``simulate``: ``dumpcmp.fakes.simulate`` prepares the run
 and writes the golden and ATC json; the model runs in between through the agent's runtime
 (``run_model``) over ``open_backend("sim")``, the same AscendCL calls as on a real box.
+``agent run --sim`` runs it through the agent's live path instead (``prepare_agent_run``).
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,10 +21,12 @@ from dumpcmp.commands._flags import StrictCommand, refusal
 from dumpcmp.commands._output import console, fail, user_errors
 
 if TYPE_CHECKING:
+    from dumpcmp.agent.run import PreparedRun
+    from dumpcmp.agent.session import RunFile
     from dumpcmp.fakes.simulate import SimulationResult
     from dumpcmp.fakes.torchair import TorchairSimulation
 
-__all__ = ["app", "simulate"]
+__all__ = ["app", "prepare_agent_run", "simulate"]
 
 
 class TorchairLayout(str, Enum):
@@ -52,6 +56,54 @@ def simulate(model: str | Path, out_dir: str | Path, **options: Any) -> Simulati
         device=setup.device, steps=setup.steps,
     )  # fmt: skip
     return finish_simulation(setup, backend, run.outputs[-1], run.dump_files)
+
+
+def prepare_agent_run(
+    model: str, work: Path, token: str, extras: Sequence[RunFile] = (), **options: Any
+) -> PreparedRun:
+    """``model`` on the simulated NPU, ready for the agent's live path (``AgentRun.run_model``),
+    with its local files in ``work``: the inputs (npy) and golden data are written now, the
+    fusion rule once the model is loaded (compiled, as ATC would have); the dump streams while
+    it runs. ``options`` are ``prepare_simulation``'s (seed, steps, faults, acl_config, inputs,
+    device); ``extras`` (the user's golden data or rule) go with the run's own files."""
+    import numpy as np
+
+    from dumpcmp.agent.run import PreparedRun
+    from dumpcmp.agent.runtime import AclRuntime, open_backend
+    from dumpcmp.agent.session import tree_files
+    from dumpcmp.errors import InternalError
+    from dumpcmp.fakes.atc_json import write_atc_json
+    from dumpcmp.fakes.golden import run_golden, write_golden
+    from dumpcmp.fakes.npu import SimulatedAcl
+    from dumpcmp.fakes.onnx_model import analyse
+    from dumpcmp.fakes.simulate import prepare_simulation
+    from dumpcmp.outputs import atomic_path
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    setup = prepare_simulation(model, work, **options)
+    inputs_dir = work / "inputs"
+    for index, (spec, array) in enumerate(zip(analyse(setup.proto).inputs, setup.inputs, strict=True)):
+        with (
+            atomic_path(inputs_dir / f"{index}.{spec.name.replace('/', '_')}.npy") as temp,
+            temp.open("wb") as f,
+        ):
+            np.save(f, array, allow_pickle=False)
+    golden_dir = work / "golden"
+    write_golden(run_golden(setup.proto, list(setup.inputs)), golden_dir, clock=setup.clock)
+    backend = open_backend("sim", **setup.backend_options)
+    if not isinstance(backend, SimulatedAcl):
+        raise InternalError("open_backend('sim') is not the simulated NPU")
+
+    def files(model_id: int) -> list[RunFile]:
+        rule = write_atc_json(backend.compiled(model_id), work / "fusion_rule.json")
+        # Golden data first: a session comparing with another run's refuses the run at its first file.
+        own = (pb.GOLDEN, golden_dir), (pb.INPUT, inputs_dir), (pb.FUSION_RULE, rule)
+        return [*(f for kind, path in own for f in tree_files(kind, path)), *extras]
+
+    return PreparedRun(
+        AclRuntime(backend), setup.model_path, setup.model_path.stem, setup.inputs, setup.acl_config,
+        setup.npu_dump_dir, setup.device, setup.steps, token, files, work,
+    )  # fmt: skip
 
 
 @app.command("run", cls=StrictCommand)

@@ -7,9 +7,11 @@ the model-dump calls ``ACL_ERROR_DUMP_ALREADY_RUN``; an invalid dump config is
 ``ACL_ERROR_INVALID_DUMP_CONFIG`` with ``get_recent_err_msg`` naming the broken rule (from
 aclInit too: older ACL only logged that case, but a dump that silently never happens is the
 worse simulation); only models loaded after aclmdlSetDump are dumped; aclmdlFinalizeDump stops
-dumping. Files are written while the model executes, in execution order, so
-aclmdlFinalizeDump finds nothing pending. ``dump_op_switch`` governs single-operator
-execution, which the simulator does not offer: a loaded model is dumped through ``dump_list``.
+dumping. Files are written while the model executes, in execution order, by the runtime's dump
+thread (``dump_thread``); aclrtSynchronizeDevice, aclmdlFinalizeDump and aclFinalize wait for
+what it has pending (a write that failed is their ``ACL_ERROR_WRITE_FILE``).
+``dump_op_switch`` governs single-operator execution, which the simulator does not offer: a
+loaded model is dumped through ``dump_list``.
 
 A second aclInit counts a reference and answers ``ACL_ERROR_REPEAT_INITIALIZE``;
 aclFinalizeReference gives one back (AscendCL is released at zero), aclFinalize releases it
@@ -41,6 +43,7 @@ from .compiled import CompiledModel
 from .compiler import CompileOptions, compile_model
 from .data_plane import ModelIO, SimulatedDataPlane
 from .dump_settings import DumpSettings, ModelDump
+from .dump_thread import DumpJob, DumpThread
 from .dump_writer import DumpWriter, Progress
 from .executor import Executor, OpRun
 from .faults import FaultPlan
@@ -108,6 +111,7 @@ class SimulatedAcl(SimulatedDataPlane):
         self.clock = MicroClock(clock)
         self.now = now or (lambda: datetime.fromtimestamp(self.clock.peek() / 1e6))
         self.writer = DumpWriter(atomic=atomic_writes, progress=progress, chunk_size=chunk_size)
+        self._dumps = DumpThread(self.writer)
         self.on_op = on_op
         super().__init__()
         self._state = _State()
@@ -178,8 +182,13 @@ class SimulatedAcl(SimulatedDataPlane):
     def finalize(self) -> int:
         if not self._state.initialized:
             return self._fail(Ret.REPEAT_FINALIZE, "aclFinalize: not initialised")
+        failure = self._dumps.drain()
         self._state = _State()
-        return int(Ret.SUCCESS)
+        return (
+            self._fail(Ret.WRITE_FILE, f"aclFinalize: dump not written: {failure}")
+            if failure
+            else int(Ret.SUCCESS)
+        )
 
     def finalize_reference(self) -> tuple[int, int]:
         state = self._state
@@ -214,7 +223,9 @@ class SimulatedAcl(SimulatedDataPlane):
             return self._fail(Ret.UNINITIALIZE, "aclrtSynchronizeDevice: aclInit has not been called")
         if not self._state.devices:
             return self._fail(Ret.RT_CONTEXT_NULL, "aclrtSynchronizeDevice: no device is set")
-        return int(Ret.SUCCESS)  # execution is synchronous: nothing is ever pending
+        if failure := self._dumps.drain():  # execution is synchronous: only the dump can be pending
+            return self._fail(Ret.WRITE_FILE, f"aclrtSynchronizeDevice: dump not written: {failure}")
+        return int(Ret.SUCCESS)
 
     # ------------------------------------------------------------------ dump configuration
 
@@ -256,11 +267,14 @@ class SimulatedAcl(SimulatedDataPlane):
             return self._fail(Ret.DUMP_ALREADY_RUN, "aclmdlFinalizeDump: dump was configured by aclInit")
         if not state.dump_inited:
             return self._fail(Ret.DUMP_NOT_RUN, "aclmdlFinalizeDump: aclmdlInitDump has not been called")
-        # Files are complete as soon as each op has run; stop dumping from here on.
+        # Stop dumping from here on, once every pending dump is written.
+        failure = self._dumps.drain()
         state.dump_inited = False
         state.settings = None
         for model in state.models.values():
             model.dumping = False
+        if failure:
+            return self._fail(Ret.WRITE_FILE, f"aclmdlFinalizeDump: dump not written: {failure}")
         return int(Ret.SUCCESS)
 
     def _settings(self, raw: object, source: str) -> tuple[DumpSettings | None, Ret, str]:
@@ -375,16 +389,17 @@ class SimulatedAcl(SimulatedDataPlane):
         if dump is None or directory is None:
             return user
         tasks = {op.name: index for index, op in enumerate(model.compiled.tasks, start=1)}
-        writer = self.writer
-        writer.stats = dump.settings.stats if dump.settings.data == "stats" else None
+        stats = dump.settings.stats if dump.settings.data == "stats" else None
+        dumps = self._dumps
 
         def on_op(run: OpRun) -> None:
             if user is not None:
                 user(run)
             selection = dump.selection(run.op, model.compiled)
-            if selection is not None:
-                writer.write(run, selection, directory, task_id=tasks[run.op.name], stream_id=model.id,
-                             timestamp=self.clock())  # fmt: skip
+            if selection is not None:  # stamped now, when the op ran; written by the dump thread
+                dumps.submit(
+                    DumpJob(run, selection, directory, tasks[run.op.name], model.id, self.clock(), stats)
+                )
 
         return on_op
 

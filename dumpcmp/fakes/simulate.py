@@ -52,8 +52,6 @@ __all__ = [
     "prepare_simulation",
 ]
 
-DEVICE = 0
-
 
 @dataclass(frozen=True)
 class SimulationSetup:
@@ -108,13 +106,15 @@ def prepare_simulation(
     inputs: Sequence[np.ndarray | str | Path] = (),
     atomic: bool = False,
     clock: Callable[[], int] | None = None,
+    device: int = 0,
 ) -> SimulationSetup:
     """Check everything about simulating ``model`` (an .onnx path or ``zoo:NAME``) into ``out_dir``.
 
     Without ``inputs`` the inputs are random with the model's declared shapes (seeded); the
     same inputs feed every step and the golden run. ``faults`` are ``OP=KIND[:AMOUNT]`` specs
-    (or ``Fault``s) naming original ONNX ops. Raises a DumpcmpError subclass on user errors,
-    before anything is written into ``out_dir``.
+    (or ``Fault``s) naming original ONNX ops. The run is on ``device`` (its dump in
+    ``{dump_path}/{time}/{device}/…``, as on a box with that device). Raises a DumpcmpError
+    subclass on user errors, before anything is written into ``out_dir``.
     """
     out = Path(out_dir)
     _refuse_previous_run(out)
@@ -128,7 +128,10 @@ def prepare_simulation(
     out.mkdir(parents=True, exist_ok=True)
     model_path = _model_file(model, proto, out)
     config_path, dump_dir = _dump_config(acl_config, given_config, out, model_path.stem)
+    if device < 0:
+        raise ModelError(f"device {device}: a device id is 0 or more")
     options = {
+        "device_count": device + 1,
         "fusion": not no_fusion,
         "quantize": tuple(quantize),
         "faults": plan,
@@ -143,7 +146,7 @@ def prepare_simulation(
         npu_dump_dir=dump_dir,
         inputs=tuple(arrays),
         steps=steps,
-        device=DEVICE,
+        device=device,
         faults=plan,
         quantized=bool(quantize),
         backend_options=options,

@@ -65,6 +65,8 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.opened = 0
         self.largest_chunk = 0
         self.checksums: list[int] = [pb.XXH3_128]  # what OpenSession says it verifies ([]: an older host)
+        self.closing = threading.Event()  # set when a CloseSession comes in
+        self.close_gate: threading.Event | None = None  # a CloseSession waits for it (at most a minute)
 
     # -- helpers for tests -----------------------------------------------------------------
 
@@ -109,6 +111,9 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
 
     def CloseSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:
         self._auth(context)
+        self.closing.set()
+        if self.close_gate is not None:
+            self.close_gate.wait(60.0)
         with self.lock:
             session = self.sessions.get(request.session)
             if session is None:

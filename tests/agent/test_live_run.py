@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dumpcmp.agent.live_run import stream_model_run
+from dumpcmp.agent.live_run import RunStart, stream_model_run
 from dumpcmp.agent.runtime import AclRuntime, open_backend
 from dumpcmp.agent.uploader import Uploader
 from dumpcmp.errors import AclError
@@ -45,7 +45,7 @@ def test_the_dump_streams_while_the_model_runs(server: ServerHandle, tmp_path: P
     golden.write_bytes(b"golden")
     streamed = stream_model_run(
         runtime, uploader, setup.model_path, setup.inputs, setup.acl_config, setup.npu_dump_dir,
-        run_id="r1", run_files=[(pb.GOLDEN, golden.name, golden)], steps=2, quiet=0.05,
+        start=lambda _model_id: RunStart("r1", ((pb.GOLDEN, golden.name, golden),)), steps=2, quiet=0.05,
     )  # fmt: skip
     report = uploader.finish()
     assert streamed.not_sent == () and report.problems == ()
@@ -72,8 +72,48 @@ def test_a_failed_run_has_no_end_mark(server: ServerHandle, tmp_path: Path) -> N
             wrong,
             setup.acl_config,
             setup.npu_dump_dir,
-            run_id="r2",
+            start=lambda _model_id: RunStart("r2"),
             quiet=0.05,
         )
     uploader.finish()
     assert server.host.sessions[SESSION].runs == [("r2", pb.RunMark.START)]
+
+
+def test_a_model_that_does_not_load_starts_no_run(server: ServerHandle, tmp_path: Path) -> None:
+    setup = prepare_simulation("zoo:small_cnn", tmp_path / "sim")
+    uploader = _uploader(server, tmp_path / "state")
+    runtime = AclRuntime(open_backend("sim", **setup.backend_options))
+    with pytest.raises(AclError):
+        stream_model_run(
+            runtime, uploader, tmp_path / "gone.onnx", setup.inputs, setup.acl_config, setup.npu_dump_dir,
+            start=lambda _model_id: RunStart("r3"), quiet=0.05,
+        )  # fmt: skip
+    uploader.finish()
+    assert not server.host.sessions or server.host.sessions[SESSION].runs == []
+
+
+def test_only_the_loaded_models_dump_is_the_runs(server: ServerHandle, tmp_path: Path) -> None:
+    # Another run writing under the same dump path meanwhile (same second, same time directory):
+    # its files are not this run's.
+    setup = prepare_simulation("zoo:small_cnn", tmp_path / "sim")
+    uploader = _uploader(server, tmp_path / "state")
+    backend = open_backend("sim", **setup.backend_options)
+    intruder: list[Path] = []
+
+    def other_run_writes(_run: object) -> None:
+        if not intruder:
+            dump_dir = backend.dump_dir(1)  # type: ignore[attr-defined]
+            other = dump_dir.parent / "7" / "0" / "Conv2D.other.1.0.1700000000000001"
+            other.parent.mkdir(parents=True)
+            other.write_bytes(dump_content(10))
+            intruder.append(other)
+
+    backend.on_op = other_run_writes  # type: ignore[attr-defined]
+    streamed = stream_model_run(
+        AclRuntime(backend), uploader, setup.model_path, setup.inputs, setup.acl_config, setup.npu_dump_dir,
+        start=lambda _model_id: RunStart("r4"), quiet=0.05,
+    )  # fmt: skip
+    uploader.finish()
+    sent = {p for _s, p, _st in server.host.acks}
+    assert intruder and intruder[0].relative_to(setup.npu_dump_dir).as_posix() not in sent
+    assert streamed.dump_files == len(backend.written)  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -199,6 +200,15 @@ def _agent_process(
     return subprocess.Popen(
         [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", target, "--session", session,
          "--watch", str(dump), "--quiet-time", "0.05", *idle],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def _sim_agent_process(target: str, session: str, state: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", target, "--session", session,
+         "--model", "zoo:small_cnn", "--sim", "--state", str(state)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )  # fmt: skip
 
@@ -604,6 +614,7 @@ def test_a_simulated_run_keeps_its_files_while_its_session_is_open_or_when_asked
     assert code == 0, out
     (run_dir,) = (state / "runs").iterdir()
     assert (run_dir / "fusion_rule.json").is_file() and list((run_dir / "golden").iterdir())
+    assert f"its local files are in {run_dir}" in out  # named, not left in STATE/runs unsaid
 
 
 def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
@@ -611,12 +622,7 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
 ) -> None:
     # It said only "the run did not finish; files already written are complete...".
     server.host.ack_delay = 0.05
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    agent = subprocess.Popen(
-        [sys.executable, "-m", "dumpcmp.cli", "agent", "run", "--host", server.target, "--session", "i1",
-         "--model", "zoo:small_cnn", "--sim", "--state", str(tmp_path / "state")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    agent = _sim_agent_process(server.target, "i1", tmp_path / "state")
     output = signalled(agent, signal.SIGINT, lambda: len(server.host.acks) >= 5)
     assert agent.returncode == 130, output
     assert output.strip().splitlines()[-1] == (
@@ -625,4 +631,63 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
         f"replaces the unfinished one), or drop it: dumpcmp host delete i1 --host {server.target}"
     )
     assert not server.host.sessions["i1"].closed
-    assert len(list((tmp_path / "state" / "runs").iterdir())) == 1  # kept: the run did not finish
+    # Gone: the rerun simulates afresh (they piled up in STATE/runs, unnamed, one per failed run).
+    assert not list((tmp_path / "state" / "runs").iterdir())
+
+
+def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # It said "stopped before every file was sent" when every file was sent.
+    server.host.close_gate = threading.Event()
+    agent = _sim_agent_process(server.target, "c1", tmp_path / "state")
+    try:
+        output = signalled(agent, signal.SIGINT, server.host.closing.is_set)
+    finally:
+        server.host.close_gate.set()
+    assert agent.returncode == 130, output
+    assert (
+        output.strip()
+        .splitlines()[-1]
+        .startswith(
+            f"interrupted: the agent stopped while the session was closing; session c1 is left open on host "
+            f"{server.target}: run the same command again to finish it"
+        )
+    )
+    assert not list((tmp_path / "state" / "runs").iterdir())  # the rerun simulates afresh
+
+
+def test_a_simulated_run_that_gives_up_says_its_rerun_simulates_afresh(tmp_path: Path) -> None:
+    # It said "unacknowledged files are sent on the next run": a --sim rerun sends none of them.
+    server = ServerHandle(RecordingHost(tmp_path / "host"))
+    target = server.target
+    server.stop()  # nothing listens there
+    state = tmp_path / "state"
+    code, out = run("--host", target, "--session", "g1", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(state), "--give-up", "0.5")  # fmt: skip
+    assert code == 1
+    (line,) = out.strip().splitlines()
+    assert line.startswith(f"Error: host {target}: gave up after ") and line.endswith(
+        "; the next run simulates the model afresh and replaces this one"
+    ), line
+    assert not list((state / "runs").iterdir())
+
+
+def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_one_stays(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # A SIGKILLed --sim agent cannot clean up: its STATE/runs/ID stayed for ever, unnamed.
+    from dumpcmp.agent.run import claim_run_dir
+
+    runs = tmp_path / "state" / "runs"
+    killed = runs / "0123456789abcdef"
+    (killed / "npu").mkdir(parents=True)
+    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    kept = runs / "fedcba9876543210"
+    (kept / "npu").mkdir(parents=True)
+    (kept / ".kept").touch()
+    with claim_run_dir(runs / "00000000aaaaaaaa"):  # another agent's run, going on right now
+        code, out = run("--host", server.target, "--session", "d3", "--model", "zoo:small_cnn", "--sim",
+                        "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 0, out
+    assert sorted(p.name for p in runs.iterdir()) == ["00000000aaaaaaaa", "fedcba9876543210"]

@@ -205,6 +205,19 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def run_files(run: Path) -> dict[int, dict[str, bytes]]:
+    """A simulated agent run's files by kind, from its local directory (``STATE/runs/ID``: inputs,
+    golden data, rule, npu dump), as a session that holds exactly that run lists them."""
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    return {
+        pb.DUMP: files_under(run / "npu"),
+        pb.GOLDEN: files_under(run / "golden"),
+        pb.INPUT: files_under(run / "inputs"),
+        pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
+    }
+
+
 def count_files(root: Path) -> int:
     return sum(len(names) for _d, _s, names in os.walk(root))
 

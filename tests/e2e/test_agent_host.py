@@ -20,6 +20,7 @@ from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     dumpcmp,
     files_under,
     procs_fixture,
+    run_files,
     start_dumpcmp,
     wait_for,
 )
@@ -34,16 +35,7 @@ def run_dirs(state: Path) -> list[Path]:
 
 def assert_holds_exactly_the_run(host: HostProcess, session: str, run: Path) -> pb.SessionInfo:
     """The session's files are the run's files (inputs, golden data, rule, dump), nothing else."""
-    return assert_session_holds(
-        host,
-        session,
-        {
-            pb.DUMP: files_under(run / "npu"),
-            pb.GOLDEN: files_under(run / "golden"),
-            pb.INPUT: files_under(run / "inputs"),
-            pb.FUSION_RULE: {"fusion_rule.json": (run / "fusion_rule.json").read_bytes()},
-        },
-    )
+    return assert_session_holds(host, session, run_files(run))
 
 
 def test_sim_agent_into_a_real_host_gives_the_offline_compare_csv(procs: Processes, tmp_path: Path) -> None:
@@ -112,14 +104,15 @@ def test_agent_killed_mid_stream_and_rerun_replaces_its_run(procs: Processes, tm
     sent = count_files(run2 / "npu") + count_files(run2 / "golden") + count_files(run2 / "inputs") + 1
     assert f"(closed): {sent} files sent" in done.output  # each file of the rerun once, no duplicate
     info = assert_holds_exactly_the_run(host, "k1", run2)  # nothing of the interrupted run is left
-    assert list(info.replaced_runs) == [run1.name]
-    assert f"replaced runs (interrupted, their files dropped): {run1.name}" in done.output
+    (replaced,) = info.replaced_runs  # the run's identity ends with the name of its local directory
+    assert replaced.startswith("small_cnn@dev0@") and replaced.endswith(f"@{run1.name}")
+    assert f"replaced runs (interrupted, their files dropped): {replaced}" in done.output
 
     shown = assert_results_are_offline_compare(host, "k1", tmp_path)
-    assert f"replaced runs (interrupted, their files dropped): {run1.name}" in shown.output
+    assert f"replaced runs (interrupted, their files dropped): {replaced}" in shown.output
     assert shown.output.count("replaced runs") == 1  # the closed session's summary says it, once
     sessions = dumpcmp("host", "sessions", "--host", host.address)
-    assert sessions.code == 0 and f"replaced runs: {run1.name}" in sessions.output, sessions.output
+    assert sessions.code == 0 and f"replaced runs: {replaced}" in sessions.output, sessions.output
 
 
 def test_four_agents_into_four_sessions_at_once(procs: Processes, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ def _run(npu: SimulatedAcl, steps: int = 1, model: str = "zoo:small_cnn") -> int
     for _ in range(steps):
         outputs, ret = npu.execute(model_id, X)
         assert ret == 0 and outputs[0].shape == (1, 10) and outputs[0].dtype == np.float32
+    # The dump thread's files are complete once the device is synchronized, as on a device.
+    assert npu.synchronize_device() == 0
     return model_id
 
 
@@ -307,3 +310,37 @@ def test_execute_datasets_refuses_what_does_not_fit(tmp_path: Path) -> None:
     assert npu.create_data_buffer(0, 8) == 0  # a NULL buffer must have size 0
     assert npu.destroy_dataset(inputs) == 0 and npu.destroy_dataset(inputs) == Ret.INVALID_PARAM
     assert npu.destroy_desc(desc) == 0
+
+
+def test_the_dump_is_written_by_a_dump_thread_in_execution_order_while_the_model_runs(tmp_path: Path) -> None:
+    # The simulator wrote every file on the executing thread: a model's dump was complete when
+    # aclmdlExecute returned, which no real runtime promises and the agent's live path never met.
+    before = set(threading.enumerate())
+    writers: set[str] = set()
+    executing: list[bool] = []  # files written when each op ran: later ops run while earlier ones are written
+    npu = SimulatedAcl(
+        progress=lambda *_: writers.add(threading.current_thread().name),
+        on_op=lambda run: executing.append(threading.current_thread() is threading.main_thread()),
+    )
+    assert (npu.init(), npu.set_device(0), npu.init_dump()) == (0, 0, 0)
+    assert npu.set_dump(_write_config(tmp_path)) == 0
+    _run(npu)
+    assert writers == {"dumpcmp-sim-dump"} and all(executing)
+    stamps = [parse_dump_name(p.name).timestamp for p in npu.written]
+    assert stamps == sorted(stamps) and len(stamps) == len(executing)
+    assert npu.finalize_dump() == 0
+    assert set(threading.enumerate()) <= before  # its thread ended once drained
+
+
+def test_a_dump_the_thread_could_not_write_is_the_synchronizes_write_file_error(tmp_path: Path) -> None:
+    npu = _ready(tmp_path)
+    model_id, _ = npu.load_from_file("zoo:small_cnn")
+    blocker = npu.dump_dir(model_id)
+    assert blocker is not None
+    blocker.mkdir(parents=True)
+    (blocker / "0").write_text("a file where the step directory goes")
+    _, ret = npu.execute(model_id, X)
+    assert ret == 0  # execution does not wait for the dump
+    assert npu.synchronize_device() == Ret.WRITE_FILE
+    assert npu.get_recent_err_msg().startswith(f"aclrtSynchronizeDevice: dump not written: {blocker / '0'}")
+    assert npu.synchronize_device() == 0 and npu.finalize_dump() == 0

@@ -174,12 +174,35 @@ def commit_all(incoming: Sequence[IncomingFile]) -> list[OSError | DumpcmpError 
 
 
 def remove_file(data_dir: Path, session: str, kind: int, parts: tuple[str, ...]) -> None:
-    """Delete a stored file (a replaced run's); gone already is fine."""
+    """Delete a stored file (a replaced run's), and the directories it leaves empty below its
+    kind's directory (an offline compare of the session's tree would otherwise find a replaced
+    run's empty shard); gone already is fine."""
     with (
         contextlib.suppress(FileNotFoundError, UnsafePath),
         opened_dir(data_dir, ("sessions", session, KIND_DIRS[kind], *parts[:-1]), create=False) as parent,
     ):
         os.unlink(parts[-1], dir_fd=parent)
+    for depth in range(len(parts) - 1, 0, -1):  # the innermost directory first
+        try:
+            with opened_dir(
+                data_dir, ("sessions", session, KIND_DIRS[kind], *parts[: depth - 1]), create=False
+            ) as up:
+                os.rmdir(parts[depth - 1], dir_fd=up)
+        except (OSError, UnsafePath):
+            return  # not empty (another file of the tree), or gone: the directories above stay too
+
+
+def remove_unrecorded(data_dir: Path, session: str, recorded: set[tuple[int, str]]) -> None:
+    """Delete every file under the session's kind directories that the store does not hold
+    (``recorded``: kind and wire path), as ``remove_file`` does: a host that died between a
+    file's rename into place and its record left it there, and no agent will ever claim it."""
+    for kind, name in KIND_DIRS.items():
+        root = session_dir(data_dir, session) / name
+        for directory, _dirs, names in os.walk(root):
+            for file_name in names:
+                path = (Path(directory) / file_name).relative_to(root).as_posix()
+                if (kind, path) not in recorded:
+                    remove_file(data_dir, session, kind, tuple(path.split("/")))
 
 
 def is_stored(data_dir: Path, session: str, kind: int, parts: tuple[str, ...], size: int) -> bool:

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +128,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._workers: dict[str, SessionWorker] = {}
         self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        # The run whose golden files each session takes, claimed by its first golden FileStart: two
+        # runs' first golden files on the way at once both found the session without golden data.
+        self._golden_runs: dict[str, str] = {}
+        self._golden_lock = threading.Lock()
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -141,6 +145,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        # Renamed into place, then the host died before recording it: never acknowledged (the
+        # agent sends it again, maybe as part of a run that replaces this one), so not the session's.
+        kept = {(f.kind, f.path) for f in self.store.files(name)}
+        files.remove_unrecorded(self.data_dir, name, kept)
         worker = self._worker(name)
         if worker is not None:
             worker.recompare()
@@ -415,11 +423,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if isinstance(step, _Finished):
                 group.append(step)
                 continue
-            acks += self.end_files(group)  # the files before a run mark are stored before it acts
+            acks += self.end_files(group)  # answers go out in stream order
             group = []
             if step is None or isinstance(step, _StreamError):
                 return acks, step or True
-            acks.append(self.run_mark(step) if isinstance(step, pb.RunMark) else step)
+            acks.append(step)
         return acks + self.end_files(group), False
 
     def start_file(self, start: pb.FileStart, states: _States) -> IncomingFile:
@@ -439,17 +447,18 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(str(exc)) from None
         if record.closed:
             raise _Refused(f"session {name} is closed")
-        if start.run_id and start.run_id in record.replaced_runs:
-            raise _Refused(f"run {start.run_id} was replaced by a later run")
-        if start.kind == pb.GOLDEN:
-            other = self.store.golden_of_other_run(name, start.run_id)
-            if other is not None:
-                # Each run would be compared against the newest golden files, whichever run they
-                # came from: another run's golden data is another comparison.
-                raise _Refused(
-                    f"session {name} already holds the golden data of run {other or '(no run)'}; "
-                    "stream a run with golden data of its own into a new session"
-                )
+        if start.run_id and (gone := record.gone(start.run_id)):
+            raise _Refused(gone)
+        if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
+            # Each run would be compared against the newest golden files, whichever run they
+            # came from: another run's golden data is another comparison. A run that brings its
+            # own is refused whole, so that its dump files are not compared with the other's.
+            if start.run_id:
+                self._drop_files(name, self.store.refuse_run(name, start.run_id))
+            raise _Refused(
+                f"session {name} already holds the golden data of run {other or '(no run)'}; "
+                "stream a run with golden data of its own into a new session"
+            )
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -516,6 +525,29 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 worker.landed(step.start.kind, step.start.path)
             ack.status = Ack.STORED
 
+    def _claim_golden(self, name: str, start: pb.FileStart) -> str | None:
+        """The other run (``""``: none) whose golden data the session takes; None when it is
+        ``start``'s run's, claimed now if no run's was. A golden file the session already holds
+        at that size is let through (devices of one model sending the same golden directory):
+        the file's checksum then says whether it is a duplicate."""
+        run_id = start.run_id
+        with self._golden_lock:
+            known = self.store.file(name, pb.GOLDEN, start.path)
+            if known is not None and known.size == start.size:
+                return None
+            claim = self._golden_runs.get(name)
+            # A claim holds while its run does (not replaced, refused, or deleted with its session).
+            if (
+                claim is not None
+                and claim != run_id
+                and self.store.run_state(name, claim) in ("open", "ended")
+            ):
+                return claim
+            other = self.store.golden_of_other_run(name, run_id)
+            if other is None:
+                self._golden_runs[name] = run_id
+            return other
+
     def run_mark(self, mark: pb.RunMark) -> Ack:
         ack = Ack(run_id=mark.run_id)
         try:
@@ -527,24 +559,31 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if not mark.run_id or mark.event not in (pb.RunMark.START, pb.RunMark.END):
             ack.status, ack.message = Ack.REFUSED, "a run mark needs a run id and START or END"
             return ack
-        if record.closed or mark.run_id in record.replaced_runs:
+        if record.closed or (gone := record.gone(mark.run_id)):
             ack.status = Ack.REFUSED
-            ack.message = f"session {name} is closed" if record.closed else f"run {mark.run_id} was replaced"
+            ack.message = f"session {name} is closed" if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
         started = self.store.start_run(name, mark.run_id, mark.agent_id)
-        for f in started.dropped:
-            files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
-        worker = self._worker(name)
-        if started.replaced and worker is not None:
-            worker.dropped(tuple(f.path for f in started.dropped))
-            self.notifier.notify()
+        self._drop_files(name, started.dropped)
         ack.status = Ack.RUN_ACCEPTED
         ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""
         return ack
+
+    def _drop_files(self, name: str, dropped: Sequence[StoredFile]) -> None:
+        """The files of runs that no longer count: off the disk (with the directories they leave
+        empty) and out of the comparison."""
+        if not dropped:
+            return
+        for f in dropped:
+            files.remove_file(self.data_dir, name, f.kind, tuple(f.path.split("/")))
+        worker = self._worker(name)
+        if worker is not None:
+            worker.dropped(tuple(f.path for f in dropped))
+        self.notifier.notify()
 
     # ---- rows and results
 
@@ -644,7 +683,7 @@ class _StreamError(Exception):
 
 
 # What the receiving thread hands over, in stream order; None: the stream ended.
-_Step = Ack | _Finished | pb.RunMark | _StreamError | None
+_Step = Ack | _Finished | _StreamError | None
 # Steps waiting for the committing thread, at most: the largest group it commits together. Each
 # holds a file's descriptor, no file data.
 _FILES_COMMITTING = 32
@@ -856,8 +895,11 @@ class _Upload:
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
             self.streams_into(message.run.session)
+            # Marked as it is received: the FileStarts after it in the stream are checked against
+            # it (a rerun's first golden file was refused as another run's, its START not yet applied).
+            ack = self.service.run_mark(message.run)
             self._states.forget()  # a run's start replaces runs: files after it are checked afresh
-            return message.run
+            return ack
         self._fail("an empty UploadMessage")
 
     def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> _Step:

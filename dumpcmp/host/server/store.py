@@ -20,6 +20,7 @@ from pathlib import Path
 from dumpcmp.errors import SessionNotFound, StoreError
 from dumpcmp.host.server.stored_rows import INSERT_ROW, ROWS_TABLE, SELECT_ROW, ShardRow, row_of, values_of
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
+from dumpcmp.proto.runs import run_slot
 
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
 # columns (``stored_rows``), not JSON lists of CSV cells: ``dumpcmp host migrate`` converts 2 and 3.
@@ -53,8 +54,8 @@ CREATE TABLE files (
 CREATE TABLE runs (
     session TEXT NOT NULL REFERENCES sessions(name),
     run_id TEXT NOT NULL,
-    state TEXT NOT NULL,           -- 'open', 'ended' or 'replaced'
-    agent TEXT NOT NULL DEFAULT '',  -- a START replaces the open runs of its own agent only
+    state TEXT NOT NULL,           -- 'open', 'ended', 'replaced' or 'refused'
+    agent TEXT NOT NULL DEFAULT '',  -- a START of an id without a slot replaces its agent's open runs
     PRIMARY KEY (session, run_id)
 );
 {ROWS_TABLE};
@@ -109,6 +110,19 @@ class SessionRecord:
 class SessionState:
     closed: bool
     replaced_runs: frozenset[str]
+    refused_runs: frozenset[str] = frozenset()  # runs that brought another run's golden data
+
+    def gone(self, run_id: str) -> str:
+        """Why a file or mark of ``run_id`` is refused now; "" when it is welcome."""
+        if run_id in self.replaced_runs:
+            return f"run {run_id} was replaced by a later run"
+        if run_id in self.refused_runs:
+            return f"run {run_id} was refused: {_REFUSED_RUN}"
+        return ""
+
+
+# Why a run is refused: the session compares every dump file with one set of golden files.
+_REFUSED_RUN = "the session holds another run's golden data (stream it into a session of its own)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,24 +224,28 @@ class SessionStore:
             row = db.execute("SELECT state FROM sessions WHERE name=?", (name,)).fetchone()
             if row is None:
                 raise SessionNotFound(name)
-            replaced = db.execute(
-                "SELECT run_id FROM runs WHERE session=? AND state='replaced'", (name,)
+            gone = db.execute(
+                "SELECT run_id, state FROM runs WHERE session=? AND state IN ('replaced', 'refused')", (name,)
             ).fetchall()
-        return SessionState(row[0] == "closed", frozenset(r[0] for r in replaced))
+        return SessionState(
+            row[0] == "closed",
+            frozenset(r for r, state in gone if state == "replaced"),
+            frozenset(r for r, state in gone if state == "refused"),
+        )
 
     def golden_of_other_run(self, name: str, run_id: str) -> str | None:
-        """The run (``""``: none) whose golden files the session holds, when that is not ``run_id``
-        and it has ended; None when golden data of ``run_id`` may be added."""
+        """The run (``""``: none) whose golden files the session holds, when that is not ``run_id``;
+        None when golden data of ``run_id`` may be added.
+
+        A run still going counts as much as a finished one: two simulated runs on two devices
+        (other seeds, other inputs) streaming at once had their golden files mixed, each dump
+        compared with whichever run's golden file was newest."""
         with self._transaction() as db:
-            rows = db.execute(
-                "SELECT DISTINCT f.run_id, r.state FROM files f LEFT JOIN runs r "
-                "ON r.session=f.session AND r.run_id=f.run_id WHERE f.session=? AND f.kind=? AND f.run_id<>?",
+            row = db.execute(
+                "SELECT f.run_id FROM files f WHERE f.session=? AND f.kind=? AND f.run_id<>? LIMIT 1",
                 (name, FileKind.GOLDEN, run_id),
-            ).fetchall()
-        for other, state in rows:
-            if other == "" or state == "ended":
-                return str(other)
-        return None
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def sessions(self) -> list[SessionRecord]:
         with self._transaction() as db:
@@ -278,15 +296,18 @@ class SessionStore:
             state = db.execute("SELECT state FROM sessions WHERE name=?", (session,)).fetchone()
             if state is None or state[0] == "closed":
                 return [f"session {session} is closed"] * len(files)
-            replaced = {
-                r[0]
-                for r in db.execute(
-                    "SELECT run_id FROM runs WHERE session=? AND state='replaced'", (session,)
-                )
-            }
-            refused = [
-                f"run {f.run_id} was replaced by a later run" if f.run_id in replaced else "" for f in files
-            ]
+            runs = dict(
+                db.execute(
+                    "SELECT run_id, state FROM runs WHERE session=? AND state IN ('replaced', 'refused')",
+                    (session,),
+                ).fetchall()
+            )
+            state = SessionState(
+                closed=False,
+                replaced_runs=frozenset(r for r, kind in runs.items() if kind == "replaced"),
+                refused_runs=frozenset(r for r, kind in runs.items() if kind == "refused"),
+            )
+            refused = [state.gone(f.run_id) for f in files]
             db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                 [
@@ -308,33 +329,63 @@ class SessionStore:
                     db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
 
     def start_run(self, session: str, run_id: str, agent: str = "") -> RunStart:
-        """Mark ``run_id`` started; every other unfinished run of the same agent is replaced
-        (an agent that runs again was interrupted; other agents may be running right now)."""
+        """Mark ``run_id`` started, replacing the earlier runs it repeats (``proto.runs``): every
+        other run of its slot, finished or not, whoever ran it; for an id without a slot (an
+        older agent's), every other unfinished run of the same agent."""
+        slot = run_slot(run_id)
+        with self._transaction() as db:
+            if slot:
+                stale = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT run_id FROM runs WHERE session=? AND state IN ('open', 'ended') "
+                        "AND run_id<>? ORDER BY run_id",
+                        (session, run_id),
+                    )
+                    if run_slot(r[0]) == slot
+                ]
+            else:
+                stale = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? AND agent=? "
+                        "ORDER BY run_id",
+                        (session, run_id, agent),
+                    )
+                ]
+            dropped = _drop_runs(db, session, stale, "replaced")
+            db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
+            return RunStart(tuple(stale), dropped)
+
+    def drop_unfinished_runs(self, session: str) -> RunStart:
+        """Every run started and never ended is replaced, its files and rows dropped: a closing
+        session's results describe complete runs (its agent was killed, or still sends it)."""
         with self._transaction() as db:
             stale = [
                 r[0]
                 for r in db.execute(
-                    "SELECT run_id FROM runs WHERE session=? AND state='open' AND run_id<>? AND agent=? "
-                    "ORDER BY run_id",
-                    (session, run_id, agent),
+                    "SELECT run_id FROM runs WHERE session=? AND state='open' ORDER BY run_id", (session,)
                 )
             ]
-            dropped: list[StoredFile] = []
-            for old in stale:
-                dropped += [
-                    StoredFile(*r)
-                    for r in db.execute(
-                        "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND run_id=?",
-                        (session, old),
-                    )
-                ]
-                db.execute("UPDATE runs SET state='replaced' WHERE session=? AND run_id=?", (session, old))
-                db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, old))
-            for f in dropped:
-                if f.kind == FileKind.DUMP:
-                    db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
-            db.execute("INSERT OR IGNORE INTO runs VALUES (?, ?, 'open', ?)", (session, run_id, agent))
-            return RunStart(tuple(stale), tuple(dropped))
+            return RunStart(tuple(stale), _drop_runs(db, session, stale, "replaced"))
+
+    def run_state(self, session: str, run_id: str) -> str | None:
+        """'open', 'ended', 'replaced' or 'refused'; None for a run the session never heard of."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def refuse_run(self, session: str, run_id: str) -> tuple[StoredFile, ...]:
+        """``run_id`` brought golden data of its own into a session that compares with another
+        run's: none of its files count, now or later. The files it loses."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs (session, run_id, state) VALUES (?, ?, 'open') ON CONFLICT DO NOTHING",
+                (session, run_id),
+            )
+            return _drop_runs(db, session, [run_id], "refused")
 
     def end_run(self, session: str, run_id: str) -> None:
         with self._transaction() as db:
@@ -343,13 +394,6 @@ class SessionStore:
                 "ON CONFLICT (session, run_id) DO UPDATE SET state='ended' WHERE state='open'",
                 (session, run_id),
             )
-
-    def run_replaced(self, session: str, run_id: str) -> bool:
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT state FROM runs WHERE session=? AND run_id=?", (session, run_id)
-            ).fetchone()
-        return row is not None and row[0] == "replaced"
 
     def replace_rows(
         self, session: str, dump_files: Sequence[str], rows: Sequence[ShardRow], columns: Sequence[str]
@@ -396,6 +440,27 @@ class SessionStore:
                 db.execute(f"DELETE FROM {table} WHERE session=?", (session,))
             db.execute("DELETE FROM sessions WHERE name=?", (session,))
             return record, int(files)
+
+
+def _drop_runs(
+    db: sqlite3.Connection, session: str, runs: Sequence[str], state: str
+) -> tuple[StoredFile, ...]:
+    """Mark ``runs`` ``state`` and forget their files and rows; the files forgotten."""
+    dropped: list[StoredFile] = []
+    for run in runs:
+        dropped += [
+            StoredFile(*r)
+            for r in db.execute(
+                "SELECT kind, path, size, sha256, run_id FROM files WHERE session=? AND run_id=?",
+                (session, run),
+            )
+        ]
+        db.execute("UPDATE runs SET state=? WHERE session=? AND run_id=?", (state, session, run))
+        db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, run))
+    for f in dropped:
+        if f.kind == FileKind.DUMP:
+            db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+    return tuple(dropped)
 
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:

@@ -24,7 +24,7 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, session_dir
+from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, remove_file, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.server.stored_rows import ShardRow
 from dumpcmp.host.session import CompareOutcome
@@ -157,6 +157,7 @@ class SessionWorker:
         self._new_runner = new_runner
         self._store = store
         self._notifier = notifier
+        self._data_dir = data_dir
         self._directory = session_dir(data_dir, name)
         self._plan = self._stored_plan()
         self._events: queue.Queue[_Event] = queue.Queue()
@@ -309,6 +310,11 @@ class SessionWorker:
 
     def _finish(self, closing: list[_Close]) -> bool:
         """Close the comparison and the session; False (the session stays open) when it failed."""
+        unfinished = self._store.drop_unfinished_runs(self.name)
+        for f in unfinished.dropped:
+            remove_file(self._data_dir, self.name, f.kind, tuple(f.path.split("/")))
+        if unfinished.dropped:
+            self._live = None  # their rows go: compared again without them
         if self._live is None:  # failed or never started: once more, from scratch
             self._compare_safely([_Dropped(())])
         try:

@@ -1,0 +1,329 @@
+"""One ``agent run`` as a library: a session on the host, a dump streamed into it, its close.
+
+``AgentRun`` reaches the host, opens the session's uploader (journal in the state directory),
+then streams one source: ``watch`` a dump path that the user's own application fills, or
+``run_model`` a ``PreparedRun`` (an .om on AscendCL, or a model on the simulated NPU: the same
+live path, only the runtime's backend differs) whose dump streams while it runs; the uploader
+then closes the session (``Uploader.close_session``). ``forget_run`` removes a simulated run's
+local files. Every file is
+acknowledged per file, journalled, and resumed after a restart of either side (``uploader``).
+
+Nothing here prints or exits: the command (``dumpcmp.commands.agent``) checks the options,
+says what happened, and owns Ctrl-C's one line; progress goes to the console it gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from dumpcmp.agent.journal import forget_run
+from dumpcmp.agent.progress import UploadProgress
+from dumpcmp.agent.session import (
+    HostSession,
+    RunFile,
+    SessionPlan,
+    add_files,
+    open_uploader,
+    reach_host,
+    tree_files,
+    wire_path,
+)
+from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
+from dumpcmp.agent.watcher import DumpWatcher, NotSent
+from dumpcmp.errors import ModelError
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import ChannelOptions
+from dumpcmp.proto.runs import run_identity
+
+if TYPE_CHECKING:  # a watch never loads them (numpy): a stopping agent's start-up stays short
+    import numpy as np
+
+    from dumpcmp.agent.live_run import RunStart
+    from dumpcmp.agent.runtime import AclRuntime
+
+__all__ = [
+    "AgentOutcome",
+    "AgentRun",
+    "PreparedRun",
+    "claim_run_dir",
+    "extra_files",
+    "keep_run_dir",
+    "new_run_token",
+    "prepared_acl_run",
+]
+
+# In a simulated run's local directory: held locked by the agent process running it, and a mark
+# that the user asked to keep it. One with neither is a killed agent's: nobody will use it again.
+_RUNNING = ".running"
+_KEPT = ".kept"
+
+
+def new_run_token() -> str:
+    """The part of a run's identity that is its own (``proto.runs``); names its local directory."""
+    return uuid.uuid4().hex[:16]
+
+
+def claim_run_dir(work: Path, *, keep: bool = False) -> IO[bytes]:
+    """Make ``work`` (STATE/runs/TOKEN) a simulated run's directory, held by this process until
+    the returned handle closes (or the process ends, however it ends), and kept for good with
+    ``keep`` (--keep-run: even if the agent is killed); and remove its siblings that a killed
+    agent left (neither held nor kept): they piled up, unnamed, one per kill."""
+    work.mkdir(parents=True)
+    if keep:
+        keep_run_dir(work)
+    handle = (work / _RUNNING).open("wb")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    for other in work.parent.iterdir():
+        if other != work and other.is_dir() and not (other / _KEPT).exists():
+            _remove_if_abandoned(other)
+    return handle
+
+
+def _remove_if_abandoned(run_dir: Path) -> None:
+    try:
+        with (run_dir / _RUNNING).open("ab") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while its agent runs
+            shutil.rmtree(run_dir, ignore_errors=True)
+    except OSError:
+        pass  # another agent's, running now (or gone meanwhile)
+
+
+def keep_run_dir(run_dir: Path) -> None:
+    """Mark a simulated run's directory as kept by request: no later run removes it."""
+    with contextlib.suppress(OSError):
+        (run_dir / _KEPT).touch()
+
+
+def extra_files(golden: Path | None, fusion_rule: Path | None) -> list[RunFile]:
+    """Golden files and a rule file, to send before any dump file."""
+    files = []
+    if golden is not None:
+        files += tree_files(pb.GOLDEN, golden)
+    if fusion_rule is not None:
+        files += tree_files(pb.FUSION_RULE, fusion_rule)
+    return files
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A model run, checked and ready: what runs where, and the files that go with it."""
+
+    runtime: AclRuntime
+    model: Path
+    label: str  # the model's name in the run's identity
+    inputs: tuple[np.ndarray, ...] = field(repr=False)
+    acl_config: Path
+    dump_root: Path  # the acl.json's dump path
+    device: int
+    steps: int
+    token: str  # the run's own part of its identity (new_run_token)
+    # The run's files before its dump (inputs, golden data, rule), given the loaded model's id:
+    # the simulator's fusion rule exists only once the model is compiled, at load.
+    files: Callable[[int], Sequence[RunFile]]
+    work_dir: Path | None = None  # a simulated run's local files (dump, golden, inputs): removable
+
+    def start(self, model_id: int) -> RunStart:
+        """The run's identity: the model and device it runs, when it was loaded, its own token."""
+        from dumpcmp.agent.live_run import RunStart
+
+        started = datetime.now().strftime("%Y%m%d%H%M%S")
+        run_id = run_identity(self.label, self.device, started, self.token)
+        return RunStart(run_id, tuple(self.files(model_id)))
+
+
+@dataclass
+class AgentOutcome:
+    uploader: Uploader
+    report: UploadReport
+    target: HostSession
+    source: str  # what the dump came from, in the options' words: "--watch DIR", "--model M"
+    dump_files: int  # dump files handed to the uploader
+    not_sent: list[str] = field(default_factory=list)  # dump files that are not complete: warnings
+    skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
+    closed: Any = None
+    run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
+    run_id: str = ""
+
+    @property
+    def undelivered(self) -> int:
+        return len(self.report.problems) + len(self.not_sent)
+
+    @property
+    def clean(self) -> bool:
+        """Every file acknowledged, the session closed, something compared."""
+        return self.closed is not None and not self.closed.nothing_compared and not self.undelivered
+
+
+class AgentRun:
+    """The host reached and the session's uploader open (not started until a source streams)."""
+
+    def __init__(
+        self,
+        address: ChannelOptions,
+        plan: SessionPlan,
+        state_dir: Path,
+        settings: UploadSettings,
+        console: Console | None = None,
+    ) -> None:
+        self.state_dir = state_dir
+        self.target = reach_host(address, plan.session)
+        self.uploader = open_uploader(self.target, plan, state_dir, settings)
+        self._console = console or Console(quiet=True)
+
+    def watch(
+        self,
+        root: Path,
+        extras: Sequence[RunFile] = (),
+        *,
+        until_idle: float | None = None,
+        quiet: float = 1.0,
+        poll: bool = False,
+        stop_flushing: bool = True,
+    ) -> AgentOutcome:
+        """Stream the dump files appearing under ``root`` (after ``extras``) until ``until_idle``
+        seconds pass with nothing new, or Ctrl-C (SIGTERM): what is ready is still sent, while
+        the host is there (``stop_flushing``: not for a host being retried)."""
+        root = root.resolve()
+        uploader = self.uploader
+        add_files(uploader, list(extras))
+        handed = [0]
+
+        def ready(path: Path) -> None:
+            handed[0] += 1
+            uploader.add_file(pb.DUMP, wire_path(path, root), path)
+
+        watcher = DumpWatcher(root, ready, quiet=quiet, poll=poll, exclude=(self.state_dir.resolve(),))
+        uploader.start()
+        progress = UploadProgress(
+            self._console, uploader.stats, lambda: f"watching {root} ({watcher.backend})"
+        )
+        with progress:
+            interrupted = False
+            try:
+                # In here: a Ctrl-C once the session is open (the uploader's thread opens it while
+                # the watcher starts) ends the watch as any other does, not as an error.
+                watcher.start()
+                while not uploader.failed:
+                    progress.refresh()
+                    quiet_for = time.monotonic() - watcher.last_change
+                    if until_idle is not None and quiet_for >= until_idle and uploader.idle:
+                        break
+                    time.sleep(0.1)
+            except KeyboardInterrupt:
+                interrupted = True  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent
+            ended = watcher.stop()
+            report = _finish(uploader, progress.refresh, flushing=interrupted and stop_flushing)
+        not_sent, skipped = _not_sent(ended)
+        return AgentOutcome(uploader, report, self.target, f"--watch {root}", handed[0], not_sent, skipped)
+
+    def run_model(self, run: PreparedRun, source: str) -> AgentOutcome:
+        """Run ``run`` here, streaming its dump while it runs, after its START and files.
+
+        A simulated run that does not end with every file acknowledged loses its local files
+        (``run.work_dir``) as it fails: the next run simulates afresh and replaces it."""
+        from dumpcmp.agent.live_run import stream_model_run
+
+        uploader = self.uploader
+        started: list[str] = []
+
+        def start(model_id: int) -> RunStart:
+            begun = run.start(model_id)
+            started.append(begun.run_id)
+            return begun
+
+        uploader.start()
+        try:
+            streamed = stream_model_run(
+                run.runtime, uploader, run.model, run.inputs, run.acl_config, run.dump_root,
+                start=start, device=run.device, steps=run.steps, exclude=self._excluded(run.dump_root),
+            )  # fmt: skip
+            if not streamed.dump_files and run.work_dir is not None:
+                raise ModelError(
+                    f"{source}: the simulated run dumped no file (does the dump_list of "
+                    f"--acl-config {run.acl_config} name this model?)"
+                )
+            with UploadProgress(self._console, uploader.stats, lambda: f"run {streamed.run_id}") as progress:
+                report = _finish(uploader, progress.refresh)
+        except BaseException:
+            if run.work_dir is not None:
+                uploader.abort()  # the journal closed before its entries of the run are rewritten
+                self.forget_run(run.work_dir, started[0] if started else "")
+            raise
+        not_sent, skipped = _not_sent(streamed.not_sent)
+        outcome = AgentOutcome(uploader, report, self.target, source, streamed.dump_files, not_sent, skipped)
+        outcome.run_dir, outcome.run_id = run.work_dir, streamed.run_id
+        return outcome
+
+    def _excluded(self, dump_root: Path) -> tuple[Path, ...]:
+        """The state directory, when it lies under the dump path (its journal is no dump). Not
+        when the dump path lies in it (a simulated run's, STATE/runs/ID/npu): excluded, the whole
+        dump was found only once the run ended, none of it streamed while the model ran."""
+        state = self.state_dir.resolve()
+        return () if dump_root.resolve().is_relative_to(state) else (state,)
+
+    def forget_run(self, run_dir: Path | None, run_id: str) -> None:
+        """A simulated run's local files, and its journal entries (its files are gone: nothing
+        to resend, and a later open must not report them as lost); not those kept on request."""
+        if run_dir is None or (run_dir / _KEPT).exists():
+            return
+        if run_id:
+            forget_run(self.uploader.journal_path, run_id)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _finish(uploader: Uploader, refresh: Callable[[], None], *, flushing: bool = False) -> UploadReport:
+    """Wait for every acknowledgement; Ctrl-C stops at once (the journal keeps the rest).
+
+    ``flushing`` (after the Ctrl-C that ended a watch): only while the host is there. A host
+    being retried kept the stopping agent waiting up to --give-up (5 minutes by default).
+    """
+
+    def waiting() -> None:
+        refresh()
+        if flushing and uploader.stalled:
+            raise KeyboardInterrupt
+
+    return uploader.finish(on_wait=waiting)
+
+
+def _not_sent(ended: Sequence[NotSent]) -> tuple[list[str], list[str]]:
+    """Dump files never complete (warnings: the session stays open without them), and files
+    that are no dump files (skipped, as compare skips them)."""
+    not_sent = [f"{n.path}: not sent: {n.reason}" for n in ended if not n.skipped]
+    return not_sent, [f"{n.path}: {n.reason}" for n in ended if n.skipped]
+
+
+def prepared_acl_run(
+    model: Path,
+    inputs: Sequence[Path],
+    acl_config: Path,
+    dump_root: Path,
+    *,
+    device: int,
+    steps: int,
+    token: str,
+    extras: Sequence[RunFile] = (),
+    acl_lib: str | None = None,
+) -> PreparedRun:
+    """An .om on real AscendCL (through ctypes), its inputs read from npy files (checked)."""
+    from dumpcmp.agent.runtime import AclRuntime, open_backend  # the binding: only for a run on AscendCL
+    from dumpcmp.proto.npy import load_npy
+
+    arrays = tuple(load_npy(path, mmap=False) for path in inputs)
+    # The golden data (in extras) first: a session comparing with another run's refuses the run there.
+    files = [*extras, *((pb.INPUT, f"{index}.{path.name}", path) for index, path in enumerate(inputs))]
+    return PreparedRun(
+        AclRuntime(open_backend("acl", acl_lib)), model, model.stem, arrays, acl_config, dump_root, device,
+        steps, token, lambda _model_id: files,
+    )  # fmt: skip

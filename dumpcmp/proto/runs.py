@@ -1,0 +1,41 @@
+"""A model run's identity, as the agent makes it and the host reads it (DESIGN: one run is one run).
+
+The agent names each run it starts ``{model}@dev{device}@{YYYYMMDDhhmmss}@{token}``: what it ran
+and where (the run's *slot*), when it started it, and a token of its own. A run that starts in
+a session replaces every earlier run of its slot there, finished or not, whichever agent process
+ran it: the same model on the same device is the same run again (a rerun after a crash, or the
+same command once more), so a session never holds it twice. Runs of other slots (other devices,
+other models) stay. An id of another shape (an older agent's) has no slot.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["run_identity", "run_slot"]
+
+_SEPARATOR = "@"
+_STARTED = re.compile(r"\d{14}")
+_TOKEN = re.compile(r"[0-9a-f]{8,32}")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")  # the id is also a directory name on the agent's machine
+
+
+def run_identity(model: str, device: int, started: str, token: str) -> str:
+    """The id of a run of ``model`` on ``device`` started at ``started`` (``YYYYMMDDhhmmss``)."""
+    if not _STARTED.fullmatch(started) or not _TOKEN.fullmatch(token) or device < 0:
+        raise ValueError(f"not a run identity: device {device}, started {started!r}, token {token!r}")
+    label = _UNSAFE.sub("_", model) or "model"
+    return _SEPARATOR.join((label, f"dev{device}", started, token))
+
+
+def run_slot(run_id: str) -> str:
+    """``{model}@dev{device}`` of an id ``run_identity`` made; "" for any other id."""
+    parts = run_id.rsplit(_SEPARATOR, 3)
+    if len(parts) != 4:
+        return ""
+    model, device, started, token = parts
+    if not (
+        model and re.fullmatch(r"dev\d+", device) and _STARTED.fullmatch(started) and _TOKEN.fullmatch(token)
+    ):
+        return ""
+    return f"{model}{_SEPARATOR}{device}"

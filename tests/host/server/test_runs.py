@@ -1,0 +1,239 @@
+"""One run is one run on the host: a run replaces the earlier runs of its slot (model and device)
+whoever sends it, a run bringing another run's golden data is refused whole, and nothing that a
+replaced run or a host crash left behind stays in the session's tree."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.service import DumpCompareService
+from dumpcmp.host.server.store import SessionStore
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.runs import run_identity, run_slot
+from tests.host.server.hostkit import (
+    CALL_TIMEOUT_S,
+    Client,
+    Hosts,
+    file_messages,
+    session_settings,
+    simulation_files,
+)
+
+Ack = pb.UploadAck
+
+
+def _run(device: int, token: str, model: str = "small_cnn") -> str:
+    return run_identity(model, device, "20261128061351", token)
+
+
+def _mark(client: Client, run_id: str, event: int, agent: str) -> pb.UploadAck:
+    mark = pb.RunMark(session="s1", run_id=run_id, event=event, agent_id=agent)  # type: ignore[arg-type]
+    (ack,) = client.upload([pb.UploadMessage(run=mark)])
+    return ack
+
+
+def _dump(run_id: str, name: str) -> dict[tuple[int, str], bytes]:
+    return {(pb.DUMP, f"20261128061351/0/small_cnn/1/0/{name}"): run_id.encode()}
+
+
+def test_a_run_identity_names_its_slot() -> None:
+    assert run_slot(_run(3, "0123abcd", "a@b c")) == "a_b_c@dev3"
+    assert run_slot("0123456789abcdef") == ""  # an older agent's id: no slot
+    assert run_slot("m@dev0@2026@0123abcd") == ""
+
+
+def test_a_rerun_replaces_its_slots_finished_run_whichever_agent_process_sends_it(client: Client) -> None:
+    # `agent run --model M --sim --keep-open` then the same command (or a kill during the close,
+    # after END, then a rerun): the session held both runs, 21 of 29 rows twice.
+    client.open("s1")
+    first, other_device, again = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb"), _run(0, "cccccccc")
+    assert _mark(client, first, pb.RunMark.START, "agent-1").status == Ack.RUN_ACCEPTED
+    client.send("s1", _dump(first, "Add.a.1.1.1"), run_id=first)
+    assert _mark(client, first, pb.RunMark.END, "agent-1").status == Ack.RUN_ACCEPTED
+    assert _mark(client, other_device, pb.RunMark.START, "agent-2").message == ""
+    client.send("s1", {(pb.DUMP, "20261128061351/1/small_cnn/1/0/Add.a.1.1.1"): b"dev1"}, run_id=other_device)
+    ack = _mark(client, again, pb.RunMark.START, "agent-3")  # another state directory, another process
+    assert (ack.status, ack.message) == (Ack.RUN_ACCEPTED, f"replaced runs: {first}")
+    info = client.info("s1")
+    assert [f.path for f in info.files] == ["20261128061351/1/small_cnn/1/0/Add.a.1.1.1"]
+    assert list(info.replaced_runs) == [first]
+    late = client.send("s1", _dump(first, "Add.b.2.1.2"), run_id=first)
+    replaced = f"run {first} was replaced by a later run"
+    assert [(a.status, a.message) for a in late] == [(Ack.REFUSED, replaced)]
+
+
+def test_a_run_bringing_golden_data_into_a_session_of_another_runs_is_refused_whole(
+    client: Client, tmp_path: Path
+) -> None:
+    # Four simulated agents (seeds 0-3, devices 0-3) into one session: each dump was compared
+    # with whichever run's golden file was newest (cosine 0.028 where offline gives 1.000).
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    _mark(client, two, pb.RunMark.START, "b")
+    assert {a.status for a in client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=one)} == {
+        Ack.STORED
+    }
+    assert client.send("s1", {(pb.INPUT, "0.x.npy"): b"in"}, run_id=two)[0].status == Ack.STORED
+    (refused,) = client.send("s1", {(pb.GOLDEN, "conv.0.2.npy"): b"2"}, run_id=two)
+    assert refused.status == Ack.REFUSED
+    assert refused.message.startswith(f"session s1 already holds the golden data of run {one}")
+    (later,) = client.send("s1", {(pb.DUMP, "t/1/m/1/0/Add.a.1.1.1"): b"d"}, run_id=two)
+    assert (later.status, later.message) == (
+        Ack.REFUSED,
+        f"run {two} was refused: the session holds another run's golden data "
+        "(stream it into a session of its own)",
+    )
+    assert _mark(client, two, pb.RunMark.END, "b").status == Ack.REFUSED
+    assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]  # its input went too
+    assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
+def test_a_replaced_run_leaves_no_empty_directory(client: Client, tmp_path: Path) -> None:
+    client.open("s1")
+    first = _run(0, "aaaaaaaa")
+    _mark(client, first, pb.RunMark.START, "a")
+    client.send("s1", _dump(first, "Add.a.1.1.1") | {(pb.DUMP, "keep/Add.k.1.1.1"): b"k"})
+    client.send("s1", {(pb.DUMP, "20261128061351/0/small_cnn/1/1/Add.b.2.1.2"): b"b"}, run_id=first)
+    _mark(client, _run(0, "bbbbbbbb"), pb.RunMark.START, "a")
+    dump = tmp_path / "data/sessions/s1/dump"
+    assert sorted(p.relative_to(dump).as_posix() for p in dump.rglob("*")) == [
+        "20261128061351",
+        "20261128061351/0",
+        "20261128061351/0/small_cnn",
+        "20261128061351/0/small_cnn/1",
+        "20261128061351/0/small_cnn/1/0",
+        "20261128061351/0/small_cnn/1/0/Add.a.1.1.1",  # sent without a run: not the run's
+        "keep",
+        "keep/Add.k.1.1.1",
+    ]
+
+
+def test_a_file_renamed_into_place_but_never_recorded_is_removed_when_the_host_starts(
+    hosts: Hosts, host: HostServer, client: Client, tmp_path: Path
+) -> None:
+    # Host killed between a file's rename and its record, then an agent rerun: 241 files on
+    # disk, 240 in the store, and an offline compare of the directory found one result too many.
+    client.open("s1")
+    client.send("s1", {(pb.DUMP, "t/0/m/1/0/Add.a.1.1.1"): b"kept"})
+    hosts.stop(host)
+    session = tmp_path / "data/sessions/s1"
+    orphan = session / "dump/t/0/m/1/1/Add.a.1.1.2"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_bytes(b"never acknowledged")
+    (session / "golden").mkdir()
+    (session / "golden/x.0.1.npy").write_bytes(b"never acknowledged")
+    restarted = hosts.start(tmp_path / "data")
+    assert [f.path for f in hosts.client(restarted).info("s1").files] == ["t/0/m/1/0/Add.a.1.1.1"]
+    assert sorted(p.relative_to(session).as_posix() for p in session.rglob("*") if p.is_file()) == [
+        "dump/t/0/m/1/0/Add.a.1.1.1"
+    ]
+    assert not (session / "dump/t/0/m/1/1").exists()
+    store = SessionStore(tmp_path / "data")
+    try:
+        assert [f.path for f in store.files("s1")] == ["t/0/m/1/0/Add.a.1.1.1"]
+    finally:
+        store.close()
+
+
+def test_an_oversized_files_refusal_is_its_reason(hosts: Hosts, tmp_path: Path) -> None:
+    # It read `(4, "11 bytes: larger than this host's limit of 10")`.
+    client = hosts.client(hosts.start(tmp_path / "data", max_file_size=10))
+    client.open("s1")
+    (ack,) = client.send("s1", {(pb.DUMP, "big"): b"x" * 11})
+    assert (ack.status, ack.message) == (Ack.REFUSED, "11 bytes: larger than this host's limit of 10")
+
+
+def test_of_two_runs_golden_files_on_the_way_at_once_one_is_taken(client: Client, tmp_path: Path) -> None:
+    # Both first golden files found a session without golden data, and both were stored.
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    _mark(client, two, pb.RunMark.START, "b")
+    messages = file_messages("s1", pb.GOLDEN, "conv.0.1.npy", b"golden of one", run_id=one)
+    release = threading.Event()
+
+    def slow() -> Iterator[pb.UploadMessage]:
+        yield from messages[:-1]
+        assert release.wait(CALL_TIMEOUT_S)
+        yield messages[-1]
+
+    acks: list[pb.UploadAck] = []
+    sender = threading.Thread(target=lambda: acks.extend(client.stub.Upload(slow(), timeout=CALL_TIMEOUT_S)))
+    sender.start()
+    incoming = tmp_path / "data/sessions/s1/.incoming"
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while not (incoming.is_dir() and any(incoming.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the host is receiving run one's golden file
+    try:
+        (second,) = client.send("s1", {(pb.GOLDEN, "conv.0.2.npy"): b"golden of two"}, run_id=two)
+    finally:
+        release.set()
+        sender.join(CALL_TIMEOUT_S)
+    assert second.status == Ack.REFUSED and f"golden data of run {one}" in second.message
+    assert [a.status for a in acks] == [Ack.STORED]
+    assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]
+
+
+def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_committing(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # START was applied when answered, after the files before it were committed; the receiving
+    # side checked the rerun's first golden file meanwhile, against the run START replaces.
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=first)
+    _mark(client, first, pb.RunMark.END, "a")
+    real_end = DumpCompareService.end_file
+
+    def slow_end(self: DumpCompareService, *args: object) -> pb.UploadAck:
+        time.sleep(0.5)  # the disk is slow: the receiving side runs ahead
+        return real_end(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DumpCompareService, "end_file", slow_end)
+    mark = pb.RunMark(session="s1", run_id=again, event=pb.RunMark.START, agent_id="b")
+    messages = [
+        *file_messages("s1", pb.DUMP, "unmarked/Add.a.1.1.1", b"before the start"),
+        pb.UploadMessage(run=mark),
+        *file_messages("s1", pb.GOLDEN, "conv.0.2.npy", b"2", run_id=again),
+    ]
+    acks = client.upload(messages)
+    assert [(a.status, a.message) for a in acks] == [
+        (Ack.STORED, ""),
+        (Ack.RUN_ACCEPTED, f"replaced runs: {first}"),
+        (Ack.STORED, ""),
+    ]
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    from dumpcmp.commands.sim import simulate
+
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run")
+
+
+def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, sim: SimulationResult) -> None:
+    # An agent killed mid-run and never rerun: the closed session's results held its part run.
+    client.open("s1", **session_settings())
+    files = simulation_files(sim)
+    plan = {key: data for key, data in files.items() if key[0] != pb.DUMP}
+    dumps = sorted(key for key in files if key[0] == pb.DUMP)
+    client.send("s1", plan | {key: files[key] for key in dumps[:-3]})  # a complete run, unmarked
+    part = _run(1, "aaaaaaaa")
+    _mark(client, part, pb.RunMark.START, "a")
+    other = {(pb.DUMP, key[1].replace("/0/", "/1/", 1)): files[key] for key in dumps[:2]}
+    client.send("s1", other, run_id=part)
+    client.send("s1", {key: files[key] for key in dumps[-3:]})
+    info = client.close("s1")
+    assert list(info.replaced_runs) == [part]
+    assert f"replaced runs (interrupted, their files dropped): {part}" in info.summary
+    assert {f.path for f in info.files if f.kind == pb.DUMP} == {path for _kind, path in dumps}
+    assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
