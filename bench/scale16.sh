@@ -16,7 +16,7 @@ export DIR=${1:-/tmp/dumpcmp-8g}
 PORT=${DUMPCMP_BENCH_PORT:-8786}
 SIZE=${DUMPCMP_BENCH_GB:-8}
 N=${DUMPCMP_BENCH_WORKERS:-16}
-export PYTHONPATH=$PWD OPENBLAS_NUM_THREADS=1
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} OPENBLAS_NUM_THREADS=1  # packages the caller put on the path stay
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 SECONDS=0
