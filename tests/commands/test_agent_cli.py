@@ -666,7 +666,8 @@ def test_a_simulated_run_that_gives_up_says_its_rerun_simulates_afresh(tmp_path:
     code, out = run("--host", target, "--session", "g1", "--model", "zoo:small_cnn", "--sim",
                     "--state", str(state), "--give-up", "0.5")  # fmt: skip
     assert code == 1
-    (line,) = out.strip().splitlines()
+    *retrying, line = out.strip().splitlines()  # off a terminal, a status line while it retries
+    assert all(r.startswith("agent: cannot reach the host; retrying") for r in retrying), out
     assert line.startswith(f"Error: host {target}: gave up after ") and line.endswith(
         "; the next run simulates the model afresh and replaces this one"
     ), line

@@ -640,6 +640,8 @@ def test_results_say_replaced_runs_once(hosts: Hosts, host: HostServer, sim: Sim
     client.send("s1", dict(list(dumps.items())[:3]), run_id="r1")
     client.upload([pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.START))])
     client.send("s1", simulation_files(sim), run_id="r2")
+    # r2 ends: a run never ended is dropped when the session closes (its agent died mid-run)
+    client.upload([pb.UploadMessage(run=pb.RunMark(session="s1", run_id="r2", event=pb.RunMark.END))])
     client.close("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}")
     assert code == 0, output

@@ -504,6 +504,19 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 ack.status = Ack.DUPLICATE
             else:
                 fresh.append((step, ack))
+        # The stream checked each file's run when it started, against a state it reads at most once
+        # a second; a run refused or replaced meanwhile by another stream must not have its files
+        # renamed into place, over the paths of the run that took the session.
+        state = self.store.state(session)
+        kept: list[tuple[_Finished, Ack]] = []
+        for step, ack in fresh:
+            gone = state.gone(step.start.run_id) if step.start.run_id else ""
+            if gone:
+                step.file.discard()
+                ack.status, ack.message = Ack.REFUSED, gone
+            else:
+                kept.append((step, ack))
+        fresh = kept
         committed: list[tuple[_Finished, Ack]] = []
         for (step, ack), error in zip(fresh, files.commit_all([s.file for s, _ack in fresh]), strict=True):
             if error is None:

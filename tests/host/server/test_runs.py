@@ -192,13 +192,13 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
     _mark(client, first, pb.RunMark.START, "a")
     client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=first)
     _mark(client, first, pb.RunMark.END, "a")
-    real_end = DumpCompareService.end_file
+    real_end = DumpCompareService.end_files
 
-    def slow_end(self: DumpCompareService, *args: object) -> pb.UploadAck:
+    def slow_end(self: DumpCompareService, *args: object) -> list[pb.UploadAck]:
         time.sleep(0.5)  # the disk is slow: the receiving side runs ahead
         return real_end(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(DumpCompareService, "end_file", slow_end)
+    monkeypatch.setattr(DumpCompareService, "end_files", slow_end)
     mark = pb.RunMark(session="s1", run_id=again, event=pb.RunMark.START, agent_id="b")
     messages = [
         *file_messages("s1", pb.DUMP, "unmarked/Add.a.1.1.1", b"before the start"),
