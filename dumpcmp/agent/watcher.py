@@ -33,7 +33,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from dumpcmp.agent.completeness import FileRole, Verdict, check_complete, is_empty, role_of
+from dumpcmp.agent.completeness import FileRole, Verdict, check_complete, role_of
 
 __all__ = ["DumpWatcher", "NotSent"]
 
@@ -55,12 +55,23 @@ class _Candidate:
     checked: bool = False  # checked since its last change and found incomplete
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+# (size, mtime_ns): what a file looked like when it was handed over. One stat per file and check
+# gives it, and whether the file is empty or quiet: a watch of tens of thousands of files a step
+# pays for every stat.
+_Stamp = tuple[int, int]
+
+
+def _stamp(path: Path) -> _Stamp | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns)
+
+
+def _quiet_for(stamp: _Stamp, seconds: float) -> bool:
+    """Whether the file of ``stamp`` has not been written for ``seconds``."""
+    return time.time_ns() - stamp[1] >= seconds * 1e9
 
 
 class DumpWatcher:
@@ -91,10 +102,12 @@ class DumpWatcher:
         self._poll = poll
         self._poll_interval = poll_interval
         self._exclude = tuple(p.resolve() for p in exclude)
+        # A path is under an excluded directory when its name starts with one of these.
+        self._excluded_prefixes = tuple(os.path.join(p, "") for p in self._exclude)
         self._rescan_every = rescan_every
         self._lock = threading.Lock()
         self._candidates: dict[Path, _Candidate] = {}
-        self._handed: dict[Path, tuple[int, int]] = {}  # path -> (size, mtime_ns) when handed over
+        self._handed: dict[Path, _Stamp] = {}  # path -> (size, mtime_ns) when handed over
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None
         self._checker: threading.Thread | None = None
@@ -153,14 +166,17 @@ class DumpWatcher:
             if role is FileRole.FOREIGN:
                 not_sent.append(NotSent(path, "not a dump file name", skipped=True))
                 continue
-            if role not in (FileRole.DUMP, FileRole.SIDECAR) or self._handed.get(path) == _stamp(path):
+            if role not in (FileRole.DUMP, FileRole.SIDECAR):
                 continue
-            if is_empty(path) and not _older_than(path, self._quiet):
+            stamp = _stamp(path)
+            if stamp is not None and self._handed.get(path) == stamp:
+                continue
+            if stamp is not None and stamp[0] == 0 and not _quiet_for(stamp, self._quiet):
                 not_sent.append(NotSent(path, "incomplete: empty, created just before the watch ended"))
                 continue
             verdict = self._complete(path, role)
             if verdict.complete:
-                self._hand_over(path)
+                self._hand_over(path, stamp)
             else:
                 not_sent.append(NotSent(path, f"incomplete: {verdict.reason}"))
         return not_sent
@@ -176,12 +192,15 @@ class DumpWatcher:
 
     def _touch(self, path: Path, *, settled: bool, old: bool = False) -> None:
         role = self._role(path)
-        if role not in (FileRole.DUMP, FileRole.SIDECAR) or any(p in self._exclude for p in path.parents):
+        if role not in (FileRole.DUMP, FileRole.SIDECAR) or (
+            self._excluded_prefixes and str(path).startswith(self._excluded_prefixes)
+        ):
             return
         now = time.monotonic()
+        stamp = _stamp(path) if old or settled else None
         # A file found by the first walk counts as quiet since its mtime, not since the agent started.
-        changed_at = now - self._quiet if old and _older_than(path, self._quiet) else now
-        settled = settled and not is_empty(path)  # a writer may create, close, then fill it
+        changed_at = now - self._quiet if old and stamp is not None and _quiet_for(stamp, self._quiet) else now
+        settled = settled and stamp is not None and stamp[0] > 0  # a writer may create, close, then fill it
         with self._lock:
             self._candidates[path] = _Candidate(role, changed_at, settled)
             self.last_change = now
@@ -222,7 +241,11 @@ class DumpWatcher:
                 if not c.checked and (c.settled or now - c.changed_at >= self._quiet)
             ]
         for path, candidate in due:
-            verdict = self._complete(path, candidate.role)
+            # Taken before the check: a write after it changes the stamp, so the file is sent again
+            # once complete again, never left at an older state.
+            stamp = _stamp(path)
+            handed = stamp is None or self._handed.get(path) == stamp  # gone, or an event of a sent file
+            verdict = Verdict(True) if handed else self._complete(path, candidate.role)
             with self._lock:
                 if self._candidates.get(path) is not candidate:
                     continue  # changed again while being checked: wait for quiet again
@@ -231,10 +254,10 @@ class DumpWatcher:
                 else:
                     candidate.checked = True
                     continue
-            self._hand_over(path)
+            self._hand_over(path, stamp)
 
-    def _hand_over(self, path: Path) -> None:
-        stamp = _stamp(path)
+    def _hand_over(self, path: Path, stamp: _Stamp | None) -> None:
+        """``stamp``: the file as it was before the check that found it complete."""
         if stamp is None or self._handed.get(path) == stamp:
             return
         self._handed[path] = stamp
@@ -252,13 +275,6 @@ def _not_a_stop_race(record: logging.LogRecord) -> bool:
     handle (a race inside its own stop: nothing is lost, the watch is over). With no logging
     configured it reached the user's terminal as a stray line before the agent's own."""
     return "called when the thread is inactive" not in record.getMessage()
-
-
-def _older_than(path: Path, seconds: float) -> bool:
-    try:
-        return time.time() - path.stat().st_mtime >= seconds
-    except OSError:
-        return False
 
 
 class _Handler(FileSystemEventHandler):
