@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -180,11 +182,23 @@ def test_a_dump_whose_size_equation_holds_is_complete_without_its_payloads_read(
 ) -> None:
     # The codec read every file whole (~150 us of the agent's per-file cost); the header says it all.
     from dumpcmp.agent import completeness
+    from dumpcmp.proto import codec
 
     path = tmp_path / dump_name(0)
     path.write_bytes(dump_content(1000))
-    monkeypatch.setattr(completeness, "read_dump", lambda p: pytest.fail(f"{p} read whole"))
+    monkeypatch.setattr(codec, "read_dump", lambda p: pytest.fail(f"{p} read whole"))
     assert check_complete(path, FileRole.DUMP).complete
+    assert completeness._NANO_MARK == codec.NANO_MAGIC.to_bytes(4, "little")  # the mark it leaves to the codec
+
+
+def test_the_agent_library_starts_without_numpy() -> None:
+    # The codec (and numpy with it, ~0.15 s of every agent's start) is loaded only for a dump file
+    # whose size equation fails; a watch of complete files never needs it.
+    probe = "import sys, dumpcmp.agent.run; print(sorted({'numpy', 'dumpcmp.proto.codec'} & set(sys.modules)))"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr
 
 
 def test_a_whole_but_broken_dump_is_sent_a_short_one_waits(tmp_path: Path) -> None:
