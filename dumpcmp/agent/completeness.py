@@ -1,7 +1,8 @@
 """Which files under a dump path are worth sending, and whether one has finished being written.
 
 A dump file is finished when its size equation holds (formats.md §1: the header declares every
-payload's size, the file is exactly header + payloads), or when it is broken in a way more bytes cannot mend (so that the host reports it, as compare would). Files
+payload's size, the file is exactly header + payloads), or when it is broken in a way more
+bytes cannot mend (so that the host reports it, as compare would). Files
 without an equation (statistics ``.csv``, ``mapping.csv``) are finished when quiet; the watcher
 applies the quiet time to every file alike, so a dump file that happens to be consistent between
 two appends of a writer is not sent early.

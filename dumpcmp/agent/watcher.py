@@ -59,6 +59,8 @@ class _Candidate:
 # gives it, and whether the file is empty or quiet: a watch of tens of thousands of files a step
 # pays for every stat.
 _Stamp = tuple[int, int]
+# A directory listed this long after its mtime holds every name added before that mtime.
+_TRUSTED_AFTER_NS = 1_000_000_000
 
 
 def _stamp(path: Path) -> _Stamp | None:
@@ -108,6 +110,8 @@ class DumpWatcher:
         self._lock = threading.Lock()
         self._candidates: dict[Path, _Candidate] = {}
         self._handed: dict[Path, _Stamp] = {}  # path -> (size, mtime_ns) when handed over
+        # directory -> (mtime_ns, subdirectories) when a rescan last listed it
+        self._listed: dict[str, tuple[int, list[str]]] = {}
         self._stop = threading.Event()
         self._observer: BaseObserver | None = None
         self._checker: threading.Thread | None = None
@@ -199,7 +203,8 @@ class DumpWatcher:
         now = time.monotonic()
         stamp = _stamp(path) if old or settled else None
         # A file found by the first walk counts as quiet since its mtime, not since the agent started.
-        changed_at = now - self._quiet if old and stamp is not None and _quiet_for(stamp, self._quiet) else now
+        quiet = old and stamp is not None and _quiet_for(stamp, self._quiet)
+        changed_at = now - self._quiet if quiet else now
         settled = settled and stamp is not None and stamp[0] > 0  # a writer may create, close, then fill it
         with self._lock:
             self._candidates[path] = _Candidate(role, changed_at, settled)
@@ -224,12 +229,56 @@ class DumpWatcher:
 
     def _rescan(self) -> None:
         """Pick up files the observer missed: a file written into a new directory before its watch
-        was in place, or an overflowing inotify queue. Names only; nothing is read."""
-        for path in self._walk():
+        was in place, or an overflowing inotify queue. Names only; nothing is read.
+
+        A directory whose mtime is the one of its last listing holds the same names (adding or
+        renaming a name in changes it), so it is not listed again: a rescan costs a stat per
+        directory, not a look-up per file (14 us a file every 2 s, a third of a core for a dump of
+        50,000 files)."""
+        pending = [str(self.root)]
+        while pending:
+            directory = pending.pop()
+            try:
+                mtime = os.stat(directory).st_mtime_ns
+            except OSError:
+                self._listed.pop(directory, None)
+                continue
+            listed = self._listed.get(directory)
+            if listed is not None and listed[0] == mtime:
+                pending.extend(listed[1])
+                continue
+            subdirectories, names = self._list(directory)
+            pending.extend(subdirectories)
+            # A name added within the mtime's granularity (a clock tick) of the change before it
+            # leaves the mtime as it was: a listing that recent is not trusted next time.
+            if time.time_ns() - mtime > _TRUSTED_AFTER_NS:
+                self._listed[directory] = (mtime, subdirectories)
+            here = Path(directory)
+            paths = [here / name for name in names]
             with self._lock:
-                known = path in self._candidates or path in self._handed
-            if not known:
+                missed = [p for p in paths if p not in self._candidates and p not in self._handed]
+            for path in missed:
                 self._touch(path, settled=False, old=True)
+
+    def _list(self, directory: str) -> tuple[list[str], list[str]]:
+        """The subdirectories (but excluded ones) and the other names in ``directory``, as ``_walk``
+        sees them (a link to a directory is one, and is not followed)."""
+        subdirectories: list[str] = []
+        names: list[str] = []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        is_directory = entry.is_dir()
+                    except OSError:
+                        is_directory = False
+                    if not is_directory:
+                        names.append(entry.name)
+                    elif not entry.is_symlink() and Path(entry.path) not in self._exclude:
+                        subdirectories.append(entry.path)
+        except OSError:
+            pass  # gone or unreadable: as os.walk, nothing of it
+        return subdirectories, names
 
     def check_now(self) -> None:
         """Hand over every candidate that is due and complete."""

@@ -188,16 +188,18 @@ def test_a_dump_whose_size_equation_holds_is_complete_without_its_payloads_read(
     path.write_bytes(dump_content(1000))
     monkeypatch.setattr(codec, "read_dump", lambda p: pytest.fail(f"{p} read whole"))
     assert check_complete(path, FileRole.DUMP).complete
-    assert completeness._NANO_MARK == codec.NANO_MAGIC.to_bytes(4, "little")  # the mark it leaves to the codec
+    assert codec.NANO_MAGIC.to_bytes(4, "little") == completeness._NANO_MARK  # left to the codec
 
 
 def test_the_agent_library_starts_without_numpy() -> None:
-    # The codec (and numpy with it, ~0.15 s of every agent's start) is loaded only for a dump file
-    # whose size equation fails; a watch of complete files never needs it.
-    probe = "import sys, dumpcmp.agent.run; print(sorted({'numpy', 'dumpcmp.proto.codec'} & set(sys.modules)))"
+    # The codec (and numpy, ~0.1 s of every agent's start) loads only for a file whose size
+    # equation fails; a watch of complete files never needs it.
+    probe = "import sys, dumpcmp.agent.run; print(sorted({'numpy', 'dumpcmp.proto.codec'} & {*sys.modules}))"
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
     assert result.stdout.strip() == "[]", result.stderr
 
 
@@ -230,6 +232,41 @@ def test_a_file_the_observer_missed_is_found_by_the_rescan(
         assert handed.wait_for(1) == [(step / dump_name(3)).resolve()]
     finally:
         watcher.stop()
+
+
+def test_a_rescan_lists_only_directories_whose_names_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rescan looked every file up every 2 s; a directory whose mtime is that of its last
+    listing is not listed again, and one whose listing was as recent as its mtime's clock tick
+    is listed again (a name added in the same tick leaves the mtime as it was)."""
+    root = tmp_path / "dump"
+    step = _step(root)
+    watcher = DumpWatcher(root, Handed(), quiet=0.05)  # not started: no observer, only rescans
+    listed: list[str] = []
+    real_list = watcher._list
+    monkeypatch.setattr(watcher, "_list", lambda d: (listed.append(d), real_list(d))[1])
+    old = time.time() - 10
+    (step / dump_name(0)).write_bytes(dump_content(10))
+    for directory in (step, *step.parents):
+        if directory.is_relative_to(root):
+            os.utime(directory, (old, old))
+    watcher._rescan()
+    assert watcher.waiting == 1 and str(step) in listed
+    listed.clear()
+    watcher._rescan()
+    assert listed == [], "unchanged directories listed again"
+    (step / dump_name(1)).write_bytes(dump_content(10))  # a new name: a new mtime
+    watcher._rescan()
+    assert listed == [str(step)] and watcher.waiting == 2
+    # A listing within the mtime's tick of the last change is not trusted.
+    now = time.time_ns()
+    os.utime(step, ns=(now, now))
+    watcher._rescan()
+    (step / dump_name(2)).write_bytes(dump_content(10))
+    os.utime(step, ns=(now, now))  # added in the same tick: the mtime did not move
+    watcher._rescan()
+    assert watcher.waiting == 3
 
 
 def test_a_header_length_no_header_reaches_is_broken_not_still_being_written(tmp_path: Path) -> None:
