@@ -195,9 +195,13 @@ class DumpWatcher:
                 yield here / name
 
     def _touch(self, path: Path, *, settled: bool, old: bool = False) -> None:
-        role = self._role(path)
-        if role not in (FileRole.DUMP, FileRole.SIDECAR) or (
-            self._excluded_prefixes and str(path).startswith(self._excluded_prefixes)
+        with self._lock:
+            known = self._candidates.get(path)
+        # A writer's every write is an event: the name of a file seen before is not parsed again.
+        role = known.role if known is not None else self._role(path)
+        if known is None and (
+            role not in (FileRole.DUMP, FileRole.SIDECAR)
+            or (self._excluded_prefixes and str(path).startswith(self._excluded_prefixes))
         ):
             return
         now = time.monotonic()
