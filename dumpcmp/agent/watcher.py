@@ -165,16 +165,21 @@ class DumpWatcher:
         if self._checker is not None:
             self._checker.join(timeout=5.0)
         not_sent: list[NotSent] = []
+        # The threads are stopped: no lock needed. A file waiting keeps the role found then.
+        roles = {path: candidate.role for path, candidate in self._candidates.items()}
         for path in self._walk():
-            role = self._role(path)
+            sent = self._handed.get(path)
+            stamp = _stamp(path) if sent is not None else None
+            if sent is not None and stamp == sent:
+                continue  # sent and not written since: every file of a long watch
+            role = roles.get(path) or self._role(path)
             if role is FileRole.FOREIGN:
                 not_sent.append(NotSent(path, "not a dump file name", skipped=True))
                 continue
             if role not in (FileRole.DUMP, FileRole.SIDECAR):
                 continue
-            stamp = _stamp(path)
-            if stamp is not None and self._handed.get(path) == stamp:
-                continue
+            if sent is None:
+                stamp = _stamp(path)
             if stamp is not None and stamp[0] == 0 and not _quiet_for(stamp, self._quiet):
                 not_sent.append(NotSent(path, "incomplete: empty, created just before the watch ended"))
                 continue
