@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -161,6 +163,46 @@ def test_the_size_equation_decides_completeness(tmp_path: Path) -> None:
     assert check_complete(path, FileRole.DUMP).complete
 
 
+def test_every_prefix_of_a_dump_waits_and_the_whole_file_is_complete(tmp_path: Path) -> None:
+    """The header-only size check agrees with the codec at every byte a writer may have reached,
+    for a header longer than the check's first read as well."""
+    path = tmp_path / dump_name(0)
+    for content in (dump_content(40), dump_content(40, op_name="n" * 6000)):
+        header_end = 8 + int.from_bytes(content[:8], "little")
+        cuts = [*range(0, header_end + 16), *range(header_end + 16, len(content), 37)]
+        for cut in cuts:
+            path.write_bytes(content[:cut])
+            assert not check_complete(path, FileRole.DUMP).complete or cut == 0, cut  # empty: broken
+        path.write_bytes(content)
+        assert check_complete(path, FileRole.DUMP).complete
+
+
+def test_a_dump_whose_size_equation_holds_is_complete_without_its_payloads_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The codec read every file whole (~150 us of the agent's per-file cost); the header says it all.
+    from dumpcmp.agent import completeness
+    from dumpcmp.proto import codec
+
+    path = tmp_path / dump_name(0)
+    path.write_bytes(dump_content(1000))
+    monkeypatch.setattr(codec, "read_dump", lambda p: pytest.fail(f"{p} read whole"))
+    assert check_complete(path, FileRole.DUMP).complete
+    assert codec.NANO_MAGIC.to_bytes(4, "little") == completeness._NANO_MARK  # left to the codec
+
+
+def test_the_agent_library_starts_without_numpy() -> None:
+    # The codec (and numpy, ~0.1 s of every agent's start) loads only for a file whose size
+    # equation fails; a watch of complete files never needs it.
+    probe = "import sys, dumpcmp.agent.run; print(sorted({'numpy', 'dumpcmp.proto.codec'} & {*sys.modules}))"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert result.stdout.strip() == "[]", result.stderr
+
+
 def test_a_whole_but_broken_dump_is_sent_a_short_one_waits(tmp_path: Path) -> None:
     """More bytes cannot mend a broken header or bytes beyond the declared ones: such a file is
     sent, so that the host reports it unreadable as compare does, instead of waiting forever."""
@@ -190,6 +232,41 @@ def test_a_file_the_observer_missed_is_found_by_the_rescan(
         assert handed.wait_for(1) == [(step / dump_name(3)).resolve()]
     finally:
         watcher.stop()
+
+
+def test_a_rescan_lists_only_directories_whose_names_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rescan looked every file up every 2 s; a directory whose mtime is that of its last
+    listing is not listed again, and one whose listing was as recent as its mtime's clock tick
+    is listed again (a name added in the same tick leaves the mtime as it was)."""
+    root = tmp_path / "dump"
+    step = _step(root)
+    watcher = DumpWatcher(root, Handed(), quiet=0.05)  # not started: no observer, only rescans
+    listed: list[str] = []
+    real_list = watcher._list
+    monkeypatch.setattr(watcher, "_list", lambda d: (listed.append(d), real_list(d))[1])
+    old = time.time() - 10
+    (step / dump_name(0)).write_bytes(dump_content(10))
+    for directory in (step, *step.parents):
+        if directory.is_relative_to(root):
+            os.utime(directory, (old, old))
+    watcher._rescan()
+    assert watcher.waiting == 1 and str(step) in listed
+    listed.clear()
+    watcher._rescan()
+    assert listed == [], "unchanged directories listed again"
+    (step / dump_name(1)).write_bytes(dump_content(10))  # a new name: a new mtime
+    watcher._rescan()
+    assert listed == [str(step)] and watcher.waiting == 2
+    # A listing within the mtime's tick of the last change is not trusted.
+    now = time.time_ns()
+    os.utime(step, ns=(now, now))
+    watcher._rescan()
+    (step / dump_name(2)).write_bytes(dump_content(10))
+    os.utime(step, ns=(now, now))  # added in the same tick: the mtime did not move
+    watcher._rescan()
+    assert watcher.waiting == 3
 
 
 def test_a_header_length_no_header_reaches_is_broken_not_still_being_written(tmp_path: Path) -> None:
