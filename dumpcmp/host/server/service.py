@@ -493,8 +493,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def _store_files(self, session: str, steps: list[tuple[_Finished, Ack]]) -> None:
         """The files of one session, each answered (its ack's status set)."""
         known = self.store.files_named(session, [(s.start.kind, s.start.path) for s, _ack in steps])
+        # The stream checked each file's run when it started, against a state it reads at most once
+        # a second; a run refused or replaced meanwhile by another stream must not have its files
+        # renamed into place, over the paths of the run that took the session.
+        state = self.store.state(session)
         fresh: list[tuple[_Finished, Ack]] = []
         for (step, ack), held in zip(steps, known, strict=True):
+            gone = state.gone(step.start.run_id) if step.start.run_id else ""
             if (
                 held is not None
                 and held.sha256 == step.digest
@@ -502,21 +507,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             ):
                 step.file.discard()
                 ack.status = Ack.DUPLICATE
-            else:
-                fresh.append((step, ack))
-        # The stream checked each file's run when it started, against a state it reads at most once
-        # a second; a run refused or replaced meanwhile by another stream must not have its files
-        # renamed into place, over the paths of the run that took the session.
-        state = self.store.state(session)
-        kept: list[tuple[_Finished, Ack]] = []
-        for step, ack in fresh:
-            gone = state.gone(step.start.run_id) if step.start.run_id else ""
-            if gone:
+            elif gone:
                 step.file.discard()
                 ack.status, ack.message = Ack.REFUSED, gone
             else:
-                kept.append((step, ack))
-        fresh = kept
+                fresh.append((step, ack))
         committed: list[tuple[_Finished, Ack]] = []
         for (step, ack), error in zip(fresh, files.commit_all([s.file for s, _ack in fresh]), strict=True):
             if error is None:
