@@ -28,7 +28,6 @@ from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession
-from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.workers import Runner, compare_files, each_file
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
@@ -45,9 +44,6 @@ class Added:
 
     rows: dict[Path, list[ResultRow]] = field(default_factory=dict)
     problems: dict[Path, DumpcmpError] = field(default_factory=dict)
-
-
-_FULL_TABLE = TableShape.every_column()  # rows streamed before the table's shape is known
 
 
 class LiveCompare:
@@ -190,8 +186,3 @@ class LiveCompare:
                 if base.depends_on_dump_times(result.entry.name.op_name)
             ]
         return work
-
-
-def row_cells(row: ResultRow) -> tuple[list[str], list[str]]:
-    """(column names, CSV cells) of one row with every optional column, for rows streamed live."""
-    return _FULL_TABLE.header(), _FULL_TABLE.cells(row)

@@ -14,9 +14,10 @@ import pytest
 from dumpcmp.commands.sim import simulate
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.core import ComparePlan, FileRows
-from dumpcmp.host.live import LiveCompare, row_cells
+from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.request import CompareRequest
+from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.workers import OnFiles, Work, compare_files
 from dumpcmp.proto.walker import DumpEntry
 from tests.atc_ops import document, op
@@ -74,7 +75,8 @@ def test_rows_come_back_as_each_file_lands(sim_run: tuple[Path, Path, Path], tmp
     last = _files(dump)[-1]
     rows = live.add(last)
     assert rows and all(r.index == 0 for r in rows)  # alone in its shard so far
-    columns, cells = row_cells(rows[0])
+    table = TableShape.every_column()  # as WatchRows sends a row before the table's shape is known
+    columns, cells = table.header(), table.cells(rows[0])
     assert len(columns) == len(cells) and "OpSequence" in columns and "OverFlow" in columns
     first = live.add(_files(dump)[0])
     assert first and first[0].index == 0

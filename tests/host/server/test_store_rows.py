@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from dumpcmp.errors import StoreError
-from dumpcmp.host.live import row_cells
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.migrate import migrate_store, row_of_cells
 from dumpcmp.host.server.store import DB_NAME, SessionStore
 from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, ShardRow
+from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 from tests.e2e.agent_host_kit import dumpcmp
@@ -315,3 +315,9 @@ def test_every_field_of_a_row_has_its_column() -> None:
     assert [f.name for f in fields(SpecialValues)] == [
         "target_nan", "target_inf", "golden_nan", "golden_inf", "mismatched",
     ]  # fmt: skip
+
+
+def row_cells(row: ResultRow) -> tuple[list[str], list[str]]:
+    """(column names, CSV cells) of one row with every optional column, as WatchRows sends them."""
+    table = TableShape.every_column()
+    return table.header(), table.cells(row)
