@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.process_figures, from anywhere
+
+from bench.process_figures import peak_rss_kb
 
 MB = 1 << 20
 _MARKER = "bench-manifest.json"
@@ -125,34 +128,17 @@ def _measure_numpy(files: list[Path]) -> int:
     return total
 
 
-def _peak_rss_kb() -> int:
-    """This process's peak RSS in KiB since it started.
-
-    Linux's ``ru_maxrss`` starts from the parent's high-water mark (exec records the forked
-    copy's), so it would report the builder's memory; ``VmHWM`` belongs to this process's own
-    address space. Elsewhere fall back to ``ru_maxrss`` (KiB on Linux, bytes on macOS).
-    """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak
-
-
 def _child(kind: str, list_file: Path) -> None:
     files = [Path(line) for line in list_file.read_text().splitlines()]
     nbytes = sum(p.stat().st_size for p in files)
     import dumpcmp.proto._gen.dump_data_pb2  # imports are not part of the timing
     import dumpcmp.proto.codec  # noqa: F401
 
-    rss_before = _peak_rss_kb()
+    rss_before = peak_rss_kb()
     start = time.perf_counter()
     checksum = (_measure_codec if kind == "codec" else _measure_numpy)(files)
     seconds = time.perf_counter() - start
-    rss = _peak_rss_kb()
+    rss = peak_rss_kb()
     print(json.dumps({"bytes": nbytes, "seconds": seconds, "rss_kb": rss, "rss_start_kb": rss_before,
                       "checksum": checksum % (1 << 64)}))  # fmt: skip
 

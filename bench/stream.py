@@ -49,7 +49,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench.codec and tests.agent, from anywhere
 
-from bench.codec import _build, _peak_rss_kb, _warm
+from bench.process_figures import peak_rss_kb
 
 _PROCESS_START = time.perf_counter()  # as near to the interpreter's start as this file gets
 MB = 1 << 20
@@ -101,7 +101,7 @@ def _serve(mode: str, data: Path) -> None:
     server.stop(grace=None).wait(5.0)
     if mode != "raw":
         received[0] = sum(size for s in host.sessions.values() for _sha, size in s.files.values())
-    figures = {"bytes": received[0], "cpu": _cpu_seconds() - ready, "rss_kb": _peak_rss_kb()}
+    figures = {"bytes": received[0], "cpu": _cpu_seconds() - ready, "rss_kb": peak_rss_kb()}
     print(json.dumps(figures), flush=True)
 
 
@@ -115,7 +115,7 @@ def _serve_real_host(data: Path) -> None:
     sys.stdin.read()
     host.stop()
     stored = sum(p.stat().st_size for p in (data / "sessions").rglob("*") if p.is_file())
-    figures = {"bytes": stored, "cpu": _cpu_seconds() - ready, "rss_kb": _peak_rss_kb()}
+    figures = {"bytes": stored, "cpu": _cpu_seconds() - ready, "rss_kb": peak_rss_kb()}
     print(json.dumps(figures), flush=True)
 
 
@@ -178,7 +178,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
             raise SystemExit(f"agent: {report}")
         extra = {"peak_in_flight": uploader.stats().peak_in_flight}
     seconds = time.perf_counter() - start
-    figures = {"bytes": total, "seconds": seconds, "cpu": _cpu_seconds() - cpu, "rss_kb": _peak_rss_kb()}
+    figures = {"bytes": total, "seconds": seconds, "cpu": _cpu_seconds() - cpu, "rss_kb": peak_rss_kb()}
     print(json.dumps({**figures, **extra}))
 
 
@@ -301,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     small_dir = directory.with_name(f"{directory.name}-small")  # beside: the CLI watches one of them
     work = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-work-"))
     host_dir = Path(tempfile.mkdtemp(prefix="dumpcmp-stream-host-", dir=args.host_data))
+    from bench.codec import _build, _warm  # numpy: the parent's only (see bench.process_figures)
+
     try:
         started = time.perf_counter()
         files = sorted(_build(directory, args.gb))

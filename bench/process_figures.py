@@ -1,0 +1,31 @@
+"""A benchmark process's own figures, importable without numpy.
+
+A child timed from its process's start (``bench/stream.py``'s agent CLI) must not import numpy
+for these: numpy's BLAS starts a thread per core that spins for a while before it sleeps, and on
+a 16-core machine that spinning was several CPU-seconds counted as the agent's.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from pathlib import Path
+
+__all__ = ["peak_rss_kb"]
+
+
+def peak_rss_kb() -> int:
+    """This process's peak RSS in KiB since it started.
+
+    Linux's ``ru_maxrss`` starts from the parent's high-water mark (exec records the forked
+    copy's), so it would report the builder's memory; ``VmHWM`` belongs to this process's own
+    address space. Elsewhere fall back to ``ru_maxrss`` (KiB on Linux, bytes on macOS).
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak
