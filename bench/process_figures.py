@@ -1,8 +1,7 @@
 """A benchmark process's own figures, importable without numpy.
 
 A child timed from its process's start (``bench/stream.py``'s agent CLI) must not import numpy
-for these: numpy's BLAS starts a thread per core that spins for a while before it sleeps, and on
-a 16-core machine that spinning was several CPU-seconds counted as the agent's.
+for these: its import (and its BLAS's thread per core) would be counted as the agent's CPU.
 """
 
 from __future__ import annotations
