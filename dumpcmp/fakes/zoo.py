@@ -150,30 +150,10 @@ def _batch_norm(
 
 
 def _conv_bn_relu(
-    b: _Builder,
-    scope: str,
-    x: str,
-    c_in: int,
-    c_out: int,
-    *,
-    kernel: int = 3,
-    stride: int = 1,
-    group: int = 1,
-    dilation: int = 1,
-    relu: bool = True,
+    b: _Builder, scope: str, x: str, c_in: int, c_out: int, *, relu: bool = True, **conv: int
 ) -> str:
-    y = _conv(
-        b,
-        f"/{scope}/conv/Conv",
-        f"{scope}.conv.weight",
-        x,
-        c_in,
-        c_out,
-        kernel=kernel,
-        stride=stride,
-        group=group,
-        dilation=dilation,
-    )
+    """``_conv`` (``conv``: its kernel, stride, group, dilation), BatchNormalization, ReLU."""
+    y = _conv(b, f"/{scope}/conv/Conv", f"{scope}.conv.weight", x, c_in, c_out, **conv)
     y = _batch_norm(b, f"/{scope}/bn/BatchNormalization", f"{scope}.bn", y, c_out)
     return b.one("Relu", f"/{scope}/act/Relu", [y]) if relu else y
 
