@@ -27,12 +27,17 @@ DEFAULT_OUT = Path("dumpcmp-demo")
 DEFAULT_FAULTS = {
     "zoo:small_cnn": "/block2.gconv/conv/Conv=bias:0.5",
     "zoo:transformer_block": "/mlp.fc1/MatMul=bias:0.5",
+    "zoo:resnet": "/layer2/block3/conv1/Conv=bias:0.5",
+    "zoo:transformer": "/layers.2/mlp.fc1/MatMul=bias:0.5",
 }
 
 
 def demo(
     model: Annotated[
-        str, typer.Option("--model", help="zoo:small_cnn, zoo:transformer_block or an .onnx file.")
+        str,
+        typer.Option(
+            "--model", help="zoo:NAME (small_cnn, transformer_block, resnet, transformer) or an .onnx file."
+        ),
     ] = (DEFAULT_MODEL),
     fault: Annotated[
         str | None,

@@ -111,7 +111,10 @@ def run_command(
     ctx: typer.Context,
     model: Annotated[
         str,
-        typer.Argument(help="An .onnx file, or zoo:small_cnn / zoo:transformer_block.", show_default=False),
+        typer.Argument(
+            help="An .onnx file, or zoo:NAME (small_cnn, transformer_block, resnet, transformer).",
+            show_default=False,
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.", show_default=False)],
     inputs: Annotated[
@@ -126,8 +129,8 @@ def run_command(
         list[str] | None,
         typer.Option(
             "--inject",
-            help="OP=KIND[:AMOUNT] at an original ONNX op; KIND is bias, noise, nan, "
-            "inf, overflow, layout or drop; repeatable.",
+            help="OP=KIND[:AMOUNT] at an original ONNX op; KIND is bias, scale, noise, "
+            "nan, inf, overflow, layout or drop; repeatable.",
         ),
     ] = None,
     acl_config: Annotated[

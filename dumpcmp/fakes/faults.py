@@ -25,6 +25,7 @@ FP16_MAX = 65504.0
 
 class FaultKind(str, Enum):
     BIAS = "bias"  # AMOUNT added to every element (default 1)
+    SCALE = "scale"  # every element multiplied by AMOUNT (default 1.5)
     NOISE = "noise"  # Gaussian noise of AMOUNT × the tensor's std (default 0.1)
     NAN = "nan"  # a fraction AMOUNT of the elements become NaN (default 0.1, at least one)
     INF = "inf"  # a fraction AMOUNT of the elements become ±inf (default 0.1, at least one)
@@ -33,7 +34,13 @@ class FaultKind(str, Enum):
     DROP = "drop"  # the op's output replaced by its input (same shape) or zeros
 
 
-_DEFAULTS = {FaultKind.BIAS: 1.0, FaultKind.NOISE: 0.1, FaultKind.NAN: 0.1, FaultKind.INF: 0.1}
+_DEFAULTS = {
+    FaultKind.BIAS: 1.0,
+    FaultKind.SCALE: 1.5,
+    FaultKind.NOISE: 0.1,
+    FaultKind.NAN: 0.1,
+    FaultKind.INF: 0.1,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,8 @@ def apply_fault(
         return x
     if fault.kind is FaultKind.BIAS:
         return x + np.float32(amount)
+    if fault.kind is FaultKind.SCALE:
+        return x * np.float32(amount)
     if fault.kind is FaultKind.NOISE:
         std = float(np.nanstd(x)) or 1.0
         return x + rng.normal(0.0, float(amount or 0.0) * std, x.shape).astype(np.float32)

@@ -12,7 +12,7 @@ from dumpcmp.errors import ConfigError, ModelError
 from dumpcmp.fakes.executor import Executor
 from dumpcmp.fakes.faults import Fault, FaultKind, FaultPlan, apply_fault
 
-ZOO = ("small_cnn", "transformer_block")
+ZOO = ("small_cnn", "transformer_block", "resnet", "transformer")
 
 
 @pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
@@ -99,6 +99,19 @@ def test_overflow_becomes_inf_in_fp16_and_nan_marks_elements() -> None:
     assert np.array_equal(np.sort(layout, axis=None), np.sort(x, axis=None))  # same values, moved channels
     assert np.array_equal(apply_fault(Fault("k", FaultKind.DROP), x, x * 2, seed=0, step=0), x * 2)
     assert not apply_fault(Fault("k", FaultKind.DROP), x, x[:1], seed=0, step=0).any()
+
+
+def test_scale_multiplies_every_element_by_its_amount() -> None:
+    x = np.linspace(-2, 2, 64, dtype=np.float32).reshape(4, 16)
+    assert Fault.parse("/l/Add=scale") == Fault("/l/Add", FaultKind.SCALE)
+    assert Fault.parse("/l/Add=Scale:0.25") == Fault("/l/Add", FaultKind.SCALE, 0.25)
+    assert str(Fault.parse("/l/Add=scale:0.25")) == "/l/Add=scale:0.25"
+    scaled = apply_fault(Fault.parse("k=scale"), x, None, seed=0, step=0)
+    assert np.array_equal(scaled, x * np.float32(1.5))  # the default amount
+    assert np.array_equal(apply_fault(Fault.parse("k=scale:-2"), x, None, seed=0, step=0), x * -2)
+    assert np.array_equal(x, np.linspace(-2, 2, 64, dtype=np.float32).reshape(4, 16))  # not in place
+    with pytest.raises(ConfigError, match="amount 'big' is not a number"):
+        Fault.parse("k=scale:big")
 
 
 def test_fault_specs_parse_and_reject() -> None:

@@ -86,7 +86,7 @@ def test_user_errors(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="cannot inject a fault at 'nope'"):
         simulate("zoo:small_cnn", tmp_path, faults=["nope=bias"])
     with pytest.raises(ModelError, match="no zoo model"):
-        simulate("zoo:resnet", tmp_path)
+        simulate("zoo:vgg", tmp_path)
     with pytest.raises(ConfigError):
         simulate("zoo:small_cnn", tmp_path, faults=["/head/Softmax=melt"])
     bad = tmp_path / "bad.json"
