@@ -420,18 +420,20 @@ class NextCaptureRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., protocol: _Optional[int] = ..., hunt: _Optional[str] = ..., model: _Optional[str] = ..., device: _Optional[int] = ..., finished_run: _Optional[str] = ..., max_passes: _Optional[int] = ..., pass_bytes: _Optional[int] = ...) -> None: ...
 
 class Capture(_message.Message):
-    __slots__ = ("data", "mode", "layers", "why", "expected_bytes")
+    __slots__ = ("data", "mode", "layers", "why", "expected_bytes", "stats")
     DATA_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     WHY_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
     data: str
     mode: str
     layers: _containers.RepeatedScalarFieldContainer[str]
     why: str
     expected_bytes: int
-    def __init__(self, data: _Optional[str] = ..., mode: _Optional[str] = ..., layers: _Optional[_Iterable[str]] = ..., why: _Optional[str] = ..., expected_bytes: _Optional[int] = ...) -> None: ...
+    stats: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, data: _Optional[str] = ..., mode: _Optional[str] = ..., layers: _Optional[_Iterable[str]] = ..., why: _Optional[str] = ..., expected_bytes: _Optional[int] = ..., stats: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HuntVerdict(_message.Message):
     __slots__ = ("kind", "culprit", "originals", "evidence", "passes")
