@@ -1,0 +1,89 @@
+"""Carry out a hunt's captures on the simulated NPU offline: acl.json for a Capture, ``sim run``
+in-process, the files it left as ``PassFiles``. The real path (agent ↔ host) does the same over
+the session; this one lets the planner be tested and measured in seconds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dumpcmp.acl_config import AclConfig, DumpTarget
+from dumpcmp.commands.sim import simulate
+from dumpcmp.host.fusion_rules import FusionRules, load_rules
+from dumpcmp.host.golden import GoldenSource, open_golden
+from dumpcmp.host.hunt import Capture, HuntLimits, PassFiles, Verdict, next_step
+
+
+@dataclass
+class SimHunt:
+    """One model with its faults, run once per capture into ``work/pass{k}``."""
+
+    model: str
+    work: Path
+    faults: tuple[str, ...] = ()
+    seed: int = 0
+    passes: list[PassFiles] = field(default_factory=list)
+    rules: FusionRules | None = None
+    golden: GoldenSource | None = None
+
+    def run(self, capture: Capture | None, name: str) -> PassFiles | None:
+        """Run the model under ``capture`` (None: a full capture, dump_mode all of every op)."""
+        out = self.work / name
+        dump = out / "npu"
+        dump.mkdir(parents=True)
+        model_name = self.model.split(":", 1)[1]
+        layers = capture.layers if capture is not None else ()
+        if capture is None or capture.data == "tensor":
+            data, mode, stats = None, "all" if capture is None else capture.mode, ()
+        else:
+            data, mode, stats = "stats", capture.mode, capture.stats
+        config = AclConfig.build(
+            str(dump), targets=[DumpTarget(model_name, layers)], mode=mode, data=data,
+            stats=stats, op_switch="off",
+        )  # fmt: skip
+        config.write(out / "acl.json")
+        result = simulate(self.model, out, acl_config=out / "acl.json", faults=self.faults, seed=self.seed)
+        if self.rules is None:
+            self.rules = load_rules(result.fusion_rule)
+            self.golden = open_golden(result.golden_dir)
+        outputs = []
+        for k, array in enumerate(result.outputs):
+            path = out / f"{k}.output.npy"
+            np.save(path, array, allow_pickle=False)
+            outputs.append(path)
+        if capture is None:
+            return PassFiles(
+                Capture(0, "tensor", "all", (), "full", 0), tuple(result.dump_files), tuple(outputs)
+            )
+        return PassFiles(capture, tuple(result.dump_files), tuple(outputs))
+
+    def hunt(self, limits: HuntLimits = HuntLimits()) -> Verdict:
+        """Every pass until the planner gives its verdict."""
+        step: Capture | Verdict = Capture(1, "", "", (), "", 0)
+        while True:
+            rules, golden = self.rules, self.golden
+            if rules is None or golden is None:
+                first = self._first_capture()
+                step = first
+            else:
+                step = next_step(rules, golden, self.passes, limits)
+            if isinstance(step, Verdict):
+                return step
+            done = self.run(step, f"pass{step.index}")
+            assert done is not None
+            self.passes.append(done)
+
+    def _first_capture(self) -> Capture:
+        # The rule file exists once the model has run: a full capture's run gives it and the golden.
+        self.run(None, "full")
+        assert self.rules is not None and self.golden is not None
+        step = next_step(self.rules, self.golden, [], HuntLimits())
+        assert isinstance(step, Capture)
+        return step
+
+
+def captured_bytes(passes: Sequence[PassFiles]) -> int:
+    return sum(p.stat().st_size for done in passes for p in done.dump_files)
