@@ -262,7 +262,10 @@ def _hunt_of(raw: dict[str, Any]) -> _Hunt:
     from dumpcmp.host.hunt import Capture
 
     def capture(fields: dict[str, Any]) -> Capture:
-        return Capture(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+        return Capture(
+            int(fields["index"]), str(fields["data"]), str(fields["mode"]), tuple(fields["layers"]),
+            str(fields["why"]), int(fields["expected_bytes"]), tuple(fields.get("stats", ())),
+        )  # fmt: skip
 
     passes = tuple(_Pass(p["index"], p["run_id"], capture(p["capture"])) for p in raw["passes"])
     planned = None if raw["planned"] is None else capture(raw["planned"])
