@@ -77,7 +77,9 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     assert len({run_token(r) for r in runs}) == 1
     outputs = [f for f in info.files if f.kind == pb.OUTPUT]
     assert sorted(f.path.split("/")[0] for f in outputs) == sorted(runs)  # each pass's outputs, per run
-    assert not (tmp_path / "state-h1" / "hunts").exists() or not any((tmp_path / "state-h1" / "hunts").iterdir())
+    assert not (tmp_path / "state-h1" / "hunts").exists() or not any(
+        (tmp_path / "state-h1" / "hunts").iterdir()
+    )
 
 
 def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
@@ -119,7 +121,12 @@ def test_an_agent_killed_between_passes_and_run_again_restarts_the_hunt_cleanly(
     backend.on_op = op_ran
     passes: list[str] = []
     with pytest.raises(_Killed):
-        run_hunt(_agent(address, tmp_path), first, "--model zoo:small_cnn", on_pass=lambda p: passes.append(p.run_id))
+        run_hunt(
+            _agent(address, tmp_path),
+            first,
+            "--model zoo:small_cnn",
+            on_pass=lambda p: passes.append(p.run_id),
+        )
     (old_pass,) = passes
     assert old_pass in live_runs(host, "h1")
     again = run_hunt(_agent(address, tmp_path), _prepared(tmp_path, FAULT), "--model zoo:small_cnn")
@@ -164,7 +171,9 @@ def test_hunt_with_an_om_and_no_ascendcl_is_one_line(
     om.write_bytes(b"an offline model")
     acl = tmp_path / "acl.json"
     (tmp_path / "dump").mkdir()
-    acl.write_text(json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{"model_name": "m"}]}}))
+    acl.write_text(
+        json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{"model_name": "m"}]}})
+    )
     inputs = tmp_path / "in.npy"
     np.save(inputs, np.zeros(3, np.float32))
     code, out = cli(
