@@ -47,6 +47,7 @@ __all__ = ["HUNT_PROTOCOL", "HuntOutcome", "HuntPass", "run_hunt"]
 
 HUNT_PROTOCOL = 1
 _PLAN_TIMEOUT_S = 600.0  # the host compares a pass before it answers
+_RETRY_S = (0.2, 2.0)  # the first and the longest wait before asking a host that went away again
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,14 @@ def run_hunt(
     *,
     max_passes: int = 8,
     pass_bytes: int = 0,
+    give_up: float = 300.0,
     on_pass: Callable[[HuntPass], None] | None = None,
 ) -> HuntOutcome:
     """Hunt with ``run`` (its model, inputs, faults and device; its acl.json's dump path) into
     ``agent``'s session: at most ``max_passes`` passes, each bounded by ``pass_bytes`` (0: the
-    host's bound). Raises TransferError (one line) when the host refuses the hunt."""
+    host's bound). A host that went away (restarted between passes) is asked again for up to
+    ``give_up`` seconds: its bookkeeping and the passes it holds survive a restart. Raises
+    TransferError (one line) when the host refuses the hunt."""
     hunt_id = new_run_token()
     work = agent.state_dir / "hunts" / hunt_id
     host = agent.target.host
@@ -98,7 +102,7 @@ def run_hunt(
             session=agent.target.name, protocol=HUNT_PROTOCOL, hunt=hunt_id, model=run.label,
             device=run.device, finished_run=finished, max_passes=max_passes, pass_bytes=pass_bytes,
         )  # fmt: skip
-        return _plan(stub, request, host)
+        return _plan(stub, request, host, give_up)
 
     uploader = agent.uploader
     started = time.monotonic()
@@ -145,26 +149,37 @@ def run_hunt(
 
 
 def _plan(
-    stub: pb_grpc.DumpCompareStub, request: pb.NextCaptureRequest, host: ChannelOptions
+    stub: pb_grpc.DumpCompareStub, request: pb.NextCaptureRequest, host: ChannelOptions, give_up: float
 ) -> pb.CapturePlan:
-    """The host's next step; one line when it cannot give one."""
-    address = host.address
-    try:
-        plan: pb.CapturePlan = stub.NextCapture(request, timeout=_PLAN_TIMEOUT_S)
-    except grpc.RpcError as exc:
-        code = exc.code() if isinstance(exc, grpc.Call) else None
-        if code is grpc.StatusCode.UNIMPLEMENTED:
-            raise TransferError(
-                f"host {address} does not support --hunt (its dumpcmp is older): upgrade it, or run "
-                "without --hunt"
-            ) from None
-        raise call_failed(exc, address, host) from None
+    """The host's next step; one line when it cannot give one. A call repeated gets the same
+    answer (the host's planner is deterministic in the passes it holds)."""
+    deadline = time.monotonic() + give_up
+    wait = _RETRY_S[0]
+    while True:
+        try:
+            plan: pb.CapturePlan = stub.NextCapture(request, timeout=_PLAN_TIMEOUT_S)
+            break
+        except grpc.RpcError as exc:
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            if code is not grpc.StatusCode.UNAVAILABLE or time.monotonic() + wait > deadline:
+                raise _refusal(exc, host) from None
+            time.sleep(wait)
+            wait = min(wait * 2, _RETRY_S[1])
     if plan.protocol != HUNT_PROTOCOL:
         raise TransferError(
-            f"host {address} speaks hunt protocol {plan.protocol}, this agent {HUNT_PROTOCOL}: "
+            f"host {host.address} speaks hunt protocol {plan.protocol}, this agent {HUNT_PROTOCOL}: "
             "use an agent and a host of the same dumpcmp version"
         )
     return plan
+
+
+def _refusal(exc: grpc.RpcError, host: ChannelOptions) -> TransferError:
+    if isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
+        return TransferError(
+            f"host {host.address} does not support --hunt (its dumpcmp is older): upgrade it, or run "
+            "without --hunt"
+        )
+    return call_failed(exc, host.address, host)
 
 
 def _session_files(run: PreparedRun) -> Sequence[RunFile]:

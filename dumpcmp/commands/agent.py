@@ -216,7 +216,7 @@ def run_command(
                     else _on_acl(request, token, extras)
                 )
                 outcome = (
-                    _hunted(agent, prepared, f"--model {model}", max_passes, pass_bytes)
+                    _hunted(agent, prepared, f"--model {model}", max_passes, pass_bytes, give_up)
                     if hunt
                     else agent.run_model(prepared, f"--model {model}")
                 )
@@ -369,14 +369,18 @@ def _on_acl(request: _ModelRequest, token: str, extras: Sequence[RunFile]) -> Pr
     )  # fmt: skip
 
 
-def _hunted(agent: AgentRun, run: PreparedRun, source: str, max_passes: int, pass_bytes: int) -> AgentOutcome:
+def _hunted(
+    agent: AgentRun, run: PreparedRun, source: str, max_passes: int, pass_bytes: int, give_up: float
+) -> AgentOutcome:
     """The hunt, a line per pass as it ends, then its verdict and what it cost."""
     from dumpcmp.agent.hunt import run_hunt
 
     def said(done: HuntPass) -> None:
         console().print(_pass_line(done), markup=False)
 
-    hunted = run_hunt(agent, run, source, max_passes=max_passes, pass_bytes=pass_bytes, on_pass=said)
+    hunted = run_hunt(
+        agent, run, source, max_passes=max_passes, pass_bytes=pass_bytes, give_up=give_up, on_pass=said
+    )
     for line in _verdict_lines(hunted):
         console().print(line, markup=False)
     return hunted.outcome

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dumpcmp.agent.hunt import run_hunt
+from dumpcmp.agent.hunt import HuntPass, run_hunt
 from dumpcmp.agent.run import AgentRun, PreparedRun, new_run_token
 from dumpcmp.agent.session import SessionPlan
 from dumpcmp.agent.uploader import UploadSettings
@@ -21,7 +23,7 @@ from dumpcmp.commands.sim import prepare_agent_run
 from dumpcmp.errors import TransferError
 from dumpcmp.fakes.executor import OpRun
 from dumpcmp.fakes.npu import SimulatedAcl
-from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.serve import HostConfig, HostServer, start
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import ChannelOptions
 from dumpcmp.proto.runs import run_slot, run_token
@@ -187,3 +189,32 @@ def test_hunt_with_an_om_and_no_ascendcl_is_one_line(
 def test_hunt_goes_with_a_model_not_a_watch(tmp_path: Path) -> None:
     code, out = cli("agent", "run", "--host", "127.0.0.1:1", "--session", "h1", "--watch", tmp_path, "--hunt")
     assert code == 1 and "--hunt go with --model, not --watch" in out, out
+
+
+def test_a_host_restarted_between_passes_is_asked_again_and_the_hunt_goes_on(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    first = hosts.start(data)
+    port = first.port
+    restarted: list[HostServer] = []
+
+    def restart_later() -> None:
+        time.sleep(1.0)  # the agent asks meanwhile: the host is down
+        restarted.append(start(HostConfig(f"127.0.0.1:{port}", data)))
+
+    def after_pass(done: HuntPass) -> None:
+        if done.index == 1:
+            hosts.stop(first)
+            threading.Thread(target=restart_later, daemon=True).start()
+
+    try:
+        hunted = run_hunt(
+            _agent(f"127.0.0.1:{port}", tmp_path), _prepared(tmp_path, FAULT), "--model zoo:small_cnn",
+            give_up=30.0, on_pass=after_pass,
+        )  # fmt: skip
+        assert hunted.verdict.kind == "isolated" and len(hunted.passes) == 2
+        assert not hunted.outcome.uploader.close_session().nothing_compared
+    finally:
+        for server in restarted:
+            server.stop(grace=0)
