@@ -15,6 +15,9 @@ from dumpcmp.commands.sim import simulate
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
 from dumpcmp.host.golden import GoldenSource, open_golden
 from dumpcmp.host.hunt import Capture, HuntLimits, PassFiles, Verdict, next_step
+from dumpcmp.host.hunt.compare import compare_pass, result_table
+from dumpcmp.host.matcher import Matcher
+from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, advise
 
 
 @dataclass
@@ -86,4 +89,16 @@ class SimHunt:
 
 
 def captured_bytes(passes: Sequence[PassFiles]) -> int:
+    """The bytes of the dump files ``passes`` left (what a hunt streams, outputs aside)."""
     return sum(p.stat().st_size for done in passes for p in done.dump_files)
+
+
+def advisor_culprit(rules: FusionRules, golden: GoldenSource, full: PassFiles) -> str:
+    """The op the advisor names as first divergence on a full capture ("" when it names none),
+    by its fusion rule name: what the hunt must name."""
+    rows, _ = compare_pass(Matcher(rules), golden, full.dump_files)
+    finding = advise(result_table(rows, "full capture")).first(FIRST_DIVERGENCE)
+    if finding is None:
+        return ""
+    op = rules.find(finding.op_name)
+    return op.name if op is not None else finding.op_name
