@@ -26,15 +26,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dumpcmp.fakes.faults import FaultKind  # noqa: E402
-from dumpcmp.fakes.zoo import build, zoo_names  # noqa: E402
-from dumpcmp.host.hunt import HuntLimits, Verdict  # noqa: E402
-from tests.host.hunt.simhunt import SimHunt, advisor_culprit, captured_bytes  # noqa: E402
+from dumpcmp.errors import DumpcmpError
+from dumpcmp.fakes.faults import FaultKind
+from dumpcmp.fakes.zoo import build, zoo_names
+from dumpcmp.host.hunt import HuntLimits, Verdict
+from tests.host.hunt.simhunt import SimHunt, advisor_culprit, captured_bytes
 
 POSITIONS = {"early": 0.15, "middle": 0.5, "late": 0.85}
 AMOUNTS = {"bias": "0.5", "scale": "1.5", "nan": "0.01", "overflow": "", "noise": "0.2"}
 # Ops whose outputs a fault cannot land on meaningfully (no arithmetic of their own).
-_SHAPE_OPS = {"Reshape", "Transpose", "Flatten", "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Constant"}
+_SHAPE_OPS = {
+    "Reshape",
+    "Transpose",
+    "Flatten",
+    "Shape",
+    "Gather",
+    "Unsqueeze",
+    "Squeeze",
+    "Concat",
+    "Constant",
+}
 
 
 @dataclass(frozen=True)
@@ -52,7 +63,9 @@ class Outcome:
 
     @property
     def same(self) -> bool:
-        return self.verdict.culprit == self.expected and (self.verdict.kind == "isolated") == bool(self.expected)
+        return self.verdict.culprit == self.expected and (self.verdict.kind == "isolated") == bool(
+            self.expected
+        )
 
 
 def fault_ops(model: str) -> dict[str, str]:
@@ -64,8 +77,8 @@ def fault_ops(model: str) -> dict[str, str]:
 def measure(model: str, faults: tuple[str, ...], work: Path, position: str, limits: HuntLimits) -> Outcome:
     sim = SimHunt(f"zoo:{model}", work, faults)
     start = time.perf_counter()
-    full = sim.run(None, "full")
-    assert full is not None and sim.rules is not None and sim.golden is not None
+    full = sim.full_capture()
+    assert sim.rules is not None and sim.golden is not None
     expected = advisor_culprit(sim.rules, sim.golden, full)
     full_s = time.perf_counter() - start  # its run, its compare and the advisor (no streaming here)
     start = time.perf_counter()
@@ -82,7 +95,9 @@ def _short(name: str, width: int = 38) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", default="", help="comma-separated zoo models (default: every one)")
     parser.add_argument("--kinds", default=",".join(AMOUNTS), help="fault kinds")
     parser.add_argument("--max-passes", type=int, default=8)
@@ -103,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         for model in models:
             try:
                 targets = fault_ops(model)
-            except Exception as exc:  # noqa: BLE001 - a model this checkout lacks is skipped, said
+            except DumpcmpError as exc:  # a model this checkout's zoo lacks is skipped, said
                 print(f"{model}: skipped ({exc})")
                 continue
             runs = [(f"{op}={kind}" + (f":{AMOUNTS[kind]}" if AMOUNTS.get(kind) else ""), pos)
@@ -118,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                 other = "" if got.same else f"  (advisor: {_short(got.expected) or 'none'})"
                 print(
                     f"{model:<18}{_short(got.fault, 42):<44}{pos:<7}{'yes' if got.same else 'NO':<5}"
-                    f"{got.verdict.kind:<14}{got.passes:>6}{ratio:>9.2%}{got.hunt_s:>8.2f}{got.full_s:>8.2f}  "
+                    f"{got.verdict.kind:<14}{got.passes:>6}{ratio:>9.2%}"
+                    f"{got.hunt_s:>8.2f}{got.full_s:>8.2f}  "
                     f"{_short(got.verdict.culprit) or '-'}{other}",
                     flush=True,
                 )
@@ -126,17 +142,21 @@ def main(argv: list[str] | None = None) -> int:
             same = sum(o.same for o in outcomes)
             ratios = [o.hunt_bytes / o.full_bytes for o in outcomes if o.full_bytes and o.hunt_bytes]
             geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else math.nan
-            print(f"\nsame culprit as the full capture's advisor: {same}/{len(outcomes)} ({same / len(outcomes):.0%})")
+            share = f"{same}/{len(outcomes)} ({same / len(outcomes):.0%})"
+            print(f"\nsame culprit as the full capture's advisor: {share}")
             print(f"bytes vs full capture, geometric mean over faults: {geomean:.2%}; "
                   f"passes mean {sum(o.passes for o in outcomes) / len(outcomes):.1f}, "
                   f"max {max(o.passes for o in outcomes)}")  # fmt: skip
         for o in clean:
-            print(f"fault-free {o.model}: {o.verdict.kind}, {o.hunt_bytes / o.full_bytes:.2%} of the full bytes")
+            print(
+                f"fault-free {o.model}: {o.verdict.kind}, {o.hunt_bytes / o.full_bytes:.2%} of the full bytes"
+            )
         misses = [o for o in outcomes if not o.same]
         if misses:
             print("\nmisses:")
         for o in misses:
-            print(f"- {o.model} {o.fault}: advisor {o.expected or 'none'}; hunt {o.verdict.kind} {o.verdict.culprit}")
+            hunt = f"{o.verdict.kind} {o.verdict.culprit}".strip()
+            print(f"- {o.model} {o.fault}: advisor {o.expected or 'none'}; hunt {hunt}")
             for line in o.verdict.evidence:
                 print(f"    {line}")
     finally:

@@ -96,7 +96,9 @@ def check_outputs(
             checks.append(OutputCheck(index, op_name, Agreement.UNKNOWN, None, reason))
             continue
         single = (
-            NpyGoldenDir.single(found.path) if isinstance(golden, NpyGoldenDir) else NpuDumpGolden.single(found.path)
+            NpyGoldenDir.single(found.path)
+            if isinstance(golden, NpyGoldenDir)
+            else NpuDumpGolden.single(found.path)
         )
         row = compare_npy_target(path, single)
         checks.append(OutputCheck(index, op_name, agreement(row.metrics, Thresholds()), row))

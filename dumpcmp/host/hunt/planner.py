@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from dumpcmp.host.fusion_rules import FusionRules
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.hunt.compare import OutputCheck, check_outputs
-from dumpcmp.host.hunt.detect import Detection, detect
+from dumpcmp.host.hunt.detect import detect
 from dumpcmp.host.hunt.graph import HuntGraph
 from dumpcmp.host.hunt.records import (
     ALL_STATISTICS,
@@ -95,7 +95,7 @@ class _Planner:
         outputs = self.outputs(passes[0])
         tensor_passes = [read_tensor_pass(self.graph, self.matcher, self.golden, p) for p in passes[1:]]
         seen = self.seen(tensor_passes)
-        evidence = [*first.evidence, *(o.words() for o in outputs)]
+        evidence = [*first.evidence.values(), *(o.words() for o in outputs)]
         bad_outputs = [o for o in outputs if o.agreement is Agreement.DISAGREE]
         k = len(passes)
 
@@ -104,24 +104,31 @@ class _Planner:
             name = self.graph.order[walk.op]
             if name in seen and seen[name].with_inputs:
                 culprit = self.graph.order[walk.unseen[0]] if walk.unseen else name
-                return Verdict(ISOLATED, culprit, self.originals(culprit), (*evidence, *self.proof(name, seen)), k)
-        if k >= self.limits.max_passes:
-            return self.undecided(walk.op, seen, evidence, k)
-
-        if walk.op is not None:  # the earliest disagreeing op, not yet seen with its inputs
-            return self.search(k + 1, self.graph.order[walk.op], seen)
-        if walk.inconsistent_input is not None:  # an op's input differs, nothing before does
-            at, _ = walk.inconsistent_input
-            return self.search(k + 1, self.graph.order[at], seen)
-        if first.suspect is not None and first.suspect not in seen:
-            return self.window_capture(k + 1, self.window_around(first.suspect, seen), f"around {first.suspect}, "
-                                       "where statistics leave the golden")  # fmt: skip
-        feeds = self.graph.sorted(o.op_name for o in bad_outputs if o.op_name in self.graph)
-        if feeds:
-            return self.search(k + 1, feeds[0], seen)
-        if first.suspect is not None:
-            evidence.append(f"the window around {first.suspect} agrees in full tensors: its statistics moved "
-                            "within the thresholds")  # fmt: skip
+                return Verdict(
+                    ISOLATED, culprit, self.originals(culprit), (*evidence, *self.proof(name, seen)), k
+                )
+        # The earliest op known to disagree: the walk's first divergence (not yet seen with its
+        # inputs), an op whose input differs while nothing before does, a model output's feed.
+        fronts = [self.graph.order[walk.op]] if walk.op is not None else []
+        if walk.inconsistent_input is not None:
+            fronts.append(self.graph.order[walk.inconsistent_input[0]])
+        fronts += self.graph.sorted(o.op_name for o in bad_outputs if o.op_name in self.graph)
+        unchecked = [s for s in first.suspects if s not in seen]
+        evidence += [
+            f"pass {seen[s].pass_index}: {s} agrees in full tensors (its statistics moved, within thresholds)"
+            for s in first.suspects
+            if s in seen and seen[s].op.output is Agreement.AGREE
+        ]
+        if k >= self.limits.max_passes and (fronts or unchecked):
+            return self.undecided(fronts[0] if fronts else unchecked[0], bool(fronts), evidence, k)
+        if fronts[:1] and (walk.op is not None or walk.inconsistent_input is not None):
+            return self.search(k + 1, fronts[0], seen)
+        # Nothing disagrees yet: the next suspect of pass 1 that no window has looked at.
+        if unchecked:
+            why = f"around {unchecked[0]}, where statistics leave the golden"
+            return self.window_capture(k + 1, self.window_around(unchecked[0], seen), why)
+        if fronts:
+            return self.search(k + 1, fronts[0], seen)
         return Verdict(NO_DIVERGENCE, "", (), tuple(evidence), k)
 
     def search(self, k: int, front: str, seen: dict[str, _Seen]) -> Capture:
@@ -139,11 +146,15 @@ class _Planner:
             region = [n for n in self.graph.ancestors([front]) if n not in cleared]
             need = [front]
         region = sorted(region, key=self.graph.place)
+        where = (
+            f"upstream of {front}, whose input differs"
+            if not need
+            else f"at and upstream of {front}, which disagrees"
+        )
         if len(region) + len(need) <= WINDOW_OPS and self.fits([*region, *need], inputs=True):
-            why = f"{front} disagrees" + (" and its inputs differ" if not need else "")
-            return self.window_capture(k, [*region, *need], f"upstream of where {why}")
+            return self.window_capture(k, [*region, *need], where)
         if len(region) <= WINDOW_OPS - len(need):
-            return self.window_capture(k, self.nearest(need, region), f"at {front}, which disagrees")
+            return self.window_capture(k, self.nearest(need, region), where)
         return self.probe_capture(k, region, front)
 
     # -- captures --------------------------------------------------------------------------
@@ -155,10 +166,8 @@ class _Planner:
 
     def window_capture(self, index: int, window: Sequence[str], why: str) -> Capture:
         ops = self.graph.sorted(window)
-        return Capture(
-            index, "tensor", "all", ops, f"inputs and outputs of {len(ops)} op{'s' if len(ops) > 1 else ''} {why}",
-            self.graph.window_bytes(ops),
-        )  # fmt: skip
+        what = f"inputs and outputs of {len(ops)} op{'s' if len(ops) > 1 else ''} {why}"
+        return Capture(index, "tensor", "all", ops, what, self.graph.window_bytes(ops))
 
     def probe_capture(self, index: int, region: Sequence[str], front: str) -> Capture:
         """Outputs of ops spread evenly over ``region`` (execution order), within the bound."""
@@ -172,7 +181,9 @@ class _Planner:
             picks = [region[len(region) // 2]]
         ops = self.graph.sorted(picks)
         size = sum(self.graph.tensor_dump_bytes(n, inputs=False) for n in ops)
-        why = f"outputs of {len(ops)} of the {len(region)} ops upstream of {front} (disagrees), to bisect them"
+        why = (
+            f"outputs of {len(ops)} of the {len(region)} ops upstream of {front} (disagrees), to bisect them"
+        )
         return Capture(index, "tensor", "output", ops, why, size)
 
     def window_around(self, suspect: str, seen: dict[str, _Seen]) -> list[str]:
@@ -235,18 +246,25 @@ class _Planner:
 
     def proof(self, name: str, seen: dict[str, _Seen]) -> list[str]:
         look = seen[name]
-        inputs = [w for (io, _), w in look.op.words.items() if io == "input"]
-        bad = [w for (io, k), w in look.op.words.items() if io == "output" and k in look.op.agreement.bad_outputs]
+        inputs = [
+            w
+            for (io, k), w in look.op.words.items()
+            if io == "input" and look.op.agreement.inputs[k] is Agreement.AGREE
+        ]
+        bad = [
+            w for (io, k), w in look.op.words.items() if io == "output" and k in look.op.agreement.bad_outputs
+        ]
         return [
             f"pass {look.pass_index}: {name} inputs agree ({'; '.join(inputs) or 'none compared'}), "
             f"outputs do not ({'; '.join(bad)})"
         ]
 
-    def undecided(self, at: int | None, seen: dict[str, _Seen], evidence: list[str], k: int) -> Verdict:
-        if at is None:
-            return Verdict(UNDECIDED, "", (), (*evidence, f"no disagreeing op found in {k} passes"), k)
-        name = self.graph.order[at]
-        words = f"{name} disagrees; the error starts there or upstream of it ({k} passes used)"
+    def undecided(self, name: str, disagrees: bool, evidence: list[str], k: int) -> Verdict:
+        """No pass left: the earliest op known to disagree, or the suspect not yet captured."""
+        if disagrees:
+            words = f"{name} disagrees; the error starts there or upstream of it (no pass left after {k})"
+        else:
+            words = f"statistics leave the golden at {name}; not captured in full (no pass left after {k})"
         return Verdict(UNDECIDED, name, self.originals(name), (*evidence, words), k)
 
     def originals(self, name: str) -> tuple[str, ...]:

@@ -79,4 +79,6 @@ def read_tensor_pass(graph: HuntGraph, matcher: Matcher, golden: GoldenSource, d
         seen.append(OpSeen(rule.name if rule else op.op_name, op_agreement(judge, op), _words(judge, op)))
     start = divergence_start([o.agreement for o in seen])
     lines = [line for line in advise(table).lines() if line.startswith(FIRST_DIVERGENCE)]
-    return TensorPass(done.capture.index, done.capture.mode == "all", tuple(seen), start, lines[0] if lines else "")
+    return TensorPass(
+        done.capture.index, done.capture.mode == "all", tuple(seen), start, lines[0] if lines else ""
+    )
