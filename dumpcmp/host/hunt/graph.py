@@ -91,6 +91,25 @@ class HuntGraph:
     def consumers(self, name: str) -> tuple[str, ...]:
         return self._consumers.get(name, ())
 
+    def ancestors(self, names: Iterable[str]) -> frozenset[str]:
+        """Every dumped op whose outputs reach any of ``names`` (``names`` not included)."""
+        found: set[str] = set()
+        todo = [p for n in names for p in self.producers(n)]
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo.extend(self.producers(name))
+        return frozenset(found)
+
+    def input_producer(self, name: str, k: int) -> str | None:
+        """The dumped op that feeds data input ``k`` of ``name`` (None: a Data or Const op)."""
+        inputs = self.op(name).data_inputs
+        if not 0 <= k < len(inputs):
+            return None
+        src = inputs[k].src_name
+        return src if src in self._place else None
+
     def sorted(self, names: Iterable[str]) -> tuple[str, ...]:
         """``names`` (dumped ops) in execution order, once each."""
         return tuple(sorted(set(names), key=self.place))

@@ -3,7 +3,6 @@ the files a pass left, the verdict, the limits."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
