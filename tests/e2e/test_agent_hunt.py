@@ -92,6 +92,15 @@ def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServ
     assert "verdict: no divergence, after 1 pass" in out.splitlines()
 
 
+def test_max_passes_bounds_the_hunt_and_says_it_is_undecided(host: HostServer, tmp_path: Path) -> None:
+    code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path, "--inject", FAULT, "--max-passes", "1")
+    assert code == 0, out
+    verdict = [line for line in out.splitlines() if line.startswith("verdict: ")]
+    assert "pass 2" not in out and len(verdict) == 1, out
+    assert verdict[0].startswith("verdict: undecided: ") and verdict[0].endswith(", after 1 pass"), out
+    assert any(line.startswith("hunt: 1 pass, ") for line in out.splitlines()), out
+
+
 class _Killed(Exception):
     """Stands for a SIGKILL of the agent in the middle of pass 2."""
 
