@@ -41,11 +41,10 @@ from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
-from dumpcmp.proto.runs import hunt_pass_label
+from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_pass_label
 
-__all__ = ["HUNT_PROTOCOL", "HuntOutcome", "HuntPass", "run_hunt"]
+__all__ = ["HuntOutcome", "HuntPass", "run_hunt"]
 
-HUNT_PROTOCOL = 1
 _PLAN_TIMEOUT_S = 600.0  # the host compares a pass before it answers
 _RETRY_S = (0.2, 2.0)  # the first and the longest wait before asking a host that went away again
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["hunt_pass_label", "run_identity", "run_slot", "run_token", "slot_of"]
+__all__ = ["HUNT_PROTOCOL", "hunt_pass_label", "run_identity", "run_slot", "run_token", "slot_of"]
 
+HUNT_PROTOCOL = 1  # NextCapture's protocol (dumpcmp_v1.proto): agent and host say which they speak
 _SEPARATOR = "@"
 _STARTED = re.compile(r"\d{14}")
 _TOKEN = re.compile(r"[0-9a-f]{8,32}")

@@ -37,14 +37,13 @@ from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.host.server.worker import Plan
 from dumpcmp.outputs import atomic_path, sync_dir
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.runs import hunt_pass_label, run_slot, run_token, slot_of
+from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_pass_label, run_slot, run_token, slot_of
 
 if TYPE_CHECKING:  # the planner (and numpy, the golden index) only once a hunt asks
     from dumpcmp.host.hunt import Capture, PassFiles, Verdict
 
-__all__ = ["HUNT_PROTOCOL", "HuntRefused", "Hunts"]
+__all__ = ["HuntRefused", "Hunts"]
 
-HUNT_PROTOCOL = 1
 _HUNTS_DIR = "hunts"
 _HUNT_ID = re.compile(r"[0-9a-f]{8,32}")  # a run token (proto.runs)
 _PASS = re.compile(r"(?P<model>.+)\.hunt(?P<index>\d+)@dev(?P<device>\d+)")
@@ -205,10 +204,10 @@ class Hunts:
         answer = pb.CapturePlan(protocol=HUNT_PROTOCOL, full_capture_bytes=full)
         if isinstance(step, Capture):
             answer.pass_index = step.index
-            answer.capture.CopyFrom(capture_message(step))
+            answer.capture.CopyFrom(_capture_message(step))
         else:
             answer.pass_index = len(hunt.passes)
-            answer.verdict.CopyFrom(verdict_message(step))
+            answer.verdict.CopyFrom(_verdict_message(step))
         return answer
 
     def _files(self, name: str, done: _Pass) -> PassFiles:
@@ -272,14 +271,14 @@ def _hunt_of(raw: dict[str, Any]) -> _Hunt:
     return _Hunt(raw["hunt"], raw["max_passes"], raw["pass_bytes"], passes, planned)
 
 
-def capture_message(capture: Capture) -> pb.Capture:
+def _capture_message(capture: Capture) -> pb.Capture:
     return pb.Capture(
         data=capture.data, mode=capture.mode, layers=capture.layers, why=capture.why,
         expected_bytes=capture.expected_bytes, stats=capture.stats,
     )  # fmt: skip
 
 
-def verdict_message(verdict: Verdict) -> pb.HuntVerdict:
+def _verdict_message(verdict: Verdict) -> pb.HuntVerdict:
     return pb.HuntVerdict(
         kind=verdict.kind, culprit=verdict.culprit, originals=verdict.originals, evidence=verdict.evidence,
         passes=verdict.passes,
