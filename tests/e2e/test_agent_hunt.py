@@ -195,9 +195,16 @@ def test_hunt_with_an_om_and_no_ascendcl_is_one_line(
     assert "libascendcl" in out
 
 
-def test_hunt_goes_with_a_model_not_a_watch(tmp_path: Path) -> None:
-    code, out = cli("agent", "run", "--host", "127.0.0.1:1", "--session", "h1", "--watch", tmp_path, "--hunt")
-    assert code == 1 and "--hunt go with --model, not --watch" in out, out
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (["--watch", "."], "--hunt go with --model, not --watch"),
+        ([], "give one of --watch DUMP_PATH or --model"),
+    ],
+)
+def test_hunt_goes_with_a_model(tmp_path: Path, source: list[str], said: str) -> None:
+    code, out = cli("agent", "run", "--host", "127.0.0.1:1", "--session", "h1", *source, "--hunt")
+    assert code == 1 and said in out and out.strip().count("\n") == 0, out
 
 
 def test_a_host_restarted_between_passes_is_asked_again_and_the_hunt_goes_on(
