@@ -28,6 +28,7 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import ChannelOptions
 from dumpcmp.proto.runs import run_slot, run_token
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.e2e.agent_host_kit import Processes, dumpcmp, procs_fixture, session_info, wait_for  # noqa: F401
 from tests.host.server.hostkit import Hosts, host_fixture, hosts_fixture  # noqa: F401 (fixtures)
 
 FAULT = "/block2/Add=bias:0.5"
@@ -234,3 +235,26 @@ def test_a_host_restarted_between_passes_is_asked_again_and_the_hunt_goes_on(
     finally:
         for server in restarted:
             server.stop(grace=0)
+
+
+def test_an_agent_sigkilled_between_passes_and_run_again_restarts_the_hunt_cleanly(
+    procs: Processes, tmp_path: Path
+) -> None:
+    # Real processes: the host paused once pass 1 is acknowledged (the agent then waits for its next
+    # capture), the agent SIGKILLed there, the same command run again.
+    host = procs.host(tmp_path / "real")
+    args = ("--model", "zoo:small_cnn", "--sim", "--hunt", "--inject", FAULT, "--state", tmp_path / "st")
+    killed = procs.agent(tmp_path / "agent1.log", host, "ko", *args)
+    wait_for(lambda: "pass 1: " in killed.output or killed.process.poll() is not None, "pass 1")
+    host.pause()
+    killed.kill()
+    host.resume()
+    assert "verdict" not in killed.output, killed.output
+    again = dumpcmp("agent", "run", "--host", host.address, "--session", "ko", *args)
+    assert again.code == 0 and "verdict: isolated: /block2/Add" in again.output, again.output
+    info = session_info(host.address, "ko")
+    assert info.state == pb.SessionInfo.CLOSED and info.replaced_runs
+    tokens = {run_token(f.path.split("/")[0]) for f in info.files if f.kind == pb.OUTPUT}
+    assert len(tokens) == 1  # every pass's outputs of one hunt: the new one
+    dump_dirs = {f.path.split("/")[3] for f in info.files if f.kind == pb.DUMP}
+    assert len(dump_dirs) == again.output.count("\npass ") + again.output.startswith("pass ")
