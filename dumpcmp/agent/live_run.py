@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from dumpcmp.agent.backend import DumpDirReporter
-from dumpcmp.agent.model_run import run_model
+from dumpcmp.agent.model_run import ModelRun, run_model
 from dumpcmp.agent.runtime import AclRuntime
 from dumpcmp.agent.session import RunFile, add_files, wire_path
 from dumpcmp.agent.uploader import Uploader
@@ -60,11 +60,13 @@ def stream_model_run(
     quiet: float = 1.0,
     poll: bool = False,
     exclude: tuple[Path, ...] = (),
+    after_run: Callable[[str, ModelRun], Sequence[RunFile]] | None = None,
 ) -> StreamedRun:
     """Run ``model`` under ``acl_config`` (whose dump path is ``dump_root``), streaming each dump
     file of the run into ``uploader`` as it completes. ``start(model_id)``, called once the model
     is loaded, names the run and its files (sent after START, before any dump file). Raises what
-    ``run_model`` raises, after handing over the files already complete (the run then has no END)."""
+    ``run_model`` raises, after handing over the files already complete (the run then has no END).
+    ``after_run(run_id, ran)``: files the run made of its result (a hunt's outputs), sent before END."""
     root = dump_root.resolve()
     earlier = set(_files(root))
     backend = runtime.backend
@@ -94,12 +96,14 @@ def stream_model_run(
     watcher = DumpWatcher(root, ready, quiet=quiet, poll=poll, exclude=exclude)
     watcher.start()
     try:
-        run_model(runtime, model, inputs, acl_config, device=device, steps=steps, on_load=loaded)
+        ran = run_model(runtime, model, inputs, acl_config, device=device, steps=steps, on_load=loaded)
     finally:
         ended = watcher.stop()
     with lock:
         run_id = started[0]
         not_sent = tuple(n for n in ended if n.path not in earlier and _own(n.path, own_dir))
+    if after_run is not None:
+        add_files(uploader, list(after_run(run_id, ran)), run_id)
     uploader.add_run_mark(run_id, pb.RunMark.END)
     return StreamedRun(run_id, handed[0], not_sent)
 

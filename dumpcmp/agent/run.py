@@ -49,7 +49,8 @@ from dumpcmp.proto.runs import run_identity
 if TYPE_CHECKING:  # a watch never loads them (numpy): a stopping agent's start-up stays short
     import numpy as np
 
-    from dumpcmp.agent.live_run import RunStart
+    from dumpcmp.agent.live_run import RunStart, StreamedRun
+    from dumpcmp.agent.model_run import ModelRun
     from dumpcmp.agent.runtime import AclRuntime
 
 __all__ = [
@@ -179,7 +180,7 @@ class AgentRun:
         self.state_dir = state_dir
         self.target = reach_host(address, plan.session)
         self.uploader = open_uploader(self.target, plan, state_dir, settings)
-        self._console = console or Console(quiet=True)
+        self.console = console or Console(quiet=True)
 
     def watch(
         self,
@@ -206,7 +207,7 @@ class AgentRun:
         watcher = DumpWatcher(root, ready, quiet=quiet, poll=poll, exclude=(self.state_dir.resolve(),))
         uploader.start()
         progress = UploadProgress(
-            self._console, uploader.stats, lambda: f"watching {root} ({watcher.backend})"
+            self.console, uploader.stats, lambda: f"watching {root} ({watcher.backend})"
         )
         with progress:
             interrupted = False
@@ -232,8 +233,6 @@ class AgentRun:
 
         A simulated run that does not end with every file acknowledged loses its local files
         (``run.work_dir``) as it fails: the next run simulates afresh and replaces it."""
-        from dumpcmp.agent.live_run import stream_model_run
-
         uploader = self.uploader
         started: list[str] = []
 
@@ -244,16 +243,8 @@ class AgentRun:
 
         uploader.start()
         try:
-            streamed = stream_model_run(
-                run.runtime, uploader, run.model, run.inputs, run.acl_config, run.dump_root,
-                start=start, device=run.device, steps=run.steps, exclude=self._excluded(run.dump_root),
-            )  # fmt: skip
-            if not streamed.dump_files and run.work_dir is not None:
-                raise ModelError(
-                    f"{source}: the simulated run dumped no file (does the dump_list of "
-                    f"--acl-config {run.acl_config} name this model?)"
-                )
-            with UploadProgress(self._console, uploader.stats, lambda: f"run {streamed.run_id}") as progress:
+            streamed = self.stream(run, source, start)
+            with UploadProgress(self.console, uploader.stats, lambda: f"run {streamed.run_id}") as progress:
                 report = _finish(uploader, progress.refresh)
         except BaseException:
             if run.work_dir is not None:
@@ -264,6 +255,30 @@ class AgentRun:
         outcome = AgentOutcome(uploader, report, self.target, source, streamed.dump_files, not_sent, skipped)
         outcome.run_dir, outcome.run_id = run.work_dir, streamed.run_id
         return outcome
+
+    def stream(
+        self,
+        run: PreparedRun,
+        source: str,
+        start: Callable[[int], RunStart],
+        after_run: Callable[[str, ModelRun], Sequence[RunFile]] | None = None,
+    ) -> StreamedRun:
+        """Run ``run`` here, its START (``start``), files and dump handed to the started uploader
+        while it runs, then ``after_run``'s files and its END; the acknowledgements are the
+        caller's to wait for."""
+        from dumpcmp.agent.live_run import stream_model_run
+
+        streamed = stream_model_run(
+            run.runtime, self.uploader, run.model, run.inputs, run.acl_config, run.dump_root,
+            start=start, device=run.device, steps=run.steps, exclude=self._excluded(run.dump_root),
+            after_run=after_run,
+        )  # fmt: skip
+        if not streamed.dump_files and run.work_dir is not None:
+            raise ModelError(
+                f"{source}: the simulated run dumped no file (does the dump_list of "
+                f"--acl-config {run.acl_config} name this model?)"
+            )
+        return streamed
 
     def _excluded(self, dump_root: Path) -> tuple[Path, ...]:
         """The state directory, when it lies under the dump path (its journal is no dump). Not

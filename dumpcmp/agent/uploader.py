@@ -166,6 +166,7 @@ class Uploader:
         self._queue: deque[_Item] = deque()
         self._in_flight: dict[tuple[int, str], _InFlight] = {}
         self._in_flight_bytes = 0
+        self._taken = 0  # out of the queue, not in flight yet (being opened): not idle meanwhile
         self._seq = 0
         self._gen = 0
         self._closed = False
@@ -227,7 +228,7 @@ class Uploader:
     def idle(self) -> bool:
         """Nothing waiting and nothing in flight."""
         with self._cond:
-            return not self._queue and not self._in_flight
+            return not self._queue and not self._in_flight and not self._taken
 
     @property
     def failed(self) -> bool:
@@ -243,6 +244,17 @@ class Uploader:
         with self._cond:
             reaching = self._reaching
         return reaching and self._thread is not None and self._thread.is_alive()
+
+    def settle(self, on_wait: Callable[[], None] | None = None) -> None:
+        """Wait until everything added so far is acknowledged, the upload staying open for more
+        (a hunt's next pass); raise TransferError if the upload failed."""
+        while not self.idle and self._error is None:
+            with self._cond:
+                self._cond.wait(0.1)
+            if on_wait is not None:
+                on_wait()
+        if self._error is not None:
+            raise self._error
 
     def finish(self, on_wait: Callable[[], None] | None = None) -> UploadReport:
         """No more files: wait until every one is acknowledged; raise TransferError if the upload failed."""
@@ -552,6 +564,7 @@ class Uploader:
                     if not fits:
                         break
                     del self._queue[index]
+                    self._taken += 1
                     return item
                 else:
                     if self._closed and not self._queue and not self._in_flight:
@@ -560,6 +573,7 @@ class Uploader:
 
     def _register(self, gen: int, item: _Item, size: int, mtime_ns: int) -> bool:
         with self._cond:
+            self._taken -= 1
             if gen != self._gen:
                 self._queue.appendleft(item)  # the connection broke meanwhile; it goes out next time
                 return False
@@ -607,6 +621,7 @@ class Uploader:
 
     def _done_without_sending(self) -> None:
         with self._cond:
+            self._taken -= 1
             self._already += 1
             self._cond.notify_all()
 

@@ -25,6 +25,7 @@ from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, 
 from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
+    from dumpcmp.agent.hunt import HuntOutcome, HuntPass
     from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun
     from dumpcmp.agent.session import HostSession, RunFile
     from dumpcmp.agent.uploader import Uploader
@@ -131,6 +132,23 @@ def run_command(
             help="With --sim: keep the run's local files (STATE/runs/RUN_ID) after the session closed.",
         ),
     ] = False,
+    hunt: Annotated[
+        bool,
+        typer.Option(
+            "--hunt",
+            help="With --model: the host steers the capture against the golden data, pass by pass "
+            "(statistics first, then windows of tensors), until it has found the culprit.",
+        ),
+    ] = False,
+    max_passes: Annotated[
+        int, typer.Option("--max-passes", min=1, help="With --hunt: run the model at most this many times.")
+    ] = 8,
+    pass_bytes: Annotated[
+        int,
+        typer.Option(
+            "--pass-bytes", min=0, help="With --hunt: dump bytes one pass may capture (0: the host's bound)."
+        ),
+    ] = 0,
 ) -> None:
     """Stream a dump to the host comparator HOST:PORT, into session NAME.
 
@@ -146,7 +164,7 @@ def run_command(
 
     # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
     with user_errors(), ExitStack() as held:
-        _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject))
+        _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject) or hunt)
         if golden is not None and golden_on_host:
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
@@ -197,7 +215,11 @@ def run_command(
                     if sim
                     else _on_acl(request, token, extras)
                 )
-                outcome = agent.run_model(prepared, f"--model {model}")
+                outcome = (
+                    _hunted(agent, prepared, f"--model {model}", max_passes, pass_bytes, give_up)
+                    if hunt
+                    else agent.run_model(prepared, f"--model {model}")
+                )
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         closing = not keep_open and not outcome.undelivered
@@ -234,7 +256,7 @@ def _check_source(session: str, watch: Path | None, model: str | None, *, with_m
     if (watch is None) == (model is None):
         raise TransferError("give one of --watch DUMP_PATH or --model MODEL")
     if watch is not None and with_model:
-        raise TransferError("--sim, --input and --inject go with --model, not --watch")
+        raise TransferError("--sim, --input, --inject and --hunt go with --model, not --watch")
     if watch is not None and not watch.exists():
         # A mistyped path would otherwise be watched (and created) while nothing ever dumps there.
         raise TransferError(f"--watch {watch}: no such dump directory (start the agent once it exists)")
@@ -345,6 +367,58 @@ def _on_acl(request: _ModelRequest, token: str, extras: Sequence[RunFile]) -> Pr
         model, request.inputs, request.acl_config, Path(dump_path), device=request.device,
         steps=request.steps, token=token, extras=extras,
     )  # fmt: skip
+
+
+def _hunted(
+    agent: AgentRun, run: PreparedRun, source: str, max_passes: int, pass_bytes: int, give_up: float
+) -> AgentOutcome:
+    """The hunt, a line per pass as it ends, then its verdict and what it cost."""
+    from dumpcmp.agent.hunt import run_hunt
+
+    def said(done: HuntPass) -> None:
+        console().print(_pass_line(done), markup=False)
+
+    hunted = run_hunt(
+        agent, run, source, max_passes=max_passes, pass_bytes=pass_bytes, give_up=give_up, on_pass=said
+    )
+    for line in _verdict_lines(hunted):
+        console().print(line, markup=False)
+    return hunted.outcome
+
+
+def _pass_line(done: HuntPass) -> str:
+    capture = done.capture
+    layers = list(capture.layers)
+    more = ", …" if len(layers) > _OPS_SHOWN else ""
+    ops = f"{counted(len(layers), 'op')} ({', '.join(layers[:_OPS_SHOWN])}{more})" if layers else "every op"
+    return (
+        f"pass {done.index}: {capture.data} ({capture.mode}) of {ops}: {counted(done.dump_files, 'file')}, "
+        f"{_mb(done.bytes_sent)}, {done.seconds:.1f} s: {capture.why}"
+    )
+
+
+_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
+
+
+def _passes(count: int) -> str:
+    return f"{count} pass{'' if count == 1 else 'es'}"
+
+
+def _verdict_lines(hunted: HuntOutcome) -> list[str]:
+    """The verdict and its evidence, then the hunt's totals against a full capture's estimate."""
+    verdict = hunted.verdict
+    culprit = ""
+    if verdict.culprit:
+        originals = [name for name in verdict.originals if name != verdict.culprit]
+        culprit = f": {verdict.culprit}" + (f" (original ops: {', '.join(originals)})" if originals else "")
+    lines = [f"verdict: {verdict.kind}{culprit}, after {_passes(verdict.passes)}"]
+    lines += [f"  {line}" for line in verdict.evidence]
+    full = hunted.full_capture_bytes
+    share = f" ({hunted.bytes_sent / full:.1%} of a full capture's ~{_mb(full)})" if full else ""
+    lines.append(
+        f"hunt: {_passes(len(hunted.passes))}, {_mb(hunted.bytes_sent)} sent{share}, {hunted.seconds:.1f} s"
+    )
+    return lines
 
 
 @contextmanager

@@ -6,14 +6,19 @@ a session replaces every earlier run of its slot there, finished or not, whichev
 ran it: the same model on the same device is the same run again (a rerun after a crash, or the
 same command once more), so a session never holds it twice. Runs of other slots (other devices,
 other models) stay. An id of another shape (an older agent's) has no slot.
+
+A hunt (``agent run --hunt``) runs the model once per pass, each pass a run of its own labelled
+``{model}.hunt{k}`` (so pass k's slot is its own, and a pass run again replaces only itself),
+all with the hunt's id as their token.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["run_identity", "run_slot"]
+__all__ = ["HUNT_PROTOCOL", "hunt_pass_label", "run_identity", "run_slot", "run_token", "slot_of"]
 
+HUNT_PROTOCOL = 1  # NextCapture's protocol (dumpcmp_v1.proto): agent and host say which they speak
 _SEPARATOR = "@"
 _STARTED = re.compile(r"\d{14}")
 _TOKEN = re.compile(r"[0-9a-f]{8,32}")
@@ -24,8 +29,22 @@ def run_identity(model: str, device: int, started: str, token: str) -> str:
     """The id of a run of ``model`` on ``device`` started at ``started`` (``YYYYMMDDhhmmss``)."""
     if not _STARTED.fullmatch(started) or not _TOKEN.fullmatch(token) or device < 0:
         raise ValueError(f"not a run identity: device {device}, started {started!r}, token {token!r}")
-    label = _UNSAFE.sub("_", model) or "model"
-    return _SEPARATOR.join((label, f"dev{device}", started, token))
+    return _SEPARATOR.join((slot_of(model, device), started, token))
+
+
+def hunt_pass_label(model: str, index: int) -> str:
+    """The model label of pass ``index`` (1-based) of a hunt of ``model``."""
+    return f"{model}.hunt{index}"
+
+
+def slot_of(model: str, device: int) -> str:
+    """The slot of runs of ``model`` on ``device``, as ``run_slot`` reads it from their ids."""
+    return _SEPARATOR.join((_UNSAFE.sub("_", model) or "model", f"dev{device}"))
+
+
+def run_token(run_id: str) -> str:
+    """The token of an id ``run_identity`` made; "" for any other id."""
+    return run_id.rsplit(_SEPARATOR, 1)[-1] if run_slot(run_id) else ""
 
 
 def run_slot(run_id: str) -> str:

@@ -20,6 +20,7 @@ from tests.agent.dumps import STEP_DIR, write_dumps
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving, uploader_for
 
 SESSION = "s1"
+WAIT_S = 30.0
 FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2, give_up=20.0)
 
 
@@ -413,3 +414,30 @@ def test_a_file_the_host_holds_under_either_checksum_is_not_sent_again(
         session.files[(pb.DUMP, wire(root, path))] = (checksum(data).digest(), len(data))
     report = upload(host.target, tmp_path / "state", root, files)
     assert (report.already, report.stored) == (2, 0)
+
+
+def test_a_file_being_opened_is_not_idle_and_settle_waits_for_its_answer(
+    host: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between the queue and the window (the file being opened) an item was in neither: idle said
+    # True with a file not sent, and a hunt asked the host for its next step before the host had it.
+    root = tmp_path / "dump"
+    (path,) = write_dumps(root, 1)
+    opening, go_on = threading.Event(), threading.Event()
+    prepare = Uploader._prepare
+
+    def slow_prepare(self: Uploader, item: object) -> object:
+        opening.set()
+        go_on.wait(WAIT_S)
+        return prepare(self, item)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Uploader, "_prepare", slow_prepare)
+    uploader = make_uploader(host.target, tmp_path / "state")
+    send(uploader, root, [path])
+    assert opening.wait(WAIT_S)
+    assert not uploader.idle
+    go_on.set()
+    uploader.settle()
+    assert host.host.stored_count(wire(root, path)) == 1
+    uploader.add_file(pb.DUMP, "again/" + path.name, path)  # still open for more after settling
+    assert uploader.finish().stored == 2

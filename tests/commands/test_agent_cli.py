@@ -158,7 +158,7 @@ def test_sim_sends_the_marked_run_inputs_golden_and_rule_first(server: ServerHan
             ["--session", "x", "--watch", "d", "--model", "m"],
             "give one of --watch DUMP_PATH or --model MODEL",
         ),
-        (["--session", "x", "--watch", "d", "--sim"], "--sim, --input and --inject go with --model"),
+        (["--session", "x", "--watch", "d", "--sim"], "--sim, --input, --inject and --hunt go with --model"),
         (
             ["--session", "x", "--model", "m.om"],
             "--model m.om: no such file (on AscendCL the model is an .om",

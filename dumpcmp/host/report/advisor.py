@@ -60,7 +60,7 @@ from dumpcmp.host.verdict import (
     special_appearance,
 )
 
-__all__ = ["Advice", "Finding", "Suspect", "Worded", "advise", "write_advice"]
+__all__ = ["Advice", "Finding", "Suspect", "Worded", "advise", "op_agreement", "write_advice"]
 
 _FP16 = {"DT_FLOAT16", "FLOAT16", "FP16", "HALF", "TORCH.FLOAT16"}
 
@@ -293,7 +293,7 @@ def _appearance(row: TensorResult, found: Appearance, error_name: str) -> str:
 
 def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     """Input inconsistency and the first divergence, as ``verdict.divergence_start`` finds them."""
-    start = divergence_start([_agreements(judge, op) for op in ops])
+    start = divergence_start([op_agreement(judge, op) for op in ops])
     findings: list[Finding] = []
     if start.inconsistent_input is not None:
         at, k = start.inconsistent_input
@@ -316,7 +316,8 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
     return [*findings, _divergence(judge, ops, op, row, start)]
 
 
-def _agreements(judge: RowJudge, op: OpRows) -> OpAgreement:
+def op_agreement(judge: RowJudge, op: OpRows) -> OpAgreement:
+    """One op's rows as ``verdict.divergence_start`` walks them (the hunt judges its windows so)."""
     return OpAgreement(
         tuple(judge.verdict(r) for r in op.inputs),
         tuple(judge.verdict(r) for r in op.outputs),

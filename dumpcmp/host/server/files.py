@@ -28,6 +28,7 @@ KIND_DIRS: dict[int, str] = {
     FileKind.GOLDEN: "golden",
     FileKind.FUSION_RULE: "rules",
     FileKind.INPUT: "inputs",
+    FileKind.OUTPUT: "outputs",  # a run's model outputs ({run_id}/{index}.output.npy)
 }
 RESULTS_DIR = "results"
 INCOMING_DIR = ".incoming"

@@ -25,6 +25,7 @@ import grpc
 from dumpcmp.errors import DumpcmpError, SessionNotFound
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
+from dumpcmp.host.server.hunts import HuntRefused, Hunts
 from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
 from dumpcmp.host.server.row_messages import row_message
@@ -132,6 +133,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # runs' first golden files on the way at once both found the session without golden data.
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
+        self._hunts = Hunts(data_dir, self.store, self._drop_files)
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -592,6 +594,14 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if worker is not None:
             worker.dropped(tuple(f.path for f in dropped))
         self.notifier.notify()
+
+    # ---- hunts
+
+    def NextCapture(self, request: pb.NextCaptureRequest, context: grpc.ServicerContext) -> pb.CapturePlan:
+        try:
+            return self._hunts.next_capture(request)
+        except HuntRefused as exc:
+            _abort(context, exc.code, str(exc))
 
     # ---- rows and results
 

@@ -369,6 +369,18 @@ class SessionStore:
             ]
             return RunStart(tuple(stale), _drop_runs(db, session, stale, "replaced"))
 
+    def live_runs(self, session: str) -> list[str]:
+        """The session's runs that count: started ('open') or finished ('ended')."""
+        with self._transaction() as db:
+            query = "SELECT run_id FROM runs WHERE session=? AND state IN ('open', 'ended') ORDER BY run_id"
+            return [r[0] for r in db.execute(query, (session,))]
+
+    def replace_runs(self, session: str, run_ids: Sequence[str]) -> RunStart:
+        """``run_ids`` no longer count (an older hunt's passes, when a new hunt begins): their
+        files and rows are dropped, the runs listed as replaced."""
+        with self._transaction() as db:
+            return RunStart(tuple(run_ids), _drop_runs(db, session, run_ids, "replaced"))
+
     def run_state(self, session: str, run_id: str) -> str | None:
         """'open', 'ended', 'replaced' or 'refused'; None for a run the session never heard of."""
         with self._transaction() as db:

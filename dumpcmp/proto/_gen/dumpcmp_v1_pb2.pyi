@@ -14,6 +14,7 @@ class FileKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GOLDEN: _ClassVar[FileKind]
     FUSION_RULE: _ClassVar[FileKind]
     INPUT: _ClassVar[FileKind]
+    OUTPUT: _ClassVar[FileKind]
 
 class Checksum(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -24,6 +25,7 @@ DUMP: FileKind
 GOLDEN: FileKind
 FUSION_RULE: FileKind
 INPUT: FileKind
+OUTPUT: FileKind
 SHA256: Checksum
 XXH3_128: Checksum
 
@@ -396,3 +398,67 @@ class DeleteSessionReply(_message.Message):
     files: int
     data_dir: str
     def __init__(self, session: _Optional[str] = ..., rows: _Optional[int] = ..., files: _Optional[int] = ..., data_dir: _Optional[str] = ...) -> None: ...
+
+class NextCaptureRequest(_message.Message):
+    __slots__ = ("session", "protocol", "hunt", "model", "device", "finished_run", "max_passes", "pass_bytes")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    HUNT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_RUN_FIELD_NUMBER: _ClassVar[int]
+    MAX_PASSES_FIELD_NUMBER: _ClassVar[int]
+    PASS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    protocol: int
+    hunt: str
+    model: str
+    device: int
+    finished_run: str
+    max_passes: int
+    pass_bytes: int
+    def __init__(self, session: _Optional[str] = ..., protocol: _Optional[int] = ..., hunt: _Optional[str] = ..., model: _Optional[str] = ..., device: _Optional[int] = ..., finished_run: _Optional[str] = ..., max_passes: _Optional[int] = ..., pass_bytes: _Optional[int] = ...) -> None: ...
+
+class Capture(_message.Message):
+    __slots__ = ("data", "mode", "layers", "why", "expected_bytes", "stats")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    LAYERS_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    mode: str
+    layers: _containers.RepeatedScalarFieldContainer[str]
+    why: str
+    expected_bytes: int
+    stats: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, data: _Optional[str] = ..., mode: _Optional[str] = ..., layers: _Optional[_Iterable[str]] = ..., why: _Optional[str] = ..., expected_bytes: _Optional[int] = ..., stats: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class HuntVerdict(_message.Message):
+    __slots__ = ("kind", "culprit", "originals", "evidence", "passes")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CULPRIT_FIELD_NUMBER: _ClassVar[int]
+    ORIGINALS_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    PASSES_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    culprit: str
+    originals: _containers.RepeatedScalarFieldContainer[str]
+    evidence: _containers.RepeatedScalarFieldContainer[str]
+    passes: int
+    def __init__(self, kind: _Optional[str] = ..., culprit: _Optional[str] = ..., originals: _Optional[_Iterable[str]] = ..., evidence: _Optional[_Iterable[str]] = ..., passes: _Optional[int] = ...) -> None: ...
+
+class CapturePlan(_message.Message):
+    __slots__ = ("protocol", "pass_index", "capture", "verdict", "full_capture_bytes")
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    PASS_INDEX_FIELD_NUMBER: _ClassVar[int]
+    CAPTURE_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    FULL_CAPTURE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    protocol: int
+    pass_index: int
+    capture: Capture
+    verdict: HuntVerdict
+    full_capture_bytes: int
+    def __init__(self, protocol: _Optional[int] = ..., pass_index: _Optional[int] = ..., capture: _Optional[_Union[Capture, _Mapping]] = ..., verdict: _Optional[_Union[HuntVerdict, _Mapping]] = ..., full_capture_bytes: _Optional[int] = ...) -> None: ...

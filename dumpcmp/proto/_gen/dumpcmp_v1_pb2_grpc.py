@@ -74,6 +74,11 @@ class DumpCompareStub:
                 request_serializer=dumpcmp__v1__pb2.DeleteSessionRequest.SerializeToString,
                 response_deserializer=dumpcmp__v1__pb2.DeleteSessionReply.FromString,
                 _registered_method=True)
+        self.NextCapture = channel.unary_unary(
+                '/dumpcmp.v1.DumpCompare/NextCapture',
+                request_serializer=dumpcmp__v1__pb2.NextCaptureRequest.SerializeToString,
+                response_deserializer=dumpcmp__v1__pb2.CapturePlan.FromString,
+                _registered_method=True)
 
 
 class DumpCompareServicer:
@@ -140,6 +145,18 @@ class DumpCompareServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def NextCapture(self, request, context):
+        """A hunt (agent run --hunt): the host steers the agent's capture against the golden data,
+        pass by pass, until it has pinned the culprit. The agent begins (finished_run ""), runs each
+        CapturePlan.capture as a run of its own ({model}.hunt{k}@dev{N}@…@{hunt}), streams its dump
+        and the model's outputs (OUTPUT files), ends it, and asks again with that run's id; the
+        answer is the next capture or the verdict. A host older than this RPC answers UNIMPLEMENTED;
+        one that does not know the request's protocol answers FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DumpCompareServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -182,6 +199,11 @@ def add_DumpCompareServicer_to_server(servicer, server):
                     servicer.DeleteSession,
                     request_deserializer=dumpcmp__v1__pb2.DeleteSessionRequest.FromString,
                     response_serializer=dumpcmp__v1__pb2.DeleteSessionReply.SerializeToString,
+            ),
+            'NextCapture': grpc.unary_unary_rpc_method_handler(
+                    servicer.NextCapture,
+                    request_deserializer=dumpcmp__v1__pb2.NextCaptureRequest.FromString,
+                    response_serializer=dumpcmp__v1__pb2.CapturePlan.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -400,6 +422,33 @@ class DumpCompare:
             '/dumpcmp.v1.DumpCompare/DeleteSession',
             dumpcmp__v1__pb2.DeleteSessionRequest.SerializeToString,
             dumpcmp__v1__pb2.DeleteSessionReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NextCapture(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/dumpcmp.v1.DumpCompare/NextCapture',
+            dumpcmp__v1__pb2.NextCaptureRequest.SerializeToString,
+            dumpcmp__v1__pb2.CapturePlan.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,84 @@
+"""A tensor pass (a window or a probe) judged as the advisor judges a full capture: its files
+compared in full by the host's core, read back as the result table a compare writes, each op's
+rows judged by the advisor's ``op_agreement`` and walked by ``verdict.divergence_start``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from dumpcmp.host.golden import GoldenSource
+from dumpcmp.host.hunt.compare import compare_pass, result_table
+from dumpcmp.host.hunt.graph import HuntGraph
+from dumpcmp.host.hunt.records import PassFiles
+from dumpcmp.host.matcher import Matcher
+from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, advise, op_agreement
+from dumpcmp.host.report.grading import GradeThresholds, OpRows, RowJudge, group_ops, metric_evidence
+from dumpcmp.host.verdict import Agreement, OpAgreement, Start, divergence_start
+
+__all__ = ["OpSeen", "TensorPass", "read_tensor_pass"]
+
+
+@dataclass(frozen=True)
+class OpSeen:
+    """One op of a tensor pass: its rows' agreements and their numbers, in words."""
+
+    name: str  # the op's name in the fusion rule
+    agreement: OpAgreement
+    words: Mapping[tuple[str, int], str]  # ("input"|"output", k) -> "input 0 CosineSimilarity 0.99…"
+
+    @property
+    def output(self) -> Agreement:
+        """DISAGREE when an output disagrees, AGREE when every compared output agrees."""
+        outs = [a for a in self.agreement.outputs if a is not Agreement.UNKNOWN]
+        if Agreement.DISAGREE in outs:
+            return Agreement.DISAGREE
+        return Agreement.AGREE if outs else Agreement.UNKNOWN
+
+    @property
+    def inputs_seen(self) -> bool:
+        return any(a is not Agreement.UNKNOWN for a in self.agreement.inputs)
+
+    @property
+    def inputs_agree(self) -> bool:
+        judged = [a for a in self.agreement.inputs if a is not Agreement.UNKNOWN]
+        return bool(judged) and all(a is Agreement.AGREE for a in judged)
+
+    def bad_inputs(self) -> tuple[int, ...]:
+        return tuple(k for k, a in enumerate(self.agreement.inputs) if a is Agreement.DISAGREE)
+
+
+@dataclass(frozen=True)
+class TensorPass:
+    index: int
+    with_inputs: bool  # dump_mode all: each op's inputs were captured with its outputs
+    ops: tuple[OpSeen, ...]  # in execution order
+    start: Start  # the advisor's walk over this pass's ops
+    finding: str  # the advisor's first-divergence line on this pass's table ("" when none)
+
+    def op(self, name: str) -> OpSeen | None:
+        return next((o for o in self.ops if o.name == name), None)
+
+
+def _words(judge: RowJudge, op: OpRows) -> dict[tuple[str, int], str]:
+    found: dict[tuple[str, int], str] = {}
+    for io, rows in (("input", op.inputs), ("output", op.outputs)):
+        for k, row in enumerate(rows):
+            numbers = ", ".join(f"{name} {value:.6g}" for name, value in metric_evidence(judge, row).items())
+            found[(io, k)] = f"{io} {k} {numbers or 'not compared'}"
+    return found
+
+
+def read_tensor_pass(graph: HuntGraph, matcher: Matcher, golden: GoldenSource, done: PassFiles) -> TensorPass:
+    rows, _ = compare_pass(matcher, golden, done.dump_files)
+    table = result_table(rows, f"pass {done.capture.index}")
+    judge = RowJudge(table, GradeThresholds())
+    seen = []
+    for op in group_ops(table):
+        rule = graph.rules.find(op.op_name)
+        seen.append(OpSeen(rule.name if rule else op.op_name, op_agreement(judge, op), _words(judge, op)))
+    start = divergence_start([o.agreement for o in seen])
+    lines = [line for line in advise(table).lines() if line.startswith(FIRST_DIVERGENCE)]
+    return TensorPass(
+        done.capture.index, done.capture.mode == "all", tuple(seen), start, lines[0] if lines else ""
+    )

@@ -1,0 +1,260 @@
+"""``agent run --hunt`` end to end: a real host on loopback, the simulated NPU through the live
+path, the hunt's passes as runs of their own; its refusals are one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dumpcmp.agent.hunt import HuntPass, run_hunt
+from dumpcmp.agent.run import AgentRun, PreparedRun, new_run_token
+from dumpcmp.agent.session import SessionPlan
+from dumpcmp.agent.uploader import UploadSettings
+from dumpcmp.cli import app
+from dumpcmp.commands.sim import prepare_agent_run
+from dumpcmp.errors import TransferError
+from dumpcmp.fakes.executor import OpRun
+from dumpcmp.fakes.npu import SimulatedAcl
+from dumpcmp.host.server.serve import HostConfig, HostServer, start
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.channel import ChannelOptions
+from dumpcmp.proto.runs import run_slot, run_token
+from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.e2e.agent_host_kit import Processes, dumpcmp, procs_fixture, session_info, wait_for  # noqa: F401
+from tests.host.server.hostkit import Hosts, host_fixture, hosts_fixture  # noqa: F401 (fixtures)
+
+FAULT = "/block2/Add=bias:0.5"
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+def cli(*args: object) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(map(str, args)))
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+def hunt_cli(address: str, session: str, tmp_path: Path, *extra: object) -> tuple[int, str]:
+    return cli(
+        "agent", "run", "--host", address, "--session", session, "--model", "zoo:small_cnn", "--sim",
+        "--hunt", "--state", tmp_path / f"state-{session}", *extra,
+    )  # fmt: skip
+
+
+def live_runs(server: HostServer, session: str) -> list[str]:
+    return server.service.store.live_runs(session)
+
+
+def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path, "--inject", FAULT)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("pass 1: stats (output) of every op: 20 files,"), out
+    assert lines[1].startswith("pass 2: tensor (all) of 1 op (/block2/Add): 1 file,"), out
+    assert "verdict: isolated: /block2/Add, after 2 passes" in lines, out
+    assert any(line.startswith("hunt: 2 passes, ") and "of a full capture's ~" in line for line in lines), out
+    assert "session h1 on" in out and "(closed)" in out
+    client = hosts.client(host)
+    # Pass 1's statistics land in the statistics result file, pass 2's tensors as rows: each pass
+    # its own model load, so its own directory and shard.
+    info = client.info("h1")
+    assert any("stats_result" in name for name in info.result_files), info.result_files
+    assert any(n.endswith(".csv") and "stats_result" not in n for n in info.result_files), info.result_files
+    dumps = {f.path.split("/")[3] for f in info.files if f.kind == pb.DUMP}
+    assert len(dumps) == 2 and {r.shard.model_id for r in client.rows("h1")} < dumps
+    runs = live_runs(host, "h1")
+    assert sorted(run_slot(r) for r in runs) == ["small_cnn.hunt1@dev0", "small_cnn.hunt2@dev0"]
+    assert len({run_token(r) for r in runs}) == 1
+    outputs = [f for f in info.files if f.kind == pb.OUTPUT]
+    assert sorted(f.path.split("/")[0] for f in outputs) == sorted(runs)  # each pass's outputs, per run
+    assert not (tmp_path / "state-h1" / "hunts").exists() or not any(
+        (tmp_path / "state-h1" / "hunts").iterdir()
+    )
+
+
+def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
+    code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path)
+    assert code == 0, out
+    assert out.startswith("pass 1: stats (output) of every op:"), out
+    assert "pass 2" not in out
+    assert "verdict: no divergence, after 1 pass" in out.splitlines()
+
+
+def test_max_passes_bounds_the_hunt_and_says_it_is_undecided(host: HostServer, tmp_path: Path) -> None:
+    code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path, "--inject", FAULT, "--max-passes", "1")
+    assert code == 0, out
+    verdict = [line for line in out.splitlines() if line.startswith("verdict: ")]
+    assert "pass 2" not in out and len(verdict) == 1, out
+    assert verdict[0].startswith("verdict: undecided: ") and verdict[0].endswith(", after 1 pass"), out
+    assert any(line.startswith("hunt: 1 pass, ") for line in out.splitlines()), out
+
+
+class _Killed(Exception):
+    """Stands for a SIGKILL of the agent in the middle of pass 2."""
+
+
+def _prepared(tmp_path: Path, *faults: str) -> PreparedRun:
+    token = new_run_token()
+    return prepare_agent_run("zoo:small_cnn", tmp_path / "state" / "runs" / token, token, faults=faults)
+
+
+def _agent(address: str, tmp_path: Path, *, golden: bool = True) -> AgentRun:
+    plan = SessionPlan("h1", "small_cnn", golden_uploaded=golden, fusion_rule_name="fusion_rule.json")
+    return AgentRun(ChannelOptions(address), plan, tmp_path / "state", UploadSettings(give_up=30.0))
+
+
+def test_an_agent_killed_between_passes_and_run_again_restarts_the_hunt_cleanly(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    address = f"127.0.0.1:{host.port}"
+    first = _prepared(tmp_path, FAULT)
+    backend = first.runtime.backend
+    assert isinstance(backend, SimulatedAcl)
+    ran: list[str] = []
+
+    def op_ran(op: OpRun) -> None:
+        ran.append(op.op.name)
+        if len(ran) == 25:  # pass 1 ran 20 ops: pass 2 has started, its START on its way
+            raise _Killed
+
+    backend.on_op = op_ran
+    passes: list[str] = []
+    with pytest.raises(_Killed):
+        run_hunt(
+            _agent(address, tmp_path),
+            first,
+            "--model zoo:small_cnn",
+            on_pass=lambda p: passes.append(p.run_id),
+        )
+    (old_pass,) = passes
+    assert old_pass in live_runs(host, "h1")
+    again = run_hunt(_agent(address, tmp_path), _prepared(tmp_path, FAULT), "--model zoo:small_cnn")
+    assert again.verdict.kind == "isolated" and again.verdict.culprit == "/block2/Add"
+    runs = live_runs(host, "h1")
+    assert {run_token(r) for r in runs} == {again.hunt} and len(runs) == len(again.passes)
+    assert old_pass in hosts.client(host).info("h1").replaced_runs
+    info = again.outcome.uploader.close_session()
+    assert not info.nothing_compared
+    dumps = [f.path for f in info.files if f.kind == pb.DUMP]
+    assert len(dumps) == sum(p.dump_files for p in again.passes)  # nothing of the killed hunt is left
+
+
+def test_a_host_without_golden_data_is_one_line(host: HostServer, tmp_path: Path) -> None:
+    run = _prepared(tmp_path)
+    files = run.files
+    no_golden = dataclasses.replace(run, files=lambda m: [f for f in files(m) if f[0] != pb.GOLDEN])
+    with pytest.raises(TransferError) as caught:
+        run_hunt(_agent(f"127.0.0.1:{host.port}", tmp_path, golden=False), no_golden, "--model zoo:small_cnn")
+    said = str(caught.value)
+    assert "FAILED_PRECONDITION" in said and "session h1 holds no golden data" in said and "\n" not in said
+
+
+@pytest.fixture
+def old_host(tmp_path: Path) -> Iterator[ServerHandle]:
+    with serving(RecordingHost(tmp_path / "old-host")) as handle:  # a servicer without NextCapture
+        yield handle
+
+
+def test_a_host_older_than_the_hunt_is_one_line(old_host: ServerHandle, tmp_path: Path) -> None:
+    code, out = hunt_cli(old_host.target, "h1", tmp_path)
+    assert code == 1 and out.strip().count("\n") == 0, out
+    assert f"host {old_host.target} does not support --hunt" in out and "upgrade it" in out
+
+
+def test_hunt_with_an_om_and_no_ascendcl_is_one_line(
+    host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    om = tmp_path / "m.om"
+    om.write_bytes(b"an offline model")
+    acl = tmp_path / "acl.json"
+    (tmp_path / "dump").mkdir()
+    acl.write_text(
+        json.dumps({"dump": {"dump_path": str(tmp_path / "dump"), "dump_list": [{"model_name": "m"}]}})
+    )
+    inputs = tmp_path / "in.npy"
+    np.save(inputs, np.zeros(3, np.float32))
+    code, out = cli(
+        "agent", "run", "--host", f"127.0.0.1:{host.port}", "--session", "h1", "--model", om, "--acl-config",
+        acl, "--input", inputs, "--hunt", "--state", tmp_path / "state",
+    )  # fmt: skip
+    assert code == 1 and out.startswith("Error: ") and out.strip().count("\n") == 0, out
+    assert "libascendcl" in out
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        (["--watch", "."], "--hunt go with --model, not --watch"),
+        ([], "give one of --watch DUMP_PATH or --model"),
+    ],
+)
+def test_hunt_goes_with_a_model(tmp_path: Path, source: list[str], said: str) -> None:
+    code, out = cli("agent", "run", "--host", "127.0.0.1:1", "--session", "h1", *source, "--hunt")
+    assert code == 1 and said in out and out.strip().count("\n") == 0, out
+
+
+def test_a_host_restarted_between_passes_is_asked_again_and_the_hunt_goes_on(
+    hosts: Hosts, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    first = hosts.start(data)
+    port = first.port
+    restarted: list[HostServer] = []
+
+    def restart_later() -> None:
+        time.sleep(1.0)  # the agent asks meanwhile: the host is down
+        restarted.append(start(HostConfig(f"127.0.0.1:{port}", data)))
+
+    def after_pass(done: HuntPass) -> None:
+        if done.index == 1:
+            hosts.stop(first)
+            threading.Thread(target=restart_later, daemon=True).start()
+
+    try:
+        hunted = run_hunt(
+            _agent(f"127.0.0.1:{port}", tmp_path), _prepared(tmp_path, FAULT), "--model zoo:small_cnn",
+            give_up=30.0, on_pass=after_pass,
+        )  # fmt: skip
+        assert hunted.verdict.kind == "isolated" and len(hunted.passes) == 2
+        assert not hunted.outcome.uploader.close_session().nothing_compared
+    finally:
+        for server in restarted:
+            server.stop(grace=0)
+
+
+def test_an_agent_sigkilled_between_passes_and_run_again_restarts_the_hunt_cleanly(
+    procs: Processes, tmp_path: Path
+) -> None:
+    # Real processes: the host paused once pass 1 is acknowledged (the agent then waits for its next
+    # capture), the agent SIGKILLed there, the same command run again.
+    host = procs.host(tmp_path / "real")
+    args = ("--model", "zoo:small_cnn", "--sim", "--hunt", "--inject", FAULT, "--state", tmp_path / "st")
+    killed = procs.agent(tmp_path / "agent1.log", host, "ko", *args)
+    wait_for(lambda: "pass 1: " in killed.output or killed.process.poll() is not None, "pass 1")
+    host.pause()
+    killed.kill()
+    host.resume()
+    assert "verdict" not in killed.output, killed.output
+    again = dumpcmp("agent", "run", "--host", host.address, "--session", "ko", *args)
+    assert again.code == 0 and "verdict: isolated: /block2/Add" in again.output, again.output
+    info = session_info(host.address, "ko")
+    assert info.state == pb.SessionInfo.CLOSED and info.replaced_runs
+    tokens = {run_token(f.path.split("/")[0]) for f in info.files if f.kind == pb.OUTPUT}
+    assert len(tokens) == 1  # every pass's outputs of one hunt: the new one
+    dump_dirs = {f.path.split("/")[3] for f in info.files if f.kind == pb.DUMP}
+    assert len(dump_dirs) == again.output.count("\npass ") + again.output.startswith("pass ")

@@ -1,0 +1,155 @@
+"""NextCapture on the host: each refusal one line with its status; a pass is taken only once its
+run ended; a new hunt drops an older hunt's passes; a repeated call gets the same answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+
+from dumpcmp.commands.sim import simulate
+from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.server.serve import HostServer
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.runs import run_identity
+from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, run_mark, session_settings, simulation_files
+
+StatusOf = Callable[[Callable[[], object]], grpc.StatusCode]
+HUNT = "00112233445566aa"
+OTHER_HUNT = "ffeeddccbbaa0099"
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
+    return simulate("zoo:small_cnn", tmp_path_factory.mktemp("sim") / "run", seed=3)
+
+
+def ask(
+    client: Client, finished: str = "", *, hunt: str = HUNT, protocol: int = 1, session: str = "s1"
+) -> pb.CapturePlan:
+    request = pb.NextCaptureRequest(
+        session=session, protocol=protocol, hunt=hunt, model="small_cnn", device=0, finished_run=finished
+    )
+    return client.stub.NextCapture(request, timeout=CALL_TIMEOUT_S)
+
+
+def session_files(client: Client, sim: SimulationResult) -> None:
+    """The session with its golden data and rule, no dump yet (as a hunting agent sends them)."""
+    client.open("s1", **session_settings())
+    files = {key: data for key, data in simulation_files(sim).items() if key[0] != pb.DUMP}
+    assert {a.status for a in client.send("s1", files)} == {pb.UploadAck.STORED}
+
+
+def pass_run(client: Client, sim: SimulationResult, index: int, *, hunt: str = HUNT, end: bool = True) -> str:
+    """Pass ``index`` as a run: START, the simulation's dump under a time directory of its own, END."""
+    run = run_identity(f"small_cnn.hunt{index}", 0, "20260101000000", hunt)
+    dumps = {
+        (kind, f"2026010100000{index}/{path.split('/', 1)[1]}"): data
+        for (kind, path), data in simulation_files(sim).items()
+        if kind == pb.DUMP
+    }
+    output = np.zeros(3, np.float32).tobytes()
+    dumps[(pb.OUTPUT, f"{run}/0.output.npy")] = output
+    client.upload([run_mark("s1", run, pb.RunMark.START)])
+    assert {a.status for a in client.send("s1", dumps, run_id=run)} == {pb.UploadAck.STORED}
+    if end:
+        client.upload([run_mark("s1", run, pb.RunMark.END)])
+    return run
+
+
+def test_a_hunt_begins_with_a_statistics_pass_and_takes_each_ended_pass(
+    client: Client, sim: SimulationResult, tmp_path: Path
+) -> None:
+    session_files(client, sim)
+    first = ask(client)
+    assert (first.protocol, first.pass_index, first.WhichOneof("next")) == (1, 1, "capture")
+    assert first.capture.data == "stats" and not first.capture.layers and first.full_capture_bytes > 0
+    run = pass_run(client, sim, 1)
+    after = ask(client, run)
+    assert after.WhichOneof("next") in ("capture", "verdict")
+    assert ask(client, run) == after  # asked again (the answer was lost): the same answer
+    hunts = list((tmp_path / "data/sessions/s1/hunts").iterdir())
+    assert [p.name for p in hunts] == ["small_cnn@dev0.json"]
+    assert (tmp_path / f"data/sessions/s1/outputs/{run}/0.output.npy").is_file()
+
+
+def test_a_pass_whose_run_has_not_ended_is_refused_in_one_line(
+    client: Client, sim: SimulationResult, status_of: StatusOf
+) -> None:
+    session_files(client, sim)
+    ask(client)
+    run = pass_run(client, sim, 1, end=False)
+    with pytest.raises(grpc.RpcError) as caught:
+        ask(client, run)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION  # type: ignore[attr-defined]
+    assert "has not ended" in caught.value.details() and "\n" not in caught.value.details()  # type: ignore[attr-defined]
+    wrong = run_identity("small_cnn.hunt2", 0, "20260101000000", HUNT)  # not the pass planned
+    assert status_of(lambda: ask(client, wrong)) == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_new_hunt_drops_the_passes_of_the_older_one(
+    client: Client, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # An agent killed between passes and run again: its passes must not mix with the new hunt's.
+    session_files(client, sim)
+    ask(client)
+    old = pass_run(client, sim, 1)
+    ask(client, old)
+    assert ask(client, hunt=OTHER_HUNT).pass_index == 1
+    info = client.info("s1")
+    assert list(info.replaced_runs) == [old]
+    assert not [f for f in info.files if f.kind in (pb.DUMP, pb.OUTPUT)]
+    assert not (tmp_path / "data/sessions/s1/dump").exists() or not any(
+        p.is_file() for p in (tmp_path / "data/sessions/s1/dump").rglob("*")
+    )
+    assert {f.kind for f in info.files} == {pb.GOLDEN, pb.FUSION_RULE}  # the session's own files stay
+    with pytest.raises(grpc.RpcError) as caught:  # the old hunt's agent, still going, is told
+        ask(client, old)
+    assert "no hunt" in caught.value.details()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("setup", "code", "said"),
+    [
+        ("no session", grpc.StatusCode.NOT_FOUND, "s1"),
+        ("no golden", grpc.StatusCode.FAILED_PRECONDITION, "session s1 holds no golden data"),
+        ("no rule", grpc.StatusCode.FAILED_PRECONDITION, "session s1 holds no fusion rule"),
+        ("closed", grpc.StatusCode.FAILED_PRECONDITION, "session s1 is closed"),
+        ("protocol 2", grpc.StatusCode.FAILED_PRECONDITION, "hunt protocol 2 is unknown to this host"),
+        ("bad hunt id", grpc.StatusCode.INVALID_ARGUMENT, "a hunt needs its id"),
+    ],
+)
+def test_refusals_are_one_line_with_their_status(
+    client: Client, sim: SimulationResult, setup: str, code: grpc.StatusCode, said: str
+) -> None:
+    if setup == "no golden":
+        client.open("s1")
+    elif setup == "no rule":
+        client.open("s1", golden_uploaded=True)
+        client.send("s1", {k: v for k, v in simulation_files(sim).items() if k[0] == pb.GOLDEN})
+    elif setup != "no session":
+        session_files(client, sim)
+    if setup == "closed":
+        client.send("s1", {k: v for k, v in simulation_files(sim).items() if k[0] == pb.DUMP})
+        client.close("s1")
+    with pytest.raises(grpc.RpcError) as caught:
+        ask(
+            client, hunt="xyz" if setup == "bad hunt id" else HUNT, protocol=2 if setup == "protocol 2" else 1
+        )
+    details = caught.value.details()  # type: ignore[attr-defined]
+    assert caught.value.code() == code and said in details and "\n" not in details, details  # type: ignore[attr-defined]
+
+
+def test_next_capture_asks_for_the_token_like_every_call(hosts: object, tmp_path: Path) -> None:
+    from tests.host.server.hostkit import Hosts
+
+    assert isinstance(hosts, Hosts)
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    server: HostServer = hosts.start(tmp_path / "data", token_file=token)
+    with pytest.raises(grpc.RpcError) as caught:
+        ask(hosts.client(server))
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
