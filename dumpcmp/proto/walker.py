@@ -16,12 +16,14 @@ from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
 from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, DumpName, parse_dump_name, read_mapping
+from dumpcmp.proto.records import pickled_as_values
 from dumpcmp.proto.sniff import not_regular
 
 # Files that sit in dump trees but are not dumps; skipped without comment.
 _QUIET_SUFFIXES = (".txt", ".json", ".npy", ".bin", ".log", ".pbtxt", ".md", ".onnx", ".om", ".py")
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True, order=True)
 class GroupKey:
     """One result file's worth of dumps: a (device, model, model id, step) shard.
@@ -41,6 +43,7 @@ class GroupKey:
         return f"{self.device}_{self.model}_{self.step}"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class DumpEntry:
     path: Path
