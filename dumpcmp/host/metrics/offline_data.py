@@ -24,6 +24,7 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from dumpcmp.errors import UnsupportedDtypeError
+from dumpcmp.errors import InternalError, UnsupportedDtypeError
 from dumpcmp.host.verdict import SpecialValues
 
 if TYPE_CHECKING:
@@ -252,7 +253,8 @@ def kernel_input(
     flags and array subclass do not matter, and no view is made for them (~2 us a side)."""
     dtype = src.dtype  # a non-native byte order compares unequal and is converted
     if src.flags.c_contiguous and (dtype == np.float32 or dtype == np.float64):
-        return src
+        as_is: _Chunk = src  # type: ignore[assignment]  # float32 or float64: checked just above
+        return as_is
     if src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
         return src.view(np.uint16)
     np.copyto(converted, src, casting="unsafe")
@@ -341,13 +343,24 @@ class _Centres:
         )
 
 
-def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
+def _kl_sums(chunks: Chunks, c: _Centres) -> tuple[float, float, float, float, float]:
+    """Pass 2's sums, in ``Partial``'s field order: centred_xx, centred_yy, kl_sum_p, kl_sum_q,
+    kl_sum_plogr."""
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = chunks.kl_terms(
-        c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
-    )
+    return chunks.kl_terms(c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y)
+
+
+_PASS_TWO = ("centred_xx", "centred_yy", "kl_sum_p", "kl_sum_q", "kl_sum_plogr")  # _kl_sums' order
+if tuple(f.name for f in fields(Partial))[-len(_PASS_TWO) :] != _PASS_TWO:
+    raise InternalError("Partial's last fields must be pass 2's, in _kl_sums' order")
+# Pass 1's fields of a Partial, in order: a Partial of both passes is made from these and pass 2's.
+_PASS_ONE_FIELDS = operator.attrgetter(*[f.name for f in fields(Partial)][: -len(_PASS_TWO)])
+
+
+def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = _kl_sums(chunks, c)
     return Partial(
         centred_xx=centred_xx,
         centred_yy=centred_yy,
@@ -518,7 +531,8 @@ class OfflineDataFamily:
         with np.errstate(all="ignore"):
             chunks = _kernel_pair(x, y)
             first = _first_pass(chunks)
-            return _combine(first, _second_pass(chunks, _Centres.of(first)))
+            second = _kl_sums(chunks, _Centres.of(first))
+            return Partial(*_PASS_ONE_FIELDS(first), *list(second))  # what _combine of the two gives
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)
