@@ -57,8 +57,9 @@ def test_a_real_rule_file_s_matchers_come_back_equal(shared_fixtures: Path) -> N
 def test_dump_entries_and_golden_names_come_back_equal() -> None:
     # A Dask run ships its golden index (a GoldenName per npy file, an entry per op of a golden
     # dump tree) to the workers once: these records travel in bulk.
-    name = parse_dump_name("Conv2D.conv1.3.1.1700000000000000.2.0.0.0")
-    entry = DumpEntry(Path("/d/Conv2D.conv1.3.1.1700000000000000.2.0.0.0"), name, GroupKey("0", "m", "1", "0"))
+    file_name = "Conv2D.conv1.3.1.1700000000000000.2.0.0.0"  # FFTS+ fields too
+    name = parse_dump_name(file_name)
+    entry = DumpEntry(Path("/d") / file_name, name, GroupKey("0", "m", "1", "0"))
     golden = parse_golden_name("conv1.0.1700000000000000.npy")
     for record in (name, entry, golden, replace(entry, is_stats=True)):
         assert pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL)) == record
