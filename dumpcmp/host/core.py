@@ -11,7 +11,10 @@ layer below the command knows which mode runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import functools
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -45,6 +48,22 @@ class TableRow(Protocol):
 
 
 Row = TypeVar("Row", bound=TableRow)
+
+
+def numbered(row: Row, index: int) -> Row:
+    """``row`` with Index ``index`` (``dataclasses.replace`` walks the class's fields on every
+    call: twice the cost, paid for every row a session writes)."""
+    kind: Callable[..., Row] = type(row)
+    return kind(index, *_after_index(type(row))(row))
+
+
+@functools.cache
+def _after_index(cls: type) -> Callable[[object], tuple[object, ...]]:
+    """The values of a row's fields after its first, ``index``, in order."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    if names[0] != "index" or len(names) < 3:
+        raise InternalError(f"{cls.__name__} is no row: its first of several fields must be its index")
+    return operator.attrgetter(*names[1:])
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from typing import Literal
 
 from dumpcmp.errors import MatchError, RuleFileError
 from dumpcmp.proto.names import sanitize_dump_name
+from dumpcmp.proto.records import pickled_as_values
 
 __all__ = [
     "FusionRules",
@@ -55,6 +56,7 @@ _LXSLICE = re.compile(r"_lxslice\d+$")
 InputKind = Literal["data", "control", "empty"]
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class InputRef:
     """One entry of an op's ``input`` list: ``"src:idx"``, ``"src:-1"`` (control) or ``""``."""
@@ -68,6 +70,7 @@ class InputRef:
         return self.kind == "data"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class TensorDesc:
     """One ``input_desc``/``output_desc`` entry: the framework (origin) side and the device side."""
@@ -86,6 +89,7 @@ class TensorDesc:
 OutputDesc = TensorDesc
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class RuleOp:
     """One compiled op of the rule file, after the per-op rules of formats.md §5.3 step 1."""

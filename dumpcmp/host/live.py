@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
-from dumpcmp.host.core import ComparePlan
+from dumpcmp.host.core import ComparePlan, numbered
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline import check_arguments, result_settings
@@ -129,7 +129,7 @@ class LiveCompare:
                 shard.add(result)
                 if not entry.is_stats:
                     place = shard.place(result)
-                    added.rows[path] = [replace(row, index=place) for row in result.rows]
+                    added.rows[path] = [numbered(row, place) for row in result.rows]
         return added
 
     def _arrived(self, dump_files: Sequence[Path]) -> list[tuple[Path, DumpEntry | SkippedFile | None]]:

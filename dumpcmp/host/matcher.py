@@ -43,6 +43,7 @@ from typing import Literal, TypeAlias
 from dumpcmp.errors import MatchError
 from dumpcmp.host.fusion_rules import FusionRules, InputRef, RuleOp, TensorDesc
 from dumpcmp.proto.names import sanitize_dump_name, sanitize_golden_name
+from dumpcmp.proto.records import pickled_as_values
 
 __all__ = [
     "SKIPPED_PRODUCER_TYPES",
@@ -85,6 +86,7 @@ class Relation(str, Enum):
     L1_FUSION = "L1Fusion"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class FusionGroup:
     """NPU ops compared together: their shared key, relation, and the ops sorted by id."""
@@ -100,6 +102,7 @@ class FusionGroup:
         return _unique(n for op in self.ops for n in op.original_op_names)
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class GoldenRef:
     """The golden tensor for one NPU tensor: output ``index`` of golden op ``op_name``.
@@ -127,6 +130,7 @@ class GoldenRef:
         return (sanitize_dump_name(self.op_name), self.io, self.index)
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class NoGolden:
     """This NPU tensor has nothing to be compared with; ``reason`` says why, for the result row."""
@@ -137,6 +141,7 @@ class NoGolden:
 TensorRef: TypeAlias = "GoldenRef | NoGolden"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class OpEntry:
     """One NPU op as the result rows show it."""

@@ -12,7 +12,7 @@ from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
 from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
-from dumpcmp.host.pipeline import CompareOptions, matcher_for_dump
+from dumpcmp.host.pipeline import CompareOptions, fewer_collections, matcher_for_dump
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.rule_set import RuleSet
@@ -59,6 +59,16 @@ def run_compare(
     is another runner), every shard's at once; it yields them in the order given, so each shard
     is written as soon as its last file is in.
     """
+    with fewer_collections():
+        return _compare(request, on_plan, on_progress, runner)
+
+
+def _compare(
+    request: CompareRequest,
+    on_plan: Callable[[int], None] | None,
+    on_progress: Callable[[int], None] | None,
+    runner: Runner | None,
+) -> CompareOutcome:
     if not request.target.exists():
         raise DumpcmpError(f"target path {request.target} does not exist")
     if is_npy_target(request.target) and request.golden.is_dir():

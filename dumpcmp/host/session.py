@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, ResultFamily, Row
+from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, ResultFamily, Row, numbered
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
 from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv
@@ -89,34 +89,43 @@ class ShardRows(Generic[Row, Key]):
 
     def __init__(self, key: Key) -> None:
         self.key = key
-        self._files: dict[Path, FileRows[Row]] = {}
+        # Each file's order, worked out once (a file's order is a tuple with its path's text)
+        self._files: dict[Path, tuple[FileOrder, FileRows[Row]]] = {}
         self._tensor_orders: list[FileOrder] = []  # sorted, for a file's place while others arrive
 
     def add(self, result: FileRows[Row]) -> None:
+        order = result.order
         if result.entry.path not in self._files and _holds_rows(result):
-            bisect.insort(self._tensor_orders, result.order)
-        self._files[result.entry.path] = result
+            if not self._tensor_orders or order > self._tensor_orders[-1]:
+                self._tensor_orders.append(order)  # a walked tree's files come in order
+            else:
+                bisect.insort(self._tensor_orders, order)
+        self._files[result.entry.path] = (order, result)
 
     def place(self, result: FileRows[Row]) -> int:
         """The Index of ``result``'s rows among the tensor dumps added so far."""
         return bisect.bisect_left(self._tensor_orders, result.order)
 
     def ordered(self) -> list[FileRows[Row]]:
-        return sorted(self._files.values(), key=lambda f: f.order)
+        return [f for _, f in sorted(self._files.values(), key=_first)]
 
     def tensor_files(self) -> list[FileRows[Row]]:
         return [f for f in self.ordered() if _holds_rows(f)]
 
     def rows(self) -> list[Row]:
         """Target rows, Index = the dump file's place among the shard's tensor dumps."""
-        return [replace(r, index=i) for i, f in enumerate(self.tensor_files()) for r in f.rows]  # type: ignore[type-var]
+        return [numbered(r, i) for i, f in enumerate(self.tensor_files()) for r in f.rows]
 
     def stats(self) -> list[StatsResult]:
         stats_files = [f for f in self.ordered() if f.entry.is_stats]
-        return [replace(r, index=i) for i, f in enumerate(stats_files) for r in f.stats]
+        return [numbered(r, i) for i, f in enumerate(stats_files) for r in f.stats]
 
     def used_golden(self) -> set[str]:
-        return {key for f in self._files.values() for key in f.used_golden}
+        return {key for _, f in self._files.values() for key in f.used_golden}
+
+
+def _first(pair: tuple[FileOrder, FileRows[Row]]) -> FileOrder:
+    return pair[0]
 
 
 def _holds_rows(result: FileRows[Row]) -> bool:

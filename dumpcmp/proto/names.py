@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
+from dumpcmp.proto.records import pickled_as_values
 
 # Chained str.replace, not str.translate: translate with a mapping costs ~1.3 us a name, the
 # replaces ~0.15 us, and names are sanitised several times for every dump file.
@@ -29,13 +30,15 @@ def sanitize_golden_name(name: str) -> str:
 # and the like do occur in real file names. Control characters never come from an op name; a
 # name holding one is a damaged or foreign file. \Z, not $: '$' also matches before a trailing
 # newline, which would let "1\n" pass as a number.
-_NAME_FIELD = re.compile(r"^[^ ./\\\x00-\x1f\x7f]+\Z")
+_FIELD = r"[^ ./\\\x00-\x1f\x7f]+"
+_NAME_FIELD = re.compile(rf"^{_FIELD}\Z")
 _DIGITS = re.compile(r"^[0-9]+\Z")
 _LXSLICE = re.compile(r"_lxslice[0-9]+\Z")
 STATS_SUFFIX = ".csv"
 MAPPING_FILE = "mapping.csv"
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class FftsFields:
     """The four extra fields of FFTS+/sgt task file names."""
@@ -46,6 +49,7 @@ class FftsFields:
     device_id: int
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class DumpName:
     """``{op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[+FFTS fields]`` (formats.md §2.3)."""
@@ -67,8 +71,18 @@ class DumpName:
         return (self.op_type, self.op_name)
 
 
+# A whole well-formed name in one match (two name fields, then two or more numbers): one regex
+# call instead of one a field, for every file of every walk. Names it refuses are parsed field by
+# field below, which says what is wrong.
+_WELL_FORMED = re.compile(rf"({_FIELD})\.({_FIELD})\.([0-9]+(?:\.[0-9]+)+)\Z")
+
+
 def parse_dump_name(name: str) -> DumpName:
     """Parse a dump file name in any of its variants; raise BadFileNameError when it is none."""
+    whole = _WELL_FORMED.match(name)
+    if whole is not None:
+        op_type, op_name, numbers = whole.groups()
+        return _dump_name(name, op_type, op_name, [int(n) for n in numbers.split(".")])
     parts = name.split(".")
     if len(parts) < 4:
         raise BadFileNameError(name, "a dump file name has at least 4 dot-separated fields")
@@ -80,7 +94,11 @@ def parse_dump_name(name: str) -> DumpName:
             )
     if not all(_DIGITS.match(n) for n in numbers):
         raise BadFileNameError(name, "the fields after the op name must be numbers")
-    values = [int(n) for n in numbers]
+    return _dump_name(name, op_type, op_name, [int(n) for n in numbers])
+
+
+def _dump_name(name: str, op_type: str, op_name: str, values: list[int]) -> DumpName:
+    """The dump name of ``name``'s fields, by the count of its numbers."""
     if len(values) == 2:
         return DumpName(op_type, op_name, values[0], None, values[1])
     if len(values) == 3:
@@ -132,6 +150,7 @@ def read_mapping(directory: Path) -> dict[str, str]:
 # --------------------------------------------------------------------------- npy names
 
 
+@pickled_as_values
 @dataclass(frozen=True, slots=True)
 class GoldenName:
     """``{op_name}.{output_index}.{timestamp}.npy`` with the op name sanitised (formats.md §2.4)."""

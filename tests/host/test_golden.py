@@ -50,8 +50,9 @@ def test_a_sidecar_goes_by_the_file_name_on_disk(tmp_path: Path) -> None:
     assert unmarked.load().dtype == np.uint16  # its bits, refused later as raw bits
 
 
-def test_loaded_goldens_are_read_only_memory_maps(tmp_path: Path) -> None:
-    np.save(tmp_path / f"conv.0.{STAMP}.npy", VALUES)
+@pytest.mark.parametrize("rows", [1, 2048])
+def test_loaded_goldens_are_read_only_memory_maps(tmp_path: Path, rows: int) -> None:
+    np.save(tmp_path / f"conv.0.{STAMP}.npy", np.tile(VALUES, (rows, 1)))
     found = open_golden(tmp_path).output("conv", 0)  # type: ignore[union-attr]
     assert found is not None
     loaded = found.load()
@@ -61,7 +62,9 @@ def test_loaded_goldens_are_read_only_memory_maps(tmp_path: Path) -> None:
     base: object = loaded
     while isinstance(base, np.ndarray):
         base = base.base
-    assert isinstance(base, mmap.mmap)  # backed by the file's map, not read into fresh memory
+    # Backed by the file's map, not read into fresh memory; a file that fits in the read that
+    # takes its header is not mapped as well
+    assert isinstance(base, mmap.mmap if rows > 1 else bytes)
 
 
 def test_dump_goldens_are_read_only_too(tmp_path: Path) -> None:

@@ -150,3 +150,19 @@ def write_result_xlsx_from(tmp_path: Path, cells: list[list[str]]) -> Path:
     from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
 
     return write_xlsx_cells(tmp_path / "r.xlsx", cells[0], cells[1:], thresholds=Thresholds())
+
+
+def test_csv_cells_spell_every_metric_as_number_does() -> None:
+    # The metric cells are formatted several at once; each must read as ``number`` alone writes it.
+    from dataclasses import replace
+
+    from dumpcmp.host.metrics.offline_data import OFFLINE_DATA_COLUMNS
+    from dumpcmp.host.sinks.table import number
+
+    shape = TableShape(op_sequence=True)
+    for special in [math.nan, -math.nan, math.inf, -math.inf, -0.0, 1e300, 1 / 3, 5]:
+        row = replace(_row(0, 0.5), metrics=MetricValues(*[special] * 13))
+        cells = dict(zip(shape.header(), shape.cells(row), strict=True))
+        for column in OFFLINE_DATA_COLUMNS:
+            if column != "StandardDeviation":
+                assert cells[column] == number(special), (column, special)

@@ -24,6 +24,7 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from dumpcmp.errors import UnsupportedDtypeError
+from dumpcmp.errors import InternalError, UnsupportedDtypeError
 from dumpcmp.host.verdict import SpecialValues
 
 if TYPE_CHECKING:
@@ -246,22 +247,18 @@ def _kernels() -> ModuleType:
 def kernel_input(
     src: npt.NDArray[np.generic], converted: npt.NDArray[np.floating[Any]], k: ModuleType
 ) -> _Chunk:
-    """``src`` as the kernels read it: a read-only 1-D C-contiguous float32, float64 or
-    float16-as-uint16 array, converted into ``converted`` (float32 for offline_data: the spec's
-    values; float64 for torchair: exact) when it is none of those.
-
-    Read-only always, so that read-only and writable inputs share one compiled kernel.
-    """
+    """``src`` as the kernels read it: a 1-D C-contiguous float32, float64 or float16-as-uint16
+    array, converted into ``converted`` (float32 for offline_data: the spec's values; float64 for
+    torchair: exact) when it is none of those. The kernels take its address (``_native``): its
+    flags and array subclass do not matter, and no view is made for them (~2 us a side)."""
     dtype = src.dtype  # a non-native byte order compares unequal and is converted
     if src.flags.c_contiguous and (dtype == np.float32 or dtype == np.float64):
-        view = src.view(type=np.ndarray)
-    elif src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
-        view = src.view(dtype=np.uint16, type=np.ndarray)
-    else:
-        np.copyto(converted, src, casting="unsafe")
-        view = converted[:]
-    view.flags.writeable = False
-    return view
+        as_is: _Chunk = src  # type: ignore[assignment]  # float32 or float64: checked just above
+        return as_is
+    if src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
+        return src.view(np.uint16)
+    np.copyto(converted, src, casting="unsafe")
+    return converted
 
 
 def _max(a: float, b: float) -> float:
@@ -346,13 +343,24 @@ class _Centres:
         )
 
 
-def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
+def _kl_sums(chunks: Chunks, c: _Centres) -> tuple[float, float, float, float, float]:
+    """Pass 2's sums, in ``Partial``'s field order: centred_xx, centred_yy, kl_sum_p, kl_sum_q,
+    kl_sum_plogr."""
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = chunks.kl_terms(
-        c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y
-    )
+    return chunks.kl_terms(c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y)
+
+
+_PASS_TWO = ("centred_xx", "centred_yy", "kl_sum_p", "kl_sum_q", "kl_sum_plogr")  # _kl_sums' order
+if tuple(f.name for f in fields(Partial))[-len(_PASS_TWO) :] != _PASS_TWO:
+    raise InternalError("Partial's last fields must be pass 2's, in _kl_sums' order")
+# Pass 1's fields of a Partial, in order: a Partial of both passes is made from these and pass 2's.
+_PASS_ONE_FIELDS = operator.attrgetter(*[f.name for f in fields(Partial)][: -len(_PASS_TWO)])
+
+
+def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = _kl_sums(chunks, c)
     return Partial(
         centred_xx=centred_xx,
         centred_yy=centred_yy,
@@ -523,7 +531,8 @@ class OfflineDataFamily:
         with np.errstate(all="ignore"):
             chunks = _kernel_pair(x, y)
             first = _first_pass(chunks)
-            return _combine(first, _second_pass(chunks, _Centres.of(first)))
+            second = _kl_sums(chunks, _Centres.of(first))
+            return Partial(*_PASS_ONE_FIELDS(first), *list(second))  # what _combine of the two gives
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,29 +54,31 @@ class TableShape:
         out += [row.tensor_index, _shape(row.shape)]
         out += [_overflow(row.overflow)] if self.overflow else []
         m = row.metrics
-        out += [
-            number(m.cosine_similarity),
-            number(m.max_absolute_error),
-            number(m.accumulated_relative_error),
-            number(m.relative_euclidean_distance),
-            number(m.kullback_leibler_divergence),
-            standard_deviation(m),
-            number(m.mean_absolute_error),
-            number(m.root_mean_square_error),
-            number(m.max_relative_error),
-            number(m.mean_relative_error),
-        ]
+        # Several numbers in one format, as ``number`` writes each: one call, not one a cell.
+        head = (m.cosine_similarity, m.max_absolute_error, m.accumulated_relative_error,
+                m.relative_euclidean_distance, m.kullback_leibler_divergence)  # fmt: skip
+        tail = (m.mean_absolute_error, m.root_mean_square_error, m.max_relative_error, m.mean_relative_error)
+        out += _numbers(head)
+        out.append(standard_deviation(m))
+        out += _numbers(tail)
         out.append(" ".join(row.reasons))
         return out
 
 
+def _numbers(values: tuple[float, ...]) -> list[str]:
+    """``number`` of each value, in one format call (a formatted float holds no comma)."""
+    return (_FORMATS[len(values)] % values).replace("nan", "NaN").split(",")
+
+
+_FORMATS = {count: ",".join(["%.6f"] * count) for count in (4, 5)}
+
+
 def number(value: float) -> str:
     """'{:.6f}', with NaN and infinities spelled as the CANN comparator spells them."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.6f}"
+    # Python's own spelling of the infinities is CANN's; only NaN ("nan", whatever its sign)
+    # differs. One format and one compare, not two math calls.
+    text = f"{value:.6f}"
+    return "NaN" if text == "nan" else text
 
 
 def standard_deviation(m: MetricValues) -> str:

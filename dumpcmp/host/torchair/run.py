@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dumpcmp.host.core import ComparePlan, FileRows
-from dumpcmp.host.pipeline import CompareOptions
+from dumpcmp.host.pipeline import CompareOptions, fewer_collections
 from dumpcmp.host.session import CompareOutcome, CompareSession, ResultSettings
 from dumpcmp.host.torchair.family import SummaryMode, Torchair
 from dumpcmp.host.torchair.layout import TorchairInputs, open_inputs
@@ -70,6 +70,17 @@ def run_torchair(
 
     ``inputs``: the request's dumps when the caller has opened them already (for their graphs).
     """
+    with fewer_collections():
+        return _compare(request, on_plan, on_progress, runner, inputs)
+
+
+def _compare(
+    request: TorchairRequest,
+    on_plan: Callable[[int], None] | None,
+    on_progress: Callable[[int], None] | None,
+    runner: Runner | None,
+    inputs: TorchairInputs | None,
+) -> TorchairOutcome:
     inputs = inputs or open_inputs(request.target, request.golden)
     matcher = TorchairMatcher.build(inputs)  # every graph dump parsed once, before any work
     prepare_output_dir(request.out_dir, "-o")
