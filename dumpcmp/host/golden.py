@@ -30,7 +30,7 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, child_path, listed_files, mapping_of, walk_dump_tree
+from dumpcmp.proto.walker import DumpEntry, listed_files, mapping_of, walk_dump_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,7 @@ class NpyGoldenDir(_Keyed):
         if found is None:
             return None
         parsed, directory, filename, has_sidecar = found
-        path = child_path(directory, filename)
+        path = directory / filename
         if parsed.suffix != ".npy":
             return GoldenTensor(path.name, path, lambda: _load_legacy_output(path), key)
         return GoldenTensor(path.name, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)

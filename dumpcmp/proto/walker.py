@@ -84,7 +84,7 @@ def walk_dump_tree(root: str | os.PathLike[str]) -> DumpTree:
         for filename, irregular in files:
             if filename == MAPPING_FILE:
                 continue
-            path = child_path(here, filename)
+            path = here / filename
             _add(tree, SkippedFile(path, irregular) if irregular else
                  _entry(path, mapping.get(filename, filename), group))  # fmt: skip
     for entries in tree.groups.values():
@@ -109,20 +109,6 @@ def listed_files(root: Path) -> Iterator[tuple[Path, list[tuple[str, str]]]]:
     for entry in entries:
         if _is_directory(entry) and not entry.is_symlink():  # os.walk's default: links not followed
             yield from listed_files(root / entry.name)
-
-
-# pathlib's own join for a name known to be one component (the private method its globbing
-# uses, Python 3.10 to 3.13): ~1 us, where ``directory / name`` parses the name again, ~6 us
-# for every file of a tree. Another Python joins as usual.
-_JOIN_ONE = getattr(Path, "_make_child_relpath", None)
-
-
-def child_path(directory: Path, name: str) -> Path:
-    """``directory / name`` for ``name`` as a directory listing gives it (one component)."""
-    if _JOIN_ONE is None:
-        return directory / name
-    joined: Path = _JOIN_ONE(directory, name)
-    return joined
 
 
 def mapping_of(directory: Path, files: list[tuple[str, str]]) -> dict[str, str]:

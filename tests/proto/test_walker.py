@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dumpcmp.proto.walker import GroupKey, child_path, walk_dump_tree
+from dumpcmp.proto.walker import GroupKey, walk_dump_tree
 
 STAMP = 1_700_000_000_000_000
 
@@ -190,16 +190,3 @@ def test_links_are_read_as_what_they_point_to_and_linked_directories_not_entered
     assert [(s.path.name, s.reason) for s in tree.skipped] == [
         (f"Mul.mul_8.8.2.{STAMP + 21}", "a symbolic link to nothing")
     ]
-
-
-@pytest.mark.parametrize("directory", [Path("/d/0/model/1/0"), Path("rel/dir"), Path(".")])
-def test_child_paths_are_the_paths_a_join_makes(directory: Path) -> None:
-    for name in ("Conv2D.conv1.3.1700000000000000", "é b", "..x", "mapping.csv"):
-        joined, expected = child_path(directory, name), directory / name
-        assert (joined, str(joined), hash(joined), joined.parent, joined.parts) == (
-            expected,
-            str(expected),
-            hash(expected),
-            expected.parent,
-            expected.parts,
-        )

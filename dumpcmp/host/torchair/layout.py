@@ -55,7 +55,7 @@ from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
 from dumpcmp.proto.reduced import REDUCED_FILE
 from dumpcmp.proto.sniff import not_regular
-from dumpcmp.proto.walker import DumpEntry, SkippedFile, child_path, dump_entry
+from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
 
 __all__ = [
     "FUSED_OP_TYPE",
@@ -319,7 +319,7 @@ class _Walk:
             mapping = read_mapping(here) if MAPPING_FILE in filenames else {}
             for filename in sorted(filenames):
                 if filename not in (MAPPING_FILE, REDUCED_FILE):
-                    self._add(child_path(here, filename), mapping.get(filename, filename))
+                    self._add(here / filename, mapping.get(filename, filename))
             if REDUCED_FILE in filenames:
                 self._add_reduced(here, set(filenames))
 
