@@ -36,6 +36,7 @@ __all__ = ["app"]
 app = typer.Typer(help="Stream dump files to a host comparator.", no_args_is_help=True)
 
 _MODEL_STATE = Path("dumpcmp-agent")  # the state dir of --model runs, unless --state is given
+_PASSES = 8  # --hunt: a statistics pass, a window, and room to widen it upstream or bisect
 
 
 @app.command("run", cls=StrictCommand)
@@ -141,14 +142,17 @@ def run_command(
         ),
     ] = False,
     max_passes: Annotated[
-        int, typer.Option("--max-passes", min=1, help="With --hunt: run the model at most this many times.")
-    ] = 8,
+        int | None,
+        typer.Option(
+            "--max-passes", min=1, help=f"With --hunt: run the model at most this many times [default: {_PASSES}]."
+        ),
+    ] = None,
     pass_bytes: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--pass-bytes", min=0, help="With --hunt: dump bytes one pass may capture (0: the host's bound)."
         ),
-    ] = 0,
+    ] = None,
 ) -> None:
     """Stream a dump to the host comparator HOST:PORT, into session NAME.
 
@@ -165,6 +169,8 @@ def run_command(
     # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
     with user_errors(), ExitStack() as held:
         _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject) or hunt)
+        if not hunt and (max_passes is not None or pass_bytes is not None):
+            raise TransferError("--max-passes and --pass-bytes go with --hunt")
         if golden is not None and golden_on_host:
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
@@ -216,7 +222,7 @@ def run_command(
                     else _on_acl(request, token, extras)
                 )
                 outcome = (
-                    _hunted(agent, prepared, f"--model {model}", max_passes, pass_bytes, give_up)
+                    _hunted(agent, prepared, f"--model {model}", max_passes or _PASSES, pass_bytes or 0, give_up)
                     if hunt
                     else agent.run_model(prepared, f"--model {model}")
                 )

@@ -208,6 +208,16 @@ def test_hunt_goes_with_a_model(tmp_path: Path, source: list[str], said: str) ->
     assert code == 1 and said in out and out.strip().count("\n") == 0, out
 
 
+@pytest.mark.parametrize("option", [["--max-passes", "3"], ["--pass-bytes", "0"]])
+def test_hunt_options_without_hunt_are_refused(tmp_path: Path, option: list[str]) -> None:
+    code, out = cli(
+        "agent", "run", "--host", "127.0.0.1:1", "--session", "h1", "--model", "zoo:small_cnn", "--sim", *option,
+        "--state", tmp_path / "state",
+    )  # fmt: skip
+    assert code == 1 and "--max-passes and --pass-bytes go with --hunt" in out, out
+    assert out.strip().count("\n") == 0, out
+
+
 def test_a_host_restarted_between_passes_is_asked_again_and_the_hunt_goes_on(
     hosts: Hosts, tmp_path: Path
 ) -> None:
