@@ -34,6 +34,8 @@ from tests.host.hunt.simhunt import SimHunt, advisor_culprit, captured_bytes
 
 POSITIONS = {"early": 0.15, "middle": 0.5, "late": 0.85}
 AMOUNTS = {"bias": "0.5", "scale": "1.5", "nan": "0.01", "overflow": "", "noise": "0.2"}
+# --subtle: faults near what the thresholds and the statistics can tell from fp16 rounding.
+SUBTLE = {"bias": "0.1", "scale": "1.1", "nan": "0.0005", "overflow": "", "noise": "0.06"}
 # Ops whose outputs a fault cannot land on meaningfully (no arithmetic of their own).
 _SHAPE_OPS = {
     "Reshape",
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--models", default="", help="comma-separated zoo models (default: every one)")
     parser.add_argument("--kinds", default=",".join(AMOUNTS), help="fault kinds")
+    parser.add_argument("--subtle", action="store_true", help="smaller fault amounts (near the thresholds)")
     parser.add_argument("--max-passes", type=int, default=8)
     parser.add_argument("--pass-bytes", type=int, default=0)
     parser.add_argument("--dir", type=Path, default=None)
@@ -121,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             except DumpcmpError as exc:  # a model this checkout's zoo lacks is skipped, said
                 print(f"{model}: skipped ({exc})")
                 continue
-            runs = [(f"{op}={kind}" + (f":{AMOUNTS[kind]}" if AMOUNTS.get(kind) else ""), pos)
+            amounts = SUBTLE if args.subtle else AMOUNTS
+            runs = [(f"{op}={kind}" + (f":{amounts[kind]}" if amounts.get(kind) else ""), pos)
                     for kind in kinds for pos, op in targets.items()]  # fmt: skip
             for n, (fault, pos) in enumerate([("", "-"), *runs]):
                 work = root / f"{model}_{n}"

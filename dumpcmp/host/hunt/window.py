@@ -4,6 +4,7 @@ rows judged by the advisor's ``op_agreement`` and walked by ``verdict.divergence
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from dumpcmp.host.report.grading import GradeThresholds, OpRows, RowJudge, group
 from dumpcmp.host.verdict import Agreement, OpAgreement, Start, divergence_start
 
 __all__ = ["OpSeen", "TensorPass", "read_tensor_pass"]
+
+MAX_ABS = "MaxAbsoluteError"
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,14 @@ class TensorPass:
 
 
 def _words(judge: RowJudge, op: OpRows) -> dict[tuple[str, int], str]:
+    """Each row's numbers as the advisor quotes them, and its largest absolute error."""
     found: dict[tuple[str, int], str] = {}
     for io, rows in (("input", op.inputs), ("output", op.outputs)):
         for k, row in enumerate(rows):
-            numbers = ", ".join(f"{name} {value:.6g}" for name, value in metric_evidence(judge, row).items())
+            quoted = {**metric_evidence(judge, row)}
+            if quoted and not math.isnan(row.metric(MAX_ABS)):
+                quoted.setdefault(MAX_ABS, row.metric(MAX_ABS))
+            numbers = ", ".join(f"{name} {value:.6g}" for name, value in quoted.items())
             found[(io, k)] = f"{io} {k} {numbers or 'not compared'}"
     return found
 
