@@ -104,6 +104,12 @@ class _Planner:
         bad_outputs = [o for o in outputs if o.agreement is Agreement.DISAGREE]
         k = len(passes)
 
+        evidence += [
+            f"pass {seen[s].pass_index}: {s} agrees in full tensors (its statistics moved, within thresholds)"
+            for s in first.suspects
+            if s in seen and seen[s].op.output is Agreement.AGREE
+        ]
+
         walk = divergence_start([self.agreement_of(name, seen) for name in self.graph.order])
         if walk.op is not None:
             name = self.graph.order[walk.op]
@@ -119,11 +125,6 @@ class _Planner:
             fronts.append(self.graph.order[walk.inconsistent_input[0]])
         fronts += self.graph.sorted(o.op_name for o in bad_outputs if o.op_name in self.graph)
         unchecked = [s for s in first.suspects if s not in seen]
-        evidence += [
-            f"pass {seen[s].pass_index}: {s} agrees in full tensors (its statistics moved, within thresholds)"
-            for s in first.suspects
-            if s in seen and seen[s].op.output is Agreement.AGREE
-        ]
         moved = self.moved_downstream(first, seen)
         if k >= self.limits.max_passes and (fronts or unchecked or moved):
             return self.undecided(fronts, unchecked, moved, evidence, k)

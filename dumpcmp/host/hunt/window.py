@@ -72,7 +72,10 @@ def _words(judge: RowJudge, op: OpRows) -> dict[tuple[str, int], str]:
             if quoted and not math.isnan(row.metric(MAX_ABS)):
                 quoted.setdefault(MAX_ABS, row.metric(MAX_ABS))
             numbers = ", ".join(f"{name} {value:.6g}" for name, value in quoted.items())
-            found[(io, k)] = f"{io} {k} {numbers or 'not compared'}"
+            broken = judge.breaches(row)  # what makes it disagree, when a metric not quoted does
+            found[(io, k)] = f"{io} {k} {numbers or 'not compared'}" + (
+                f"; {', '.join(broken)}" if broken else ""
+            )
     return found
 
 

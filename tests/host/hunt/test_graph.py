@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dumpcmp.host.fusion_rules import TensorDesc
-from dumpcmp.host.hunt.detect import row_error
+from dumpcmp.host.fusion_rules import TensorDesc, parse_rules
+from dumpcmp.host.hunt.detect import _jumps, row_error
 from dumpcmp.host.hunt.graph import HuntGraph, tensor_bytes
 from dumpcmp.host.stats_compare import Statistics, StatsResult
 from tests.host.hunt.simhunt import SimHunt
@@ -44,7 +44,9 @@ def test_byte_estimates_follow_each_file(sim_hunt: Callable[..., SimHunt]) -> No
         op = next(n for n in graph.order if path.name.split(".")[1] == graph.op(n).dump_name)
         estimate = graph.tensor_dump_bytes(op, inputs=True)
         assert abs(path.stat().st_size - estimate) <= max(64, 0.2 * estimate), op
-    assert graph.window_bytes(graph.order) == sum(graph.tensor_dump_bytes(n, inputs=True) for n in graph.order)
+    assert graph.window_bytes(graph.order) == sum(
+        graph.tensor_dump_bytes(n, inputs=True) for n in graph.order
+    )
 
 
 def test_tensor_bytes_of_a_desc() -> None:
@@ -75,3 +77,31 @@ def test_row_error_of_nan_is_infinite() -> None:
     assert row_error(_row(nan_side, golden))[0] == math.inf
     counted = _row(golden, golden, reasons=("target holds 3 Nan",))
     assert row_error(counted) == (math.inf, "NaN/inf")
+
+
+def _chain(types: list[str]) -> HuntGraph:
+    """A chain of ops ``op0 -> op1 -> …`` of the given types, as a fusion rule file says it."""
+    ops: list[dict[str, object]] = [{"name": "x", "type": "Data", "output_desc": [{"dtype": "DT_FLOAT"}]}]
+    for i, kind in enumerate(types):
+        src = "x" if i == 0 else f"op{i - 1}"
+        ops.append({"name": f"op{i}", "type": kind, "id": i + 1, "input": [f"{src}:0"],
+                    "output_desc": [{"dtype": "DT_FLOAT16", "shape": {"dim": [4]}}]})  # fmt: skip
+    return HuntGraph(parse_rules({"graph": [{"name": "g", "op": ops}]}))
+
+
+def test_jumps_judge_an_op_against_earlier_ops_of_its_type() -> None:
+    graph = _chain(["Div", "Softmax", "Div", "Softmax", "Div"])
+    # A softmax's statistics round looser (2%) than a division's (0.3%): 2.5% at the last Div is
+    # eight times the Divs before it, though only 1.25 times the run's largest error so far.
+    errors = {"op0": 0.003, "op1": 0.02, "op2": 0.003, "op3": 0.02, "op4": 0.025}
+    assert _jumps(graph, graph.order, errors) == [("op4", 0.005)]  # the Divs' 0.3% counts as the floor
+    assert _jumps(graph, graph.order, {**errors, "op4": 0.02}) == []
+
+
+def test_jumps_after_the_first_judge_against_everything_before() -> None:
+    graph = _chain(["Conv", "Relu", "Conv", "Relu"])
+    errors = {"op0": 0.001, "op1": 0.1, "op2": 0.2, "op3": 0.6}
+    # op1 jumps; op2 inherits its error (2x), op3 moves 3x further: neither is a new fault.
+    assert _jumps(graph, graph.order, errors) == [("op1", 0.005)]
+    assert _jumps(graph, graph.order, {**errors, "op3": 1.5}) == [("op1", 0.005), ("op3", 0.2)]
+    assert _jumps(graph, graph.order, {**errors, "op1": math.inf, "op3": math.inf}) == [("op1", 0.005)]
