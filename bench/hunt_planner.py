@@ -8,9 +8,10 @@ runs on the simulated NPU once with a full capture (``dump_mode: all`` of every 
 advisor judges; then the hunt runs: ``next_step`` plans each pass, the simulated NPU carries it
 out (``tests/host/hunt/simhunt.py``: acl.json of the capture, ``sim run`` in-process), until the
 verdict. Printed per fault: the advisor's culprit, the hunt's verdict and culprit, passes, bytes
-captured against the full capture's, and the time of both; then each model fault-free, the
-totals, and every miss with what the hunt saw. No gRPC, no host: ``bench/hunt.py`` measures the
-same through the agent and the host.
+captured against the full capture's, and times: the hunt's (every pass simulated, golden run
+included, and planned), the planner's share of it, and the full capture's (its run, compare and
+advisor); then each model fault-free, the totals, and every miss with what the hunt saw.
+No gRPC, no host: ``bench/hunt.py`` measures the same through the agent and the host.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Outcome:
     hunt_bytes: int
     full_bytes: int
     hunt_s: float
+    plan_s: float
     full_s: float
 
     @property
@@ -88,7 +90,7 @@ def measure(model: str, faults: tuple[str, ...], work: Path, position: str, limi
     hunt_s = time.perf_counter() - start
     return Outcome(
         model, faults[0] if faults else "(none)", position, expected, verdict, verdict.passes,
-        captured_bytes(sim.passes), captured_bytes([full]), hunt_s, full_s,
+        captured_bytes(sim.passes), captured_bytes([full]), hunt_s, sim.plan_s, full_s,
     )  # fmt: skip
 
 
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     clean: list[Outcome] = []
     try:
         print(f"{'model':<18}{'fault':<44}{'pos':<7}{'same':<5}{'verdict':<14}{'passes':>6}{'bytes %':>9}"
-              f"{'hunt s':>8}{'full s':>8}  culprit (advisor's if different)")  # fmt: skip
+              f"{'hunt s':>8}{'plan s':>8}{'full s':>8}  culprit (advisor's if different)")  # fmt: skip
         for model in models:
             try:
                 targets = fault_ops(model)
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{model:<18}{_short(got.fault, 42):<44}{pos:<7}{'yes' if got.same else 'NO':<5}"
                     f"{got.verdict.kind:<14}{got.passes:>6}{ratio:>9.2%}"
-                    f"{got.hunt_s:>8.2f}{got.full_s:>8.2f}  "
+                    f"{got.hunt_s:>8.2f}{got.plan_s:>8.2f}{got.full_s:>8.2f}  "
                     f"{_short(got.verdict.culprit) or '-'}{other}",
                     flush=True,
                 )
