@@ -72,14 +72,20 @@ class Outcome:
         )
 
 
-def fault_ops(model: str) -> dict[str, str]:
-    """position -> the ONNX op a fault goes to (ops that compute something)."""
+def fault_ops(model: str, count: int = 3) -> dict[str, str]:
+    """position -> the ONNX op a fault goes to (ops that compute something): early, middle and
+    late, or with another ``count`` that many spread evenly (named by their share of the ops)."""
     nodes = [n.name for n in build(model).graph.node if n.op_type not in _SHAPE_OPS]
-    return {pos: nodes[min(len(nodes) - 1, int(len(nodes) * at))] for pos, at in POSITIONS.items()}
+    shares = (
+        POSITIONS if count == 3 else {f"{(i + 0.5) / count:.0%}": (i + 0.5) / count for i in range(count)}
+    )
+    return {pos: nodes[min(len(nodes) - 1, int(len(nodes) * at))] for pos, at in shares.items()}
 
 
-def measure(model: str, faults: tuple[str, ...], work: Path, position: str, limits: HuntLimits) -> Outcome:
-    sim = SimHunt(f"zoo:{model}", work, faults)
+def measure(
+    model: str, faults: tuple[str, ...], work: Path, position: str, limits: HuntLimits, seed: int = 0
+) -> Outcome:
+    sim = SimHunt(f"zoo:{model}", work, faults, seed)
     start = time.perf_counter()
     full = sim.full_capture()
     assert sim.rules is not None and sim.golden is not None
@@ -105,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default="", help="comma-separated zoo models (default: every one)")
     parser.add_argument("--kinds", default=",".join(AMOUNTS), help="fault kinds")
     parser.add_argument("--subtle", action="store_true", help="smaller fault amounts (near the thresholds)")
+    parser.add_argument("--positions", type=int, default=3, help="fault positions per model and kind")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and the faults")
     parser.add_argument("--max-passes", type=int, default=8)
     parser.add_argument("--pass-bytes", type=int, default=0)
     parser.add_argument("--dir", type=Path, default=None)
@@ -122,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'hunt s':>8}{'plan s':>8}{'full s':>8}  culprit (advisor's if different)")  # fmt: skip
         for model in models:
             try:
-                targets = fault_ops(model)
+                targets = fault_ops(model, args.positions)
             except DumpcmpError as exc:  # a model this checkout's zoo lacks is skipped, said
                 print(f"{model}: skipped ({exc})")
                 continue
@@ -131,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                     for kind in kinds for pos, op in targets.items()]  # fmt: skip
             for n, (fault, pos) in enumerate([("", "-"), *runs]):
                 work = root / f"{model}_{n}"
-                got = measure(model, (fault,) if fault else (), work, pos, limits)
+                got = measure(model, (fault,) if fault else (), work, pos, limits, args.seed)
                 (outcomes if fault else clean).append(got)
                 if not args.keep:
                     shutil.rmtree(work, ignore_errors=True)

@@ -129,13 +129,13 @@ class _Planner:
         if k >= self.limits.max_passes and (fronts or unchecked or moved):
             return self.undecided(fronts, unchecked, moved, evidence, k)
         if fronts[:1] and (walk.op is not None or walk.inconsistent_input is not None):
-            return self.search(k + 1, fronts[0], seen)
+            return self.search(k + 1, fronts[0], seen, evidence)
         # Nothing disagrees yet: the next suspect of pass 1 that no window has looked at.
         if unchecked:
             why = f"around {unchecked[0]}, where statistics leave the golden"
             return self.window_capture(k + 1, self.window_around(unchecked[0], seen), why)
         if fronts:
-            return self.search(k + 1, fronts[0], seen)
+            return self.search(k + 1, fronts[0], seen, evidence)
         if moved:
             where = f"downstream of {moved[0]}, whose statistics moved"
             purpose = "to find where the error that starts there crosses the thresholds"
@@ -159,8 +159,10 @@ class _Planner:
                 return suspect, sorted(later, key=self.graph.place)
         return None
 
-    def search(self, k: int, front: str, seen: dict[str, _Seen]) -> Capture:
-        """The next capture from ``front``, the earliest op known to disagree."""
+    def search(
+        self, k: int, front: str, seen: dict[str, _Seen], evidence: Sequence[str]
+    ) -> Capture | Verdict:
+        """The next capture (pass ``k``) from ``front``, the earliest op known to disagree."""
         look = seen.get(front)
         cleared = self.cleared(seen)
         if look is not None and look.with_inputs:
@@ -174,6 +176,15 @@ class _Planner:
             region = [n for n in self.graph.ancestors([front]) if n not in cleared]
             need = [front]
         region = sorted(region, key=self.graph.place)
+        if not region and not need:
+            # Its input differs, yet every op upstream of that input agrees: no capture can say
+            # more (a Data or Const input of its own, or a copy the rule file does not show).
+            assert look is not None
+            differ = ", ".join(look.op.words[("input", kk)] for kk in look.op.bad_inputs())
+            words = (
+                f"pass {look.pass_index}: {front}'s {differ or 'inputs'} differ, though every op upstream agrees"
+            )
+            return Verdict(UNDECIDED, front, self.originals(front), (*evidence, words), k - 1)
         where = (
             f"upstream of {front}, whose input differs"
             if not need
