@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dumpcmp.errors import InternalError
 from dumpcmp.host.fusion_rules import FusionRules
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.hunt.compare import OutputCheck, check_outputs
@@ -181,9 +182,7 @@ class _Planner:
             # more (a Data or Const input of its own, or a copy the rule file does not show).
             assert look is not None
             differ = ", ".join(look.op.words[("input", kk)] for kk in look.op.bad_inputs())
-            words = (
-                f"pass {look.pass_index}: {front}'s {differ or 'inputs'} differ, though every op upstream agrees"
-            )
+            words = f"pass {look.pass_index}: {front}'s {differ or 'inputs'} differ; every op upstream agrees"
             return Verdict(UNDECIDED, front, self.originals(front), (*evidence, words), k - 1)
         where = (
             f"upstream of {front}, whose input differs"
@@ -205,6 +204,8 @@ class _Planner:
 
     def window_capture(self, index: int, window: Sequence[str], why: str) -> Capture:
         ops = self.graph.sorted(window)
+        if not ops:  # an empty layer list asks for every op: the full capture the hunt avoids
+            raise InternalError(f"the hunt planned an empty window for pass {index}")
         what = f"inputs and outputs of {len(ops)} op{'s' if len(ops) > 1 else ''} {why}"
         return Capture(index, "tensor", "all", ops, what, self.graph.window_bytes(ops))
 
