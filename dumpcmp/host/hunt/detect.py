@@ -36,6 +36,7 @@ __all__ = ["DETECT_LIMITS", "Detection", "detect", "row_error"]
 # Measured on the four zoo models fault-free (seeds 0-2, fp16): with errors below 0.5% counted as
 # 0.5%, no op's error is more than 3.6x the noise before it (``_jumps``); 5x is a move away.
 DETECT_LIMITS = DriftLimits(jump=5.0, floor=5e-3)
+SAME_TYPE = 2  # earlier ops of an op's type that make the noise it is judged against
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,8 @@ def _jumps(graph: HuntGraph, names: Sequence[str], errors: Mapping[str, float]) 
 
     Until the first jump, an op's noise is the largest error of the earlier ops of its own type
     (the same op of an earlier block rounds alike: a softmax's maximum moves more with fp16
-    rounding than a matmul's), or of every earlier op for the first of its type. After a jump
+    rounding than a matmul's) once there are ``SAME_TYPE`` of them, else of every earlier op
+    (one earlier op of a type may have another role: the Cast of the input, of the output). After a jump
     every later op is judged against everything before it, the jump included: what follows a
     fault inherits its error, and only a second fault moves further still. Nothing jumps above
     NaN/inf: the walk ends there.
@@ -130,13 +132,15 @@ def _jumps(graph: HuntGraph, names: Sequence[str], errors: Mapping[str, float]) 
     limits = DETECT_LIMITS
     found: list[tuple[str, float]] = []
     everything = limits.floor
-    by_type: dict[str, float] = {}
+    by_type: dict[str, list[float]] = {}
     for name in names:
         error, kind = errors[name], graph.op(name).type
-        noise = max(limits.floor, by_type[kind]) if kind in by_type and not found else everything
+        same = by_type.setdefault(kind, [])
+        noise = max(limits.floor, *same) if len(same) >= SAME_TYPE and not found else everything
         if error >= limits.jump * noise:
             found.append((name, noise))
             if math.isinf(error):
                 break
-        everything, by_type[kind] = max(everything, error), max(by_type.get(kind, 0.0), error)
+        everything = max(everything, error)
+        same.append(error)
     return found

@@ -105,3 +105,10 @@ def test_jumps_after_the_first_judge_against_everything_before() -> None:
     assert _jumps(graph, graph.order, errors) == [("op1", 0.005)]
     assert _jumps(graph, graph.order, {**errors, "op3": 1.5}) == [("op1", 0.005), ("op3", 0.2)]
     assert _jumps(graph, graph.order, {**errors, "op1": math.inf, "op3": math.inf}) == [("op1", 0.005)]
+
+
+def test_one_earlier_op_of_a_type_is_not_its_noise() -> None:
+    """The model's input Cast rounds nothing; the output Cast after a softmax carries its error:
+    one earlier op of a type may play another role, so the run's noise judges it."""
+    graph = _chain(["Cast", "Softmax", "Cast"])
+    assert _jumps(graph, graph.order, {"op0": 0.001, "op1": 0.02, "op2": 0.05}) == []
