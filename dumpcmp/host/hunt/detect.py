@@ -48,10 +48,6 @@ class Detection:
     errors: Mapping[str, float]  # per op (fusion rule name): its statistics' distance, judged
     evidence: Mapping[str, str]  # per suspect: pass 1's words about it; "" key: nothing seen
 
-    @property
-    def suspect(self) -> str | None:
-        return self.suspects[0] if self.suspects else None
-
 
 def _scale(golden: Statistics, count: int | None) -> float:
     """The golden tensor's own scale: its root mean square (largest magnitude if unknown)."""
