@@ -8,9 +8,10 @@ runs on the simulated NPU once with a full capture (``dump_mode: all`` of every 
 advisor judges; then the hunt runs: ``next_step`` plans each pass, the simulated NPU carries it
 out (``tests/host/hunt/simhunt.py``: acl.json of the capture, ``sim run`` in-process), until the
 verdict. Printed per fault: the advisor's culprit, the hunt's verdict and culprit, passes, bytes
-captured against the full capture's, and the time of both; then each model fault-free, the
-totals, and every miss with what the hunt saw. No gRPC, no host: ``bench/hunt.py`` measures the
-same through the agent and the host.
+captured against the full capture's, and times: the hunt's (every pass simulated, golden run
+included, and planned), the planner's share of it, and the full capture's (its run, compare and
+advisor); then each model fault-free, the totals, and every miss with what the hunt saw.
+No gRPC, no host: ``bench/hunt.py`` measures the same through the agent and the host.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from tests.host.hunt.simhunt import SimHunt, advisor_culprit, captured_bytes
 
 POSITIONS = {"early": 0.15, "middle": 0.5, "late": 0.85}
 AMOUNTS = {"bias": "0.5", "scale": "1.5", "nan": "0.01", "overflow": "", "noise": "0.2"}
+# --subtle: faults near what the thresholds and the statistics can tell from fp16 rounding.
+SUBTLE = {"bias": "0.1", "scale": "1.1", "nan": "0.0005", "overflow": "", "noise": "0.06"}
 # Ops whose outputs a fault cannot land on meaningfully (no arithmetic of their own).
 _SHAPE_OPS = {
     "Reshape",
@@ -59,6 +62,7 @@ class Outcome:
     hunt_bytes: int
     full_bytes: int
     hunt_s: float
+    plan_s: float
     full_s: float
 
     @property
@@ -68,14 +72,20 @@ class Outcome:
         )
 
 
-def fault_ops(model: str) -> dict[str, str]:
-    """position -> the ONNX op a fault goes to (ops that compute something)."""
+def fault_ops(model: str, count: int = 3) -> dict[str, str]:
+    """position -> the ONNX op a fault goes to (ops that compute something): early, middle and
+    late, or with another ``count`` that many spread evenly (named by their share of the ops)."""
     nodes = [n.name for n in build(model).graph.node if n.op_type not in _SHAPE_OPS]
-    return {pos: nodes[min(len(nodes) - 1, int(len(nodes) * at))] for pos, at in POSITIONS.items()}
+    shares = (
+        POSITIONS if count == 3 else {f"{(i + 0.5) / count:.0%}": (i + 0.5) / count for i in range(count)}
+    )
+    return {pos: nodes[min(len(nodes) - 1, int(len(nodes) * at))] for pos, at in shares.items()}
 
 
-def measure(model: str, faults: tuple[str, ...], work: Path, position: str, limits: HuntLimits) -> Outcome:
-    sim = SimHunt(f"zoo:{model}", work, faults)
+def measure(
+    model: str, faults: tuple[str, ...], work: Path, position: str, limits: HuntLimits, seed: int = 0
+) -> Outcome:
+    sim = SimHunt(f"zoo:{model}", work, faults, seed)
     start = time.perf_counter()
     full = sim.full_capture()
     assert sim.rules is not None and sim.golden is not None
@@ -86,7 +96,7 @@ def measure(model: str, faults: tuple[str, ...], work: Path, position: str, limi
     hunt_s = time.perf_counter() - start
     return Outcome(
         model, faults[0] if faults else "(none)", position, expected, verdict, verdict.passes,
-        captured_bytes(sim.passes), captured_bytes([full]), hunt_s, full_s,
+        captured_bytes(sim.passes), captured_bytes([full]), hunt_s, sim.plan_s, full_s,
     )  # fmt: skip
 
 
@@ -100,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--models", default="", help="comma-separated zoo models (default: every one)")
     parser.add_argument("--kinds", default=",".join(AMOUNTS), help="fault kinds")
+    parser.add_argument("--subtle", action="store_true", help="smaller fault amounts (near the thresholds)")
+    parser.add_argument("--positions", type=int, default=3, help="fault positions per model and kind")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and the faults")
     parser.add_argument("--max-passes", type=int, default=8)
     parser.add_argument("--pass-bytes", type=int, default=0)
     parser.add_argument("--dir", type=Path, default=None)
@@ -114,18 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     clean: list[Outcome] = []
     try:
         print(f"{'model':<18}{'fault':<44}{'pos':<7}{'same':<5}{'verdict':<14}{'passes':>6}{'bytes %':>9}"
-              f"{'hunt s':>8}{'full s':>8}  culprit (advisor's if different)")  # fmt: skip
+              f"{'hunt s':>8}{'plan s':>8}{'full s':>8}  culprit (advisor's if different)")  # fmt: skip
         for model in models:
             try:
-                targets = fault_ops(model)
+                targets = fault_ops(model, args.positions)
             except DumpcmpError as exc:  # a model this checkout's zoo lacks is skipped, said
                 print(f"{model}: skipped ({exc})")
                 continue
-            runs = [(f"{op}={kind}" + (f":{AMOUNTS[kind]}" if AMOUNTS.get(kind) else ""), pos)
+            amounts = SUBTLE if args.subtle else AMOUNTS
+            runs = [(f"{op}={kind}" + (f":{amounts[kind]}" if amounts.get(kind) else ""), pos)
                     for kind in kinds for pos, op in targets.items()]  # fmt: skip
             for n, (fault, pos) in enumerate([("", "-"), *runs]):
                 work = root / f"{model}_{n}"
-                got = measure(model, (fault,) if fault else (), work, pos, limits)
+                got = measure(model, (fault,) if fault else (), work, pos, limits, args.seed)
                 (outcomes if fault else clean).append(got)
                 if not args.keep:
                     shutil.rmtree(work, ignore_errors=True)
@@ -134,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{model:<18}{_short(got.fault, 42):<44}{pos:<7}{'yes' if got.same else 'NO':<5}"
                     f"{got.verdict.kind:<14}{got.passes:>6}{ratio:>9.2%}"
-                    f"{got.hunt_s:>8.2f}{got.full_s:>8.2f}  "
+                    f"{got.hunt_s:>8.2f}{got.plan_s:>8.2f}{got.full_s:>8.2f}  "
                     f"{_short(got.verdict.culprit) or '-'}{other}",
                     flush=True,
                 )

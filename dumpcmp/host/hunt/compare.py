@@ -29,10 +29,17 @@ __all__ = ["OutputCheck", "check_outputs", "compare_pass", "result_table"]
 
 
 def _entries(files: Sequence[Path]) -> list[DumpEntry]:
-    """Each dump file as a walk names it (through its directory's mapping file); others dropped."""
+    """Each dump file as a walk names it (through its directory's mapping file), others dropped;
+    of a run of several steps, the first step's (the model's outputs are the first step's too)."""
     mappings = {d: read_mapping(d) for d in {p.parent for p in files}}
     found = [arrived_entry(p, p.parent, mappings[p.parent]) for p in files if p.name != MAPPING_FILE]
-    return [e for e in found if isinstance(e, DumpEntry)]
+    entries = [e for e in found if isinstance(e, DumpEntry)]
+    first = min((_step(e) for e in entries), default=0)
+    return [e for e in entries if _step(e) == first]
+
+
+def _step(entry: DumpEntry) -> int:
+    return int(entry.group.step) if entry.group.step.isdigit() else 0
 
 
 def compare_pass(

@@ -4,9 +4,10 @@ Each op's output statistics (max, min, mean, L2 norm; ``dump_data: stats``) are 
 the golden tensor's, taken the same way (``stats_compare``, through the host's core). An op's
 error is judged against its own scale: the L2 norm's relative distance, and the distance of its
 max, min and mean in units of the golden tensor's root mean square (so a mean near zero, or a
-tensor of small values, is not blown up). The first op whose error jumps far above the largest
-error the run shows before it (``verdict.statistics_drift``: the run's own noise floor, fp16
-rounding that accumulates along the ops) is the suspect. NaN or inf on the target side where the
+tensor of small values, is not blown up). The first op whose error jumps far above the noise
+the run shows before it (as ``verdict.statistics_drift`` judges a statistics table, with
+``DriftLimits``; here against the earlier ops of the same type first: fp16 rounding moves some
+statistics of some ops more than others) is the suspect. NaN or inf on the target side where the
 golden has none is a divergence wherever it appears.
 
 What it cannot see: a change that leaves all four statistics within the noise before it
@@ -19,8 +20,8 @@ cause: the windows walk upstream); an op whose golden tensor is missing (not com
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.hunt.compare import compare_pass
@@ -28,13 +29,14 @@ from dumpcmp.host.hunt.graph import HuntGraph
 from dumpcmp.host.hunt.records import PassFiles
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.stats_compare import Statistics, StatsResult
-from dumpcmp.host.verdict import DriftLimits, statistic_distance, statistics_drift
+from dumpcmp.host.verdict import DriftLimits, statistic_distance
 
 __all__ = ["DETECT_LIMITS", "Detection", "detect", "row_error"]
 
-# Measured on the zoo models fault-free (seeds 0-2, fp16): no op's error is more than 4x the
-# largest before it once errors below 0.5% (rounding) count as 0.5%; a jump of 5 is a move away.
+# Measured on the four zoo models fault-free (seeds 0-2, fp16): with errors below 0.5% counted as
+# 0.5%, no op's error is more than 3.6x the noise before it (``_jumps``); 5x is a move away.
 DETECT_LIMITS = DriftLimits(jump=5.0, floor=5e-3)
+SAME_TYPE = 2  # earlier ops of an op's type that make the noise it is judged against
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,6 @@ class Detection:
     suspects: tuple[str, ...]
     errors: Mapping[str, float]  # per op (fusion rule name): its statistics' distance, judged
     evidence: Mapping[str, str]  # per suspect: pass 1's words about it; "" key: nothing seen
-
-    @property
-    def suspect(self) -> str | None:
-        return self.suspects[0] if self.suspects else None
 
 
 def _scale(golden: Statistics, count: int | None) -> float:
@@ -96,26 +94,49 @@ def detect(graph: HuntGraph, matcher: Matcher, golden: GoldenSource, done: PassF
         if not math.isnan(error) and error >= errors.get(op.name, (0.0, ""))[0]:
             errors[op.name] = (error, which)
     names = graph.sorted(errors)
-    values = [errors[n][0] for n in names]
     flat = {n: errors[n][0] for n in names}
     words: dict[str, str] = {}
     suspects: list[str] = []
-    at, floor = 0, DETECT_LIMITS.floor
-    # Each later suspect jumps above everything before it, the earlier suspects' errors included.
-    while (drift := statistics_drift(values[at:], replace(DETECT_LIMITS, floor=floor))) is not None:
-        name = names[at + drift.at]
+    for name, noise in _jumps(graph, names, flat):
         error, which = errors[name]
         suspects.append(name)
         if math.isinf(error):
             words[name] = f"pass 1: statistics leave the golden at {name}: {which} on the target side only"
-            break  # nothing after NaN/inf can jump above it
-        words[name] = (
-            f"pass 1: statistics leave the golden at {name}: {which} {error:.2%} of its scale apart, "
-            f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
-        )
-        floor = max(values[: at + drift.at + 1])
-        at += drift.at + 1
+        else:
+            words[name] = (
+                f"pass 1: statistics leave the golden at {name}: {which} {error:.2%} of its scale apart, "
+                f"{error / noise:.0f}x the run's noise before it ({noise:.2%})"
+            )
     if not suspects:
-        peak = max(values, default=0.0)
+        peak = max(flat.values(), default=0.0)
         words[""] = f"pass 1: statistics of {len(names)} ops stay within the run's noise (at most {peak:.2%})"
     return Detection(tuple(suspects), flat, words)
+
+
+def _jumps(graph: HuntGraph, names: Sequence[str], errors: Mapping[str, float]) -> list[tuple[str, float]]:
+    """The ops (in execution order) whose error is ``DETECT_LIMITS.jump`` times the noise before
+    them, with that noise (errors below ``DETECT_LIMITS.floor`` count as it).
+
+    Until the first jump, an op's noise is the largest error of the earlier ops of its own type
+    (the same op of an earlier block rounds alike: a softmax's maximum moves more with fp16
+    rounding than a matmul's) once there are ``SAME_TYPE`` of them, else of every earlier op
+    (one earlier op of a type may have another role: the Cast of the input, of the output). After a jump
+    every later op is judged against everything before it, the jump included: what follows a
+    fault inherits its error, and only a second fault moves further still. Nothing jumps above
+    NaN/inf: the walk ends there.
+    """
+    limits = DETECT_LIMITS
+    found: list[tuple[str, float]] = []
+    everything = limits.floor
+    by_type: dict[str, list[float]] = {}
+    for name in names:
+        error, kind = errors[name], graph.op(name).type
+        same = by_type.setdefault(kind, [])
+        noise = max(limits.floor, *same) if len(same) >= SAME_TYPE and not found else everything
+        if error >= limits.jump * noise:
+            found.append((name, noise))
+            if math.isinf(error):
+                break
+        everything = max(everything, error)
+        same.append(error)
+    return found

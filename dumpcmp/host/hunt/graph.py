@@ -21,10 +21,10 @@ __all__ = ["NOT_DUMPED", "HuntGraph", "tensor_bytes"]
 # Op types the runtime dumps nothing for: graph inputs, constants and the output node.
 NOT_DUMPED = frozenset({"Data", "RefData", "AippData", "Const", "Constant", "Variable", "NetOutput"})
 NET_OUTPUT = "NetOutput"
-# A dump file's header and per-tensor descriptions; small next to the data, but a window of
-# many tiny ops would otherwise be estimated at nothing.
-_DUMP_OVERHEAD = 256
-_PER_TENSOR = 64
+# A dump file's header and per-tensor descriptions (measured on the simulated dumps): small next
+# to the data, but a window of many tiny ops would otherwise be estimated at nothing.
+_DUMP_OVERHEAD = 32
+_PER_TENSOR = 48
 # One statistics csv line per tensor, plus the header line of each file.
 _STATS_HEADER = 160
 _STATS_LINE = 100
@@ -100,6 +100,17 @@ class HuntGraph:
             if name not in found:
                 found.add(name)
                 todo.extend(self.producers(name))
+        return frozenset(found)
+
+    def descendants(self, names: Iterable[str]) -> frozenset[str]:
+        """Every dumped op that reads, directly or not, an output of any of ``names``."""
+        found: set[str] = set()
+        todo = [c for n in names for c in self.consumers(n)]
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo.extend(self.consumers(name))
         return frozenset(found)
 
     def input_producer(self, name: str, k: int) -> str | None:

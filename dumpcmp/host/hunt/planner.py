@@ -23,13 +23,14 @@ of the full capture), except that a window always holds at least one op.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from dumpcmp.errors import InternalError
 from dumpcmp.host.fusion_rules import FusionRules
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.hunt.compare import OutputCheck, check_outputs
-from dumpcmp.host.hunt.detect import detect
+from dumpcmp.host.hunt.detect import DETECT_LIMITS, Detection, detect
 from dumpcmp.host.hunt.graph import HuntGraph
 from dumpcmp.host.hunt.records import (
     ALL_STATISTICS,
@@ -52,6 +53,9 @@ __all__ = ["DEFAULT_SHARE", "PROBES", "WINDOW_OPS", "full_capture_bytes", "next_
 DEFAULT_SHARE = 0.04  # the default bound of one pass: this share of a full capture's bytes
 WINDOW_OPS = 4  # at most this many ops in one window (the suspect and its nearest upstream)
 PROBES = 7  # at most this many ops probed in one bisecting pass
+MOVED_AS_FAR = 0.5  # after a suspect that agrees: ops whose statistics moved at least half as far
+# Statistics errors below this are the run's own noise (the detector's jump over its floor).
+NOISE = DETECT_LIMITS.jump * DETECT_LIMITS.floor
 
 
 def full_capture_bytes(rules: FusionRules) -> int:
@@ -85,6 +89,7 @@ class _Planner:
         self.limits = limits
         full = self.graph.window_bytes(self.graph.order)
         self.pass_bytes = limits.pass_bytes or max(1, int(full * DEFAULT_SHARE))
+        self.errors: Mapping[str, float] = {}  # pass 1's statistics error of each op
 
     # -- the decision ----------------------------------------------------------------------
 
@@ -92,12 +97,19 @@ class _Planner:
         if not passes:
             return self.statistics_capture()
         first = detect(self.graph, self.matcher, self.golden, passes[0])
+        self.errors = first.errors
         outputs = self.outputs(passes[0])
         tensor_passes = [read_tensor_pass(self.graph, self.matcher, self.golden, p) for p in passes[1:]]
         seen = self.seen(tensor_passes)
         evidence = [*first.evidence.values(), *(o.words() for o in outputs)]
         bad_outputs = [o for o in outputs if o.agreement is Agreement.DISAGREE]
         k = len(passes)
+
+        evidence += [
+            f"pass {seen[s].pass_index}: {s} agrees in full tensors (its statistics moved, within thresholds)"
+            for s in first.suspects
+            if s in seen and seen[s].op.output is Agreement.AGREE
+        ]
 
         walk = divergence_start([self.agreement_of(name, seen) for name in self.graph.order])
         if walk.op is not None:
@@ -114,25 +126,44 @@ class _Planner:
             fronts.append(self.graph.order[walk.inconsistent_input[0]])
         fronts += self.graph.sorted(o.op_name for o in bad_outputs if o.op_name in self.graph)
         unchecked = [s for s in first.suspects if s not in seen]
-        evidence += [
-            f"pass {seen[s].pass_index}: {s} agrees in full tensors (its statistics moved, within thresholds)"
-            for s in first.suspects
-            if s in seen and seen[s].op.output is Agreement.AGREE
-        ]
-        if k >= self.limits.max_passes and (fronts or unchecked):
-            return self.undecided(fronts[0] if fronts else unchecked[0], bool(fronts), evidence, k)
+        moved = self.moved_downstream(first, seen)
+        if k >= self.limits.max_passes and (fronts or unchecked or moved):
+            return self.undecided(fronts, unchecked, moved, evidence, k)
         if fronts[:1] and (walk.op is not None or walk.inconsistent_input is not None):
-            return self.search(k + 1, fronts[0], seen)
+            return self.search(k + 1, fronts[0], seen, evidence)
         # Nothing disagrees yet: the next suspect of pass 1 that no window has looked at.
         if unchecked:
             why = f"around {unchecked[0]}, where statistics leave the golden"
             return self.window_capture(k + 1, self.window_around(unchecked[0], seen), why)
         if fronts:
-            return self.search(k + 1, fronts[0], seen)
+            return self.search(k + 1, fronts[0], seen, evidence)
+        if moved:
+            where = f"downstream of {moved[0]}, whose statistics moved"
+            purpose = "to find where the error that starts there crosses the thresholds"
+            return self.probe_capture(k + 1, moved[1], where, purpose, earliest=True)
         return Verdict(NO_DIVERGENCE, "", (), tuple(evidence), k)
 
-    def search(self, k: int, front: str, seen: dict[str, _Seen]) -> Capture:
-        """The next capture from ``front``, the earliest op known to disagree."""
+    def moved_downstream(self, first: Detection, seen: dict[str, _Seen]) -> tuple[str, list[str]] | None:
+        """A suspect whose window agreed, and the ops after it (not yet cleared) whose statistics
+        moved as far: an error within the thresholds at its start can cross them further on,
+        where a full capture's advisor places the divergence."""
+        cleared = self.cleared(seen)
+        for suspect in first.suspects:
+            if suspect not in seen or seen[suspect].op.output is not Agreement.AGREE:
+                continue
+            level = first.errors.get(suspect, 0.0) * MOVED_AS_FAR
+            later = [
+                n for n in self.graph.descendants([suspect])
+                if n not in cleared and n not in seen and first.errors.get(n, 0.0) >= level
+            ]  # fmt: skip
+            if later:
+                return suspect, sorted(later, key=self.graph.place)
+        return None
+
+    def search(
+        self, k: int, front: str, seen: dict[str, _Seen], evidence: Sequence[str]
+    ) -> Capture | Verdict:
+        """The next capture (pass ``k``) from ``front``, the earliest op known to disagree."""
         look = seen.get(front)
         cleared = self.cleared(seen)
         if look is not None and look.with_inputs:
@@ -146,6 +177,13 @@ class _Planner:
             region = [n for n in self.graph.ancestors([front]) if n not in cleared]
             need = [front]
         region = sorted(region, key=self.graph.place)
+        if not region and not need:
+            # Its input differs, yet every op upstream of that input agrees: no capture can say
+            # more (a Data or Const input of its own, or a copy the rule file does not show).
+            assert look is not None
+            differ = ", ".join(look.op.words[("input", kk)] for kk in look.op.bad_inputs())
+            words = f"pass {look.pass_index}: {front}'s {differ or 'inputs'} differ; every op upstream agrees"
+            return Verdict(UNDECIDED, front, self.originals(front), (*evidence, words), k - 1)
         where = (
             f"upstream of {front}, whose input differs"
             if not need
@@ -155,7 +193,7 @@ class _Planner:
             return self.window_capture(k, [*region, *need], where)
         if len(region) <= WINDOW_OPS - len(need):
             return self.window_capture(k, self.nearest(need, region), where)
-        return self.probe_capture(k, region, front)
+        return self.probe_capture(k, region, f"upstream of {front}, which disagrees", "to bisect them")
 
     # -- captures --------------------------------------------------------------------------
 
@@ -166,24 +204,27 @@ class _Planner:
 
     def window_capture(self, index: int, window: Sequence[str], why: str) -> Capture:
         ops = self.graph.sorted(window)
+        if not ops:  # an empty layer list asks for every op: the full capture the hunt avoids
+            raise InternalError(f"the hunt planned an empty window for pass {index}")
         what = f"inputs and outputs of {len(ops)} op{'s' if len(ops) > 1 else ''} {why}"
         return Capture(index, "tensor", "all", ops, what, self.graph.window_bytes(ops))
 
-    def probe_capture(self, index: int, region: Sequence[str], front: str) -> Capture:
-        """Outputs of ops spread evenly over ``region`` (execution order), within the bound."""
+    def probe_capture(
+        self, index: int, region: Sequence[str], where: str, purpose: str, *, earliest: bool = False
+    ) -> Capture:
+        """Outputs of ops of ``region`` (execution order), as many as the bound allows: spread
+        evenly over it (to bisect), or its ``earliest`` ones."""
         count = min(PROBES, len(region))
         while count > 1:
-            picks = [region[(i + 1) * len(region) // (count + 1)] for i in range(count)]
+            picks = _spread(region, count) if not earliest else list(region[:count])
             if self.fits(picks, inputs=False):
                 break
             count -= 1
         else:
-            picks = [region[len(region) // 2]]
+            picks = [region[0] if earliest else region[len(region) // 2]]
         ops = self.graph.sorted(picks)
         size = sum(self.graph.tensor_dump_bytes(n, inputs=False) for n in ops)
-        why = (
-            f"outputs of {len(ops)} of the {len(region)} ops upstream of {front} (disagrees), to bisect them"
-        )
+        why = f"outputs of {len(ops)} of the {len(region)} ops {where}, {purpose}"
         return Capture(index, "tensor", "output", ops, why, size)
 
     def window_around(self, suspect: str, seen: dict[str, _Seen]) -> list[str]:
@@ -239,10 +280,17 @@ class _Planner:
         return OpAgreement((), ((Agreement.UNKNOWN if self.blind(name) else Agreement.AGREE),) * outputs)
 
     def cleared(self, seen: dict[str, _Seen]) -> set[str]:
-        """Ops known to agree, and every op upstream of them (an error there would show)."""
+        """Ops known to agree, and the ops upstream of them whose statistics moved no further
+        than theirs (or stayed within the run's noise): an error there would show. An upstream
+        op that moved further may disagree though a later one agrees (the error absorbed on the
+        way), and a full capture's advisor names the earliest that disagrees."""
         good = [n for n, look in seen.items() if look.op.output is Agreement.AGREE]
         blind = [n for n, look in seen.items() if look.op.output is Agreement.UNKNOWN]
-        return {*good, *self.graph.ancestors(good), *blind}
+        found = {*good, *blind}
+        for name in good:
+            level = max(self.errors.get(name, 0.0), NOISE)
+            found.update(a for a in self.graph.ancestors([name]) if self.errors.get(a, 0.0) <= level)
+        return found
 
     def proof(self, name: str, seen: dict[str, _Seen]) -> list[str]:
         look = seen[name]
@@ -259,13 +307,34 @@ class _Planner:
             f"outputs do not ({'; '.join(bad)})"
         ]
 
-    def undecided(self, name: str, disagrees: bool, evidence: list[str], k: int) -> Verdict:
-        """No pass left: the earliest op known to disagree, or the suspect not yet captured."""
-        if disagrees:
-            words = f"{name} disagrees; the error starts there or upstream of it (no pass left after {k})"
+    def undecided(
+        self,
+        fronts: Sequence[str],
+        unchecked: Sequence[str],
+        moved: tuple[str, list[str]] | None,
+        evidence: list[str],
+        k: int,
+    ) -> Verdict:
+        """No pass left: the earliest op known to disagree, else the suspect not yet captured,
+        else the suspect whose error may cross the thresholds further on."""
+        left = f"(no pass left after {k})"
+        if fronts:
+            name, words = fronts[0], f"{fronts[0]} disagrees; the error starts there or upstream of it {left}"
+        elif unchecked:
+            name, words = (
+                unchecked[0],
+                f"statistics leave the golden at {unchecked[0]}; not captured in full {left}",
+            )
         else:
-            words = f"statistics leave the golden at {name}; not captured in full (no pass left after {k})"
+            assert moved is not None
+            name = moved[0]
+            words = f"{name}'s error may cross the thresholds in one of {len(moved[1])} ops after it {left}"
         return Verdict(UNDECIDED, name, self.originals(name), (*evidence, words), k)
 
     def originals(self, name: str) -> tuple[str, ...]:
         return tuple(n for n in self.graph.op(name).original_op_names if n)
+
+
+def _spread(region: Sequence[str], count: int) -> list[str]:
+    """``count`` ops of ``region`` at even steps, neither end included (a bisection's cuts)."""
+    return [region[(i + 1) * len(region) // (count + 1)] for i in range(count)]

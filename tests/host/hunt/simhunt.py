@@ -4,6 +4,7 @@ the session; this one lets the planner be tested and measured in seconds."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ class SimHunt:
     rules: FusionRules | None = None
     golden: GoldenSource | None = None
     full: PassFiles | None = None
+    plan_s: float = 0.0  # time spent in next_step (the host's share of a hunt)
 
     def run(self, capture: Capture | None, name: str) -> PassFiles:
         """Run the model under ``capture`` (None: a full capture, dump_mode all of every op)."""
@@ -77,7 +79,9 @@ class SimHunt:
         self.first_capture()
         assert self.rules is not None and self.golden is not None
         while True:
+            started = time.perf_counter()
             step = next_step(self.rules, self.golden, self.passes, limits)
+            self.plan_s += time.perf_counter() - started
             if isinstance(step, Verdict):
                 return step
             assert step.index == len(self.passes) + 1

@@ -95,6 +95,22 @@ def test_fault_statistics_cannot_see_is_bisected_from_the_outputs(sim_hunt: Make
     assert verdict.culprit == "/head/fc/Gemm"
 
 
+def test_error_within_thresholds_at_its_op_is_followed_to_where_it_crosses_them(sim_hunt: MakeHunt) -> None:
+    """A 0.1 bias after the stem's pooling moves its statistics, but its own output stays within
+    the thresholds; the depthwise conv after it crosses them, and the full capture's advisor
+    names that op: the hunt probes the ops after the suspect in order and names it too."""
+    hunt = sim_hunt(CNN, "/stem/pool/MaxPool=bias:0.1")
+    full = hunt.full_capture()
+    assert hunt.rules is not None and hunt.golden is not None
+    expected = advisor_culprit(hunt.rules, hunt.golden, full)
+    assert expected == "/block1.dw/conv/Conv/block1.dw/act/Relu"
+    verdict = hunt.hunt()
+    assert (verdict.kind, verdict.culprit) == (ISOLATED, expected)
+    assert "/stem/pool/MaxPool" in hunt.passes[1].capture.layers  # the suspect's window first
+    assert "agrees in full tensors" in "\n".join(verdict.evidence)
+    assert hunt.passes[2].capture.mode == "output" and expected in hunt.passes[2].capture.layers
+
+
 def test_max_passes_gives_undecided_with_what_is_known(sim_hunt: MakeHunt) -> None:
     hunt = sim_hunt(CNN, "/block1.pw/conv/Conv=layout")
     verdict = hunt.hunt(HuntLimits(max_passes=2))
