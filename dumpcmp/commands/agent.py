@@ -144,7 +144,9 @@ def run_command(
     max_passes: Annotated[
         int | None,
         typer.Option(
-            "--max-passes", min=1, help=f"With --hunt: run the model at most this many times [default: {_PASSES}]."
+            "--max-passes",
+            min=1,
+            help=f"With --hunt: run the model at most this many times [default: {_PASSES}].",
         ),
     ] = None,
     pass_bytes: Annotated[
@@ -222,7 +224,9 @@ def run_command(
                     else _on_acl(request, token, extras)
                 )
                 outcome = (
-                    _hunted(agent, prepared, f"--model {model}", max_passes or _PASSES, pass_bytes or 0, give_up)
+                    _hunted(
+                        agent, prepared, f"--model {model}", max_passes or _PASSES, pass_bytes or 0, give_up
+                    )
                     if hunt
                     else agent.run_model(prepared, f"--model {model}")
                 )

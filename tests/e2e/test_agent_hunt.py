@@ -211,8 +211,8 @@ def test_hunt_goes_with_a_model(tmp_path: Path, source: list[str], said: str) ->
 @pytest.mark.parametrize("option", [["--max-passes", "3"], ["--pass-bytes", "0"]])
 def test_hunt_options_without_hunt_are_refused(tmp_path: Path, option: list[str]) -> None:
     code, out = cli(
-        "agent", "run", "--host", "127.0.0.1:1", "--session", "h1", "--model", "zoo:small_cnn", "--sim", *option,
-        "--state", tmp_path / "state",
+        "agent", "run", "--host", "127.0.0.1:1", "--session", "h1", "--model", "zoo:small_cnn", "--sim",
+        *option, "--state", tmp_path / "state",
     )  # fmt: skip
     assert code == 1 and "--max-passes and --pass-bytes go with --hunt" in out, out
     assert out.strip().count("\n") == 0, out
