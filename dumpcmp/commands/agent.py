@@ -146,7 +146,7 @@ def run_command(
         typer.Option(
             "--max-passes",
             min=1,
-            help=f"With --hunt: run the model at most this many times [default: {_PASSES}].",
+            help=f"With --hunt: run the model at most this many times (default {_PASSES}).",
         ),
     ] = None,
     pass_bytes: Annotated[

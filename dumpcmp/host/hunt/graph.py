@@ -9,7 +9,7 @@ shape and dtype a dump file stores. Data, Const and NetOutput ops are never dump
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dumpcmp.errors import UnsupportedDtypeError
@@ -93,25 +93,11 @@ class HuntGraph:
 
     def ancestors(self, names: Iterable[str]) -> frozenset[str]:
         """Every dumped op whose outputs reach any of ``names`` (``names`` not included)."""
-        found: set[str] = set()
-        todo = [p for n in names for p in self.producers(n)]
-        while todo:
-            name = todo.pop()
-            if name not in found:
-                found.add(name)
-                todo.extend(self.producers(name))
-        return frozenset(found)
+        return _reached(names, self.producers)
 
     def descendants(self, names: Iterable[str]) -> frozenset[str]:
         """Every dumped op that reads, directly or not, an output of any of ``names``."""
-        found: set[str] = set()
-        todo = [c for n in names for c in self.consumers(n)]
-        while todo:
-            name = todo.pop()
-            if name not in found:
-                found.add(name)
-                todo.extend(self.consumers(name))
-        return frozenset(found)
+        return _reached(names, self.consumers)
 
     def input_producer(self, name: str, k: int) -> str | None:
         """The dumped op that feeds data input ``k`` of ``name`` (None: a Data or Const op)."""
@@ -161,3 +147,15 @@ class HuntGraph:
             if op.type == NET_OUTPUT:
                 return tuple((r.src_name, r.src_index) for r in op.data_inputs)
         return ()
+
+
+def _reached(names: Iterable[str], step: Callable[[str], tuple[str, ...]]) -> frozenset[str]:
+    """Every op ``step`` leads to from ``names``, transitively (``names`` not included)."""
+    found: set[str] = set()
+    todo = [n for name in names for n in step(name)]
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            todo.extend(step(name))
+    return frozenset(found)
