@@ -315,10 +315,17 @@ class _Planner:
         evidence: list[str],
         k: int,
     ) -> Verdict:
-        """No pass left: the earliest op known to disagree, else the suspect not yet captured,
-        else the suspect whose error may cross the thresholds further on."""
+        """No pass left: the earliest op known to disagree, or a suspect of the statistics not
+        yet captured upstream of it (the error starts there or upstream: the suspect is the
+        nearer guess), else the suspect whose error may cross the thresholds further on."""
         left = f"(no pass left after {k})"
-        if fronts:
+        if unchecked and fronts and self.graph.place(unchecked[0]) < self.graph.place(fronts[0]):
+            name, words = (
+                unchecked[0],
+                f"statistics leave the golden at {unchecked[0]}, not captured in full; {fronts[0]} further "
+                f"on disagrees {left}",
+            )
+        elif fronts:
             name, words = fronts[0], f"{fronts[0]} disagrees; the error starts there or upstream of it {left}"
         elif unchecked:
             name, words = (

@@ -119,6 +119,13 @@ def test_max_passes_gives_undecided_with_what_is_known(sim_hunt: MakeHunt) -> No
     assert "starts there or upstream of it (no pass left after 2)" in verdict.evidence[-1]
 
 
+def test_one_pass_names_the_suspect_of_the_statistics_not_the_output_it_reaches(sim_hunt: MakeHunt) -> None:
+    hunt = sim_hunt(CNN, "/block2/Add=bias:0.5")
+    verdict = hunt.hunt(HuntLimits(max_passes=1))
+    assert verdict.kind == UNDECIDED and verdict.culprit == "/block2/Add", verdict
+    assert "statistics leave the golden at /block2/Add, not captured in full" in verdict.evidence[-1]
+
+
 def test_each_pass_stays_within_the_byte_bound(sim_hunt: MakeHunt) -> None:
     hunt = sim_hunt(BLOCK, "/mlp.fc2/MatMul=bias:0.3")
     limits = HuntLimits(pass_bytes=12_000)
