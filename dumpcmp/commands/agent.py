@@ -152,7 +152,10 @@ def run_command(
     pass_bytes: Annotated[
         int | None,
         typer.Option(
-            "--pass-bytes", min=0, help="With --hunt: dump bytes one pass may capture (0: the host's bound)."
+            "--pass-bytes",
+            min=0,
+            help="With --hunt: dump bytes one tensor pass may capture (0: the host's bound); a window "
+            "holds at least one op, and the statistics pass is not bounded.",
         ),
     ] = None,
 ) -> None:
@@ -386,7 +389,14 @@ def _hunted(
     from dumpcmp.agent.hunt import run_hunt
 
     def said(done: HuntPass) -> None:
-        console().print(_pass_line(done), markup=False)
+        line = _pass_line(done)
+        if pass_bytes and done.bytes_sent > pass_bytes:
+            line += (
+                " (over --pass-bytes: the statistics pass is not bounded)"
+                if done.capture.data == "stats"
+                else " (over --pass-bytes: a window holds at least one op)"
+            )
+        console().print(line, markup=False)
 
     hunted = run_hunt(
         agent, run, source, max_passes=max_passes, pass_bytes=pass_bytes, give_up=give_up, on_pass=said
@@ -401,13 +411,19 @@ def _pass_line(done: HuntPass) -> str:
     layers = list(capture.layers)
     more = ", …" if len(layers) > _OPS_SHOWN else ""
     ops = f"{counted(len(layers), 'op')} ({', '.join(layers[:_OPS_SHOWN])}{more})" if layers else "every op"
+    what = (
+        f"{_CAPTURED_DATA.get(capture.data, capture.data)} ({_CAPTURED_MODE.get(capture.mode, capture.mode)})"
+    )
     return (
-        f"pass {done.index}: {capture.data} ({capture.mode}) of {ops}: {counted(done.dump_files, 'file')}, "
+        f"pass {done.index}: {what} of {ops}: {counted(done.dump_files, 'file')}, "
         f"{_mb(done.bytes_sent)}, {done.seconds:.1f} s: {capture.why}"
     )
 
 
 _OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
+# A capture's acl.json dump_data and dump_mode, in a pass's line.
+_CAPTURED_DATA = {"stats": "statistics", "tensor": "tensors"}
+_CAPTURED_MODE = {"output": "outputs", "input": "inputs", "all": "inputs and outputs"}
 
 
 def _passes(count: int) -> str:

@@ -62,8 +62,8 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path, "--inject", FAULT)
     assert code == 0, out
     lines = out.splitlines()
-    assert lines[0].startswith("pass 1: stats (output) of every op: 20 files,"), out
-    assert lines[1].startswith("pass 2: tensor (all) of 1 op (/block2/Add): 1 file,"), out
+    assert lines[0].startswith("pass 1: statistics (outputs) of every op: 20 files,"), out
+    assert lines[1].startswith("pass 2: tensors (inputs and outputs) of 1 op (/block2/Add): 1 file,"), out
     assert "verdict: isolated: /block2/Add, after 2 passes" in lines, out
     assert any(line.startswith("hunt: 2 passes, ") and "of a full capture's ~" in line for line in lines), out
     assert "session h1 on" in out and "(closed)" in out
@@ -88,9 +88,18 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
 def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
     code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path)
     assert code == 0, out
-    assert out.startswith("pass 1: stats (output) of every op:"), out
+    assert out.startswith("pass 1: statistics (outputs) of every op:"), out
     assert "pass 2" not in out
     assert "verdict: no divergence, after 1 pass" in out.splitlines()
+
+
+def test_a_pass_over_pass_bytes_says_why(host: HostServer, tmp_path: Path) -> None:
+    code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path, "--inject", FAULT, "--pass-bytes", "1")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].endswith("(over --pass-bytes: the statistics pass is not bounded)"), out
+    assert lines[1].endswith("(over --pass-bytes: a window holds at least one op)"), out
+    assert "verdict: isolated: /block2/Add, after 2 passes" in lines, out
 
 
 def test_max_passes_bounds_the_hunt_and_says_it_is_undecided(host: HostServer, tmp_path: Path) -> None:
