@@ -343,7 +343,8 @@ def results_command(
             "--csv",
             metavar="FILE",
             help="Write the result table here: a closed session's result file itself, else its rows so far, "
-            "led by Device/Model/Step columns when they are of several steps (--out: a file per step).",
+            "led by Device/Model/Step columns when they are of several steps (--out: a file per step); "
+            "statistics tables (a hunt's first pass) beside it, as FILE.statistics.csv.",
         ),
     ] = None,
     xlsx_text: Annotated[
@@ -401,9 +402,7 @@ def results_command(
             streamed = _rows(stub, session, timeout)
             written: list[Path] = []
             if csv_out is not None:
-                with _claimed(csv_out) as target:
-                    _write_csv(stub, info, target, streamed, timeout)
-                written.append(target)
+                written += _write_csv_files(stub, info, csv_out, streamed, timeout)
             if xlsx_out is not None:
                 with _claimed(xlsx_out) as target:
                     _write_xlsx(stub, info, target, streamed, timeout)
@@ -632,18 +631,55 @@ def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def _statistics_results(info: pb.SessionInfo) -> list[str]:
+    """A closed session's statistics tables (``dump_data: stats`` shards, a hunt's first pass):
+    of another shape than the tensor rows, so never among them."""
+    if info.state != pb.SessionInfo.CLOSED:
+        return []
+    return [n for n in info.result_files if "stats_result_" in Path(n).name and n.endswith(".csv")]
+
+
+def _write_csv_files(
+    stub: DumpCompareStub, info: pb.SessionInfo, csv_out: Path, streamed: StreamedRows, timeout: float
+) -> list[Path]:
+    """--csv: the tensor rows, and each statistics table beside them (``FILE.statistics.csv``);
+    a session of statistics alone (a fault-free hunt) has its one statistics table in FILE."""
+    statistics = _statistics_results(info)
+    with _claimed(csv_out) as target:
+        if len(statistics) == 1 and not streamed.rows:
+            _write_result(stub, info, statistics.pop(), target, timeout)
+        else:
+            _write_csv(stub, info, target, streamed, timeout)
+    written = [target]
+    for name in statistics:
+        label = "statistics" if len(statistics) == 1 else Path(name).stem
+        with _claimed(target.with_name(f"{target.stem}.{label}.csv")) as beside:
+            _write_result(stub, info, name, beside, timeout)
+        written.append(beside)
+    return written
+
+
+def _write_result(
+    stub: DumpCompareStub, info: pb.SessionInfo, name: str, target: Path, timeout: float
+) -> None:
+    """The session's result file ``name``, byte for byte."""
+    from dumpcmp.outputs import atomic_path
+
+    with atomic_path(target) as temp, temp.open("wb") as handle:
+        for data in _result_chunks(stub, info, name, timeout):
+            handle.write(data)
+
+
 def _write_csv(
     stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
 ) -> None:
     from dumpcmp.outputs import atomic_path
 
     name = _single_result(info, ".csv")
+    if name is not None:
+        _write_result(stub, info, name, target, timeout)
+        return
     with atomic_path(target) as temp:
-        if name is not None:
-            with temp.open("wb") as handle:
-                for data in _result_chunks(stub, info, name, timeout):
-                    handle.write(data)
-            return
         columns, rows = streamed.table()
         with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")

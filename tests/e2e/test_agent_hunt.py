@@ -83,6 +83,16 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     assert not (tmp_path / "state-h1" / "hunts").exists() or not any(
         (tmp_path / "state-h1" / "hunts").iterdir()
     )
+    # host results --csv: pass 2's rows, and pass 1's statistics table beside them.
+    code, out = cli("host", "results", "h1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "h1.csv")
+    assert code == 0, out
+    tensors, statistics = _csv_rows(tmp_path / "h1.csv"), _csv_rows(tmp_path / "h1.statistics.csv")
+    assert any("/block2/Add" in row for row in tensors) and len(statistics) >= 20, (tensors, statistics)
+    assert f"wrote {tmp_path / 'h1.statistics.csv'}" in out.splitlines(), out
+
+
+def _csv_rows(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()[1:]
 
 
 def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
@@ -91,6 +101,9 @@ def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServ
     assert out.startswith("pass 1: statistics (outputs) of every op:"), out
     assert "pass 2" not in out
     assert "verdict: no divergence, after 1 pass" in out.splitlines()
+    # Its results are statistics alone: --csv writes that table (it wrote a header and no row).
+    code, out = cli("host", "results", "h1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "h1.csv")
+    assert code == 0 and len(_csv_rows(tmp_path / "h1.csv")) >= 20, out
 
 
 def test_a_pass_over_pass_bytes_says_why(host: HostServer, tmp_path: Path) -> None:
