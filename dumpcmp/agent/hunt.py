@@ -66,7 +66,7 @@ class HuntOutcome:
     hunt: str
     passes: tuple[HuntPass, ...]
     verdict: pb.HuntVerdict
-    full_capture_bytes: int  # the host's estimate of a full capture (dump_mode all, every op)
+    full_capture_bytes: int  # the host's estimate of a full capture (dump_mode all, every op, every step)
     seconds: float  # the whole hunt, from its session files to the verdict
     outcome: AgentOutcome  # the upload as a whole, for the session's close and summary
 
@@ -142,9 +142,8 @@ def run_hunt(
     files = sum(p.dump_files for p in passes)
     outcome = AgentOutcome(uploader, report, agent.target, source, files)
     outcome.run_dir, outcome.run_id = run.work_dir, passes[-1].run_id if passes else ""
-    return HuntOutcome(
-        hunt_id, tuple(passes), plan.verdict, plan.full_capture_bytes, time.monotonic() - started, outcome
-    )
+    full = plan.full_capture_bytes * run.steps  # the host's estimate is of one execution's dump
+    return HuntOutcome(hunt_id, tuple(passes), plan.verdict, full, time.monotonic() - started, outcome)
 
 
 def _plan(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -104,6 +105,17 @@ def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServ
     # Its results are statistics alone: --csv writes that table (it wrote a header and no row).
     code, out = cli("host", "results", "h1", "--host", f"127.0.0.1:{host.port}", "--csv", tmp_path / "h1.csv")
     assert code == 0 and len(_csv_rows(tmp_path / "h1.csv")) >= 20, out
+
+
+def test_the_full_capture_a_hunt_is_set_against_has_every_step(host: HostServer, tmp_path: Path) -> None:
+    estimates = []
+    for steps in ("1", "3"):
+        code, out = hunt_cli(f"127.0.0.1:{host.port}", f"s{steps}", tmp_path, "--steps", steps)
+        assert code == 0, out
+        found = re.search(r"of a full capture's ~([0-9.]+) KB\)", out)
+        assert found is not None, out
+        estimates.append(float(found.group(1)))
+    assert estimates[1] == pytest.approx(3 * estimates[0], rel=0.01), estimates
 
 
 def test_a_pass_over_pass_bytes_says_why(host: HostServer, tmp_path: Path) -> None:
