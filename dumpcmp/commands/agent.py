@@ -435,14 +435,15 @@ def _verdict_lines(hunted: HuntOutcome) -> list[str]:
     verdict = hunted.verdict
     culprit = ""
     if verdict.culprit:
-        originals = [name for name in verdict.originals if name != verdict.culprit]
+        originals = list(verdict.originals) if list(verdict.originals) != [verdict.culprit] else []
         culprit = f": {verdict.culprit}" + (f" (original ops: {', '.join(originals)})" if originals else "")
     lines = [f"verdict: {verdict.kind}{culprit}, after {_passes(verdict.passes)}"]
     lines += [f"  {line}" for line in verdict.evidence]
     full = hunted.full_capture_bytes
     share = f" ({hunted.bytes_sent / full:.1%} of a full capture's ~{_mb(full)})" if full else ""
     lines.append(
-        f"hunt: {_passes(len(hunted.passes))}, {_mb(hunted.bytes_sent)} sent{share}, {hunted.seconds:.1f} s"
+        f"hunt: {_passes(len(hunted.passes))}, {_mb(hunted.bytes_sent)} captured{share}, "
+        f"{hunted.seconds:.1f} s"
     )
     return lines
 

@@ -30,6 +30,7 @@ from dumpcmp.host.hunt.records import PassFiles
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.stats_compare import Statistics, StatsResult
 from dumpcmp.host.verdict import DriftLimits, statistic_distance
+from dumpcmp.printable import counted
 
 __all__ = ["DETECT_LIMITS", "Detection", "detect", "row_error"]
 
@@ -109,7 +110,10 @@ def detect(graph: HuntGraph, matcher: Matcher, golden: GoldenSource, done: PassF
             )
     if not suspects:
         peak = max(flat.values(), default=0.0)
-        words[""] = f"pass 1: statistics of {len(names)} ops stay within the run's noise (at most {peak:.2%})"
+        words[""] = (
+            f"pass 1: statistics of {counted(len(names), 'op')} stay within the run's noise "
+            f"(at most {peak:.2%})"
+        )
     return Detection(tuple(suspects), flat, words)
 
 

@@ -46,6 +46,7 @@ from dumpcmp.host.hunt.window import OpSeen, TensorPass, read_tensor_pass
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.verdict import Agreement, OpAgreement, divergence_start
+from dumpcmp.printable import counted
 from dumpcmp.proto.codec import TensorKind
 
 __all__ = ["DEFAULT_SHARE", "PROBES", "WINDOW_OPS", "full_capture_bytes", "next_step"]
@@ -206,7 +207,7 @@ class _Planner:
         ops = self.graph.sorted(window)
         if not ops:  # an empty layer list asks for every op: the full capture the hunt avoids
             raise InternalError(f"the hunt planned an empty window for pass {index}")
-        what = f"inputs and outputs of {len(ops)} op{'s' if len(ops) > 1 else ''} {why}"
+        what = f"inputs and outputs of {counted(len(ops), 'op')} {why}"
         return Capture(index, "tensor", "all", ops, what, self.graph.window_bytes(ops))
 
     def probe_capture(
@@ -224,7 +225,7 @@ class _Planner:
             picks = [region[0] if earliest else region[len(region) // 2]]
         ops = self.graph.sorted(picks)
         size = sum(self.graph.tensor_dump_bytes(n, inputs=False) for n in ops)
-        why = f"outputs of {len(ops)} of the {len(region)} ops {where}, {purpose}"
+        why = f"outputs of {len(ops)} of {counted(len(region), 'op')} {where}, {purpose}"
         return Capture(index, "tensor", "output", ops, why, size)
 
     def window_around(self, suspect: str, seen: dict[str, _Seen]) -> list[str]:
@@ -335,7 +336,9 @@ class _Planner:
         else:
             assert moved is not None
             name = moved[0]
-            words = f"{name}'s error may cross the thresholds in one of {len(moved[1])} ops after it {left}"
+            words = (
+                f"{name}'s error may cross the thresholds in {counted(len(moved[1]), 'op')} after it {left}"
+            )
         return Verdict(UNDECIDED, name, self.originals(name), (*evidence, words), k)
 
     def originals(self, name: str) -> tuple[str, ...]:
