@@ -1,11 +1,12 @@
 """Finding and loading ``libascendcl.so`` (formats.md §4.1).
 
-Order: the explicit ``--acl-lib`` path; then ``$ASCEND_TOOLKIT_HOME`` and ``$ASCEND_HOME_PATH``;
-then the default installs, first under ``/usr/local/Ascend`` (root installs), then under
-``$HOME/Ascend`` (non-root installs): ``cann`` (CANN 8.5 and later), ``ascend-toolkit/latest``,
-and the inference-only ``nnrt/latest/lib64``; last, the bare soname through the dynamic loader
-(``LD_LIBRARY_PATH``, ldconfig cache). Under a toolkit root the library is looked for in
-``lib64/``, ``runtime/lib64/`` and ``acllib/lib64/`` (older toolkits). The first that loads wins.
+Order: an explicit path (``load_libascendcl``'s argument); then ``$ASCEND_TOOLKIT_HOME`` and
+``$ASCEND_HOME_PATH``; then the default installs, first under ``/usr/local/Ascend`` (root
+installs), then under ``$HOME/Ascend`` (non-root installs): ``cann`` (CANN 8.5 and later),
+``ascend-toolkit/latest``, and the inference-only ``nnrt/latest/lib64``; last, the bare soname
+through the dynamic loader (``LD_LIBRARY_PATH``, ldconfig cache). Under a toolkit root the library
+is looked for in ``lib64/``, ``runtime/lib64/`` and ``acllib/lib64/`` (older toolkits). The first
+that loads wins.
 
 An explicit path is never "helped" by falling back to the search: if the user named a library and
 it does not load, loading some other CANN install would compare against the wrong runtime.
@@ -62,7 +63,7 @@ def _under_root(root: str) -> list[str]:
 
 
 def _explicit_candidates(explicit: str, is_dir: Callable[[str], bool]) -> list[str]:
-    # A directory is accepted as a toolkit root or a lib dir, so `--acl-lib $ASCEND_TOOLKIT_HOME`
+    # A directory is accepted as a toolkit root or a lib dir, so `$ASCEND_TOOLKIT_HOME`
     # works as well as the full file path.
     if is_dir(explicit):
         return [os.path.join(explicit, LIBRARY_NAME), *_under_root(explicit)]
@@ -135,11 +136,12 @@ def load_libascendcl(
 
 def _not_found_message(tried: list[str], explicit: bool) -> str:
     if explicit:
-        hint = "--acl-lib must name libascendcl.so or a directory holding lib64/libascendcl.so"
+        hint = "the path given must name libascendcl.so or a directory holding lib64/libascendcl.so"
     else:
+        # No command takes the library's path: the environment is what the user can set.
         hint = (
-            "point --acl-lib at libascendcl.so (or the toolkit directory), or run CANN's set_env.sh "
-            "first (`source /usr/local/Ascend/cann/set_env.sh`; before CANN 8.5 "
-            "`/usr/local/Ascend/ascend-toolkit/set_env.sh`)"
+            "run CANN's set_env.sh first (`source /usr/local/Ascend/cann/set_env.sh`; before CANN 8.5 "
+            "`/usr/local/Ascend/ascend-toolkit/set_env.sh`), or set ASCEND_TOOLKIT_HOME to the toolkit "
+            "directory (the one holding lib64/libascendcl.so)"
         )
     return f"cannot load {LIBRARY_NAME} (tried {'; '.join(tried)}); {hint}"

@@ -1,15 +1,17 @@
 """A hunt (``agent run --hunt``) as a library: the host steers the capture, pass by pass, until
 it has pinned the culprit.
 
-``run_hunt`` drives one ``AgentRun``: the session's own files (golden data, fusion rule, inputs)
-go first, without a run, so that every pass (and a restarted hunt) is compared with them; then
-NextCapture begins the hunt, and for each capture the host plans the agent writes the pass's
-acl.json (``acl_config``), runs the model again through the same live path as any ``--model`` run
-(``AgentRun.stream``: the dump streams while it runs), sends the model's outputs as OUTPUT files,
-ends the run, waits until every file is acknowledged, and asks again with the pass's run id, until
-the host answers a verdict. Each pass is a run of its own (label ``{model}.hunt{k}``, token the
-hunt id, ``proto.runs``); the hunt id is new for each call, so a rerun after a crash begins a new
-hunt, which drops the old one's passes on the host.
+``run_hunt`` drives one ``AgentRun``: the hunt's own files (golden data, fusion rule, inputs) go
+first, as a run of their own (label ``{model}.hunt``, ``proto.runs``) that every pass is compared
+with, and that a rerun's replace. A session takes one run's golden data: where the host refuses
+them (the session holds another run's, or another model's), the hunt stops before it begins, with
+the host's reason. Then NextCapture begins the hunt, and for each capture the host plans the agent
+writes the pass's acl.json (``acl_config``), runs the model again through the same live path as
+any ``--model`` run (``AgentRun.stream``: the dump streams while it runs), sends the model's
+outputs as OUTPUT files, ends the run, waits until every file is acknowledged, and asks again with
+the pass's run id, until the host answers a verdict. Each pass is a run of its own (label
+``{model}.hunt{k}``, token the hunt id, ``proto.runs``); the hunt id is new for each call, so a
+rerun after a crash begins a new hunt, which drops the old one's passes on the host.
 
 AscendCL is initialised once for the whole hunt (real AscendCL refuses aclInit after aclFinalize
 in one process): each pass's ``dump_session`` then counts a reference and gives it back. The
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -37,11 +39,12 @@ from dumpcmp.agent.model_run import ModelRun
 from dumpcmp.agent.progress import UploadProgress
 from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun, new_run_token
 from dumpcmp.agent.session import RunFile, add_files
+from dumpcmp.agent.uploader import REFUSED
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
-from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_pass_label
+from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_files_label, hunt_pass_label
 
 __all__ = ["HuntOutcome", "HuntPass", "run_hunt"]
 
@@ -112,8 +115,7 @@ def run_hunt(
     try:
         first = runtime.init()  # held for the whole hunt
         try:
-            add_files(uploader, list(_session_files(run)))
-            _settle(agent, "the session's files")
+            _send_session_files(agent, replace(run, label=hunt_files_label(run.label), token=hunt_id), runs)
             plan = ask("")
             while plan.WhichOneof("next") == "capture":
                 done = _run_pass(agent, run, source, hunt_id, plan, work, runs)
@@ -180,17 +182,33 @@ def _refusal(exc: grpc.RpcError, host: ChannelOptions) -> TransferError:
     return call_failed(exc, host.address, host)
 
 
-def _session_files(run: PreparedRun) -> Sequence[RunFile]:
-    """The golden data, rule and inputs every pass is compared with. The simulator makes its
-    rule as it compiles the model, at load: it is loaded once (not dumped) to make it."""
+def _send_session_files(agent: AgentRun, run: PreparedRun, runs: list[str]) -> None:
+    """The golden data, rule and inputs every pass is compared with, as the run ``run`` starts,
+    all acknowledged; TransferError (the host's reason, one line) when the host refused any."""
+    uploader = agent.uploader
+    begun = _session_files(run)
+    runs.append(begun.run_id)  # forgotten by the journal, with the local files, if the hunt fails
+    uploader.add_run_mark(begun.run_id, pb.RunMark.START)
+    add_files(uploader, list(begun.files), begun.run_id)
+    uploader.add_run_mark(begun.run_id, pb.RunMark.END)
+    _settle(agent, "the session's files")
+    refused = [line for line in uploader.report().problems if REFUSED in line]
+    if refused:
+        reason = refused[0].split(REFUSED, 1)[1]
+        raise TransferError(f"the host refused the hunt's golden data, rule and inputs: {reason}")
+
+
+def _session_files(run: PreparedRun) -> RunStart:
+    """The run of the golden data, rule and inputs. The simulator makes its rule as it compiles
+    the model, at load: it is loaded once (not dumped) to make it."""
     if run.work_dir is None:
-        return run.files(0)  # on AscendCL they are the user's files, made before any load
+        return run.start(0)  # on AscendCL they are the user's files, made before any load
     runtime = run.runtime
     runtime.set_device(run.device)
     try:
         model_id = runtime.load(run.model)
         try:
-            return run.files(model_id)
+            return run.start(model_id)
         finally:
             runtime.unload(model_id)
     finally:

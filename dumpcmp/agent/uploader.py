@@ -50,9 +50,19 @@ from dumpcmp.proto.upload_wire import (
     whole_message,
 )
 
-__all__ = ["ChannelFactory", "UploadReport", "UploadSettings", "UploadStats", "Uploader", "data_message"]
+__all__ = [
+    "REFUSED",
+    "ChannelFactory",
+    "UploadReport",
+    "UploadSettings",
+    "UploadStats",
+    "Uploader",
+    "data_message",
+]
 
 log = logging.getLogger(__name__)
+
+REFUSED = ": refused by the host: "  # a problem line's words between the file and the host's reason
 
 ChannelFactory = Callable[[], grpc.Channel]
 _Call = TypeVar("_Call", bound=grpc.Future)
@@ -412,9 +422,11 @@ class Uploader:
             key = (pb.FileKind.Value(entry.kind), entry.path)
             if key in held or entry.run_id in replaced or os.path.exists(entry.local):
                 continue
+            # Gone here: deleted once acknowledged (--delete-acked), or by hand or a run's cleanup.
+            how = "it was deleted here (--delete-acked)" if self._settings.delete_acked else "it is gone here"
             self._problem(
-                f"{entry.local}: acknowledged earlier, but the host no longer has it and it was "
-                "deleted here (--delete-acked): cannot be sent again"
+                f"{entry.local}: acknowledged earlier, but the host no longer has it and {how}: "
+                "cannot be sent again"
             )
 
     def _problem(self, line: str) -> None:
@@ -663,7 +675,7 @@ class Uploader:
                 self._cond.notify_all()
         else:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
-            self._problem(f"{item.label}: refused by the host: {why}")
+            self._problem(f"{item.label}{REFUSED}{why}")
         return []
 
     def _acknowledged(self, held: list[tuple[_InFlight, bool]]) -> None:

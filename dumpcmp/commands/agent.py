@@ -455,7 +455,6 @@ def _stopping(
     """Ctrl-C, SIGTERM or an error once the session may be open on the host: the upload stops
     (the journal keeps what the host acknowledged, so the same command carries on from there),
     a session this run opened that holds no dump file is deleted, and the one line says which."""
-    from dumpcmp.agent.session import drop_if_empty
     from dumpcmp.errors import DumpcmpError
 
     try:
@@ -463,15 +462,27 @@ def _stopping(
     except KeyboardInterrupt:
         uploader.abort()
         opened = uploader.session_info is not None
-        _interrupted(target, source, when, opened=opened, dropped=opened and drop_if_empty(target))
+        _interrupted(target, source, when, opened=opened, dropped=opened and _drop_if_empty(target, uploader))
     except DumpcmpError as exc:
         uploader.abort()
-        if uploader.session_info is not None and drop_if_empty(target):
+        if uploader.session_info is not None and _drop_if_empty(target, uploader):
             fail(f"{exc}; {_dropped(target)}")
         raise
     except BaseException:
         uploader.abort()
         raise
+
+
+def _drop_if_empty(target: HostSession, uploader: Uploader) -> bool:
+    """``drop_if_empty``, and the session's journal with it once the session is deleted: its
+    entries (golden data, inputs) would tell the same command run again that the host lost
+    files whose local copies a simulated run has already removed."""
+    from dumpcmp.agent.session import drop_if_empty
+
+    if not drop_if_empty(target):
+        return False
+    uploader.journal_path.unlink(missing_ok=True)  # closed: the upload was aborted or finished
+    return True
 
 
 # What the same command does again, by source: a watch resumes, a model run is made anew.
@@ -510,11 +521,9 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
 def _close(outcome: AgentOutcome) -> None:
     """Close the session. One that this run opened and that holds no dump file cannot be closed
     (the host would compare nothing): it is deleted, and the run fails saying so."""
-    from dumpcmp.agent.session import drop_if_empty
-
     # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
     with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
-        if outcome.dump_files == 0 and drop_if_empty(outcome.target):
+        if outcome.dump_files == 0 and _drop_if_empty(outcome.target, outcome.uploader):
             passed_over = (
                 f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"
                 if outcome.skipped
@@ -598,16 +607,15 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
 
 
-_REFUSED = ": refused by the host: "
-
-
 def _grouped_refusals(problems: Sequence[str]) -> list[str]:
     """One line per reason the host refused files for: a refused run is every file of it, each
     refused alike (a line per file buried the reason under a screenful of names)."""
+    from dumpcmp.agent.uploader import REFUSED
+
     order: list[tuple[str, str]] = []  # ("", line) as it is, or (reason, "") for a group
     alike: dict[str, list[str]] = {}
     for line in problems:
-        label, found, reason = line.partition(_REFUSED)
+        label, found, reason = line.partition(REFUSED)
         if not found:
             order.append(("", line))
             continue
@@ -622,7 +630,7 @@ def _grouped_refusals(problems: Sequence[str]) -> list[str]:
             continue
         first, *others = alike[reason]
         more = f" and {counted(len(others), 'other file')}" if others else ""
-        lines.append(f"{first}{more}{_REFUSED}{reason}")
+        lines.append(f"{first}{more}{REFUSED}{reason}")
     return lines
 
 

@@ -9,14 +9,24 @@ other models) stay. An id of another shape (an older agent's) has no slot.
 
 A hunt (``agent run --hunt``) runs the model once per pass, each pass a run of its own labelled
 ``{model}.hunt{k}`` (so pass k's slot is its own, and a pass run again replaces only itself),
-all with the hunt's id as their token.
+all with the hunt's id as their token. The hunt's own files (golden data, fusion rule, inputs) go
+before its passes as a run labelled ``{model}.hunt``: the session's golden data is one run's
+(the host refuses another's), and a hunt run again replaces them with its own.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["HUNT_PROTOCOL", "hunt_pass_label", "run_identity", "run_slot", "run_token", "slot_of"]
+__all__ = [
+    "HUNT_PROTOCOL",
+    "hunt_files_label",
+    "hunt_pass_label",
+    "run_identity",
+    "run_slot",
+    "run_token",
+    "slot_of",
+]
 
 HUNT_PROTOCOL = 1  # NextCapture's protocol (dumpcmp_v1.proto): agent and host say which they speak
 _SEPARATOR = "@"
@@ -30,6 +40,11 @@ def run_identity(model: str, device: int, started: str, token: str) -> str:
     if not _STARTED.fullmatch(started) or not _TOKEN.fullmatch(token) or device < 0:
         raise ValueError(f"not a run identity: device {device}, started {started!r}, token {token!r}")
     return _SEPARATOR.join((slot_of(model, device), started, token))
+
+
+def hunt_files_label(model: str) -> str:
+    """The model label of the run that carries a hunt of ``model``'s golden data, rule and inputs."""
+    return f"{model}.hunt"
 
 
 def hunt_pass_label(model: str, index: int) -> str:

@@ -223,17 +223,22 @@ def test_delete_acked_removes_dump_files_once_journalled(host: ServerHandle, tmp
     assert (root / STEP_DIR).is_dir()
 
 
-def test_deleted_files_the_host_lost_are_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("delete_acked", "said"),
+    [(True, "it was deleted here (--delete-acked)"), (False, "it is gone here")],
+)
+def test_deleted_files_the_host_lost_are_reported(tmp_path: Path, delete_acked: bool, said: str) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 2)
     with serving(RecordingHost(tmp_path / "host-a")) as server:
         upload(server.target, tmp_path / "state", root, files, UploadSettings(delete_acked=True))
     with serving(RecordingHost(tmp_path / "host-b")) as server:
-        uploader = make_uploader(server.target, tmp_path / "state")
+        # The reason is this run's: one without --delete-acked does not blame it.
+        uploader = make_uploader(server.target, tmp_path / "state", UploadSettings(delete_acked=delete_acked))
         uploader.start()
         report = uploader.finish()
     assert len(report.problems) == 2
-    assert "the host no longer has it and it was deleted here" in report.problems[0]
+    assert f"the host no longer has it and {said}: cannot be sent again" in report.problems[0]
 
 
 def test_the_window_bounds_files_in_flight(host: ServerHandle, tmp_path: Path) -> None:

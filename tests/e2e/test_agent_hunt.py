@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -77,10 +78,17 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     dumps = {f.path.split("/")[3] for f in info.files if f.kind == pb.DUMP}
     assert len(dumps) == 2 and {r.shard.model_id for r in client.rows("h1")} < dumps
     runs = live_runs(host, "h1")
-    assert sorted(run_slot(r) for r in runs) == ["small_cnn.hunt1@dev0", "small_cnn.hunt2@dev0"]
+    # The hunt's golden data, rule and inputs as a run of their own, then each pass's.
+    slots = ["small_cnn.hunt1@dev0", "small_cnn.hunt2@dev0", "small_cnn.hunt@dev0"]
+    assert sorted(run_slot(r) for r in runs) == slots
     assert len({run_token(r) for r in runs}) == 1
+    own = host.service.store.files("h1")
+    assert {f.run_id for f in own if f.kind in (pb.GOLDEN, pb.FUSION_RULE, pb.INPUT)} == {
+        r for r in runs if run_slot(r) == "small_cnn.hunt@dev0"
+    }
     outputs = [f for f in info.files if f.kind == pb.OUTPUT]
-    assert sorted(f.path.split("/")[0] for f in outputs) == sorted(runs)  # each pass's outputs, per run
+    passes = sorted(r for r in runs if run_slot(r) != "small_cnn.hunt@dev0")
+    assert sorted(f.path.split("/")[0] for f in outputs) == passes  # each pass's outputs, per run
     assert not (tmp_path / "state-h1" / "hunts").exists() or not any(
         (tmp_path / "state-h1" / "hunts").iterdir()
     )
@@ -178,7 +186,7 @@ def test_an_agent_killed_between_passes_and_run_again_restarts_the_hunt_cleanly(
     again = run_hunt(_agent(address, tmp_path), _prepared(tmp_path, FAULT), "--model zoo:small_cnn")
     assert again.verdict.kind == "isolated" and again.verdict.culprit == "/block2/Add"
     runs = live_runs(host, "h1")
-    assert {run_token(r) for r in runs} == {again.hunt} and len(runs) == len(again.passes)
+    assert {run_token(r) for r in runs} == {again.hunt} and len(runs) == len(again.passes) + 1  # + its files
     assert old_pass in hosts.client(host).info("h1").replaced_runs
     info = again.outcome.uploader.close_session()
     assert not info.nothing_compared
@@ -227,7 +235,7 @@ def test_hunt_with_an_om_and_no_ascendcl_is_one_line(
         acl, "--input", inputs, "--hunt", "--state", tmp_path / "state",
     )  # fmt: skip
     assert code == 1 and out.startswith("Error: ") and out.strip().count("\n") == 0, out
-    assert "libascendcl" in out
+    assert "libascendcl" in out and "set ASCEND_TOOLKIT_HOME" in out and "--acl-lib" not in out
 
 
 @pytest.mark.parametrize(
@@ -302,3 +310,73 @@ def test_an_agent_sigkilled_between_passes_and_run_again_restarts_the_hunt_clean
     assert len(tokens) == 1  # every pass's outputs of one hunt: the new one
     dump_dirs = {f.path.split("/")[3] for f in info.files if f.kind == pb.DUMP}
     assert len(dump_dirs) == again.output.count("\npass ") + again.output.startswith("pass ")
+
+
+def test_ctrl_c_once_the_hunts_files_are_acknowledged_leaves_a_rerun_that_finishes(
+    host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C after the golden data, rule and inputs were acknowledged (journalled), before pass
+    # 1's dump: the session, holding no dump file, is deleted. Its journal entries went on
+    # naming golden files the run's cleanup had removed: every rerun failed on them.
+    import dumpcmp.agent.hunt as hunt_module
+
+    real_pass = hunt_module._run_pass
+    calls: list[int] = []
+
+    def interrupted_once(*args: Any, **kwargs: Any) -> HuntPass:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real_pass(*args, **kwargs)
+
+    monkeypatch.setattr(hunt_module, "_run_pass", interrupted_once)
+    address = f"127.0.0.1:{host.port}"
+    code, out = hunt_cli(address, "ki", tmp_path, "--inject", FAULT)
+    assert code != 0 and "interrupted" in out and "holding no dump file, was deleted" in out, out
+    for _ in range(2):  # and again, once it finished and left the session open
+        code, out = hunt_cli(address, "ki", tmp_path, "--inject", FAULT, "--keep-open")
+        assert code == 0 and "verdict: isolated: /block2/Add" in out, out
+        assert "warning" not in out and "not delivered" not in out, out
+
+
+def _plain_run(address: str, session: str, tmp_path: Path, *extra: object) -> None:
+    code, out = cli(
+        "agent", "run", "--host", address, "--session", session, "--model", "zoo:small_cnn", "--sim",
+        "--keep-open", "--state", tmp_path / "state-plain", *extra,
+    )  # fmt: skip
+    assert code == 0 and "(open)" in out, out
+
+
+@pytest.mark.parametrize("seed", ["0", "7"])
+def test_a_hunt_into_a_session_holding_a_plain_runs_golden_data_stops_before_it_begins(
+    host: HostServer, tmp_path: Path, seed: str
+) -> None:
+    # The session compares with one run's golden data. The same seed makes the same golden bytes,
+    # but under other names (each golden file is named by the time it was made): refused too.
+    address = f"127.0.0.1:{host.port}"
+    _plain_run(address, "r2", tmp_path)
+    plain = live_runs(host, "r2")
+    code, out = hunt_cli(address, "r2", tmp_path, "--seed", seed)
+    assert code == 1 and out.strip().count("\n") == 0, out
+    assert out.startswith("Error: the host refused the hunt's golden data, rule and inputs: ")
+    assert f"session r2 already holds the golden data of run {plain[0]}" in out
+    assert "verdict" not in out and "pass 1" not in out
+    assert live_runs(host, "r2") == plain
+    assert not (host.service.data_dir / "sessions" / "r2" / "hunts").exists()  # NextCapture never came
+
+
+def test_a_hunt_of_another_model_into_a_hunted_session_is_refused_in_one_line(
+    host: HostServer, tmp_path: Path
+) -> None:
+    address = f"127.0.0.1:{host.port}"
+    code, out = hunt_cli(address, "m2", tmp_path, "--inject", FAULT, "--keep-open")
+    assert code == 0 and "verdict: isolated: /block2/Add" in out, out
+    first = sorted(live_runs(host, "m2"))
+    code, out = cli(
+        "agent", "run", "--host", address, "--session", "m2", "--model", "zoo:transformer_block", "--sim",
+        "--hunt", "--state", tmp_path / "state-m2b",
+    )  # fmt: skip
+    assert code == 1 and out.strip().count("\n") == 0, out
+    assert "the host refused the hunt's golden data, rule and inputs: session m2 already holds" in out
+    assert "verdict" not in out and "pass 1" not in out
+    assert sorted(live_runs(host, "m2")) == first  # the first hunt's runs, and only theirs

@@ -10,8 +10,10 @@ answer gets the same answer.
 
 A begin (``finished_run`` "") drops every pass run of that model and device that the session
 holds (an earlier hunt's, its agent killed between passes), files and rows: a rerun restarts the
-hunt cleanly and never mixes passes of two hunts. The golden data, fusion rule and inputs are the
-session's (sent before the begin, without a run), so a restarted hunt finds them there.
+hunt cleanly and never mixes passes of two hunts. The golden data, fusion rule and inputs come
+before the begin as a run of their own (``{model}.hunt``, not a pass): the session takes one run's
+golden data, so a hunt into a session holding another run's (another model's) has them refused
+and stops before it begins, and a restarted hunt's replace the killed one's.
 
 The planner runs on the calling handler thread (the sync server has no event loop); a pass's
 comparison is bounded by the planner's byte bound of a pass.
