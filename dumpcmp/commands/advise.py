@@ -72,8 +72,12 @@ def readable_results(paths: Sequence[Path]) -> list[tuple[ResultTable, Path]]:
     and only the statistics table has the comparison)."""
     from dumpcmp.host.report.table import read_result
 
-    tables = [(read_result(path), path) for path in paths]
-    given = set(paths)
+    return _compared_tables([(read_result(path), path) for path in paths])
+
+
+def _compared_tables(tables: Sequence[tuple[ResultTable, Path]]) -> list[tuple[ResultTable, Path]]:
+    """``tables`` less each tensor result of golden-only rows whose statistics result is among them."""
+    given = {path for _, path in tables}
     return [(table, path) for table, path in tables if table.targets() or _stats_twin(path) not in given]
 
 
@@ -302,15 +306,11 @@ def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[
     """A host session's tables; their advice goes to the current directory unless -o says."""
     from dumpcmp.host.report.table import refuse_cut_table, table_from_cells
 
-    return [
-        (
-            table_from_cells(refuse_cut_table([list(row) for row in cells], name), source=name),
-            Path(name).stem,
-            Path("."),
-            name,
-        )
+    tables = [
+        (table_from_cells(refuse_cut_table([list(row) for row in cells], name), source=name), Path(name))
         for name, cells in fetched
     ]
+    return [(table, path.stem, Path("."), str(path)) for table, path in _compared_tables(tables)]
 
 
 def register(app: typer.Typer) -> None:

@@ -761,8 +761,8 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             return [(f"{session}_{labels[k]}", [header, *rows]) for k, (header, rows) in split.items()]
         tables = []
         for name in info.result_files:
-            if not Path(name).name.endswith(".csv") or Path(name).name.startswith("stats_"):
-                continue  # the xlsx twin holds the same rows; statistics tables have another shape
+            if not Path(name).name.endswith(".csv"):
+                continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
         return tables

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ from typer.testing import CliRunner
 from dumpcmp.cli import app
 from dumpcmp.commands.sim import simulate
 from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.offline import run_compare
+from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.server.serve import HostServer
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     Hosts,
@@ -67,3 +70,31 @@ def test_an_unknown_session_is_one_line(hosts: Hosts, host: HostServer, tmp_path
     code, output = advise("--host", f"127.0.0.1:{host.port}", "--session", "nope", "-o", tmp_path / "o")
     assert code == 1 and len(output.strip().splitlines()) == 1, output
     assert "nope" in output and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_closed_statistics_session_is_advised_like_its_result_files(
+    hosts: Hosts, host: HostServer, tmp_path: Path, steps: int
+) -> None:
+    config = tmp_path / "stats.json"
+    (tmp_path / "stats-dump").mkdir()
+    dump_list = [{"model_name": "small_cnn"}]
+    dump = {"dump_path": str(tmp_path / "stats-dump"), "dump_data": "stats", "dump_list": dump_list}
+    config.write_text(json.dumps({"dump": dump}))
+    fault = ("/head/fc/Gemm=bias",)
+    stats = simulate("zoo:small_cnn", tmp_path / "run", steps=steps, acl_config=config, faults=fault)
+    client, session = hosts.client(host), f"st{steps}"
+    client.open(session, **session_settings())
+    client.send(session, simulation_files(stats))
+    client.close(session)
+    code, output = advise("--host", f"127.0.0.1:{host.port}", "--session", session, "-o", tmp_path / "adv")
+    assert code == 0, output
+    offline = tmp_path / "offline"
+    request = CompareRequest(
+        target=stats.npu_dump_dir, golden=stats.golden_dir, fusion_rule=stats.fusion_rule, out_dir=offline
+    )
+    run_compare(request)
+    code, expected = advise(offline, "-o", tmp_path / "local_adv")
+    assert code == 0, expected
+    assert output.splitlines()[:-1] == expected.splitlines()[:-1]
+    assert "first divergence: op #" in output
