@@ -23,7 +23,7 @@ from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
-from dumpcmp.host.verdict import STATISTICS, Drift, Thresholds, judged, l2_distance, statistics_drift
+from dumpcmp.host.verdict import Drift, Thresholds, judged, statistics_drift, statistics_errors
 from dumpcmp.printable import counted
 
 MAX_REASONS_SHOWN = 5
@@ -195,7 +195,8 @@ def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift] | None:
     """The first shard's row where statistics move away from the golden's, with how far."""
     for shard in outcome.shards:
         rows = [r for r in shard.stats_rows if r.index is not None and r.compared]
-        drift = statistics_drift([l2_distance(*r.pairs()[STATISTICS.index("L2norm")]) for r in rows])
+        errors, measure = statistics_errors([r.pairs() for r in rows])
+        drift = statistics_drift(errors, measure=measure)
         if drift is not None:
             return Place.of(shard, rows[drift.at]), drift
     return None
@@ -334,8 +335,8 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
     if tally.stats_drift is not None:
         place, drift = tally.stats_drift
         lines.append(
-            f"statistics move away from the golden's first at {place.text()}: L2 norm {drift.error:.2%} "
-            f"apart, {drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
+            f"statistics move away from the golden's first at {place.text()}: {drift.apart()}, "
+            f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")

@@ -40,8 +40,11 @@ if TYPE_CHECKING:
 __all__ = [
     "FAIL",
     "FP16_MAX",
+    "L2_MEASURE",
     "NOT_COMPARED",
     "PASS",
+    "SHIFTED",
+    "SHIFT_MEASURE",
     "STATISTICS",
     "Agreement",
     "Appearance",
@@ -60,9 +63,11 @@ __all__ = [
     "l2_distance_of",
     "md5_verdict",
     "real_verdict",
+    "shift_distance",
     "special_appearance",
     "statistic_distance",
     "statistics_drift",
+    "statistics_errors",
     "stats_verdict",
 ]
 
@@ -290,6 +295,13 @@ class DriftLimits:
     floor: float = 1e-3  # … errors below this (rounding) count as this much
 
 
+# What a run's statistics are measured by along it (``Drift.measure``): the L2 norms, or where the
+# dump has none (CANN's default ``dump_stats``), the shifts of max, min and mean (``shift_distance``).
+L2_MEASURE = "L2 norm {:.2%} apart"
+SHIFT_MEASURE = "max, min or mean off by {:.2%} of the golden's largest magnitude"
+SHIFTED = ("Max", "Min", "Mean")
+
+
 @dataclass(frozen=True, slots=True)
 class Drift:
     """Where a run's statistics start to move away from the golden's."""
@@ -298,10 +310,15 @@ class Drift:
     error: float  # its error
     before: float  # the largest error before it (the run's noise floor), at least ``floor``
     level: float  # errors at or above this (``jump`` × ``before``) have moved away
+    measure: str = L2_MEASURE  # what the errors measure, in words around the error
 
     @property
     def jump(self) -> float:
         return self.error / self.before
+
+    def apart(self) -> str:
+        """How far the row is from the golden, in words: ``L2 norm 13.86% apart``."""
+        return self.measure.format(self.error)
 
     def moved(self, error: float) -> bool:
         return not math.isnan(error) and error >= self.level
@@ -330,7 +347,42 @@ def l2_distance_of(diff: float, relative: float) -> float:
     return statistic_distance(golden + diff, golden)
 
 
-def statistics_drift(errors: Sequence[float], limits: DriftLimits = DriftLimits()) -> Drift | None:
+def shift_distance(shifts: Sequence[float], scale: float) -> float:
+    """A statistics row's error along the run where the dump has no L2 norm: the largest shift
+    (target − golden) of its max, min and mean in units of ``scale``, the golden tensor's largest
+    magnitude, so that a mean near zero is not blown up as its relative error is. NaN when no
+    shift or no scale is known (the PASS/FAIL rule judges NaN data); inf for a shift of zeros."""
+    known = [abs(s) for s in shifts if not math.isnan(s)]
+    if not known:
+        return math.nan
+    worst = max(known)
+    if worst == 0:
+        return 0.0
+    if math.isnan(scale):
+        return math.nan
+    return worst / scale if scale > 0 else math.inf
+
+
+def statistics_errors(rows: Sequence[Sequence[tuple[float | None, float | None]]]) -> tuple[list[float], str]:
+    """Each statistics row's error along a run (from its ``STATISTICS`` pairs, target and golden;
+    NaN: nothing to judge) and what the errors measure: the L2 norms' distance where the run's
+    dump carries L2 norms, else the shifts of max, min and mean (``shift_distance``). One measure
+    for the whole run: errors of two measures do not compare."""
+    l2 = STATISTICS.index("L2norm")
+    if any(pairs[l2][0] is not None and pairs[l2][1] is not None for pairs in rows):
+        return [l2_distance(*pairs[l2]) for pairs in rows], L2_MEASURE
+    return [_shift(pairs[: len(SHIFTED)]) for pairs in rows], SHIFT_MEASURE
+
+
+def _shift(pairs: Sequence[tuple[float | None, float | None]]) -> float:
+    shifts = [math.nan if t is None or g is None else t - g for t, g in pairs]
+    extremes = [abs(g) for _, g in pairs[:2] if g is not None and not math.isnan(g)]  # max, min
+    return shift_distance(shifts, max(extremes, default=math.nan))
+
+
+def statistics_drift(
+    errors: Sequence[float], limits: DriftLimits = DriftLimits(), measure: str = L2_MEASURE
+) -> Drift | None:
     """The first of ``errors`` (one per compared row, in execution order; NaN: none) that is at
     least ``limits.jump`` times the largest before it (raised to ``limits.floor``): where the
     statistics leave the noise the run shows up to there, whatever the absolute threshold says.
@@ -342,7 +394,7 @@ def statistics_drift(errors: Sequence[float], limits: DriftLimits = DriftLimits(
         if math.isnan(error):
             continue
         if error >= limits.jump * noise:
-            return Drift(at, error, noise, limits.jump * noise)
+            return Drift(at, error, noise, limits.jump * noise, measure)
         noise = max(noise, error)
     return None
 

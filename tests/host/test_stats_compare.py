@@ -233,3 +233,27 @@ def test_statistics_moving_within_the_threshold_are_named_where_they_start(
     outcome = run_compare(CompareRequest(write_stats_tree(tmp_path / "clean", clean), golden_tree,
                                          out_dir=tmp_path / "out2"))  # fmt: skip
     assert not any(line.startswith("statistics move away") for line in summarize(outcome, Thresholds()))
+
+
+def test_statistics_without_l2_norms_are_named_where_their_shifts_start(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # CANN's default dump_stats has no L2 norm: the summary and the advisor then measure the run by
+    # the shifts of max, min and mean, and both name where they leave the run's noise.
+    from dumpcmp.host.report.grading import GradeThresholds, RowJudge
+    from dumpcmp.host.report.table import read_result
+
+    rows = {op: _stats_row(_golden_values(i) * (1.1 if i >= 1 else 1.0)) for i, op in enumerate(OPS)}
+    target = write_stats_tree(tmp_path / "npu", rows, DEFAULT_STATS)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    (moved,) = (line for line in summarize(outcome, Thresholds()) if line.startswith("statistics move away"))
+    assert moved.startswith(
+        "statistics move away from the golden's first at step 0, index 1 Conv2D block1_conv "
+        "(block1_conv:output:0): max, min or mean off by 10.00% of the golden's largest magnitude"
+    )
+    stats_file = outcome.shards[0].stats_file
+    assert stats_file is not None
+    table = read_result(stats_file)
+    judge = RowJudge(table, GradeThresholds())
+    assert judge.drift is not None and judge.drift_position is not None
+    assert table.rows[judge.drift_position].op_name == "block1_conv"

@@ -26,8 +26,10 @@ from dumpcmp.host.torchair.records import TensorStats
 from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairThresholds
 from dumpcmp.host.verdict import (
     FAIL,
+    L2_MEASURE,
     NOT_COMPARED,
     PASS,
+    SHIFT_MEASURE,
     Agreement,
     Appearance,
     DriftLimits,
@@ -39,8 +41,10 @@ from dumpcmp.host.verdict import (
     judged,
     md5_verdict,
     real_verdict,
+    shift_distance,
     special_appearance,
     statistics_drift,
+    statistics_errors,
     stats_verdict,
 )
 
@@ -369,6 +373,40 @@ def test_statistics_drift_names_where_the_difference_jumps(errors: list[float], 
     assert (drift.at if drift is not None else None) == at
     if drift is not None:
         assert drift.jump >= DriftLimits().jump and drift.moved(errors[-1])
+
+
+@pytest.mark.parametrize(
+    ("shifts", "scale", "error"),
+    [
+        ([0.1, -0.2, 0.05], 4.0, 0.05),  # the largest shift, in units of the golden's magnitude
+        ([0.0, 0.0, 1e-3], 1e-9, 1e6),  # a mean near zero is judged against the tensor, not itself
+        ([0.0, 0.0, 0.0], 0.0, 0.0),  # nothing moved
+        ([0.0, 0.5, 0.0], 0.0, math.inf),  # a golden of zeros that moved
+        ([NAN, 0.2, NAN], 2.0, 0.1),  # a statistic one side lacks is passed over
+        ([NAN, NAN, NAN], 2.0, NAN),  # nothing to judge
+        ([0.2], NAN, NAN),  # no scale known
+    ],
+)
+def test_shift_distance_measures_max_min_and_mean_by_the_golden_magnitude(
+    shifts: list[float], scale: float, error: float
+) -> None:
+    got = shift_distance(shifts, scale)
+    assert (math.isnan(got) and math.isnan(error)) or got == pytest.approx(error)
+
+
+def test_a_run_is_measured_by_its_l2_norms_where_its_dump_has_them_else_by_its_shifts() -> None:
+    with_l2 = [
+        ((4.0, 4.0), (-2.0, -2.0), (0.5, 0.5), (10.0, 12.0)),
+        ((1.0, 1.0), (0.0, 0.0), (0.1, 0.1), (None, None)),
+    ]
+    errors, measure = statistics_errors(with_l2)
+    assert measure == L2_MEASURE and errors[0] == pytest.approx(2 / 12) and math.isnan(errors[1])
+    without = [
+        ((4.2, 4.0), (-2.0, -2.0), (0.5, 0.4), (None, None)),
+        ((None, 1.0), (0.0, 0.0), (0.1, 0.1), (None, None)),
+    ]
+    errors, measure = statistics_errors(without)
+    assert measure == SHIFT_MEASURE and errors == pytest.approx([0.05, 0.0])
 
 
 A, D, U = Agreement.AGREE, Agreement.DISAGREE, Agreement.UNKNOWN

@@ -374,7 +374,7 @@ def _divergence(
 def drift_words(drift: Drift) -> str:
     """Where statistics move away, in words: how far, and against which noise."""
     return (
-        f"its statistics move away from the golden's here: L2 norm {drift.error:.2%} apart, "
+        f"its statistics move away from the golden's here: {drift.apart()}, "
         f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
     )
 

@@ -49,6 +49,9 @@ from enum import Enum
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
 from dumpcmp.host.verdict import (
+    L2_MEASURE,
+    SHIFT_MEASURE,
+    SHIFTED,
     Agreement,
     Drift,
     DriftLimits,
@@ -56,6 +59,7 @@ from dumpcmp.host.verdict import (
     agreement,
     judged,
     l2_distance_of,
+    shift_distance,
     statistics_drift,
 )
 
@@ -151,20 +155,29 @@ class RowJudge:
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
         self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
         self._error_name = self._pick_error_name()
+        self._measure = L2_MEASURE
         self.drift, self.drift_position = self._statistics_drift()
 
     def _statistics_drift(self) -> tuple[Drift | None, int | None]:
-        """Where a statistics table's L2 norms leave the noise the run shows before (the row's
+        """Where a statistics table's statistics leave the noise the run shows before (the row's
         position); (None, None) for other tables, and when no row jumps."""
         if self.table.mode != "statistics" or "L2norm diff" not in self._columns:
             return None, None
         rows = [r for r in self.table.targets() if self.judged(r)]
-        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift)
+        if not any(not math.isnan(r.metric("L2norm diff")) for r in rows):
+            self._measure = SHIFT_MEASURE  # as ``verdict.statistics_errors`` measures the run
+        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift, self._measure)
         return (drift, rows[drift.at].position) if drift is not None else (None, None)
 
     def statistics_error(self, row: TensorResult) -> float:
-        """A statistics row's distance from the golden along the run (``verdict.l2_distance``)."""
-        return l2_distance_of(row.metric("L2norm diff"), self._fraction(row, "NormRelativeErr"))
+        """A statistics row's distance from the golden along the run: its L2 norms'
+        (``verdict.l2_distance``), or in a table without them its shifts (``verdict.shift_distance``)."""
+        if self._measure == L2_MEASURE:
+            return l2_distance_of(row.metric("L2norm diff"), self._fraction(row, "NormRelativeErr"))
+        extremes = [abs(self._number(row, f"Bench {name}")) for name in ("max", "min")]
+        known = [value for value in extremes if not math.isnan(value)]
+        shifts = [row.metric(f"{name} diff") for name in SHIFTED]
+        return shift_distance(shifts, max(known, default=math.nan))
 
     def _pick_error_name(self) -> str:
         if self.offline:
@@ -268,6 +281,13 @@ class RowJudge:
     def _cell(self, row: TensorResult, name: str) -> str:
         at = self._columns.get(name)
         return row.cells[at].strip() if at is not None else ""
+
+    def _number(self, row: TensorResult, name: str) -> float:
+        """A cell that holds a plain number (NaN when it holds none: ``N/A``, empty)."""
+        try:
+            return float(self._cell(row, name))
+        except ValueError:
+            return math.nan
 
     def is_percent(self, row: TensorResult, name: str) -> bool:
         return self._cell(row, name).endswith("%")

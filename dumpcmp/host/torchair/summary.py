@@ -12,13 +12,10 @@ from dumpcmp.host.verdict import (
     FAIL,
     NOT_COMPARED,
     PASS,
-    STATISTICS,
     NotCompared,
-    l2_distance,
     statistics_drift,
+    statistics_errors,
 )
-
-_L2 = STATISTICS.index("L2norm")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +68,13 @@ def _drift(outcome: TorchairOutcome) -> str | None:
             for r in shard.rows
             if r.result != NOT_COMPARED and isinstance(r.values, StatsValues)
         ]
-        errors = [l2_distance(*values.pairs()[_L2]) for _, values in compared]
-        drift = statistics_drift(errors)
+        errors, measure = statistics_errors([values.pairs() for _, values in compared])
+        drift = statistics_drift(errors, measure=measure)
         if drift is not None:
             key = shard.key
             return (
                 f"statistics move away from the golden's first at rank {key.rank} token {key.token}, "
-                f"{compared[drift.at][0].api_name}: L2 norm {drift.error:.2%} apart, {drift.jump:.0f}x the "
+                f"{compared[drift.at][0].api_name}: {drift.apart()}, {drift.jump:.0f}x the "
                 f"run's noise before it ({drift.before:.2%})"
             )
     return None
