@@ -67,7 +67,7 @@ def reduce(
             printer.print(f"watching {escape(str(path))} (Ctrl-C stops)")
             report = watch_and_reduce(path, reducer, duration=duration)
         else:
-            report = reducer.reduce_tree(path)
+            report = _reduce_tree(path, reducer)
     if not report.seen and not watch:
         console().print(f"nothing to reduce: {escape(str(path))} holds no files (at any depth)")
         return
@@ -110,10 +110,10 @@ def _looks_torchair(directory: Path) -> bool:
 
 
 class _TorchairFiles:
-    """The watch's per-file form of ``_refuse_offline_dump``: a watched directory is empty when
-    the watch starts, so each binary dump file is checked as it arrives, and one that is not a
-    TorchAir run's is left in place (npy files pass, as an FX-only tree does in a single pass).
-    A directory once seen to be a TorchAir run's is not listed again for its next files."""
+    """The per-file form of ``_refuse_offline_dump``: a watched directory is empty when the watch
+    starts, and a tree may hold an offline run beside a TorchAir one, so each binary dump file is
+    checked, and one that is not a TorchAir run's is left in place (npy files pass, as an FX-only
+    tree does). A directory once seen to be a TorchAir run's is not listed again for its next files."""
 
     def __init__(self) -> None:
         self._known: set[Path] = set()
@@ -130,6 +130,16 @@ class _TorchairFiles:
             self._known.add(directory)
             return None
         return _NOT_TORCHAIR
+
+
+def _reduce_tree(root: Path, reducer: Reducer) -> ReduceReport:
+    """Every file under ``root`` reduced, but an offline run's dump files (``_TorchairFiles``)."""
+    from dumpcmp.host.torchair.reduce import tree_files
+
+    torchair = _TorchairFiles()
+    for path in tree_files(root):
+        reducer.reduce(path, torchair.refusal)
+    return reducer.report
 
 
 def watch_and_reduce(
@@ -154,11 +164,8 @@ def watch_and_reduce(
     def on_ready(path: Path) -> None:
         if failures:
             return
-        if (refused := torchair.refusal(path)) is not None:
-            reducer.report.kept.append((path, refused))
-            return
         try:
-            reducer.reduce(path)
+            reducer.reduce(path, torchair.refusal)
         except OutputError as exc:
             failures.append(exc)
             stop.set()

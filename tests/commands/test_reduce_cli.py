@@ -259,3 +259,20 @@ def test_watch_leaves_offline_dump_files_arriving_in_an_empty_directory_intact(
         "directory): reduce keeps only statistics, which compare -m offline_data cannot use"
     }
     assert reducer.report.reduced == len(_dumps(sim_tree)) and not _dumps(watched / "run")
+
+
+def test_a_single_pass_keeps_an_offline_run_beside_a_torchair_one(sim_tree: Path, tmp_path: Path) -> None:
+    """The tree was judged once, at its top: a TorchAir run there made every dump file below it
+    reducible, and an offline run beside it was reduced and deleted (a new user lost one)."""
+    from dumpcmp.commands.sim import simulate
+
+    offline = simulate("zoo:small_cnn", sim_tree / "offline").npu_dump_dir
+    before = {p: p.read_bytes() for p in _dumps(offline)}
+    torchair = [p for p in _dumps(sim_tree) if "offline" not in p.relative_to(sim_tree).parts]
+    result = CliRunner().invoke(app, ["reduce", str(sim_tree)])
+    assert result.exit_code == 0, result.output
+    assert {p: p.read_bytes() for p in _dumps(offline)} == before
+    assert not list(offline.rglob(REDUCED_FILE))
+    assert torchair and not any(p.exists() for p in torchair)
+    assert result.output.startswith(f"reduced {len(torchair)} files")
+    assert f"{len(before)} files left in place" in result.output.splitlines()[0]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,7 +39,10 @@ from dumpcmp.proto.reduced import (
 from dumpcmp.proto.sniff import not_regular
 from dumpcmp.proto.walker import SkippedFile, dump_entry
 
-__all__ = ["ReduceReport", "Reducer", "kind_of", "parse_keep", "skip_reason", "summarize", "tensor_summary"]
+__all__ = [
+    "ReduceReport", "Reducer", "kind_of", "parse_keep", "skip_reason", "summarize", "tensor_summary",
+    "tree_files",
+]  # fmt: skip
 
 _CHUNK = 1 << 20  # elements per statistics step: 8 MB of float64
 
@@ -179,8 +182,9 @@ class Reducer:
         self._lock = threading.Lock()
         self._known: dict[Path, dict[str, int]] = {}  # directory -> reduced name -> original size
 
-    def reduce(self, path: Path) -> bool:
-        """Replace ``path`` by its summary; False when it is no dump or npy file, or was kept."""
+    def reduce(self, path: Path, refusal: Callable[[Path], str | None] | None = None) -> bool:
+        """Replace ``path`` by its summary; False when it is no dump or npy file, or was kept
+        (as ``refusal`` may say, for a dump file the caller knows must stay whole)."""
         kind = kind_of(path)
         with self._lock:
             self.report.seen += 1
@@ -188,6 +192,9 @@ class Reducer:
             if why:
                 self.report.skipped.append((path, why))
             if kind is None or why:
+                return False
+            if refusal is not None and (refused := refusal(path)) is not None:
+                self.report.kept.append((path, refused))
                 return False
             return self._reduce(path, kind)
 
@@ -198,7 +205,7 @@ class Reducer:
 
     def reduce_tree(self, root: Path) -> ReduceReport:
         """Every dump and npy file under ``root``, directory by directory in name order."""
-        return self.reduce_all(_walk(root))
+        return self.reduce_all(tree_files(root))
 
     def _reduce(self, path: Path, kind: str) -> bool:
         try:
@@ -239,7 +246,8 @@ def _reason(exc: FormatError, path: Path) -> str:
     return text
 
 
-def _walk(root: Path) -> Iterable[Path]:
+def tree_files(root: Path) -> Iterable[Path]:
+    """Every file under ``root``, directory by directory in name order."""
     for directory, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
