@@ -34,6 +34,9 @@ def main() -> None:
         run()
     except SystemExit as finished:
         _end(finished)
+    except KeyboardInterrupt:  # before the command's own handling began (typer building the command)
+        sys.stderr.write(f"interrupted: {INTERRUPTED}\n")
+        _end(SystemExit(INTERRUPTED_EXIT_CODE))
     _end(SystemExit(0))
 
 

@@ -228,6 +228,35 @@ def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None
     assert done.stdout == ""
 
 
+# SIGINT arrives while typer builds the command line from the registered commands, after
+# ``dumpcmp.cli`` loaded and before any command's own handling of an interrupt began.
+_CTRL_C_WHILE_BUILDING = """
+import os, signal, sys
+import typer.main
+
+_get_command = typer.main.get_command
+
+def interrupted(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGINT)
+    return _get_command(*args, **kwargs)
+
+typer.main.get_command = interrupted
+from dumpcmp.launch import main
+sys.argv = ["dumpcmp", "--version"]
+main()
+"""
+
+
+def test_ctrl_c_while_typer_builds_the_command_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_BUILDING], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == (
+        "interrupted: the run did not finish; files already written are complete, the rest were not written\n"
+    )
+    assert done.stdout == ""
+
+
 # The entry point ends a finished command with os._exit (no interpreter teardown): exit handlers
 # must still run, output through a pipe must still arrive whole, and the exit code must survive.
 _ENTRY_POINT = """
