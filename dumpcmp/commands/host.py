@@ -425,7 +425,8 @@ def results_command(
 
 def _file_target(text: str | None, option: str) -> Path | None:
     """The file ``option`` names, in a directory that exists and takes files; a directory, or a
-    path ending in a separator, is one line, as is a missing directory (never made here)."""
+    path ending in a separator, is one line, as are a missing directory (never made here) and a
+    device or FIFO."""
     from dumpcmp.outputs import prepare_output_dir
 
     if text is None:
@@ -433,6 +434,8 @@ def _file_target(text: str | None, option: str) -> Path | None:
     path = Path(text)
     if text.rpartition(os.sep)[2] in ("", ".", "..") or path.is_dir():
         raise OutputError(f"{option} {text}: a file path is needed, not a directory")
+    if path.exists() and not path.is_file():  # /dev/null: the next free name would land in /dev
+        raise OutputError(f"{option} {text}: not a regular file; give the path of a file to write")
     if not path.parent.is_dir():
         raise OutputError(f"{option} {text}: cannot write: directory {path.parent} does not exist")
     prepare_output_dir(path.parent, option)  # it exists: only proves it takes files

@@ -332,6 +332,21 @@ def test_a_directory_as_the_table_file_is_one_line(
     assert [p.name for p in work.rglob("*")] == ["existing_dir"]
 
 
+@pytest.mark.parametrize("option", ["--csv", "--xlsx", "--html"])
+def test_a_fifo_or_device_as_the_table_file_is_one_line(
+    hosts: Hosts, host: HostServer, tmp_path: Path, option: str
+) -> None:
+    """``--csv /dev/null`` wrote ``/dev/null_1``: the next free name beside a device."""
+    hosts.client(host).open("s1")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", option, fifo)
+    assert (code, output.strip()) == (
+        1, f"Error: {option} {fifo}: not a regular file; give the path of a file to write"
+    )  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "pipe"]
+
+
 def test_serve_on_a_port_in_use_is_one_line_and_leaves_no_data_directory(tmp_path: Path) -> None:
     data = tmp_path / "data" / "host"
     env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
