@@ -27,6 +27,7 @@ from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError, DumpFormatError, TruncatedDumpError
 from dumpcmp.proto.names import MAPPING_FILE, STATS_SUFFIX, parse_dump_name
+from dumpcmp.proto.sniff import not_regular
 
 # The walker's list of files that sit in dump trees but are not dumps: the agent leaves out
 # exactly what a comparison would pass over quietly.
@@ -65,10 +66,13 @@ def role_of(path: Path) -> FileRole:
 class Verdict:
     complete: bool
     reason: str = ""  # why not, for the report of files that never completed
+    skipped: bool = False  # never a file to send (a FIFO, a device): passed over as compare does
 
 
 def check_complete(path: Path, role: FileRole) -> Verdict:
     """Whether ``path`` (of ``role`` DUMP or SIDECAR) holds a whole file now."""
+    if why := not_regular(path):  # opening a FIFO blocks; a link to /dev/zero sends no dump
+        return Verdict(False, why, skipped=True)
     if role is FileRole.SIDECAR:
         return Verdict(path.is_file(), "" if path.is_file() else "gone")
     if _equation_holds(path):

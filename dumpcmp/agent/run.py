@@ -106,13 +106,16 @@ def keep_run_dir(run_dir: Path) -> None:
         (run_dir / _KEPT).touch()
 
 
-def extra_files(golden: Path | None, fusion_rule: Path | None) -> list[RunFile]:
-    """Golden files and a rule file, to send before any dump file."""
+def extra_files(
+    golden: Path | None, fusion_rule: Path | None, skipped: list[str] | None = None
+) -> list[RunFile]:
+    """Golden files and a rule file, to send before any dump file (files that are no regular
+    files go to ``skipped``, as ``PATH: REASON``)."""
     files = []
     if golden is not None:
-        files += tree_files(pb.GOLDEN, golden)
+        files += tree_files(pb.GOLDEN, golden, skipped)
     if fusion_rule is not None:
-        files += tree_files(pb.FUSION_RULE, fusion_rule)
+        files += tree_files(pb.FUSION_RULE, fusion_rule, skipped)
     return files
 
 

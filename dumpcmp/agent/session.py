@@ -22,6 +22,7 @@ from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
+from dumpcmp.proto.sniff import not_regular
 
 __all__ = [
     "HostSession",
@@ -149,8 +150,10 @@ def wire_path(path: Path, root: Path) -> str:
         raise TransferError(f"{path} is not under {root}") from None
 
 
-def _files(root: Path) -> Iterator[Path]:
-    """Regular files under ``root`` (or ``root`` itself), in a stable order, hidden ones left out."""
+def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
+    """Regular files under ``root`` (or ``root`` itself), in a stable order, hidden ones left out;
+    a FIFO or device (or a link to one) is passed over, as ``PATH: REASON`` in ``skipped``: reading
+    it would block the agent, or send what is no file."""
     if root.is_file():
         yield root
         return
@@ -159,14 +162,21 @@ def _files(root: Path) -> Iterator[Path]:
     for directory, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if not name.startswith("."):
-                yield Path(directory) / name
+            if name.startswith("."):
+                continue
+            path = Path(directory) / name
+            if why := not_regular(path):
+                if skipped is not None:
+                    skipped.append(f"{path}: {why}")
+                continue
+            yield path
 
 
-def tree_files(kind: pb.FileKind, root: Path) -> list[RunFile]:
-    """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``."""
+def tree_files(kind: pb.FileKind, root: Path, skipped: list[str] | None = None) -> list[RunFile]:
+    """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``
+    (files passed over go to ``skipped``, as ``_files`` says)."""
     base = root.parent if root.is_file() else root
-    return [(kind, wire_path(path, base), path) for path in _files(root)]
+    return [(kind, wire_path(path, base), path) for path in _files(root, skipped)]
 
 
 def add_files(uploader: Uploader, files: list[RunFile], run_id: str = "") -> None:

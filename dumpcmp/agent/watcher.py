@@ -186,6 +186,8 @@ class DumpWatcher:
             verdict = self._complete(path, role)
             if verdict.complete:
                 self._hand_over(path, stamp)
+            elif verdict.skipped:
+                not_sent.append(NotSent(path, verdict.reason, skipped=True))
             else:
                 not_sent.append(NotSent(path, f"incomplete: {verdict.reason}"))
         return not_sent

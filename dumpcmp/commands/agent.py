@@ -199,7 +199,10 @@ def run_command(
                 "files through the ATC fusion rule; give --fusion-rule (a TorchAir GE/FX dump pair is "
                 "compared with dumpcmp compare -m torchair)"
             )
-        extras = extra_files(golden, fusion_rule)
+        skipped: list[str] = []
+        extras = extra_files(golden, fusion_rule, skipped)
+        for line in skipped_lines(skipped):  # before the run: a watch may go on for hours
+            console().print(line, markup=False)
         # A simulated run's rerun simulates afresh: there is nothing of this one to send again.
         settings = UploadSettings(give_up=give_up, delete_acked=delete_acked)
         if sim:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dumpcmp.agent.completeness import FileRole, check_complete, role_of
-from dumpcmp.agent.watcher import DumpWatcher
+from dumpcmp.agent.watcher import DumpWatcher, NotSent
 from tests.agent.dumps import STEP_DIR, dump_content, dump_name
 
 
@@ -327,3 +327,27 @@ def test_watchdogs_own_stop_race_is_not_printed(tmp_path: Path, caplog: pytest.L
         logger.error("InotifyEmitter.queue_events() called when the thread is inactive")
         logger.error("something else went wrong")
     assert [r.getMessage() for r in caplog.records] == ["something else went wrong"]
+
+
+def test_a_fifo_or_a_link_to_a_device_among_the_dumps_is_skipped_not_read(tmp_path: Path) -> None:
+    """A FIFO named like a dump file blocked the watch in open() for ever; a link to /dev/zero
+    was sent as an empty dump file. Both are passed over, as compare passes them over."""
+    step, handed, watcher = _watching(tmp_path, quiet=0.2)
+    os.mkfifo(step / dump_name(1))
+    (step / dump_name(2)).symlink_to("/dev/zero")
+    whole = step / dump_name(0)
+    whole.write_bytes(dump_content(10))
+    ended: list[list[NotSent]] = []
+    try:
+        assert handed.wait_for(1) == [whole.resolve()]
+        time.sleep(0.5)  # past the quiet time of all three: each was checked
+    finally:
+        stopping = threading.Thread(target=lambda: ended.append(watcher.stop()), daemon=True)
+        stopping.start()
+        stopping.join(30)
+    assert ended, "the watch blocked on the FIFO"
+    assert {(n.path.name, n.reason, n.skipped) for n in ended[0]} == {
+        (dump_name(1), "not a regular file: a FIFO", True),
+        (dump_name(2), "not a regular file: a character device", True),
+    }
+    assert handed.paths == [whole.resolve()]

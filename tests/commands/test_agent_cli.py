@@ -77,6 +77,32 @@ def test_watch_streams_every_complete_file_and_closes_the_session(
     assert (tmp_path / "dump.dumpcmp-agent" / "w1.journal").is_file()  # the state dir beside the dump path
 
 
+def test_a_fifo_and_a_device_link_in_the_golden_directory_are_skipped_and_said(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    """A FIFO in --golden blocked the agent in open() (a SIGTERM did not end it); a link to
+    /dev/zero would have been read for ever. Both are passed over, said as compare says them."""
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    os.mkfifo(golden / "conv1.0.1700000000000001.npy")
+    (golden / "conv2.0.1700000000000002.npy").symlink_to("/dev/zero")
+    rule = tmp_path / "rule.json"
+    rule.write_text(EMPTY_RULE)
+    code, out = run(
+        "--host", server.target, "--session", "g1", "--watch", str(dump), "--until-idle", "0.3",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
+    )  # fmt: skip
+    assert code == 0, out
+    assert out.splitlines()[:2] == [
+        f"skipped {golden / 'conv1.0.1700000000000001.npy'}: not a regular file: a FIFO",
+        f"skipped {golden / 'conv2.0.1700000000000002.npy'}: not a regular file: a character device",
+    ]
+    assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+
+
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
     server: ServerHandle, tmp_path: Path
 ) -> None:
