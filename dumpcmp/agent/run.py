@@ -213,12 +213,14 @@ class AgentRun:
             self.console, uploader.stats, lambda: f"watching {root} ({watcher.backend})"
         )
         with progress:
-            interrupted = False
+            interrupted = watching = False
             try:
                 # In here: a Ctrl-C once the session is open (the uploader's thread opens it while
                 # the watcher starts) ends the watch as any other does, not as an error.
-                watcher.start()
-                while not uploader.failed:
+                if _extras_taken(uploader, progress.refresh, len(extras)):
+                    watcher.start()
+                    watching = True
+                while watching and not uploader.failed:
                     progress.refresh()
                     quiet_for = time.monotonic() - watcher.last_change
                     if until_idle is not None and quiet_for >= until_idle and uploader.idle:
@@ -226,9 +228,12 @@ class AgentRun:
                     time.sleep(0.1)
             except KeyboardInterrupt:
                 interrupted = True  # Ctrl-C or SIGTERM ends a watch: what is ready is still sent
-            ended = watcher.stop()
+            ended = watcher.stop() if watching else []
             report = _finish(uploader, progress.refresh, flushing=interrupted and stop_flushing)
         not_sent, skipped = _not_sent(ended)
+        if not watching and not interrupted and not uploader.failed:
+            not_sent.append(f"{root}: not watched: the host refused its golden data or fusion rule (above), "
+                            "so no dump file of it was sent")  # fmt: skip
         return AgentOutcome(uploader, report, self.target, f"--watch {root}", handed[0], not_sent, skipped)
 
     def run_model(self, run: PreparedRun, source: str) -> AgentOutcome:
@@ -313,6 +318,18 @@ def _finish(uploader: Uploader, refresh: Callable[[], None], *, flushing: bool =
             raise KeyboardInterrupt
 
     return uploader.finish(on_wait=waiting)
+
+
+def _extras_taken(uploader: Uploader, refresh: Callable[[], None], count: int) -> bool:
+    """Whether the host took the golden and rule files sent first (``count`` of them), waited for:
+    a watch has no run the host could refuse whole, and its dump files compared with another
+    run's golden data would be a wrong result. True as well when the uploader failed: the
+    watch's own end reports that."""
+    while count and not uploader.idle and not uploader.failed:
+        refresh()
+        time.sleep(0.05)
+    report = uploader.report()
+    return uploader.failed or report.stored + report.duplicates + report.already >= count
 
 
 def _not_sent(ended: Sequence[NotSent]) -> tuple[list[str], list[str]]:

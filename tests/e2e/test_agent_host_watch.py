@@ -235,3 +235,28 @@ def test_mutual_tls_with_a_token_end_to_end(procs: Processes, sim_tree: Path, tm
         "host", "sessions", "--host", address, "--token-file", tmp_path / "token", "--timeout", "5"
     )
     one_line_error(done)
+
+
+def test_a_watch_whose_golden_data_is_refused_sends_no_dump_file(
+    procs: Processes, sim_tree: Path, tmp_path: Path
+) -> None:
+    """The golden files were refused (the session holds another run's), but the dump files went
+    on and were taken, and --delete-acked deleted them here: the session then compared them with
+    the other run's golden data."""
+    host = procs.host(tmp_path)
+    model = ("--model", "zoo:small_cnn", "--sim", "--keep-open", "--state", tmp_path / "state")
+    first = procs.agent(tmp_path / "model.log", host, "d2", *model).wait()
+    assert first.code == 0, first.output
+    held = session_info(host.address, "d2")
+    sim = copy_tree(sim_tree, tmp_path / "sim")
+    watch = (*watch_args(sim, sim / "npu"), "--delete-acked")
+    done = procs.agent(tmp_path / "agent.log", host, "d2", *watch).wait()
+    assert done.code == 1, done.output
+    assert "already holds the golden data of run" in done.output
+    refused = f"{(sim / 'npu').resolve()}: not watched: the host refused its golden data or fusion rule"
+    assert refused in done.output
+    assert files_under(sim / "npu") == files_under(sim_tree / "npu")  # nothing deleted here
+    after = session_info(host.address, "d2")
+    assert sorted((f.kind, f.path) for f in after.files if f.kind == pb.DUMP) == sorted(
+        (f.kind, f.path) for f in held.files if f.kind == pb.DUMP
+    )
