@@ -46,6 +46,7 @@ from dumpcmp.proto.upload_wire import (
     Digest,
     data_message,
     file_end,
+    keep_freed_memory,
     new_digest,
     whole_message,
 )
@@ -204,6 +205,7 @@ class Uploader:
     # -- the caller's side -----------------------------------------------------------------
 
     def start(self) -> None:
+        keep_freed_memory()  # the next message reuses the last one's pages
         self._thread = threading.Thread(target=self._run, name="dumpcmp-upload", daemon=True)
         self._thread.start()
 

@@ -24,6 +24,7 @@ from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareServic
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
+from dumpcmp.proto.upload_wire import keep_freed_memory
 
 # Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
 # and followers may hold: those have limits of their own (StreamLimits), so these are always free
@@ -187,6 +188,7 @@ def _serve_in(
         raise
     threads = config.limits.uploads + config.limits.followers + SHORT_CALLS
     keepalive_ms = max(1, round(config.keepalive_s * 1000))
+    keep_freed_memory()  # each received message reuses the last one's pages
     server = grpc.server(
         ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
