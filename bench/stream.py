@@ -135,7 +135,12 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
     start = time.perf_counter()
     extra: dict[str, Any] = {}
     if mode == "cli":
-        # As a user runs it; timed from this process's start (imports, watcher, session close).
+        # As a user runs it (the entry point's process settings first: without them a numpy
+        # import starts OpenBLAS's spinning thread per core); timed from this process's start
+        # (imports, watcher, session close).
+        from dumpcmp.launch import prepare_process
+
+        prepare_process()
         from dumpcmp.cli import app
 
         args = ["agent", "run", "--host", target, "--session", SESSION, "--watch", str(files[0].parent),

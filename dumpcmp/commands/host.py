@@ -38,7 +38,12 @@ from dumpcmp.commands._remote import (
 )
 from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError, TransferError
-from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
+from dumpcmp.host.server.limits import (
+    DEFAULT_KEEPALIVE_S,
+    DEFAULT_LIMITS,
+    DEFAULT_RECEIVE_WINDOW,
+    StreamLimits,
+)
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
@@ -124,6 +129,17 @@ def serve_command(
             "again is gone, and its uploads end.",
         ),
     ] = DEFAULT_KEEPALIVE_S,
+    receive_window: Annotated[
+        int,
+        typer.Option(
+            "--receive-window",
+            min=0,
+            metavar="BYTES",
+            help="Bytes an upload may have on the way before the host asks for more (HTTP/2 flow "
+            "control; a stream carries at most about this much per round trip). 0: grown to the link "
+            "by gRPC, for agents far away, at more memory and CPU per byte.",
+        ),
+    ] = DEFAULT_RECEIVE_WINDOW,
 ) -> None:
     """Receive dump files from agents, compare them as they land, serve the results."""
     from rich.markup import escape
@@ -149,6 +165,7 @@ def serve_command(
             tuple(host_paths or ()),
             limits,
             keepalive,
+            receive_window,
         )
         server = start(config)
     out = console()

@@ -10,6 +10,7 @@ decoding does not expect (it is then valid protobuf, or refused as protobuf refu
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,13 +20,44 @@ import xxhash
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
 __all__ = [
-    "ACKS_METADATA", "BATCHED", "Digest", "Whole", "data_message", "digest_of", "file_end", "new_digest",
-    "read_upload_message", "stored_file", "whole_message",
+    "ACKS_METADATA", "BATCHED", "Digest", "Whole", "data_message", "digest_of", "file_end",
+    "keep_freed_memory", "new_digest", "read_upload_message", "stored_file", "whole_message",
 ]  # fmt: skip
 
 # Upload call metadata of an agent that reads UploadAck.more (answers several files a message).
 ACKS_METADATA = "dumpcmp-acks"
 BATCHED = "batched"
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+# A message of file data (up to MAX_MESSAGE) and gRPC's buffers for it come from malloc's heap,
+# below this size, not from a fresh mapping each
+_MMAP_ABOVE = 16 * 1024 * 1024
+# and this much free memory at the top of a heap stays there for the next messages.
+_KEEP_FREE = 32 * 1024 * 1024
+
+
+def keep_freed_memory() -> None:
+    """Make this process's malloc keep the memory of freed messages for the next ones.
+
+    Either end of an upload allocates and frees a message of several MiB for every chunk. With
+    glibc's default (adaptive) thresholds the memory of many of them goes back to the kernel
+    when freed (munmap, or madvise trimming a thread's heap) and the next message faults in
+    and zeroes fresh pages: on loopback that cost 0.5-0.8 CPU-s per GB on each side, a quarter
+    of all the agent's CPU (bench/stream.py). Fixed thresholds keep the pages, for up to
+    ``_KEEP_FREE`` bytes more resident memory per malloc arena. A process-wide setting, made by
+    the processes that stream; a C library without mallopt (not glibc) is left as it is.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    mallopt(_M_MMAP_THRESHOLD, _MMAP_ABOVE)
+    mallopt(_M_TRIM_THRESHOLD, _KEEP_FREE)
 
 
 def _tag(field: int) -> bytes:

@@ -3,6 +3,7 @@ reconnects, resends, and delivery exactly once across restarts of either side.""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 import xxhash
 
 from dumpcmp.agent.journal import Journal
-from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings, data_message
+from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings, data_message, default_read_ahead
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, write_dumps
@@ -22,6 +23,11 @@ from tests.agent.recording_host import RecordingHost, ServerHandle, serving, upl
 SESSION = "s1"
 WAIT_S = 30.0
 FAST = UploadSettings(chunk_size=64 * 1024, backoff_first=0.05, backoff_max=0.2, give_up=20.0)
+
+
+# Both ways of preparing messages: on gRPC's sending thread, and a few ahead on a reader thread
+# (the default depends on the machine's cores: each must work on any machine).
+READING = pytest.mark.parametrize("read_ahead", [0, 4], ids=["inline", "reader"])
 
 
 @pytest.fixture
@@ -68,10 +74,14 @@ def assert_landed(host: RecordingHost, root: Path, files: list[Path]) -> None:
         assert landed.read_bytes() == path.read_bytes()
 
 
-def test_files_arrive_whole_in_chunks_and_are_journalled(host: ServerHandle, tmp_path: Path) -> None:
+@READING
+def test_files_arrive_whole_in_chunks_and_are_journalled(
+    host: ServerHandle, tmp_path: Path, read_ahead: int
+) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 5, elements=50_000)  # 200 KB each: four chunks of 64 KiB
-    report = upload(host.target, tmp_path / "state", root, files)
+    settings = dataclasses.replace(FAST, read_ahead=read_ahead)
+    report = upload(host.target, tmp_path / "state", root, files, settings)
     assert (report.stored, report.duplicates, report.already, report.problems) == (5, 0, 0, ())
     assert_landed(host.host, root, files)
     assert 0 < host.host.largest_chunk <= 64 * 1024
@@ -104,24 +114,32 @@ def test_a_file_corrupted_every_time_is_reported_not_looped(host: ServerHandle, 
     assert len(host.host.statuses(wire(root, files[0]))) == 3  # the first try and two resends
 
 
-def test_a_dropped_stream_is_resumed_and_nothing_is_stored_twice(host: ServerHandle, tmp_path: Path) -> None:
+@READING
+def test_a_dropped_stream_is_resumed_and_nothing_is_stored_twice(
+    host: ServerHandle, tmp_path: Path, read_ahead: int
+) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 8)
     host.host.drop_after = 3
-    report = upload(host.target, tmp_path / "state", root, files)
+    report = upload(
+        host.target, tmp_path / "state", root, files, dataclasses.replace(FAST, read_ahead=read_ahead)
+    )
     assert report.reconnects >= 1
     assert report.stored + report.already == 8  # files answered before the drop are not resent
     assert_landed(host.host, root, files)
 
 
-def test_host_restart_mid_stream(tmp_path: Path) -> None:
+@READING
+def test_host_restart_mid_stream(tmp_path: Path, read_ahead: int) -> None:
     root = tmp_path / "dump"
     files = write_dumps(root, 12)
     recording = RecordingHost(tmp_path / "host")
     recording.ack_delay = 0.05
     server = ServerHandle(recording)
     try:
-        uploader = make_uploader(server.target, tmp_path / "state")
+        uploader = make_uploader(
+            server.target, tmp_path / "state", dataclasses.replace(FAST, read_ahead=read_ahead)
+        )
         send(uploader, root, files)
         deadline = time.monotonic() + 20
         while len(recording.acks) < 3 and time.monotonic() < deadline:
@@ -446,3 +464,21 @@ def test_a_file_being_opened_is_not_idle_and_settle_waits_for_its_answer(
     assert host.host.stored_count(wire(root, path)) == 1
     uploader.add_file(pb.DUMP, "again/" + path.name, path)  # still open for more after settling
     assert uploader.finish().stored == 2
+
+
+def test_a_reader_thread_only_where_cores_are_to_spare(host: ServerHandle, tmp_path: Path) -> None:
+    # On two cores the reader thread cost more CPU per file than it saved, and no speed.
+    assert [default_read_ahead(cpus) for cpus in (1, 2, 3, 16)] == [0, 0, 4, 4]
+    root = tmp_path / "dump"
+    files = write_dumps(root, 6)
+    host.host.ack_delay = 0.05  # the upload is still on its way while its threads are looked at
+    uploader = make_uploader(host.target, tmp_path / "state", dataclasses.replace(FAST, read_ahead=0))
+    send(uploader, root, files)
+    seen: set[str] = set()
+    deadline = time.monotonic() + WAIT_S
+    while not uploader.idle and time.monotonic() < deadline:
+        seen.update(thread.name for thread in threading.enumerate())
+        time.sleep(0.005)
+    report = uploader.finish()
+    assert report.stored == 6
+    assert "dumpcmp-upload" in seen and "dumpcmp-read" not in seen

@@ -18,9 +18,12 @@ from typer.testing import CliRunner
 
 from dumpcmp.cli import app
 from dumpcmp.commands.sim import simulate
+from dumpcmp.errors import DumpcmpError
 from dumpcmp.fakes.simulate import SimulationResult
+from dumpcmp.host.server import serve as serve_module
 from dumpcmp.host.server.auth import TlsFiles
-from dumpcmp.host.server.serve import HostServer
+from dumpcmp.host.server.limits import DEFAULT_RECEIVE_WINDOW
+from dumpcmp.host.server.serve import HostConfig, HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
     CALL_TIMEOUT_S,
@@ -732,3 +735,19 @@ def test_a_key_that_is_not_its_certificates_is_named(tmp_path: Path) -> None:
                           "--tls-cert", pki.client_cert, "--tls-key", other.client_key)  # fmt: skip
     said = f"Error: --tls-key {other.client_key} is not the key of --tls-cert {pki.client_cert}"
     assert (code, output.replace("\n", " ").strip()) == (1, said)
+
+
+@pytest.mark.parametrize(("given", "window"), [([], DEFAULT_RECEIVE_WINDOW), (["--receive-window", "0"], 0)])
+def test_serve_takes_the_receive_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: list[str], window: int
+) -> None:
+    started: list[HostConfig] = []
+
+    def start(config: HostConfig) -> HostServer:
+        started.append(config)
+        raise DumpcmpError("not started (test)")
+
+    monkeypatch.setattr(serve_module, "start", start)
+    code, output = invoke("serve", "--data", tmp_path / "data", "--listen", "127.0.0.1:0", *given)
+    assert (code, output.strip()) == (1, "Error: not started (test)")
+    assert [config.receive_window for config in started] == [window]

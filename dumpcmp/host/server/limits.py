@@ -14,6 +14,14 @@ from dumpcmp.errors import DumpcmpError
 # one within as long again is gone (a dead machine, a pulled cable): its calls end.
 DEFAULT_KEEPALIVE_S = 30.0
 
+# Bytes of an upload stream on the way to the host before it must wait for the host's go-ahead
+# (HTTP/2 flow control). gRPC's default grows the window to the link's bandwidth-delay product
+# (BDP probing): on loopback to 8 MiB and more, which let that much pile up between the socket
+# and the receiving thread, out of the CPU's caches: the host spent ~0.4 CPU-s per GB more in
+# copying it (raw gRPC, 2-core VM, bench/stream.py's client) and held ~50 MB more. A fixed
+# 1 MiB still carries ~1 GB/s at a round trip of 1 ms; agents far away want more (0: gRPC's).
+DEFAULT_RECEIVE_WINDOW = 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class StreamLimits:

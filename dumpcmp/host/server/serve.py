@@ -19,11 +19,17 @@ import grpc
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.server.auth import TlsFiles, TokenCheck, load_token, server_credentials
-from dumpcmp.host.server.limits import DEFAULT_KEEPALIVE_S, DEFAULT_LIMITS, StreamLimits
+from dumpcmp.host.server.limits import (
+    DEFAULT_KEEPALIVE_S,
+    DEFAULT_LIMITS,
+    DEFAULT_RECEIVE_WINDOW,
+    StreamLimits,
+)
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService, add_to_server
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
 from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
+from dumpcmp.proto.upload_wire import keep_freed_memory
 
 # Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
 # and followers may hold: those have limits of their own (StreamLimits), so these are always free
@@ -50,6 +56,7 @@ class HostConfig:
     host_paths: tuple[Path, ...] = ()  # where clients may name files already on the host (--host-paths)
     limits: StreamLimits = DEFAULT_LIMITS
     keepalive_s: float = DEFAULT_KEEPALIVE_S
+    receive_window: int = DEFAULT_RECEIVE_WINDOW  # bytes per stream (flow control); 0: gRPC's adaptive one
 
 
 class HostServer:
@@ -187,6 +194,7 @@ def _serve_in(
         raise
     threads = config.limits.uploads + config.limits.followers + SHORT_CALLS
     keepalive_ms = max(1, round(config.keepalive_s * 1000))
+    keep_freed_memory()  # each received message reuses the last one's pages
     server = grpc.server(
         ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dumpcmp-host"),
         interceptors=interceptors,
@@ -200,6 +208,7 @@ def _serve_in(
             # gRPC 1.5x waits for a ping's answer this long (not keepalive_timeout_ms alone).
             ("grpc.http2.ping_timeout_ms", keepalive_ms),
             ("grpc.http2.max_pings_without_data", 0),  # an agent between files sends nothing for long
+            *receive_window_options(config.receive_window),
         ),
         maximum_concurrent_rpcs=threads,
     )
@@ -219,6 +228,15 @@ def _serve_in(
         raise DumpcmpError(f"--listen {config.listen}: cannot listen (address in use or not local)")
     server.start()
     return HostServer(server, service, port, lock, cluster)
+
+
+def receive_window_options(window: int) -> tuple[tuple[str, int], ...]:
+    """The server options that fix each stream's receive window at ``window`` bytes (0: leave
+    gRPC's window, grown by bandwidth probing)."""
+    if window == 0:
+        return ()
+    # Without the probe, the stream's look-ahead is its window.
+    return (("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", window))
 
 
 def _lock_data_dir(data_dir: Path) -> int:

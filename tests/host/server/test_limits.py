@@ -13,7 +13,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from dumpcmp.host.server.limits import StreamLimits
+from dumpcmp.host.server.limits import DEFAULT_RECEIVE_WINDOW, StreamLimits
+from dumpcmp.host.server.serve import receive_window_options
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
@@ -256,3 +257,26 @@ def test_a_stream_from_a_client_gone_silent_ends_at_the_keepalive(hosts: Hosts, 
             held.release()
     finally:
         proxy.stop()
+
+
+@pytest.mark.parametrize("window", [0, 64 * 1024, DEFAULT_RECEIVE_WINDOW])
+def test_files_of_chunks_larger_than_the_receive_window_arrive_whole(
+    hosts: Hosts, tmp_path: Path, window: int
+) -> None:
+    # A 4 MiB chunk is several windows of 1 MiB (or 64 KiB): flow control lets each message
+    # through in pieces, however the window is set (0: gRPC's own, grown by probing).
+    server = hosts.start(tmp_path / "data", receive_window=window)
+    client = hosts.client(server)
+    client.open("s")
+    data = bytes(range(256)) * (9 * 1024 * 1024 // 256)  # two full chunks and a part
+    acks = client.upload(file_messages("s", DUMP, "big.bin", data))
+    assert [a.status for a in acks] == [Ack.STORED]
+    assert (tmp_path / "data" / "sessions" / "s" / "dump" / "big.bin").read_bytes() == data
+
+
+def test_the_receive_window_is_fixed_unless_zero() -> None:
+    assert receive_window_options(0) == ()  # gRPC's adaptive window (BDP probing)
+    assert dict(receive_window_options(1 << 20)) == {
+        "grpc.http2.bdp_probe": 0,
+        "grpc.http2.lookahead_bytes": 1 << 20,
+    }
