@@ -567,17 +567,63 @@ def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     columns: list[str] = []
     cells: list[list[str]] = []
     shards: list[ShardKey] = []
+    files: list[str] = []
     typed: list[ResultRow] = []
     for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
         columns = list(batch.columns) or columns
         for row in batch.rows:
             cells.append(list(row.cells))
             shards.append(_shard_key(row.shard))
+            files.append(row.dump_file)
             if row.HasField("row"):
                 typed.append(result_row(row.row))
     # No rows yet: the header rows streamed live would have (every optional column).
     header = columns or TableShape.every_column().header()
-    return StreamedRows(header, cells, shards, typed if len(typed) == len(cells) else None)
+    if len(typed) != len(cells):
+        return StreamedRows(header, cells, shards, None)
+    return _as_result_files_hold(header, cells, shards, files, typed)
+
+
+def _as_result_files_hold(
+    header: list[str],
+    cells: list[list[str]],
+    shards: list[ShardKey],
+    files: list[str],
+    typed: list[ResultRow],
+) -> StreamedRows:
+    """WatchRows sends rows as their files finish: put them as the result files will hold them,
+    shard by shard, each in execution order (``core.file_order``), Index the file's place in its
+    shard."""
+    from dumpcmp.host.core import numbered
+
+    order = sorted(range(len(cells)), key=lambda at: (_shard_order(shards[at]), _file_order(files[at])))
+    places: dict[tuple[ShardKey, str], int] = {}
+    per_shard: dict[ShardKey, int] = {}
+    rows = []
+    for at in order:
+        key = (shards[at], files[at])
+        if key not in places:
+            places[key] = per_shard.get(shards[at], 0)
+            per_shard[shards[at]] = places[key] + 1
+        rows.append(numbered(typed[at], places[key]) if typed[at].index is not None else typed[at])
+    return StreamedRows(header, [cells[at] for at in order], [shards[at] for at in order], rows)
+
+
+def _shard_order(key: ShardKey) -> tuple[tuple[int, int, str], ...]:
+    """Numbered directories (device, step …) by number, others by name."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in key)
+
+
+def _file_order(dump_file: str) -> tuple[int, int, int, str]:
+    """A dump file's place in its shard's execution (dump timestamp, task id), as ``core.file_order``."""
+    from dumpcmp.errors import FormatError
+    from dumpcmp.proto.names import parse_dump_name
+
+    try:
+        name = parse_dump_name(Path(dump_file).name)
+    except FormatError:
+        return (1, 0, 0, dump_file)
+    return (0, name.timestamp, name.task_id, dump_file)
 
 
 # A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
@@ -767,8 +813,9 @@ def _table_cells(
 
 def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
     """A session's result tables as (name, header + rows): each result file of a closed session,
-    else the rows so far (named after the session; a table per shard, ``SESSION_{device}_{model}_{step}``,
-    when they are of several). For ``advise --host``."""
+    else the rows so far (named after the session; when they are of several shards, a table per
+    shard named as its result file will be, ``{device}_{model}_{step}_result_{now}``, so that the
+    shards are advised as one run). For ``advise --host``."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
@@ -777,8 +824,8 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             if len(split) < 2:
                 columns, rows = streamed.table()
                 return [(session, [columns, *rows])]
-            labels = _shard_labels(list(split))
-            return [(f"{session}_{labels[k]}", [header, *rows]) for k, (header, rows) in split.items()]
+            labels, stamp = _shard_labels(list(split)), time.strftime("%Y%m%d%H%M%S")
+            return [(f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()]
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):

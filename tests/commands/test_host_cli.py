@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import socket
@@ -300,6 +301,34 @@ def test_out_downloads_every_result_file_of_a_multi_step_session(
     got = {p.name.rsplit("_result_", 1)[0]: p.read_bytes() for p in (tmp_path / "got").glob("*.csv")}
     assert len(got) == 2 and got == expected
     assert output.count("wrote ") == 2
+
+
+def test_an_open_sessions_rows_are_in_shard_and_execution_order_and_advised_as_one_run(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    """Rows came in the order their files finished (Index 0,0,2,1 …, steps mixed), so --csv and the
+    advisor read them out of order; and advise wrote one advice per step."""
+    from tests.host.server.test_sessions import wait_for_rows_of
+
+    sim = simulate("zoo:small_cnn", tmp_path / "run", steps=2, faults=("/block2/Add=noise:0.5",))
+    files = simulation_files(sim)
+    dumps = [key for key in files if key[0] == pb.DUMP]
+    client = hosts.client(host)
+    client.open("ord", **session_settings())
+    client.send("ord", {k: v for k, v in files.items() if k[0] != pb.DUMP})
+    client.send("ord", {k: files[k] for k in reversed(dumps)})  # the last op of the last step first
+    wait_for_rows_of(client, "ord", len(dumps))
+    address = f"127.0.0.1:{host.port}"
+    code, output = invoke("results", "ord", "--host", address, "--csv", tmp_path / "r.csv")
+    assert code == 0, output
+    with (tmp_path / "r.csv").open(newline="") as table:
+        rows = list(csv.DictReader(table))
+    order = [(int(r["Step"]), int(r["Index"])) for r in rows]
+    assert order == sorted(order) and {step for step, _ in order} == {0, 1}
+    advised = runner.invoke(app, ["advise", "--host", address, "--session", "ord", "-o", tmp_path / "adv"])
+    assert advised.exit_code == 0, advised.output
+    assert advised.output.count("advisor: ") == 1
+    assert "first divergence: op #" in advised.output and "/block2/Add" in advised.output
 
 
 def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
