@@ -135,7 +135,7 @@ class Tally:
     # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
     appeared: tuple[Place, ...] = ()
     # Statistics rows: where their L2 norms first leave the run's noise (``verdict.statistics_drift``).
-    stats_drift: tuple[Place, Drift] | None = None
+    stats_drift: tuple[Place, Drift, str] | None = None  # and the row's ground truth
 
     @property
     def compared_any(self) -> int:
@@ -191,14 +191,15 @@ class Tally:
         )
 
 
-def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift] | None:
-    """The first shard's row where statistics move away from the golden's, with how far."""
+def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift, str] | None:
+    """The first shard's row where statistics move away from the golden's, with how far and its
+    ground truth (the original op the user knows)."""
     for shard in outcome.shards:
         rows = [r for r in shard.stats_rows if r.index is not None and r.compared]
         errors, measure = statistics_errors([r.pairs() for r in rows])
         drift = statistics_drift(errors, measure=measure)
         if drift is not None:
-            return Place.of(shard, rows[drift.at]), drift
+            return Place.of(shard, rows[drift.at]), drift, rows[drift.at].ground_truth
     return None
 
 
@@ -333,10 +334,10 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
             f"{tally.diverging_stats}"
         )
     if tally.stats_drift is not None:
-        place, drift = tally.stats_drift
+        place, drift, truth = tally.stats_drift
         lines.append(
             f"statistics move away from the golden's first at {place.text()}: {drift.apart()}, "
-            f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
+            f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%}); ground truth {truth}"
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")

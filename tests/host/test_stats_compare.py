@@ -251,6 +251,7 @@ def test_statistics_without_l2_norms_are_named_where_their_shifts_start(
         "statistics move away from the golden's first at step 0, index 1 Conv2D block1_conv "
         "(block1_conv:output:0): max, min or mean off by 10.00% of the golden's largest magnitude"
     )
+    assert moved.endswith("; ground truth block1_conv")  # the original op, as a divergence line says it
     stats_file = outcome.shards[0].stats_file
     assert stats_file is not None
     table = read_result(stats_file)
