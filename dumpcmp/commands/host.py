@@ -595,8 +595,9 @@ def _as_result_files_hold(
     shard by shard, each in execution order (``core.file_order``), Index the file's place in its
     shard."""
     from dumpcmp.host.core import numbered
+    from dumpcmp.host.offline_table import directories_order
 
-    order = sorted(range(len(cells)), key=lambda at: (_shard_order(shards[at]), _file_order(files[at])))
+    order = sorted(range(len(cells)), key=lambda at: (directories_order(shards[at]), _file_order(files[at])))
     places: dict[tuple[ShardKey, str], int] = {}
     per_shard: dict[ShardKey, int] = {}
     rows = []
@@ -607,11 +608,6 @@ def _as_result_files_hold(
             per_shard[shards[at]] = places[key] + 1
         rows.append(numbered(typed[at], places[key]) if typed[at].index is not None else typed[at])
     return StreamedRows(header, [cells[at] for at in order], [shards[at] for at in order], rows)
-
-
-def _shard_order(key: ShardKey) -> tuple[tuple[int, int, str], ...]:
-    """Numbered directories (device, step …) by number, others by name."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in key)
 
 
 def _file_order(dump_file: str) -> tuple[int, int, int, str]:

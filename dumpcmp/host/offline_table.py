@@ -5,7 +5,7 @@ Kept apart from the session layer, which asks the family for them (``dumpcmp.hos
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.metrics.offline_data import MetricValues
@@ -13,19 +13,24 @@ from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.proto.walker import GroupKey
 
 
-def shard_order(key: GroupKey) -> tuple[object, ...]:
+def shard_order(key: GroupKey) -> tuple[tuple[int, int, str], ...]:
     """Shards by session, device, model and step, numbers as numbers (step 2 before step 10)."""
-    fields = (key.session, key.device, key.model, key.model_id, key.step)
-    return tuple((0, int(f), "") if f.isdigit() else (1, 0, f) for f in fields)
+    return directories_order((key.session, key.device, key.model, key.model_id, key.step))
+
+
+def directories_order(names: Iterable[str]) -> tuple[tuple[int, int, str], ...]:
+    """Directory names in order: numbers as numbers, before other names."""
+    return tuple((0, int(f), "") if f.isdigit() else (1, 0, f) for f in names)
 
 
 def result_name(key: GroupKey, keys: Sequence[GroupKey], stamp: str, kind: str = "result") -> str:
-    """``result_{ts}.csv`` for a single shard, else ``{device}_{model}_{step}_result_{ts}.csv``,
-    with the session directory in front when two sessions hold the same (device, model, step).
-    Statistics results are named the same with ``stats_result`` for ``result``."""
+    """``result_{ts}.csv`` for a single shard, else ``{device}_{model}_{step}_result_{ts}.csv``;
+    when two sessions (dump time directories: two runs into one dump path) hold the same
+    (device, model, step), every shard has its session directory in front, so that the names
+    of one run read alike. Statistics results are named the same with ``stats_result``."""
     if len(keys) == 1:
         return f"{kind}_{stamp}.csv"
-    clash = sum(1 for k in keys if k.label == key.label) > 1
+    clash = len({k.label for k in keys}) < len(keys)
     label = f"{key.session}_{key.label}" if clash and key.session else key.label
     return f"{label}_{kind}_{stamp}.csv"
 

@@ -299,6 +299,24 @@ def test_two_sessions_in_one_dump_path_get_a_result_file_each(shared_fixtures: P
     assert all(len([r for r in s.rows if r.index is not None]) == 12 for s in outcome.shards)
 
 
+def test_two_runs_in_one_dump_path_name_every_shard_by_its_run(shared_fixtures: Path, tmp_path: Path) -> None:
+    """Only the clashing shards had their run's directory in front: the first run's step 1 read
+    as another run's ("0_demo_net_1" beside "20261121093000_0_demo_net_0")."""
+    src = shared_fixtures / "dumps" / "20261121093000"
+    tree = tmp_path / "dump"
+    shutil.copytree(src, tree / "20261121093000")
+    step = Path("0", "demo_net", "1")
+    shutil.copytree(src / step / "0", tree / "20261121093000" / step / "1")
+    shutil.copytree(src, tree / "20261121100000")
+    outcome = run_compare(CompareRequest(tree, src, out_dir=tmp_path / "out"))
+    names = sorted(s.result_file.name for s in outcome.shards)
+    assert [n.split("_result_")[0] for n in names] == [
+        "20261121093000_0_demo_net_0",
+        "20261121093000_0_demo_net_1",
+        "20261121100000_0_demo_net_0",
+    ]
+
+
 def test_a_dump_file_against_a_dump_file_compares_every_input_and_output(tmp_path: Path) -> None:
     # Only output 0 was compared: a second output that disagreed gave "no divergence".
     def dump(path: Path, flags: np.ndarray) -> Path:

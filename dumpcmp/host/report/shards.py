@@ -49,8 +49,9 @@ T = TypeVar("T")
 # {shard}_{kind}_{stamp}[_{copy}]: the shard part is what the writers put in front of a run's own
 # result name (``result_name`` of each family); a single-shard run has none.
 _SHARDED = re.compile(r"^(?:(?P<shard>.+?)_)?(?P<run>(?:stats_|compare_)?result_\d{14}(?:_\d+)?)$")
-# offline_data: {device}_{model}_{step} (the session directory in front when two sessions clash)
-_OFFLINE_SHARD = re.compile(r"^(?P<device>[^_]+)_(?P<model>.+)_(?P<step>[^_]+)$")
+# offline_data: {device}_{model}_{step}, with the dump time directory in front (the run) when two
+# runs into one dump path hold the same ones
+_OFFLINE_SHARD = re.compile(r"^(?:(?P<run>\d{14})_)?(?P<device>[^_]+)_(?P<model>.+)_(?P<step>[^_]+)$")
 _TORCHAIR_SHARD = re.compile(r"^rank(?P<rank>\d+)_token(?P<token>\d+)$")
 # Kinds that say the shard's numbers go wrong somewhere (the others: consistent, nothing compared)
 _DIVERGING = (FP16_OVERFLOW, NAN_APPEARED, INPUT_INCONSISTENCY, FIRST_DIVERGENCE)

@@ -39,8 +39,11 @@ def test_a_result_name_splits_into_its_run_and_shard(stem: str, run: str, shard:
         (["0_a_b_0", "0_c_0"], ["model a_b", "model c"]),
         (["rank0_token0", "rank1_token1"], ["rank 0 token 0", "rank 1 token 1"]),
         (["rank0_token0", "elsewhere"], ["rank0_token0", "elsewhere"]),
+        # two runs into one dump path: the dump time directory in front (was "device 20261124010203")
+        ([f"{STAMP}_0_net_0", f"{STAMP}_0_net_1", "20261124010209_0_net_0"],
+         [f"run {STAMP} step 0", f"run {STAMP} step 1", "run 20261124010209 step 0"]),
     ],
-)
+)  # fmt: skip
 def test_shards_are_labelled_by_what_tells_them_apart(shards: list[str], labels: list[str]) -> None:
     assert shard_labels(shards) == labels
 
