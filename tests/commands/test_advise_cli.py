@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,7 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
         ("bad_csv", "not a dumpcmp result table"),
         ("bad_xlsx", "not a result table: not an xlsx workbook"),
         ("empty_dir", "no result table in this directory"),
+        ("fifo", "not a regular file: a FIFO"),  # was "no such result file"
     ],
 )
 def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, message: str) -> None:
@@ -126,6 +128,7 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, me
         "bad_csv": tmp_path / "result_1.csv",
         "bad_xlsx": tmp_path / "result_2.xlsx",
         "empty_dir": tmp_path / "empty",
+        "fifo": tmp_path / "result_3.csv",
     }[setup]
     if setup == "bad_csv":
         target.write_text("a,b\n1,2\n")
@@ -133,6 +136,8 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path: Path, setup: str, me
         target.write_text("not a zip")
     elif setup == "empty_dir":
         target.mkdir()
+    elif setup == "fifo":
+        os.mkfifo(target)
     before = files(tmp_path)
     one_error_line(advise(target), message)
     one_error_line(advise(target, "-o", tmp_path / "out"), message)

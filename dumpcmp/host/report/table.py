@@ -167,7 +167,9 @@ def read_result(path: str | Path) -> ResultTable:
     """A result table from a ``.csv`` or ``.xlsx`` file (the first sheet)."""
     path = Path(path)
     if not path.is_file():
-        raise FormatError(f"{path}: no such result file")
+        from dumpcmp.proto.sniff import not_regular
+
+        raise FormatError(f"{path}: {not_regular(path) if path.exists() else 'no such result file'}")
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return table_from_cells(_csv_rows(path), source=str(path))
