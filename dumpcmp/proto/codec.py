@@ -7,6 +7,7 @@ views of a memory map. ``write_dump`` writes byte-exact 2.0 files (formats.md §
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
 import stat
@@ -278,16 +279,22 @@ def read_up_to(fd: int, size: int) -> bytes:
     return data
 
 
-def _read_v2(path: str, data: np.ndarray) -> DumpFile:
-    from dumpcmp.proto._gen import dump_data_pb2  # protobuf loads only when a file is read
+@functools.cache  # an import statement per file cost ~1 us
+def _dump_data() -> Any:
+    """The DumpData message class; protobuf loads only when a file is read."""
+    from dumpcmp.proto._gen import dump_data_pb2
 
+    return dump_data_pb2.DumpData
+
+
+def _read_v2(path: str, data: np.ndarray) -> DumpFile:
     size = len(data)
     header_len = _U64.unpack_from(data.data, 0)[0]
     if header_len > size - 8:
         raise TruncatedDumpError(
             path, 0, f"header length field says {header_len} bytes, but only {size - 8} follow it"
         )
-    message = dump_data_pb2.DumpData()
+    message = _dump_data()()
     try:
         consumed = message.ParseFromString(data[8 : 8 + header_len].tobytes())
     except Exception as exc:  # protobuf raises DecodeError or RuntimeWarning-ish errors
@@ -341,15 +348,14 @@ def _dump_file(
         outputs=parsed[TensorKind.OUTPUT],
         buffers=parsed[TensorKind.BUFFER],
         workspaces=parsed[TensorKind.SPACE],
-        attrs=tuple((a.name, a.value) for a in message.attr),
+        # Most dumps have none: no generator for them (~2 us a file).
+        attrs=tuple((a.name, a.value) for a in attrs) if (attrs := message.attr) else (),
     )
 
 
 def _try_legacy(path: str, data: np.ndarray) -> DumpFile | None:
     """The whole file as one DumpData with inline payloads (formats.md §1.2), or None."""
-    from dumpcmp.proto._gen import dump_data_pb2
-
-    message = dump_data_pb2.DumpData()
+    message = _dump_data()()
     try:
         consumed = message.ParseFromString(data.tobytes())
     except Exception:
@@ -383,8 +389,9 @@ def _tensor_from_message(
             size=size,
             payload=payload,
         )
-    shape = tuple(item.shape.dim)  # type: ignore[attr-defined]  # repeated int64: ints already
-    original_shape = tuple(item.original_shape.dim)  # type: ignore[attr-defined]
+    # Repeated int64, ints already; a slice first is ~0.8 us faster than iterating the container.
+    shape = tuple(item.shape.dim[:])  # type: ignore[attr-defined]
+    original_shape = tuple(item.original_shape.dim[:])  # type: ignore[attr-defined]
     data_type = int(item.data_type)  # type: ignore[attr-defined]
     if not item.HasField("shape") and size > 0:  # type: ignore[attr-defined]
         shape = (_elements_in(size, data_type),)  # msaccucmp's rule: a missing shape means "all of it"
