@@ -191,12 +191,16 @@ class DumpFile:
     attrs: tuple[tuple[str, str], ...] = ()
 
     def tensors(self, kind: TensorKind) -> tuple[DumpTensor, ...]:
-        return {
-            TensorKind.INPUT: self.inputs,
-            TensorKind.OUTPUT: self.outputs,
-            TensorKind.BUFFER: self.buffers,
-            TensorKind.SPACE: self.workspaces,
-        }[kind]
+        # Tests, not a dict made on every call: this is asked twice for every dump file compared.
+        if kind == TensorKind.OUTPUT:
+            return self.outputs
+        if kind == TensorKind.INPUT:
+            return self.inputs
+        if kind == TensorKind.BUFFER:
+            return self.buffers
+        if kind == TensorKind.SPACE:
+            return self.workspaces
+        raise KeyError(kind)
 
 
 def iter_tensors(dump: DumpFile) -> Iterator[DumpTensor]:
