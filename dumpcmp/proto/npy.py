@@ -121,14 +121,11 @@ class _Header:
     shape: tuple[int, ...]
     fortran: bool
     offset: int  # where the payload starts
+    nbytes: int  # the payload's size: asked for every file read, so worked out once a header
 
-    @property
-    def count(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.count * self.dtype.itemsize
+    @classmethod
+    def of(cls, dtype: np.dtype, shape: tuple[int, ...], fortran: bool, offset: int) -> _Header:
+        return cls(dtype, shape, fortran, offset, math.prod(shape) * dtype.itemsize)
 
 
 # The header np.save writes (format 1.0): a fixed dict literal, read here without numpy's
@@ -170,9 +167,10 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | by
                 raise FormatError(
                     f"{path}: holds records with fields {list(header.dtype.names)}, not one tensor"
                 )
-            if not mapped or header.nbytes == 0:  # an empty payload cannot be mapped
+            nbytes = header.nbytes
+            if not mapped or nbytes == 0:  # an empty payload cannot be mapped
                 return header, None
-            if header.offset + header.nbytes <= len(head):
+            if header.offset + nbytes <= len(head):
                 # The payload came with the header: mapping it as well cost ~15 us a small file.
                 return header, head
             return header, mmap_module.mmap(fd, 0, access=mmap_module.ACCESS_READ)
@@ -201,7 +199,7 @@ def _parse_saved_header(text: bytes) -> _Header | None:
         return None
     descr, fortran, dims = found.groups()
     shape = tuple(int(d) for d in dims.split(b",") if d.strip())
-    return _Header(np.dtype(descr.decode()), shape, fortran == b"True", _FIXED_PART + len(text))
+    return _Header.of(np.dtype(descr.decode()), shape, fortran == b"True", _FIXED_PART + len(text))
 
 
 def _any_header(fd: int) -> _Header:
@@ -212,7 +210,7 @@ def _any_header(fd: int) -> _Header:
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-        return _Header(dtype, tuple(shape), bool(fortran), handle.tell())
+        return _Header.of(dtype, tuple(shape), bool(fortran), handle.tell())
 
 
 def _retype(path: Path, array: np.ndarray, has_sidecar: bool) -> np.ndarray:
