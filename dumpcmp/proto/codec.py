@@ -12,7 +12,7 @@ import mmap
 import os
 import stat
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -125,9 +125,7 @@ class DumpTensor:
 
     def logical(self, custom: CustomConverters | None = None) -> np.ndarray:
         """The tensor converted to its logical layout and ``original_shape`` (formats.md §6.5)."""
-        from dumpcmp.proto.layouts import to_logical  # layouts pull in the converter registry
-
-        return to_logical(
+        return _to_logical()(
             self.array(), self.device_format(), self.original_shape, sub_format=self.sub_format, custom=custom
         )
 
@@ -173,6 +171,14 @@ class DumpTensor:
             address=address,
             original_op=original_op,
         )
+
+
+@functools.cache  # an import statement per tensor cost ~1 us
+def _to_logical() -> Callable[..., np.ndarray]:
+    """``layouts.to_logical``, imported on first use: layouts pull in the converter registry."""
+    from dumpcmp.proto.layouts import to_logical
+
+    return to_logical
 
 
 @dataclass(frozen=True, slots=True)
