@@ -29,6 +29,8 @@ from dumpcmp.proto.dtypes import (
     data_type_of,
     decode_elements,
     encode_elements,
+    known_data_type,
+    known_format,
     storage_bytes,
 )
 
@@ -95,17 +97,12 @@ class DumpTensor:
 
     @property
     def dtype_name(self) -> str:
-        try:
-            return DataType(self.data_type).name
-        except ValueError:
-            return f"DT_<{self.data_type}>"
+        return _dtype_label(self.data_type)
 
     @property
     def format_name(self) -> str:
-        try:
-            return Format(self.format).name
-        except ValueError:
-            return f"FORMAT_<{self.format}>"
+        known = known_format(self.format)
+        return known.name if known is not None else f"FORMAT_<{self.format}>"
 
     @property
     def element_count(self) -> int:
@@ -113,10 +110,9 @@ class DumpTensor:
 
     def array(self) -> np.ndarray:
         """The tensor in its device shape and dtype; a zero-copy view for byte-aligned types."""
-        try:
-            data_type = DataType(self.data_type)
-        except ValueError:
-            raise UnsupportedDtypeError(self.dtype_name, self.label) from None
+        data_type = known_data_type(self.data_type)
+        if data_type is None:
+            raise UnsupportedDtypeError(self.dtype_name, self.label)
         try:
             flat = decode_elements(self.payload, data_type, self.element_count)
         except UnsupportedDtypeError:
@@ -131,10 +127,10 @@ class DumpTensor:
 
     def device_format(self) -> Format:
         """The header's format field as a Format; a value outside the enum is this tensor's error."""
-        try:
-            return Format(self.format)
-        except ValueError:
-            raise LayoutError(f"{self.label}: unknown format {self.format} in the dump header") from None
+        known = known_format(self.format)
+        if known is None:
+            raise LayoutError(f"{self.label}: unknown format {self.format} in the dump header")
+        return known
 
     @property
     def label(self) -> str:
@@ -438,10 +434,13 @@ def _check_payload_size(
     path: str, offset: int, kind: TensorKind, index: int, data_type: int, shape: tuple[int, ...], size: int
 ) -> None:
     """shape × itemsize must equal size; checked before anything is sliced or reshaped."""
-    try:
-        expected = storage_bytes(DataType(data_type), _product(shape))
-    except (ValueError, UnsupportedDtypeError):
+    known = known_data_type(data_type)
+    if known is None:
         return  # undecodable types are reported when someone asks for their values
+    try:
+        expected = storage_bytes(known, _product(shape))
+    except UnsupportedDtypeError:
+        return
     if expected != size:
         raise DumpFormatError(
             path,
@@ -459,10 +458,8 @@ def _product(shape: tuple[int, ...]) -> int:
 
 
 def _dtype_label(data_type: int) -> str:
-    try:
-        return DataType(data_type).name
-    except ValueError:
-        return f"DT_<{data_type}>"
+    known = known_data_type(data_type)
+    return known.name if known is not None else f"DT_<{data_type}>"
 
 
 # --------------------------------------------------------------------------- writing
