@@ -150,15 +150,17 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | by
             if not head.startswith(NPY_MAGIC):
                 kind = what_is(path)
                 raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
-            version = tuple(head[6:8])
-            if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
-                # A header dict where one belongs, behind a version numpy does not know: numpy
-                # would read a length field of the wrong width and report a nonsense size.
-                raise FormatError(
-                    f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
-                    "(numpy defines 1.0, 2.0 and 3.0)"
-                )
-            header = _saved_header(head) or _any_header(fd)
+            header = _saved_header(head)  # None unless version 1.0: the version is checked below
+            if header is None:
+                version = tuple(head[6:8])
+                if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
+                    # A header dict where one belongs, behind a version numpy does not know: numpy
+                    # would read a length field of the wrong width and report a nonsense size.
+                    raise FormatError(
+                        f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
+                        "(numpy defines 1.0, 2.0 and 3.0)"
+                    )
+                header = _any_header(fd)
             if header.dtype.hasobject:
                 raise FormatError(
                     f"{path}: holds pickled Python objects, not numbers; dumpcmp never unpickles files"
