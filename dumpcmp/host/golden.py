@@ -132,8 +132,8 @@ class NpyGoldenDir(_Keyed):
         parsed, directory, filename, has_sidecar = found
         path = directory / filename
         if parsed.suffix != ".npy":
-            return GoldenTensor(path.name, path, lambda: _load_legacy_output(path), key)
-        return GoldenTensor(path.name, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)
+            return GoldenTensor(filename, path, lambda: _load_legacy_output(path), key)
+        return GoldenTensor(filename, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)
 
     def _keys(self) -> Iterable[str]:
         return self._by_key

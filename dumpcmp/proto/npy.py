@@ -121,14 +121,11 @@ class _Header:
     shape: tuple[int, ...]
     fortran: bool
     offset: int  # where the payload starts
+    nbytes: int  # the payload's size: asked for every file read, so worked out once a header
 
-    @property
-    def count(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def nbytes(self) -> int:
-        return self.count * self.dtype.itemsize
+    @classmethod
+    def of(cls, dtype: np.dtype, shape: tuple[int, ...], fortran: bool, offset: int) -> _Header:
+        return cls(dtype, shape, fortran, offset, math.prod(shape) * dtype.itemsize)
 
 
 # The header np.save writes (format 1.0): a fixed dict literal, read here without numpy's
@@ -153,15 +150,17 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | by
             if not head.startswith(NPY_MAGIC):
                 kind = what_is(path)
                 raise FormatError(f"{path}: not a numpy .npy file" + (f" ({kind})" if kind else ""))
-            version = tuple(head[6:8])
-            if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
-                # A header dict where one belongs, behind a version numpy does not know: numpy
-                # would read a length field of the wrong width and report a nonsense size.
-                raise FormatError(
-                    f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
-                    "(numpy defines 1.0, 2.0 and 3.0)"
-                )
-            header = _saved_header(head) or _any_header(fd)
+            header = _saved_header(head)  # None unless version 1.0: the version is checked below
+            if header is None:
+                version = tuple(head[6:8])
+                if version not in _VERSIONS and b"{" in (head[10:11], head[12:13]):
+                    # A header dict where one belongs, behind a version numpy does not know: numpy
+                    # would read a length field of the wrong width and report a nonsense size.
+                    raise FormatError(
+                        f"{path}: a numpy .npy file of unsupported format version {version[0]}.{version[1]} "
+                        "(numpy defines 1.0, 2.0 and 3.0)"
+                    )
+                header = _any_header(fd)
             if header.dtype.hasobject:
                 raise FormatError(
                     f"{path}: holds pickled Python objects, not numbers; dumpcmp never unpickles files"
@@ -170,9 +169,10 @@ def _header(path: Path, *, mapped: bool) -> tuple[_Header, mmap_module.mmap | by
                 raise FormatError(
                     f"{path}: holds records with fields {list(header.dtype.names)}, not one tensor"
                 )
-            if not mapped or header.nbytes == 0:  # an empty payload cannot be mapped
+            nbytes = header.nbytes
+            if not mapped or nbytes == 0:  # an empty payload cannot be mapped
                 return header, None
-            if header.offset + header.nbytes <= len(head):
+            if header.offset + nbytes <= len(head):
                 # The payload came with the header: mapping it as well cost ~15 us a small file.
                 return header, head
             return header, mmap_module.mmap(fd, 0, access=mmap_module.ACCESS_READ)
@@ -201,7 +201,7 @@ def _parse_saved_header(text: bytes) -> _Header | None:
         return None
     descr, fortran, dims = found.groups()
     shape = tuple(int(d) for d in dims.split(b",") if d.strip())
-    return _Header(np.dtype(descr.decode()), shape, fortran == b"True", _FIXED_PART + len(text))
+    return _Header.of(np.dtype(descr.decode()), shape, fortran == b"True", _FIXED_PART + len(text))
 
 
 def _any_header(fd: int) -> _Header:
@@ -212,7 +212,7 @@ def _any_header(fd: int) -> _Header:
             shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-        return _Header(dtype, tuple(shape), bool(fortran), handle.tell())
+        return _Header.of(dtype, tuple(shape), bool(fortran), handle.tell())
 
 
 def _retype(path: Path, array: np.ndarray, has_sidecar: bool) -> np.ndarray:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from dumpcmp.errors import DumpFormatError, TruncatedDumpError, UnsupportedDtypeError
+from dumpcmp.errors import DumpFormatError, LayoutError, TruncatedDumpError, UnsupportedDtypeError
 from dumpcmp.proto._gen import dump_data_pb2 as pb
 from dumpcmp.proto.codec import (
     READ_WHOLE_BYTES,
@@ -33,7 +33,7 @@ from dumpcmp.proto.codec import (
     read_dump,
     write_dump,
 )
-from dumpcmp.proto.dtypes import DataType, Format, numpy_dtype
+from dumpcmp.proto.dtypes import DataType, Format, known_data_type, known_format, numpy_dtype
 
 U64 = struct.Struct("<Q")
 U64_MAX = 2**64 - 1
@@ -430,6 +430,26 @@ def test_unknown_dtype_number_is_unsupported_not_a_crash(dumpfactory: Any) -> No
     assert dump.outputs[0].dtype_name == "DT_<99>"
     with pytest.raises(UnsupportedDtypeError, match="unsupported dtype DT_<99>"):
         dump.outputs[0].array()
+
+
+def test_unknown_format_number_is_this_tensors_error(dumpfactory: Any) -> None:
+    tensor = dumpfactory.raw_tensor(TensorKind.OUTPUT, 0, int(DataType.DT_FLOAT), (1,), b"\0\0\0\0", fmt=999)
+    path = dumpfactory.write(outputs=[tensor])
+    dump = read_dump(path)
+    assert dump.outputs[0].format_name == "FORMAT_<999>"
+    with pytest.raises(LayoutError, match="output:0: unknown format 999 in the dump header"):
+        dump.outputs[0].device_format()
+
+
+def test_members_by_value_are_the_enums() -> None:
+    """The tables the codec reads header numbers through agree with the enums' own lookup."""
+    for value in range(-1, 1024):
+        for enum, known in ((DataType, known_data_type), (Format, known_format)):
+            try:
+                member = enum(value)
+            except ValueError:
+                member = None
+            assert known(value) is member
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ which drops only ``2·x̄·Σ(x − x̄)``, rounding noise (≤ 2 eps relative).
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import threading
@@ -225,11 +226,13 @@ class Scratch:
 
 
 _local = threading.local()
+# Named once for the types in use: np.dtype() and an f-string per pair cost ~0.5 us.
+_SCRATCH_NAMES: dict[type, str] = {t: f"scratch_{np.dtype(t).char}" for t in (np.float32, np.float64)}
 
 
 def scratch(m: int, dtype: type[np.floating[Any]] = np.float32) -> Scratch:
     """This thread's buffers of ``dtype`` (offline_data converts to float32, torchair to float64)."""
-    key = f"scratch_{np.dtype(dtype).char}"
+    key = _SCRATCH_NAMES.get(dtype) or f"scratch_{np.dtype(dtype).char}"
     s: Scratch | None = getattr(_local, key, None)
     if s is None or s.capacity < m:
         s = Scratch(m, dtype)
@@ -237,6 +240,7 @@ def scratch(m: int, dtype: type[np.floating[Any]] = np.float32) -> Scratch:
     return s
 
 
+@functools.cache  # an import statement per pair cost ~0.5 us
 def _kernels() -> ModuleType:
     """The compiled loops, imported on first use (native code, see ``_native``)."""
     from dumpcmp.host.metrics import _native
@@ -257,7 +261,11 @@ def kernel_input(
         return as_is
     if src.flags.c_contiguous and dtype == np.float16 and k.FLOAT16_BITS:
         return src.view(np.uint16)
-    np.copyto(converted, src, casting="unsafe")
+    # The one numpy operation of a pass: float64 beyond float32's range becomes inf, as the
+    # spec's conversion says, without a warning. Only here: entering an errstate costs ~1.5 us,
+    # and most pairs are read as they are.
+    with np.errstate(all="ignore"):
+        np.copyto(converted, src, casting="unsafe")
     return converted
 
 
@@ -275,6 +283,11 @@ def _min(a: float, b: float) -> float:
 
 
 def _first_pass(chunks: Chunks) -> Partial:
+    return Partial(*_first_sums(chunks))
+
+
+def _first_sums(chunks: Chunks) -> tuple[Any, ...]:
+    """Pass 1 over one chunk: the values of ``Partial``'s pass-1 fields, in order."""
     (sum_xy, sum_x, sum_y, sum_abs_diff, sum_sq_diff, max_abs_diff, sum_rel, max_rel,
      min_x, max_x, min_y, max_y) = chunks.first_pass()  # fmt: skip
     nan_x = inf_x = nan_y = inf_y = mismatch = 0
@@ -292,75 +305,58 @@ def _first_pass(chunks: Chunks) -> Partial:
             max_abs_diff = math.nan
         if math.isnan(sum_rel):
             max_rel = math.nan
-    return Partial(
-        n=chunks.n,
-        sum_xy=sum_xy,
-        sum_x=sum_x,
-        sum_y=sum_y,
-        sum_abs_diff=sum_abs_diff,
-        sum_sq_diff=sum_sq_diff,
-        max_abs_diff=max_abs_diff,
-        sum_rel=sum_rel,
-        max_rel=max_rel,
-        min_x=min_x,
-        max_x=max_x,
-        min_y=min_y,
-        max_y=max_y,
-        nan_x=nan_x,
-        inf_x=inf_x,
-        nan_y=nan_y,
-        inf_y=inf_y,
-        special_mismatch=mismatch,
+    return (chunks.n, sum_xy, sum_x, sum_y, sum_abs_diff, sum_sq_diff, max_abs_diff, sum_rel, max_rel,
+            min_x, max_x, min_y, max_y, nan_x, inf_x, nan_y, inf_y, mismatch)  # fmt: skip
+
+
+def _centres(
+    n: int, sum_x: float, sum_y: float, min_x: float, max_x: float, min_y: float, max_y: float
+) -> tuple[float, float, float, float, float, float]:
+    """Per-side constants pass 2 derives from pass 1's total, in ``kl_terms``' order: mean_x,
+    mean_y, shift_x, shift_y, scale_x, scale_y.
+
+    KL scaling, applied to the centred values: p = max((x − mean − shift) · scale, eps32). A
+    constant side (range 0) is not scaled; its distribution is uniform whatever the constant, so
+    scale 0 gives every element eps32 and the same p. A tuple, not a record: it is made for every
+    pair, and only ``kl_terms`` reads it.
+    """
+    mean_x, mean_y = sum_x / n, sum_y / n
+    range_x, range_y = max_x - min_x, max_y - min_y
+    # A NaN range counts as "≠ 0": the formula then yields NaN.
+    return (
+        mean_x,
+        mean_y,
+        min_x - mean_x,
+        min_y - mean_y,
+        1.0 / range_x if range_x != 0 else 0.0,
+        1.0 / range_y if range_y != 0 else 0.0,
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Centres:
-    """Per-side constants pass 2 derives from pass 1's total."""
-
-    mean_x: float
-    mean_y: float
-    # KL scaling, applied to the centred values: p = max((x − mean − shift) · scale, eps32).
-    # A constant side (range 0) is not scaled; its distribution is uniform whatever the
-    # constant, so scale 0 gives every element eps32 and the same p.
-    shift_x: float
-    shift_y: float
-    scale_x: float
-    scale_y: float
-
-    @classmethod
-    def of(cls, p: Partial) -> _Centres:
-        mean_x, mean_y = p.sum_x / p.n, p.sum_y / p.n
-        range_x, range_y = p.max_x - p.min_x, p.max_y - p.min_y
-        # A NaN range counts as "≠ 0": the formula then yields NaN.
-        return cls(
-            mean_x,
-            mean_y,
-            p.min_x - mean_x,
-            p.min_y - mean_y,
-            1.0 / range_x if range_x != 0 else 0.0,
-            1.0 / range_y if range_y != 0 else 0.0,
-        )
-
-
-def _kl_sums(chunks: Chunks, c: _Centres) -> tuple[float, float, float, float, float]:
+def _kl_sums(
+    chunks: Chunks, centres: tuple[float, float, float, float, float, float]
+) -> tuple[float, float, float, float, float]:
     """Pass 2's sums, in ``Partial``'s field order: centred_xx, centred_yy, kl_sum_p, kl_sum_q,
     kl_sum_plogr."""
     # Scaling to [0, 1] as the spec says (rather than letting the normalisation absorb 1/range)
     # keeps log(p/q) and log(Q/P) within ±16, so the two terms of the KL sum below cannot
     # cancel catastrophically when the sides' ranges differ by orders of magnitude.
-    return chunks.kl_terms(c.mean_x, c.mean_y, c.shift_x, c.shift_y, c.scale_x, c.scale_y)
+    return chunks.kl_terms(*centres)
 
 
 _PASS_TWO = ("centred_xx", "centred_yy", "kl_sum_p", "kl_sum_q", "kl_sum_plogr")  # _kl_sums' order
 if tuple(f.name for f in fields(Partial))[-len(_PASS_TWO) :] != _PASS_TWO:
     raise InternalError("Partial's last fields must be pass 2's, in _kl_sums' order")
-# Pass 1's fields of a Partial, in order: a Partial of both passes is made from these and pass 2's.
-_PASS_ONE_FIELDS = operator.attrgetter(*[f.name for f in fields(Partial)][: -len(_PASS_TWO)])
+# What ``_centres`` reads of pass 1's total, from a Partial or from ``_first_sums``' values.
+_CENTRE_INPUTS = ("n", "sum_x", "sum_y", "min_x", "max_x", "min_y", "max_y")
+_centre_inputs = operator.attrgetter(*_CENTRE_INPUTS)
+_centre_inputs_of_sums = operator.itemgetter(
+    *[[f.name for f in fields(Partial)].index(n) for n in _CENTRE_INPUTS]
+)
 
 
-def _second_pass(chunks: Chunks, c: _Centres) -> Partial:
-    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = _kl_sums(chunks, c)
+def _second_pass(chunks: Chunks, centres: tuple[float, float, float, float, float, float]) -> Partial:
+    centred_xx, centred_yy, kl_sum_p, kl_sum_q, kl_sum_plogr = _kl_sums(chunks, centres)
     return Partial(
         centred_xx=centred_xx,
         centred_yy=centred_yy,
@@ -518,31 +514,32 @@ class OfflineDataFamily:
     def chunk(
         self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic], prior: Partial | None = None
     ) -> Partial:
-        with np.errstate(all="ignore"):  # casts to float32 that overflow; logs of NaN/inf ratios
-            chunks = _kernel_pair(x, y)
-            if prior is None:
-                return _first_pass(chunks)
-            return _second_pass(chunks, _Centres.of(prior))
+        chunks = _kernel_pair(x, y)
+        if prior is None:
+            return _first_pass(chunks)
+        return _second_pass(chunks, _centres(*_centre_inputs(prior)))
 
     def whole(self, x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> Partial:
         """Both passes over a pair that is one chunk: what chunk → combine gives for it, with
         each side made kernel-ready once and none of the per-chunk machinery (most tensors of a
-        dump are one chunk, and that machinery cost ~20 us a pair: 2 % of a 160K-element one)."""
-        with np.errstate(all="ignore"):
-            chunks = _kernel_pair(x, y)
-            first = _first_pass(chunks)
-            second = _kl_sums(chunks, _Centres.of(first))
-            return Partial(*_PASS_ONE_FIELDS(first), *list(second))  # what _combine of the two gives
+        dump are one chunk, and that machinery cost ~20 us a pair: 2 % of a 160K-element one).
+        One Partial is made, of both passes' values: a record of pass 1's alone cost ~3 us."""
+        chunks = _kernel_pair(x, y)
+        first = _first_sums(chunks)
+        second = _kl_sums(chunks, _centres(*_centre_inputs_of_sums(first)))
+        return Partial(*(first + second))  # what _combine of the two passes gives
 
     def combine(self, a: Partial, b: Partial) -> Partial:
         return _combine(a, b)
 
     def finish(self, p: Partial, meta: PairMeta) -> MetricValues:
-        with np.errstate(all="ignore"):
-            return _finish(p, meta)
+        # No errstate: a Partial holds Python numbers (the kernels' results as lists), whose
+        # arithmetic never consults numpy's.
+        return _finish(p, meta)
 
 
 OFFLINE_DATA = OfflineDataFamily()
+_NUMBERS, _BOTH_BOOL = PairMeta(), PairMeta(both_bool=True)  # made once: ~1 us a pair
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,7 +633,7 @@ def compare_arrays(
         return MetricValues.unavailable("empty tensor")
     _check_dtype(x.dtype, "target")
     _check_dtype(y.dtype, "golden")
-    meta = PairMeta(both_bool=x.dtype == np.bool_ and y.dtype == np.bool_)
+    meta = _BOTH_BOOL if x.dtype == np.bool_ and y.dtype == np.bool_ else _NUMBERS
     # round(n / chunk) equal chunks rather than full chunks and a remainder: a tensor slightly
     # larger than a chunk stays one chunk (each chunk costs a few calls and Python objects), and
     # no chunk is longer than 1.5 * chunk_elems.
