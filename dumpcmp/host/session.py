@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, ResultFamily, Row, numbered
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
-from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv
+from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv, write_stats_xlsx
 from dumpcmp.host.verdict import Thresholds
 
 __all__ = [
@@ -52,6 +52,7 @@ class ShardOutcome(Generic[Row, Key]):
     dump_files: tuple[Path, ...] = ()
     stats_file: Path | None = None
     stats_rows: tuple[StatsResult, ...] = ()
+    stats_xlsx: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,17 +188,21 @@ class CompareSession(Generic[Row, Key]):
         written: ShardOutcome[Row, Key] = ShardOutcome(key, None, ())
         if tensor_files or rows:
             written = self.write_rows(key, rows)
-        stats_file = None
+        stats_file = stats_xlsx = None
         if stats:
             name = self.family.result_name(key, ordered, self.settings.stamp, "stats_result")
             stats_file = write_stats_csv(
                 self.settings.out_dir / name, stats, self.settings.thresholds.statistics
             )
+            if self.settings.xlsx:
+                xlsx = stats_file.with_suffix(".xlsx")
+                stats_xlsx = write_stats_xlsx(xlsx, stats, self.settings.thresholds)
         outcome = replace(
             written,
             dump_files=tuple(f.entry.path for f in tensor_files),
             stats_file=stats_file,
             stats_rows=stats,
+            stats_xlsx=stats_xlsx,
         )
         self._written[key] = outcome
         return outcome

@@ -30,7 +30,7 @@ from dumpcmp.host.pipeline import locate_golden
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
-from dumpcmp.host.verdict import STATISTICS, statistic_distance
+from dumpcmp.host.verdict import STATISTICS, Thresholds, statistic_distance
 from dumpcmp.proto.codec import TensorKind
 from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
 from dumpcmp.proto.walker import DumpEntry
@@ -279,3 +279,11 @@ def _percent(value: Stat) -> str:
 def write_stats_csv(path: Path, results: Iterable[StatsResult], threshold: float) -> Path:
     """The statistics table, written like the offline-data result file (whole, never over another)."""
     return write_new_table(path, STATS_RESULT_COLUMNS, (cells(r, threshold) for r in results))
+
+
+def write_stats_xlsx(path: Path, results: Iterable[StatsResult], thresholds: Thresholds) -> Path:
+    """The statistics table's xlsx twin (``--xlsx``), graded and advised as its CSV would be."""
+    from dumpcmp.host.sinks.xlsx_file import write_xlsx_cells
+
+    rows = [cells(r, thresholds.statistics) for r in results]
+    return write_xlsx_cells(path, STATS_RESULT_COLUMNS, rows, thresholds=thresholds)

@@ -302,6 +302,7 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
     lines = _files("result", [s.result_file for s in outcome.shards])
     lines += _files("result", [s.xlsx_file for s in outcome.shards])
     lines += _files("statistics result", [s.stats_file for s in outcome.shards])
+    lines += _files("statistics result", [s.stats_xlsx for s in outcome.shards])
     by_stats = f" ({tally.compared_stats} by statistics)" if tally.compared_stats else ""
     lines.append(
         f"target tensors: {tally.targets}, compared: {tally.compared_any}{by_stats}, "

@@ -258,3 +258,24 @@ def test_statistics_without_l2_norms_are_named_where_their_shifts_start(
     judge = RowJudge(table, GradeThresholds())
     assert judge.drift is not None and judge.drift_position is not None
     assert table.rows[judge.drift_position].op_name == "block1_conv"
+
+
+def test_xlsx_writes_the_statistics_tables_twin_and_says_so(golden_tree: Path, tmp_path: Path) -> None:
+    """--xlsx on a statistics dump wrote no workbook and said nothing."""
+    import openpyxl
+
+    rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    outcome = run_compare(CompareRequest(write_stats_tree(tmp_path / "npu", rows), golden_tree,
+                                         out_dir=tmp_path / "out", xlsx=True))  # fmt: skip
+    (shard,) = outcome.shards
+    assert shard.stats_file is not None and shard.stats_xlsx == shard.stats_file.with_suffix(".xlsx")
+    book = openpyxl.load_workbook(shard.stats_xlsx, read_only=True)
+    try:
+        sheet = book.worksheets[0]
+        header, *cells = ([c.value for c in row] for row in sheet.iter_rows())
+        with shard.stats_file.open(newline="") as table:
+            assert tuple(header) == STATS_RESULT_COLUMNS and len(cells) == len(list(csv.reader(table))) - 1
+        assert [s.title for s in book.worksheets] == ["result", "advisor"]
+    finally:
+        book.close()
+    assert f"statistics result: {shard.stats_xlsx}" in summarize(outcome, Thresholds())
