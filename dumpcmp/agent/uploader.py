@@ -36,11 +36,11 @@ from typing import Any, TypeVar
 import grpc
 
 from dumpcmp.agent.journal import Journal, JournalEntry
-from dumpcmp.errors import DumpcmpError, TransferError
+from dumpcmp.errors import DumpcmpError, StillStreaming, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
-from dumpcmp.proto.session_names import SESSION_METADATA
+from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -333,11 +333,24 @@ class Uploader:
             )
 
     def close_session(self) -> Any:
-        """CloseSession, retried like the upload; returns the host's SessionInfo."""
+        """CloseSession, retried like the upload; returns the host's SessionInfo. Raises
+        ``StillStreaming`` when the host leaves the session open because another agent still
+        streams into it (said in the call's trailing metadata, not only in its prose)."""
         request = pb.CloseSessionRequest(session=self._session)
-        return self._with_retries(
-            lambda channel: pb_grpc.DumpCompareStub(channel).CloseSession(request, timeout=600.0)
-        )
+
+        def close(channel: grpc.Channel) -> Any:
+            try:
+                return pb_grpc.DumpCompareStub(channel).CloseSession(request, timeout=600.0)
+            except grpc.RpcError as exc:
+                trailing = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
+                if any(key == STREAMING_METADATA for key, _value in trailing or ()):
+                    raise StillStreaming(
+                        f"session {self._session} left open: another agent is still streaming into it; "
+                        "the last agent to finish closes it"
+                    ) from None
+                raise
+
+        return self._with_retries(close)
 
     # -- the connection thread -------------------------------------------------------------
 

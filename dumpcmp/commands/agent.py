@@ -524,6 +524,8 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
 def _close(outcome: AgentOutcome) -> None:
     """Close the session. One that this run opened and that holds no dump file cannot be closed
     (the host would compare nothing): it is deleted, and the run fails saying so."""
+    from dumpcmp.errors import StillStreaming
+
     # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
     with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
         if outcome.dump_files == 0 and _drop_if_empty(outcome.target, outcome.uploader):
@@ -536,7 +538,12 @@ def _close(outcome: AgentOutcome) -> None:
                 f"{outcome.source}: no dump file to send{passed_over}, nothing to compare; "
                 f"{_dropped(outcome.target)}"
             )
-        outcome.closed = outcome.uploader.close_session()
+        try:
+            outcome.closed = outcome.uploader.close_session()
+        except StillStreaming as exc:
+            # This agent's files are all in: another agent's, still on the way, would be refused
+            # by a closed session. The host's rule leaves the close to the last one to finish.
+            console().print(str(exc), markup=False)
 
 
 def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
