@@ -170,7 +170,8 @@ class UploadReport:
     stored: int
     duplicates: int  # the host had them already (sent again after a crash)
     already: int  # not sent: the journal or the host's list showed them delivered
-    bytes_sent: int
+    bytes_sent: int  # every byte streamed, a refused file's and a resent one's too
+    bytes_delivered: int  # the sizes of the files the host holds (stored and duplicates)
     reconnects: int
     problems: tuple[str, ...]  # one line each: refused, vanished, lost on the host
     replaced_runs: tuple[str, ...]
@@ -222,6 +223,9 @@ class Uploader:
         self._reconnects = 0
         self._peak_in_flight = 0
         self._problems: list[str] = []
+        # The first reason the host gave for refusing a file or mark of each run: the run's other
+        # files are refused because of it ("run R was refused: ..."), said once with that cause.
+        self._run_refusals: dict[str, str] = {}
         self._replaced: list[str] = []
         self.session_info: Any = None
 
@@ -326,6 +330,7 @@ class Uploader:
                 duplicates=self._duplicates,
                 already=self._already,
                 bytes_sent=self._bytes_sent,
+                bytes_delivered=self._bytes_done,
                 reconnects=self._reconnects,
                 problems=tuple(self._problems),
                 replaced_runs=tuple(self._replaced),
@@ -345,8 +350,7 @@ class Uploader:
                 trailing = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
                 if any(key == STREAMING_METADATA for key, _value in trailing or ()):
                     raise StillStreaming(
-                        f"session {self._session} left open: another agent is still streaming into it; "
-                        "the last agent to finish closes it"
+                        f"session {self._session} left open: another agent is still streaming into it"
                     ) from None
                 raise
 
@@ -717,6 +721,12 @@ class Uploader:
                 self._cond.notify_all()
         else:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
+            if item.run_id:
+                with self._cond:
+                    refused_before = item.run_id in self._run_refusals
+                    why = self._run_refusals.setdefault(item.run_id, why)
+                if refused_before and item.local is None:
+                    return []  # a run mark of a run already refused: no file, nothing more to say
             self._problem(f"{item.label}{REFUSED}{why}")
         return []
 

@@ -282,8 +282,8 @@ def test_an_agent_done_first_leaves_the_close_to_the_one_still_streaming(
     first = started.wait()
     assert first.code == 0, first.output
     assert (
-        "session two left open: another agent is still streaming into it; the last agent to finish closes it"
-        in first.output
+        "session two left open: another agent is still streaming into it; the last agent to finish with "
+        f"every file delivered closes it, or: dumpcmp host close two --host {host.address}\n" in first.output
     )
     assert "(open)" in first.output and "Error" not in first.output
     assert session_info(host.address, "two").state == pb.SessionInfo.OPEN
