@@ -144,6 +144,10 @@ class TransferError(DumpcmpError):
     """Sending or receiving dump files failed."""
 
 
+class StillStreaming(TransferError):
+    """The host did not close a session: another agent still streams into it, and closes it."""
+
+
 class StoreError(DumpcmpError):
     """The session store cannot answer."""
 

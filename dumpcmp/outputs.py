@@ -18,6 +18,7 @@ from dumpcmp.errors import OutputError
 
 __all__ = [
     "atomic_path",
+    "holds_nothing",
     "kept_if_written",
     "make_dirs_durably",
     "new_output_dir",
@@ -98,7 +99,9 @@ def kept_if_written(path: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def new_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> Iterator[Path]:
+def new_output_dir(
+    path: Path, option: str = "-o", *, durable: bool = False, whole: bool = False
+) -> Iterator[Path]:
     """``prepare_output_dir`` for a block that may fail: what it created goes again on failure.
 
     A command refused for a bad input found only once work started (an unknown fault target, an
@@ -106,15 +109,43 @@ def new_output_dir(path: Path, option: str = "-o", *, durable: bool = False) -> 
     this call created are removed, with what the block wrote into them; a directory that existed
     before is never removed. An interrupted run (Ctrl-C, SIGTERM) keeps what it wrote: those
     files are complete, and the run says it did not finish.
+
+    ``whole``: the block writes one whole (a simulation, a demo's run) of which a part is of no
+    use and would only make its rerun refuse the directory as taken: interrupted as well, what
+    it wrote goes, and a directory that was empty before (``holds_nothing``) is emptied again.
     """
     made = _missing_dirs(path)
+    emptied = whole and not made and holds_nothing(path)
     prepare_output_dir(path, option, durable=durable)
     try:
         yield path
     except Exception:
-        if made:
-            shutil.rmtree(made[-1], ignore_errors=True)
+        _undo(path, made, emptied=emptied)
         raise
+    except BaseException:
+        if whole:
+            _undo(path, made, emptied=emptied)
+        raise
+
+
+def holds_nothing(path: Path) -> bool:
+    """Whether ``path`` is missing or an empty directory: all a failed run made in it can go."""
+    try:
+        return not path.exists() or (path.is_dir() and not any(path.iterdir()))
+    except OSError:
+        return False
+
+
+def _undo(path: Path, made: list[Path], *, emptied: bool) -> None:
+    """Remove the directories ``made`` (with what is in them); ``emptied``: ``path``'s contents."""
+    if made:
+        shutil.rmtree(made[-1], ignore_errors=True)
+    elif emptied:
+        for child in list(path.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

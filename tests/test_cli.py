@@ -140,6 +140,30 @@ def test_second_demo_into_one_out_is_one_line(tmp_path: Path) -> None:
     assert len(again.output.splitlines()) == 1
 
 
+def test_an_interrupted_demo_leaves_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Interrupted at ~2.5 s it left OUT/host/dumpcmp.sqlite and said "files already written are
+    # complete"; the rerun was refused: "--out OUT already holds files".
+    from dumpcmp.agent.run import AgentRun
+
+    out = tmp_path / "d"
+
+    def interrupted(*_args: object) -> None:
+        assert (out / "host").is_dir()  # the host's store is there by now
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(AgentRun, "run_model", interrupted)
+        result = runner.invoke(app, ["demo", "--out", str(out), "--fault", "none"])
+    assert result.exit_code == 130, result.output
+    assert result.output.splitlines()[-1] == (
+        f"interrupted: the demo did not finish; what it wrote in --out {out} was removed"
+    )
+    assert not out.exists()
+    assert runner.invoke(app, ["demo", "--out", str(out), "--fault", "none"]).exit_code == 0
+
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -173,7 +197,7 @@ def test_readme_config_example_works_as_printed(tmp_path: Path, monkeypatch: pyt
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path, signum: int) -> None:
+def test_ctrl_c_of_a_real_run_is_one_line_and_removes_its_new_out(tmp_path: Path, signum: int) -> None:
     """A real SIGINT or SIGTERM into ``dumpcmp sim run`` once it has started writing dump files."""
     out = tmp_path / "sim"
     command = [sys.executable, "-m", "dumpcmp.cli", "sim", "run", "zoo:small_cnn", "--out", str(out)]
@@ -196,10 +220,11 @@ def test_ctrl_c_of_a_real_run_is_one_line_and_leaves_whole_files(tmp_path: Path,
     # path; cause not found), so that is accepted too. The line, no traceback, whole files: always.
     assert process.returncode in (130, -signal.SIGINT), stdout + stderr
     assert "Traceback" not in stderr
+    # Half a simulation is of no use and its rerun refused OUT as taken: the new OUT goes.
     assert stderr.splitlines() == [
-        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+        f"interrupted: the simulation did not finish; what it wrote in --out {out} was removed"
     ]
-    assert not [p for p in out.rglob("*") if p.name.endswith(".part")]
+    assert not out.exists()
 
 
 # SIGINT arrives while ``dumpcmp.cli`` is being imported (here: when it imports typer), as a

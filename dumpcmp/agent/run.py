@@ -155,7 +155,8 @@ class AgentOutcome:
     dump_files: int  # dump files handed to the uploader
     not_sent: list[str] = field(default_factory=list)  # dump files that are not complete: warnings
     skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
-    closed: Any = None
+    closed: Any = None  # the host's SessionInfo, once this agent closed the session
+    closed_elsewhere: bool = False  # found closed by another agent (or by hand) while files were refused
     run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
     run_id: str = ""
 

@@ -29,6 +29,7 @@ __all__ = [
     "RunFile",
     "SessionPlan",
     "add_files",
+    "closed_on_host",
     "drop_if_empty",
     "open_uploader",
     "reach_host",
@@ -138,6 +139,21 @@ def drop_if_empty(target: HostSession) -> bool:
         return True
     except grpc.RpcError:
         return False  # the host is gone: the session stays, and the line that follows says so
+    finally:
+        channel.close()
+
+
+def closed_on_host(target: HostSession) -> bool:
+    """Whether the host says the session is closed now (another agent may have closed it while
+    this one's files were refused); False when the host does not answer: not known to be."""
+    channel = open_channel(target.host)
+    try:
+        info = pb_grpc.DumpCompareStub(channel).GetSession(
+            pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S
+        )
+        return bool(info.state == pb.SessionInfo.CLOSED)
+    except grpc.RpcError:
+        return False
     finally:
         channel.close()
 

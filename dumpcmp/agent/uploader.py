@@ -36,11 +36,11 @@ from typing import Any, TypeVar
 import grpc
 
 from dumpcmp.agent.journal import Journal, JournalEntry
-from dumpcmp.errors import DumpcmpError, TransferError
+from dumpcmp.errors import DumpcmpError, StillStreaming, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed
-from dumpcmp.proto.session_names import SESSION_METADATA
+from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -170,7 +170,8 @@ class UploadReport:
     stored: int
     duplicates: int  # the host had them already (sent again after a crash)
     already: int  # not sent: the journal or the host's list showed them delivered
-    bytes_sent: int
+    bytes_sent: int  # every byte streamed, a refused file's and a resent one's too
+    bytes_delivered: int  # the sizes of the files the host holds (stored and duplicates)
     reconnects: int
     problems: tuple[str, ...]  # one line each: refused, vanished, lost on the host
     replaced_runs: tuple[str, ...]
@@ -222,6 +223,9 @@ class Uploader:
         self._reconnects = 0
         self._peak_in_flight = 0
         self._problems: list[str] = []
+        # The first reason the host gave for refusing a file or mark of each run: the run's other
+        # files are refused because of it ("run R was refused: ..."), said once with that cause.
+        self._run_refusals: dict[str, str] = {}
         self._replaced: list[str] = []
         self.session_info: Any = None
 
@@ -326,6 +330,7 @@ class Uploader:
                 duplicates=self._duplicates,
                 already=self._already,
                 bytes_sent=self._bytes_sent,
+                bytes_delivered=self._bytes_done,
                 reconnects=self._reconnects,
                 problems=tuple(self._problems),
                 replaced_runs=tuple(self._replaced),
@@ -333,11 +338,23 @@ class Uploader:
             )
 
     def close_session(self) -> Any:
-        """CloseSession, retried like the upload; returns the host's SessionInfo."""
+        """CloseSession, retried like the upload; returns the host's SessionInfo. Raises
+        ``StillStreaming`` when the host leaves the session open because another agent still
+        streams into it (said in the call's trailing metadata, not only in its prose)."""
         request = pb.CloseSessionRequest(session=self._session)
-        return self._with_retries(
-            lambda channel: pb_grpc.DumpCompareStub(channel).CloseSession(request, timeout=600.0)
-        )
+
+        def close(channel: grpc.Channel) -> Any:
+            try:
+                return pb_grpc.DumpCompareStub(channel).CloseSession(request, timeout=600.0)
+            except grpc.RpcError as exc:
+                trailing = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
+                if any(key == STREAMING_METADATA for key, _value in trailing or ()):
+                    raise StillStreaming(
+                        f"session {self._session} left open: another agent is still streaming into it"
+                    ) from None
+                raise
+
+        return self._with_retries(close)
 
     # -- the connection thread -------------------------------------------------------------
 
@@ -704,6 +721,12 @@ class Uploader:
                 self._cond.notify_all()
         else:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
+            if item.run_id:
+                with self._cond:
+                    refused_before = item.run_id in self._run_refusals
+                    why = self._run_refusals.setdefault(item.run_id, why)
+                if refused_before and item.local is None:
+                    return []  # a run mark of a run already refused: no file, nothing more to say
             self._problem(f"{item.label}{REFUSED}{why}")
         return []
 

@@ -90,15 +90,17 @@ def usage_error(message: str) -> NoReturn:
     raise SystemExit(USAGE_EXIT_CODE) from None
 
 
-def interrupted() -> NoReturn:
+def interrupted(line: str = INTERRUPTED) -> NoReturn:
     # Every writer publishes whole files only (dumpcmp.outputs.atomic_path), so what is on disk
-    # is complete; the line says that the set of files is not.
-    error_console().print(f"[red]interrupted[/red]: {INTERRUPTED}")
+    # is complete; the line says that the set of files is not (or, given, what became of them).
+    from rich.markup import escape
+
+    error_console().print(f"[red]interrupted[/red]: {escape(line)}")
     raise SystemExit(INTERRUPTED_EXIT_CODE) from None
 
 
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(interrupted_line: str = INTERRUPTED) -> Iterator[None]:
     """A DumpcmpError is the user's to fix: print it without a traceback and exit 1; Ctrl-C is
     one line and exit 130.
 
@@ -111,7 +113,7 @@ def user_errors() -> Iterator[None]:
     except DumpcmpError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        interrupted()
+        interrupted(interrupted_line)
     except RuntimeError as exc:
         _broken_workers(exc)
     except OSError as exc:

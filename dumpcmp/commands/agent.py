@@ -166,7 +166,7 @@ def run_command(
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
     from dumpcmp.agent.run import AgentRun, extra_files, new_run_token
-    from dumpcmp.agent.session import SessionPlan
+    from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
@@ -242,6 +242,10 @@ def run_command(
         try:
             if closing:
                 _close(outcome)
+            elif outcome.undelivered:
+                # Refused, perhaps, because another agent closed the session meanwhile: the
+                # summary says where the session stands, not where this agent left it.
+                outcome.closed_elsewhere = closed_on_host(outcome.target)
         finally:
             _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
@@ -524,6 +528,8 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
 def _close(outcome: AgentOutcome) -> None:
     """Close the session. One that this run opened and that holds no dump file cannot be closed
     (the host would compare nothing): it is deleted, and the run fails saying so."""
+    from dumpcmp.errors import StillStreaming
+
     # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
     with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
         if outcome.dump_files == 0 and _drop_if_empty(outcome.target, outcome.uploader):
@@ -536,7 +542,15 @@ def _close(outcome: AgentOutcome) -> None:
                 f"{outcome.source}: no dump file to send{passed_over}, nothing to compare; "
                 f"{_dropped(outcome.target)}"
             )
-        outcome.closed = outcome.uploader.close_session()
+        try:
+            outcome.closed = outcome.uploader.close_session()
+        except StillStreaming as exc:
+            # This agent's files are all in: another agent's, still on the way, would be refused
+            # by a closed session. The host's rule leaves the close to the last one to finish.
+            target = outcome.target
+            close = _host_command(["close", target.name, "--host", target.host.address], target.host)
+            last = "the last agent to finish with every file delivered closes it"
+            console().print(f"{exc}; {last}, or: {close}", markup=False)
 
 
 def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
@@ -584,7 +598,7 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     for line in (*_grouped_refusals(report.problems), *outcome.not_sent):
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates
-    words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_sent)})"]
+    words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_delivered)})"]
     if report.already:
         words.append(f"{report.already} already on the host")
     if report.reconnects:
@@ -592,7 +606,7 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     where = ""
     if outcome.closed is not None and outcome.closed.data_dir:
         where = f"; results {f'on host {target} ' if fetch else ''}in {outcome.closed.data_dir}"
-    state = "closed" if outcome.closed is not None else "open"
+    state = "closed" if outcome.closed is not None or outcome.closed_elsewhere else "open"
     printer.print(f"session {session} on {target} ({state}): {', '.join(words)}{where}", markup=False)
     if outcome.closed is not None and outcome.closed.summary:
         for line in outcome.closed.summary.splitlines():  # the host's paths: its summary's own
@@ -602,11 +616,14 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     if outcome.closed is not None and outcome.closed.nothing_compared:
         fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
     if outcome.undelivered:
-        still_open = (
-            ""
-            if outcome.closed is not None
-            else f"; session {session} is left open, so its results never lack them"
-        )
+        if outcome.closed is not None:
+            still_open = ""
+        elif outcome.closed_elsewhere:
+            still_open = (
+                f"; session {session} was closed meanwhile (not by this agent): its results lack them"
+            )
+        else:
+            still_open = f"; session {session} is left open, so its results never lack them"
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
 
 

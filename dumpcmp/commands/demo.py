@@ -78,8 +78,11 @@ def demo(
             raise OutputError(
                 f"--out {out} already holds files (a previous demo?); give a new or empty directory"
             )
-    # A refused input (an unknown fault target) leaves no directory behind.
-    with user_errors(), new_output_dir(out or _fresh_run_dir(), "--out") as run_dir:
+    # A refused input (an unknown fault target) or a Ctrl-C leaves no directory behind: half a
+    # demo is of no use, and --out holding its files would refuse the rerun.
+    target = out or _fresh_run_dir()
+    stopped = f"the demo did not finish; what it wrote in --out {target} was removed"
+    with user_errors(stopped), new_output_dir(target, "--out", whole=True) as run_dir:
         agent_state = run_dir / "agent"
         host = start(HostConfig("127.0.0.1:0", run_dir / "host"))
         try:
@@ -88,8 +91,12 @@ def demo(
             token = new_run_token()
             run = prepare_agent_run(model, agent_state / "runs" / token, token, seed=seed, faults=faults)
             agent = AgentRun(ChannelOptions(address), plan, agent_state, UploadSettings(), error_console())
-            outcome = agent.run_model(run, f"--model {model}")
-            outcome.closed = outcome.uploader.close_session()
+            try:
+                outcome = agent.run_model(run, f"--model {model}")
+                outcome.closed = outcome.uploader.close_session()
+            except BaseException:
+                agent.uploader.abort()  # its journal closed before the run's directory is removed
+                raise
         finally:
             host.stop()
     # Printed once the run is over: a refused input is then the only line.

@@ -180,13 +180,16 @@ def run_command(
 
     OUT must not hold an earlier simulation: its golden files would be mixed with this run's.
     """
+    from dumpcmp.errors import ConfigError
     from dumpcmp.outputs import new_output_dir
 
     refused = refusal(ctx, _ONLY_TORCHAIR if not torchair else _NOT_TORCHAIR)
     if refused is not None:
         fail(refused)
+    # A half simulation is of no use, and its rerun would refuse OUT as taken: it goes.
+    stopped = _stopped_line(out)
     if torchair:
-        with user_errors(), new_output_dir(out, "--out"):
+        with user_errors(stopped), new_output_dir(out, "--out", whole=True):
             run = _simulate_torchair(
                 model, out, seed=seed, steps=steps, faults=inject or (), inputs=inputs or (),
                 layout=torchair_layout.value, ranks=ranks, fusion=not no_fusion,
@@ -194,7 +197,7 @@ def run_command(
             )  # fmt: skip
         _print_torchair(run)
         return
-    with user_errors(), new_output_dir(out, "--out"):
+    with user_errors(stopped), new_output_dir(out, "--out", whole=True):
         result = simulate(
             model,
             out,
@@ -207,14 +210,18 @@ def run_command(
             inputs=inputs or (),
             atomic=atomic,
         )
+        if not result.dump_files:  # CANN is silent about it too; a simulation made to dump is not
+            raise ConfigError(
+                f"nothing dumped: {result.acl_config} selects no op of model {result.model_name} "
+                "(its dump_list names another model, or no op of this one)"
+            )
     printer = console()
     tasks = len(result.compiled.tasks)
     printer.print(
         f"model      {escape(result.model_name)} ({escape(str(result.model_path))}): {tasks} NPU ops, "
         f"fusion {'off' if no_fusion else 'on'}, {result.steps} step(s)"
     )
-    where = escape(str(result.run_dir)) if result.run_dir else "nothing dumped (see the acl.json dump_list)"
-    printer.print(f"npu dump   {len(result.dump_files)} files in {where}")
+    printer.print(f"npu dump   {len(result.dump_files)} files in {escape(str(result.run_dir))}")
     printer.print(f"golden     {len(result.golden_files)} files in {escape(str(result.golden_dir))}")
     printer.print(f"rules      {escape(str(result.fusion_rule))}")
     if result.quant_rule is not None:
@@ -224,11 +231,16 @@ def run_command(
         printer.print(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
         )
-    if not result.dump_files:  # CANN is silent about it too; a simulation made to dump is not
-        fail(
-            f"nothing dumped: {result.acl_config} selects no op of model {result.model_name} "
-            "(its dump_list names another model, or no op of this one)"
-        )
+
+
+def _stopped_line(out: Path) -> str:
+    """What an interrupted simulation says: what it wrote is gone, when OUT held nothing before."""
+    from dumpcmp.launch import INTERRUPTED
+    from dumpcmp.outputs import holds_nothing
+
+    if holds_nothing(out):
+        return f"the simulation did not finish; what it wrote in --out {out} was removed"
+    return INTERRUPTED
 
 
 _ONLY_TORCHAIR = dict.fromkeys(("torchair_layout", "ranks", "fusion_off_tree"), "an option of --torchair")

@@ -12,6 +12,9 @@ _SESSION = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 # Call metadata of an Upload naming the session it streams into, before its first file: a host
 # refusing to delete a session an agent streams into must see an agent that has sent nothing yet.
 SESSION_METADATA = "dumpcmp-session"
+# Trailing metadata of a CloseSession or DeleteSession refused because an agent still streams
+# into the session: an agent that ends while another still streams leaves the close to it.
+STREAMING_METADATA = "dumpcmp-streaming"
 
 
 def session_name_problem(name: str) -> str | None:

@@ -109,6 +109,14 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             session = self.sessions.setdefault(request.session, _Session(request.session, request))
             return self._info(session)
 
+    def GetSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:
+        self._auth(context)
+        with self.lock:
+            session = self.sessions.get(request.session)
+            if session is None:
+                context.abort(grpc.StatusCode.NOT_FOUND, f"no session {request.session!r}")
+            return self._info(session)
+
     def CloseSession(self, request: Any, context: grpc.ServicerContext) -> pb.SessionInfo:
         self._auth(context)
         self.closing.set()

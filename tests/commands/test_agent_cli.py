@@ -718,3 +718,37 @@ def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_
                         "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 0, out
     assert sorted(p.name for p in runs.iterdir()) == ["00000000aaaaaaaa", "fedcba9876543210"]
+
+
+def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # The loser of two racing agents said "session d is left open" of a session the winner had
+    # closed; its START and END refusals were two lines (and two "files") for one refused run.
+    server.host.refuse_runs = True
+    closer = threading.Thread(target=_close_when_opened, args=(server.host, "e1"))
+    closer.start()
+    try:
+        code, out = run("--host", server.target, "--session", "e1", "--model", "zoo:small_cnn", "--sim",
+                        "--state", str(tmp_path / "state"))  # fmt: skip
+    finally:
+        closer.join(timeout=30)
+    assert code == 1, out
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: run small_cnn@dev0@") and "refused by the host" in warning
+    assert f"session e1 on {server.target} (closed): " in out
+    assert out.strip().splitlines()[-1] == (
+        "Error: 1 file not delivered (see the warnings above); session e1 was closed meanwhile "
+        "(not by this agent): its results lack them"
+    )
+
+
+def _close_when_opened(host: RecordingHost, session: str) -> None:
+    """Close ``session`` as another agent would, once it exists (bounded)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with host.lock:
+            if session in host.sessions:
+                host.sessions[session].closed = True
+                return
+        time.sleep(0.01)

@@ -122,8 +122,7 @@ def test_full_disk_while_writing_golden_is_one_line(tmp_path: Path, monkeypatch:
     assert result.exit_code == 1
     assert result.output.startswith("Error: cannot write ") and "No space left on device" in result.output
     assert "Traceback" not in result.output and len(result.output.splitlines()) == 1
-    assert not [p for p in _files(tmp_path) if p.name.endswith(".part")]
-    assert list((tmp_path / "golden").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # OUT was empty: so it is again, the rerun can use it
 
 
 # The backend calls of the documented dump sequence, with one execute.
@@ -223,19 +222,55 @@ def test_the_printed_compare_commands_paste_as_they_read(tmp_path: Path) -> None
         ]
 
 
-def test_an_acl_config_that_dumps_nothing_is_an_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("out_existed", [False, True])
+def test_an_acl_config_that_dumps_nothing_is_an_error_that_leaves_nothing(
+    tmp_path: Path, out_existed: bool
+) -> None:
+    # It left golden/, fusion_rule.json and the model in OUT: the rerun was refused, "OUT
+    # already holds a simulation".
     dump_dir = tmp_path / "d"
     dump_dir.mkdir()
     acl = tmp_path / "acl.json"
     acl.write_text(
         json.dumps({"dump": {"dump_path": str(dump_dir), "dump_list": [{"model_name": "resnet"}]}})
     )
-    result = CliRunner().invoke(
-        _cli(), ["sim", "run", "zoo:small_cnn", "-o", str(tmp_path / "o"), "--acl-config", str(acl)]
-    )
-    assert result.exit_code == 1, result.output
-    assert result.output.splitlines()[-1] == (
-        f"Error: nothing dumped: {acl} selects no op of model small_cnn "
-        "(its dump_list names another model, or no op of this one)"
-    )
-    assert not any(dump_dir.iterdir())
+    out = tmp_path / "o"
+    if out_existed:
+        out.mkdir()
+    args = ["sim", "run", "zoo:small_cnn", "-o", str(out)]
+    for _attempt in range(2):  # the rerun meets the same error, not its own leftovers
+        result = CliRunner().invoke(_cli(), [*args, "--acl-config", str(acl)])
+        assert result.exit_code == 1, result.output
+        assert result.output.splitlines() == [
+            f"Error: nothing dumped: {acl} selects no op of model small_cnn "
+            "(its dump_list names another model, or no op of this one)"
+        ]
+        assert not any(dump_dir.iterdir())
+        assert (list(out.iterdir()) == []) if out_existed else not out.exists()
+    assert CliRunner().invoke(_cli(), args).exit_code == 0
+
+
+@pytest.mark.parametrize("out_existed", [False, True])
+def test_an_interrupted_simulation_leaves_nothing_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out_existed: bool
+) -> None:
+    # It left OUT (empty, or npu/ and acl.json) and said "files already written are complete":
+    # the rerun was refused, "OUT already holds a simulation".
+    import dumpcmp.fakes.simulate
+
+    out = tmp_path / "o"
+    if out_existed:
+        out.mkdir()
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C comes: the dump written, golden data not yet
+
+    with monkeypatch.context() as patched:
+        patched.setattr(dumpcmp.fakes.simulate, "finish_simulation", interrupted)
+        result = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "-o", str(out)])
+    assert result.exit_code == 130, result.output
+    assert result.output.splitlines() == [
+        f"interrupted: the simulation did not finish; what it wrote in --out {out} was removed"
+    ]
+    assert (list(out.iterdir()) == []) if out_existed else not out.exists()
+    assert CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "-o", str(out)]).exit_code == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from dumpcmp.agent.progress import human_bytes
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
     Processes,
@@ -73,3 +74,27 @@ def test_simulated_agents_on_four_devices_into_one_session_give_one_runs_results
     assert {f.path.split("/")[1] for f in info.files if f.kind == pb.DUMP} == {str(taken[0])}
     assert_results_are_offline_compare(host, "four", tmp_path)
     assert session_info(host.address, "four").state == pb.SessionInfo.CLOSED
+
+
+def test_a_refused_simulated_run_says_what_happened_once_and_truly(procs: Processes, tmp_path: Path) -> None:
+    # The refused agent printed a line for its golden files, one for its dump files and one for
+    # its END; "0 files sent (405.3 KB)" (the refused files' bytes); END counted as a file.
+    host = procs.host(tmp_path)
+    agent = ("agent", "run", "--host", host.address, "--session", "one", "--model", "zoo:small_cnn", "--sim")
+    first = dumpcmp(*agent, "--device", "0", "--state", tmp_path / "s0", "--keep-open")
+    assert first.code == 0, first.output
+    second = dumpcmp(*agent, "--device", "1", "--state", tmp_path / "s1", "--keep-run")
+    assert second.code == 1, second.output
+    (warning,) = [line for line in second.output.splitlines() if line.startswith("warning:")]
+    assert "refused by the host: session one already holds the golden data of run small_cnn@dev0@" in warning
+    kept = _KEPT.search(second.output)
+    assert kept is not None, second.output
+    run_dir = Path(kept.group(2))
+    refused = [p for sub in ("golden", "npu") for p in (run_dir / sub).rglob("*") if p.is_file()]
+    assert f" and {len(refused) - 1} other files: refused by the host" in warning
+    sent = re.search(r"\(open\): (\d+) files? sent \(([^)]*)\)", second.output)
+    assert sent is not None, second.output
+    delivered = [p for p in (run_dir / "inputs").rglob("*") if p.is_file()] + [run_dir / "fusion_rule.json"]
+    assert (int(sent[1]), sent[2]) == (len(delivered), human_bytes(sum(p.stat().st_size for p in delivered)))
+    said = f"Error: {len(refused)} files not delivered (see the warnings above); session one is left open"
+    assert said in second.output

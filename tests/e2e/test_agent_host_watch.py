@@ -5,8 +5,10 @@ token, TLS with a CA. Every piece is a real process on loopback."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
+import grpc
 import pytest
 
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -260,3 +262,40 @@ def test_a_watch_whose_golden_data_is_refused_sends_no_dump_file(
     assert sorted((f.kind, f.path) for f in after.files if f.kind == pb.DUMP) == sorted(
         (f.kind, f.path) for f in held.files if f.kind == pb.DUMP
     )
+
+
+def test_an_agent_done_first_leaves_the_close_to_the_one_still_streaming(
+    procs: Processes, sim_tree: Path, tmp_path: Path
+) -> None:
+    # Two agents into one session (a device each): the first done exited 1 with the host's
+    # refusal to close while an agent streams, although every file of its own was delivered.
+    host = procs.host(tmp_path)
+    later = tmp_path / "later"
+    later.mkdir()
+    second = procs.agent(
+        tmp_path / "second.log", host, "two", *watch_args(sim_tree, later)[:-len(WATCH)],
+        "--until-idle", "120", "--quiet-time", "0.05", "--device", "1",
+    )  # fmt: skip
+    wait_for(lambda: _streams(host, "two") == 1, "the second agent streaming")
+    dump = copy_tree(sim_tree / "npu", tmp_path / "npu")
+    started = procs.agent(tmp_path / "first.log", host, "two", *watch_args(sim_tree, dump), "--device", "0")
+    first = started.wait()
+    assert first.code == 0, first.output
+    assert (
+        "session two left open: another agent is still streaming into it; the last agent to finish with "
+        f"every file delivered closes it, or: dumpcmp host close two --host {host.address}\n" in first.output
+    )
+    assert "(open)" in first.output and "Error" not in first.output
+    assert session_info(host.address, "two").state == pb.SessionInfo.OPEN
+    second.process.send_signal(signal.SIGINT)  # the watch ends; this agent is the last: it closes
+    done = second.wait()
+    assert done.code == 0, done.output
+    assert "(closed)" in done.output
+    assert_holds_exactly(host, "two", sim_tree, dump)
+
+
+def _streams(host: HostProcess, session: str) -> int:
+    try:
+        return int(session_info(host.address, session).streams)
+    except grpc.RpcError:
+        return 0  # not opened yet

@@ -43,7 +43,7 @@ from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
-from dumpcmp.proto.session_names import SESSION_METADATA
+from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -296,6 +296,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         agent's after the keepalive, so a session is never held for good."""
         streams = self._streams[name]
         if streams:
+            context.set_trailing_metadata(((STREAMING_METADATA, str(streams)),))
             _abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,

@@ -16,6 +16,7 @@ import pytest
 from dumpcmp.host.server.limits import DEFAULT_RECEIVE_WINDOW, StreamLimits
 from dumpcmp.host.server.serve import receive_window_options
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.session_names import STREAMING_METADATA
 from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
 Ack = pb.UploadAck
@@ -188,6 +189,9 @@ def test_close_and_delete_are_refused_by_the_host_while_an_agent_streams(
     said = caught.value.details()  # type: ignore[attr-defined]
     assert "session s1: 1 agent upload streaming into it right now; stop the agent" in said
     assert said.endswith(f"then {call} it")
+    # Typed, for the agent that ends while another streams: it leaves the close to that one.
+    trailing = dict(caught.value.trailing_metadata())  # type: ignore[attr-defined]
+    assert trailing[STREAMING_METADATA] == "1"
     assert client.info("s1").state == pb.SessionInfo.OPEN
 
 
