@@ -30,7 +30,7 @@ from multiprocessing import resource_tracker
 from typing import Any
 
 from dumpcmp.errors import ClusterError
-from dumpcmp.host.core import ComparePlan, FileRows, compare_file, failed_file
+from dumpcmp.host.core import ComparePlan, FileRows, failed_file
 from dumpcmp.host.row_batch import Columns, FileBatch, decode, encode
 from dumpcmp.host.workers import OnFiles, Work, batch_of, kernels_loaded, windowed
 from dumpcmp.proto.walker import DumpEntry
@@ -61,7 +61,7 @@ def _compare_batch(files: Columns[DumpEntry], plan_of: tuple[int, ...], *parts: 
     """
     entries = decode(files)
     plans = [ComparePlan(*parts[at : at + _PLAN_PARTS]) for at in range(0, len(parts), _PLAN_PARTS)]
-    rows = batch_of([compare_file(entry, plans[n]) for entry, n in zip(entries, plan_of, strict=True)])
+    rows = batch_of([(entry, plans[n]) for entry, n in zip(entries, plan_of, strict=True)])
     # As a local worker does: after its first files the kernels are loaded; out of the cyclic
     # GC's sight, full collections stop walking them (a fifth of a worker's CPU in bench/cluster.py).
     kernels_loaded()

@@ -86,19 +86,29 @@ class Work:
 
     def compare(self, start: int, stop: int) -> list[FileRows]:
         """Files ``start`` to ``stop`` through the core, here."""
+        return [compare_file(entry, plan) for entry, plan in self.pairs(start, stop)]
+
+    def pairs(self, start: int, stop: int) -> list[tuple[DumpEntry, ComparePlan]]:
+        """Files ``start`` to ``stop``, each with its plan."""
         plans, plan_of = self.plans, self.plan_of
-        return [compare_file(self.entries[i], plans[plan_of[i]]) for i in range(start, stop)]
+        return [(self.entries[i], plans[plan_of[i]]) for i in range(start, stop)]
 
     def rows(self, start: int, stop: int, batch: FileBatch) -> list[FileRows]:
         """Files ``start`` to ``stop`` with the rows a worker sent back for them."""
         files = zip(self.entries[start:stop], batch.files(), strict=True)
-        return [FileRows(entry, rows, stats) for entry, (rows, stats) in files]
+        return [FileRows(entry, rows, stats, text) for entry, (rows, stats, text) in files]
 
 
-def batch_of(results: Sequence[FileRows]) -> FileBatch:
-    """What a worker sends back of its files: their rows, column by column (not the entries: the
-    parent has them, and pickling an entry there and back cost more than the file's rows)."""
-    return FileBatch.of([(result.rows, result.stats) for result in results])
+def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
+    """A worker's files through the core, and what it sends back of them: their rows, column by
+    column, and their lines of the result table (the coordinator's CPU is what limits a cluster,
+    and formatting a row there cost as much as reading it back), not the entries: the parent has
+    them, and pickling an entry there and back cost more than the file's rows."""
+    files = []
+    for entry, plan in pairs:
+        result = compare_file(entry, plan)
+        files.append((result.rows, result.stats, plan.family.row_text(result.rows, plan)))
+    return FileBatch.of(files)
 
 
 # (work, workers, progress callback) -> each file's rows, in the order of the work's files;
@@ -263,7 +273,7 @@ def _run_batch(start: int, stop: int) -> FileBatch:
     """Files ``start`` to ``stop`` of the work the pool was started with, as one row batch."""
     work = _worker_work
     assert work is not None, "worker started without its work"
-    return batch_of(work.compare(start, stop))
+    return batch_of(work.pairs(start, stop))
 
 
 class _Processes:

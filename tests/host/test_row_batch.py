@@ -76,14 +76,14 @@ def test_a_batch_pickles_as_a_few_buffers_not_an_object_per_cell() -> None:
         )
         for i in range(2000)
     ]
-    batch = FileBatch.of([(rows[i : i + 4], ()) for i in range(0, 2000, 4)])
+    batch = FileBatch.of([(rows[i : i + 4], (), None) for i in range(0, 2000, 4)])
     data = pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)
     # As columns a row is its numbers and the numbers of its strings, each string stored once.
     assert len(data) < 2000 * 250  # 13 float64s, 17 other cells, a 4-d shape: ~200 bytes
     assert b"ResultRow" in data and data.count(b"ResultRow") == 1  # the class, named once
     again = pickle.loads(data)
     assert all(isinstance(table, np.ndarray) for table in again.rows.tables)
-    assert _same([r for rows, _ in again.files() for r in rows], rows)
+    assert _same([r for rows, _, _ in again.files() for r in rows], rows)
 
 
 def test_files_keep_their_own_rows_and_stats_rows() -> None:
@@ -91,9 +91,16 @@ def test_files_keep_their_own_rows_and_stats_rows() -> None:
         None, "Add", "add", "add", "add:output:0", Path("/d/Add.add.1.1.2"), "DT_FLOAT", "ND", (2, 2), 4,
         Statistics(1.0, None, NAN, INF), None, ("a reason",), True, "add.npy",
     )  # fmt: skip
-    files = [(ROWS[:2], ()), ((), ()), (ROWS[2:], (stats, stats)), ((), (stats,))]
+    lines = ("a,1\n", '"b, with a comma",2\n', "c\n")
+    files = [
+        (ROWS[:2], (), lines[:2]),
+        ((), (), None),
+        (ROWS[2:], (stats, stats), None),
+        ((), (stats,), ()),
+        (ROWS[2:3], (), lines[2:]),
+    ]
     again = FileBatch.of(files).files()
-    assert _same(again, [(tuple(rows), tuple(stats)) for rows, stats in files])
+    assert _same(again, [(tuple(rows), tuple(stats), text) for rows, stats, text in files])
     assert isinstance(again[2][1][0].dump_file, Path)
 
 
