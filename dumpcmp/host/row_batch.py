@@ -387,8 +387,13 @@ class FileBatch:
         lines = [line for _, _, text in files if text is not None for line in text]
         return cls(counts, rows, stats, _SEPARATOR.join(lines).encode())
 
-    def files(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]]:
-        """(rows, stats rows, each row's line or None) of each file again."""
+    def files(
+        self, places: Sequence[int | None] | None = None
+    ) -> list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]]:
+        """(rows, stats rows, each row's line or None) of each file again; ``places``: each file's
+        rows' ``index`` instead of the one they were sent with (None: keep that)."""
+        if places is not None and self.rows is not None:
+            self._place(self.counts, places, self.rows.tables[0])
         rows, stats = decode(self.rows), decode(self.stats)
         lines = self.text.decode().split(_SEPARATOR) if self.text else []
         out: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]] = []
@@ -402,3 +407,13 @@ class FileBatch:
             out.append((tuple(rows[at_row:row_end]), tuple(stats[at_stat:stat_end]), text))
             at_row, at_stat = row_end, stat_end
         return out
+
+    @staticmethod
+    def _place(counts: np.ndarray, places: Sequence[int | None], table: np.ndarray) -> None:
+        """Set the rows' ``index`` (their first field, ``int | None``) to their file's place."""
+        if table.dtype.names is None or table.dtype.names[:2] != (".index?", ".index"):
+            raise InternalError("rows placed by file have no `index: int | None` as their first field")
+        known = np.array([p is not None for p in places], dtype=bool)
+        per_row = counts[:, 0]
+        table[".index?"] = np.repeat(~known, per_row)
+        table[".index"] = np.repeat(np.array([p or 0 for p in places], dtype=np.int64), per_row)

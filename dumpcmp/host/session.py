@@ -113,8 +113,10 @@ class ShardRows(Generic[Row, Key]):
         return [f for f in self.ordered() if _holds_rows(f)]
 
     def rows(self) -> list[Row]:
-        """Target rows, Index = the dump file's place among the shard's tensor dumps."""
-        return [numbered(r, i) for i, f in enumerate(self.tensor_files()) for r in f.rows]
+        """Target rows, Index = the dump file's place among the shard's tensor dumps (rows that
+        came with it, ``Work.places``, are kept as they are)."""
+        files = enumerate(self.tensor_files())
+        return [r if r.index == i else numbered(r, i) for i, f in files for r in f.rows]
 
     def stats(self) -> list[StatsResult]:
         stats_files = [f for f in self.ordered() if f.entry.is_stats]

@@ -60,14 +60,23 @@ class Work:
     plans: tuple[ComparePlan, ...]
     entries: tuple[DumpEntry, ...]
     plan_of: tuple[int, ...]
+    # The Index each file's rows will have in its shard's table, where the caller knows it (None
+    # where not): rows a worker sends back get it as they are read, not made again to number them.
+    places: tuple[int | None, ...] | None = None
 
     @classmethod
-    def of(cls, shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]]) -> Work:
-        """The files of each (plan, files), one shard after the other."""
+    def of(
+        cls,
+        shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]],
+        places: Sequence[Sequence[int | None]] = (),
+    ) -> Work:
+        """The files of each (plan, files), one shard after the other; ``places``: each shard's
+        files' Index, when known (see ``places`` above)."""
         return cls(
             tuple(plan for plan, _ in shards),
             tuple(entry for _, entries in shards for entry in entries),
             tuple(number for number, (_, entries) in enumerate(shards) for _ in entries),
+            tuple(place for shard in places for place in shard) if places else None,
         )
 
     @classmethod
@@ -95,7 +104,8 @@ class Work:
 
     def rows(self, start: int, stop: int, batch: FileBatch) -> list[FileRows]:
         """Files ``start`` to ``stop`` with the rows a worker sent back for them."""
-        files = zip(self.entries[start:stop], batch.files(), strict=True)
+        places = self.places[start:stop] if self.places is not None else None
+        files = zip(self.entries[start:stop], batch.files(places), strict=True)
         return [FileRows(entry, rows, stats, text) for entry, (rows, stats, text) in files]
 
 
@@ -122,10 +132,12 @@ def run_shards(
     workers: int,
     on_files: OnFiles,
     shard_done: Callable[[int, list[FileRows]], None],
+    places: Sequence[Sequence[int | None]] = (),
 ) -> None:
     """Compare the files of every (plan, files) shard at once; ``shard_done(number, results)`` as
-    soon as each shard's are in, shard after shard (offline compare's and TorchAir's driver)."""
-    with closing(runner(Work.of(shards), workers, on_files)) as results:
+    soon as each shard's are in, shard after shard (offline compare's and TorchAir's driver).
+    ``places``: as ``Work.of`` takes them."""
+    with closing(runner(Work.of(shards, places), workers, on_files)) as results:
         for number, (_, entries) in enumerate(shards):
             shard_done(number, list(islice(results, len(entries))))
         if next(results, None) is not None:  # also lets the pool end as finished

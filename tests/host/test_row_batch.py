@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,12 @@ def test_torchair_rows_of_every_summary_mode_come_back() -> None:
 def test_a_record_nested_in_itself_comes_back_at_any_depth() -> None:
     deep = _row(0, metrics=_metrics(1.0, finite=_metrics(2.0, finite=_metrics(3.0))))
     assert _same(decode(encode([deep, ROWS[0], deep])), [deep, ROWS[0], deep])
+
+
+def test_rows_read_back_take_their_files_place_as_index() -> None:
+    files = [(ROWS[:2], (), None), ((), (), None), (ROWS[2:], (), None)]
+    again = FileBatch.of(files).files([5, 6, None])
+    assert [r.index for r in again[0][0]] == [5, 5]
+    assert [r.index for r in again[2][0]] == [None] * len(ROWS[2:])
+    unplaced = [(tuple(replace(r, index=None) for r in rows), stats, text) for rows, stats, text in again]
+    assert _same(unplaced, [(tuple(replace(r, index=None) for r in rows), (), None) for rows, _, _ in files])
