@@ -393,7 +393,7 @@ class FileBatch:
         """(rows, stats rows, each row's line or None) of each file again; ``places``: each file's
         rows' ``index`` instead of the one they were sent with (None: keep that)."""
         if places is not None and self.rows is not None:
-            self._place(self.counts, places, self.rows.tables[0])
+            _place(self.rows.tables[0], places, self.counts[:, 0])
         rows, stats = decode(self.rows), decode(self.stats)
         lines = self.text.decode().split(_SEPARATOR) if self.text else []
         out: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]] = []
@@ -408,12 +408,11 @@ class FileBatch:
             at_row, at_stat = row_end, stat_end
         return out
 
-    @staticmethod
-    def _place(counts: np.ndarray, places: Sequence[int | None], table: np.ndarray) -> None:
-        """Set the rows' ``index`` (their first field, ``int | None``) to their file's place."""
-        if table.dtype.names is None or table.dtype.names[:2] != (".index?", ".index"):
-            raise InternalError("rows placed by file have no `index: int | None` as their first field")
-        known = np.array([p is not None for p in places], dtype=bool)
-        per_row = counts[:, 0]
-        table[".index?"] = np.repeat(~known, per_row)
-        table[".index"] = np.repeat(np.array([p or 0 for p in places], dtype=np.int64), per_row)
+
+def _place(table: np.ndarray, places: Sequence[int | None], rows_per_file: np.ndarray) -> None:
+    """Set the rows' ``index`` (their first field, ``int | None``) to their file's place."""
+    if table.dtype.names is None or table.dtype.names[:2] != (".index?", ".index"):
+        raise InternalError("rows placed by file have no `index: int | None` as their first field")
+    known = np.array([p is not None for p in places], dtype=bool)
+    table[".index?"] = np.repeat(~known, rows_per_file)
+    table[".index"] = np.repeat(np.array([p or 0 for p in places], dtype=np.int64), rows_per_file)
