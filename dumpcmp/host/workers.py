@@ -219,14 +219,17 @@ def compare_files(work: Work, workers: int, on_files: OnFiles = None) -> Generat
     """The local runner: each file's rows, in order, from the pool that suits the work."""
     if not len(work):
         return
+    processes = worth_processes(work, workers)
     # The first file runs here, alone: it loads the metric kernels once, before any fork or
-    # thread, instead of once in every worker.
-    yield from _counted(work.compare(0, 1), on_files)
+    # thread, instead of once in every worker. Before forked workers, as they do it: a shard
+    # whose files do not all come with their lines is formatted here (``FileRows.text``).
+    first = work.rows(0, 1, batch_of(work.pairs(0, 1))) if processes else work.compare(0, 1)
+    yield from _counted(first, on_files)
     kernels_loaded()
     pool: Pool
     if workers <= 1:
         pool = _Serial(work)
-    elif worth_processes(work, workers):
+    elif processes:
         pool = _Processes(work, workers)
     else:
         pool = _Threads(work, workers)
