@@ -12,7 +12,8 @@ does not grow with the tree. The pools:
 * forked processes (Linux, from ``PROCESS_MIN_FILES`` files on): they start at once with the
   parent's golden index, rules and loaded kernels; the work (every plan, every file) reaches a
   pool through its initializer, inherited through the fork, never pickled; a batch is a range of
-  file numbers, and only its rows come back, as one columnar ``FileBatch``;
+  file numbers, and only its rows come back, as one columnar ``FileBatch`` with each row's
+  line of the result table (the parent puts the Index in front: ``FileRows.text``);
 * a Dask cluster (``dumpcmp.host.cluster``): the same loop, its own pool.
 
 Forked workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a
