@@ -25,7 +25,7 @@ from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
 from dumpcmp.host.pipeline import CompareOptions, evaluate, file_jobs, unreadable_file_job
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.sinks.csv_file import write_csv
+from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.stats_compare import StatsResult, compare_stats_file, unreadable_stats
 from dumpcmp.proto.walker import DumpEntry, GroupKey
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from dumpcmp.host.torchair.family import PairMatcher
 
 FileOrder = tuple[int, int, str]
+# (Index, ``row_text``) of one file of a shard: its rows' lines, their Index not yet in front
+FileText = tuple[int, Sequence[str]]
 
 
 class TableRow(Protocol):
@@ -73,6 +75,10 @@ class FileRows(Generic[Row]):
     entry: DumpEntry
     rows: tuple[Row, ...] = ()
     stats: tuple[StatsResult, ...] = ()
+    # Each row's line of the result table after its Index cell, formatted where the file was
+    # compared (a worker: the coordinator then only puts the Index in front), or None (see
+    # ``ResultFamily.row_text``). Made from the rows: no part of what they equal or show.
+    text: tuple[str, ...] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def order(self) -> FileOrder:
@@ -105,6 +111,11 @@ class ResultFamily(Protocol):
         """The rows of a file whose comparison never finished: one row with ``reason``."""
         ...
 
+    def row_text(self, rows: Sequence[Any], plan: ComparePlan) -> tuple[str, ...] | None:
+        """Each row's line of the result table after its Index cell (newline included), as far
+        as the file alone decides it; None where a column of its rows depends on the whole shard."""
+        ...
+
     def shard_order(self, key: Any) -> tuple[object, ...]: ...
 
     def result_name(self, key: Any, keys: Sequence[Any], stamp: str, kind: str = "result") -> str:
@@ -116,10 +127,11 @@ class ResultFamily(Protocol):
         ...
 
     def write_table(
-        self, path: Path, rows: Sequence[Any], settings: ResultSettings
+        self, path: Path, rows: Sequence[Any], settings: ResultSettings, text: Sequence[FileText] = ()
     ) -> tuple[Path, Path | None]:
         """Write ``rows`` as a result table at ``path`` (or the next free name), and as .xlsx
-        beside it when asked; the paths written."""
+        beside it when asked; the paths written. ``text``: the first rows' lines as ``row_text``
+        gave them, with their Index, when every target file's were (see ``FileText``)."""
         ...
 
 
@@ -143,6 +155,14 @@ class OfflineData:
         job = unreadable_file_job(entry, _matcher(plan), reason)
         return FileRows(entry, rows=(evaluate(job, plan.options),))
 
+    def row_text(self, rows: Sequence[ResultRow], plan: ComparePlan) -> tuple[str, ...] | None:
+        # The Address columns show when any row of the shard has one: a file with addresses
+        # leaves its rows to the shard. OpSequence is written; ``write_table`` drops it unless
+        # the run has a fusion rule (it is the first cell, a number or NaN: no comma, no quote).
+        if any(r.npu_address or r.golden_address for r in rows):
+            return None
+        return row_lines(rows, TableShape(op_sequence=True, overflow=plan.options.overflow_detection))
+
     def shard_order(self, key: GroupKey) -> tuple[object, ...]:
         return shard_order(key)
 
@@ -153,10 +173,10 @@ class OfflineData:
         return golden_only_rows(golden, used) if golden is not None else []
 
     def write_table(
-        self, path: Path, rows: Sequence[ResultRow], settings: ResultSettings
+        self, path: Path, rows: Sequence[ResultRow], settings: ResultSettings, text: Sequence[FileText] = ()
     ) -> tuple[Path, Path | None]:
         shape = TableShape.of(rows, op_sequence=settings.op_sequence, overflow=settings.overflow_detection)
-        result = write_csv(path, rows, shape)
+        result = write_csv(path, rows, shape, text)
         xlsx = None
         if settings.xlsx:
             from dumpcmp.host.sinks.xlsx_file import write_xlsx

@@ -133,7 +133,9 @@ def _compare(
 
     plans = [ComparePlan(golden, matcher, options) for matcher in matchers]
     work = [(plan, [*s.tensors, *s.stats]) for plan, s in zip(plans, shards_in, strict=True)]
-    run_shards(runner or compare_files, work, workers, on_progress, shard_done)
+    # The walker lists a shard's files in execution order: a tensor dump's place is its Index.
+    places = [[*range(len(s.tensors)), *[None] * len(s.stats)] for s in shards_in]
+    run_shards(runner or compare_files, work, workers, on_progress, shard_done, places)
     detail_files: tuple[Path, ...] = ()
     detail_where = detail_error = ""
     if request.detail is not None:

@@ -367,27 +367,52 @@ def decode(columns: Columns[R] | None) -> list[R]:
 
 @dataclass(frozen=True, slots=True)
 class FileBatch:
-    """The rows and statistics rows of consecutive files: ``counts[i]`` = (rows, stats) of file i."""
+    """The rows and statistics rows of consecutive files: ``counts[i]`` = (rows, stats, formatted)
+    of file i; ``text``: the lines of the files formatted by the worker (see ``FileRows.text``),
+    one per row, NUL-joined (a CSV line holds no NUL)."""
 
     counts: np.ndarray
     rows: Columns[Any] | None
     stats: Columns[Any] | None
+    text: bytes = b""
 
     @classmethod
-    def of(cls, files: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> FileBatch:
-        """(rows, stats rows) of each file, in file order."""
-        counts = np.array([(len(rows), len(stats)) for rows, stats in files], dtype=np.int32).reshape(-1, 2)
-        rows = encode([r for rows, _ in files for r in rows])
-        stats = encode([s for _, stats in files for s in stats])
-        return cls(counts, rows, stats)
+    def of(cls, files: Sequence[tuple[Sequence[Any], Sequence[Any], Sequence[str] | None]]) -> FileBatch:
+        """(rows, stats rows, each row's line or None) of each file, in file order."""
+        counts = np.array(
+            [(len(rows), len(stats), text is not None) for rows, stats, text in files], dtype=np.int32
+        ).reshape(-1, 3)
+        rows = encode([r for rows, _, _ in files for r in rows])
+        stats = encode([s for _, stats, _ in files for s in stats])
+        lines = [line for _, _, text in files if text is not None for line in text]
+        return cls(counts, rows, stats, _SEPARATOR.join(lines).encode())
 
-    def files(self) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
-        """(rows, stats rows) of each file again."""
+    def files(
+        self, places: Sequence[int | None] | None = None
+    ) -> list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]]:
+        """(rows, stats rows, each row's line or None) of each file again; ``places``: each file's
+        rows' ``index`` instead of the one they were sent with (None: keep that)."""
+        if places is not None and self.rows is not None:
+            _place(self.rows.tables[0], places, self.counts[:, 0])
         rows, stats = decode(self.rows), decode(self.stats)
-        out = []
-        at_row = at_stat = 0
-        for row_count, stat_count in self.counts.tolist():
+        lines = self.text.decode().split(_SEPARATOR) if self.text else []
+        out: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]] = []
+        at_row = at_stat = at_line = 0
+        for row_count, stat_count, formatted in self.counts.tolist():
             row_end, stat_end = at_row + row_count, at_stat + stat_count
-            out.append((tuple(rows[at_row:row_end]), tuple(stats[at_stat:stat_end])))
+            text = None
+            if formatted:
+                text = tuple(lines[at_line : at_line + row_count])
+                at_line += row_count
+            out.append((tuple(rows[at_row:row_end]), tuple(stats[at_stat:stat_end]), text))
             at_row, at_stat = row_end, stat_end
         return out
+
+
+def _place(table: np.ndarray, places: Sequence[int | None], rows_per_file: np.ndarray) -> None:
+    """Set the rows' ``index`` (their first field, ``int | None``) to their file's place."""
+    if table.dtype.names is None or table.dtype.names[:2] != (".index?", ".index"):
+        raise InternalError("rows placed by file have no `index: int | None` as their first field")
+    known = np.array([p is not None for p in places], dtype=bool)
+    table[".index?"] = np.repeat(~known, rows_per_file)
+    table[".index"] = np.repeat(np.array([p or 0 for p in places], dtype=np.int64), rows_per_file)

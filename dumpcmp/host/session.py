@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, ResultFamily, Row, numbered
+from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, FileText, ResultFamily, Row, numbered
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
 from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv, write_stats_xlsx
@@ -114,8 +114,10 @@ class ShardRows(Generic[Row, Key]):
         return [f for f in self.ordered() if _holds_rows(f)]
 
     def rows(self) -> list[Row]:
-        """Target rows, Index = the dump file's place among the shard's tensor dumps."""
-        return [numbered(r, i) for i, f in enumerate(self.tensor_files()) for r in f.rows]
+        """Target rows, Index = the dump file's place among the shard's tensor dumps (rows that
+        came with it, ``Work.places``, are kept as they are)."""
+        files = enumerate(self.tensor_files())
+        return [r if r.index == i else numbered(r, i) for i, f in files for r in f.rows]
 
     def stats(self) -> list[StatsResult]:
         stats_files = [f for f in self.ordered() if f.entry.is_stats]
@@ -187,7 +189,10 @@ class CompareSession(Generic[Row, Key]):
                 rows += self.family.closing_rows(self.golden, used)
         written: ShardOutcome[Row, Key] = ShardOutcome(key, None, ())
         if tensor_files or rows:
-            written = self.write_rows(key, rows)
+            # The lines workers formatted, when every file's were (``FileRows.text``)
+            texts = [f.text for f in tensor_files if f.text is not None]
+            formatted = list(enumerate(texts)) if len(texts) == len(tensor_files) else []
+            written = self.write_rows(key, rows, formatted)
         stats_file = stats_xlsx = None
         if stats:
             name = self.family.result_name(key, ordered, self.settings.stamp, "stats_result")
@@ -214,9 +219,10 @@ class CompareSession(Generic[Row, Key]):
                 self.write_shard(key)
         return tuple(self._written[k] for k in self._ordered_keys())
 
-    def write_rows(self, key: Key, rows: list[Row]) -> ShardOutcome[Row, Key]:
-        """Write ``rows`` as ``key``'s result file (and xlsx); they are written as given."""
+    def write_rows(self, key: Key, rows: list[Row], text: Sequence[FileText] = ()) -> ShardOutcome[Row, Key]:
+        """Write ``rows`` as ``key``'s result file (and xlsx); they are written as given, the
+        first ones as ``text`` (see ``ResultFamily.write_table``)."""
         settings = self.settings
         name = self.family.result_name(key, self._ordered_keys(), settings.stamp)
-        result, xlsx = self.family.write_table(settings.out_dir / name, rows, settings)
+        result, xlsx = self.family.write_table(settings.out_dir / name, rows, settings, text)
         return ShardOutcome(key, result, tuple(rows), xlsx)

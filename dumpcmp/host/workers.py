@@ -12,7 +12,8 @@ does not grow with the tree. The pools:
 * forked processes (Linux, from ``PROCESS_MIN_FILES`` files on): they start at once with the
   parent's golden index, rules and loaded kernels; the work (every plan, every file) reaches a
   pool through its initializer, inherited through the fork, never pickled; a batch is a range of
-  file numbers, and only its rows come back, as one columnar ``FileBatch``;
+  file numbers, and only its rows come back, as one columnar ``FileBatch`` with each row's
+  line of the result table (the parent puts the Index in front: ``FileRows.text``);
 * a Dask cluster (``dumpcmp.host.cluster``): the same loop, its own pool.
 
 Forked workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a
@@ -60,14 +61,23 @@ class Work:
     plans: tuple[ComparePlan, ...]
     entries: tuple[DumpEntry, ...]
     plan_of: tuple[int, ...]
+    # The Index each file's rows will have in its shard's table, where the caller knows it (None
+    # where not): rows a worker sends back get it as they are read, not made again to number them.
+    places: tuple[int | None, ...] | None = None
 
     @classmethod
-    def of(cls, shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]]) -> Work:
-        """The files of each (plan, files), one shard after the other."""
+    def of(
+        cls,
+        shards: Sequence[tuple[ComparePlan, Sequence[DumpEntry]]],
+        places: Sequence[Sequence[int | None]] = (),
+    ) -> Work:
+        """The files of each (plan, files), one shard after the other; ``places``: each shard's
+        files' Index, when known (see ``places`` above)."""
         return cls(
             tuple(plan for plan, _ in shards),
             tuple(entry for _, entries in shards for entry in entries),
             tuple(number for number, (_, entries) in enumerate(shards) for _ in entries),
+            tuple(place for shard in places for place in shard) if places else None,
         )
 
     @classmethod
@@ -86,19 +96,30 @@ class Work:
 
     def compare(self, start: int, stop: int) -> list[FileRows]:
         """Files ``start`` to ``stop`` through the core, here."""
+        return [compare_file(entry, plan) for entry, plan in self.pairs(start, stop)]
+
+    def pairs(self, start: int, stop: int) -> list[tuple[DumpEntry, ComparePlan]]:
+        """Files ``start`` to ``stop``, each with its plan."""
         plans, plan_of = self.plans, self.plan_of
-        return [compare_file(self.entries[i], plans[plan_of[i]]) for i in range(start, stop)]
+        return [(self.entries[i], plans[plan_of[i]]) for i in range(start, stop)]
 
     def rows(self, start: int, stop: int, batch: FileBatch) -> list[FileRows]:
         """Files ``start`` to ``stop`` with the rows a worker sent back for them."""
-        files = zip(self.entries[start:stop], batch.files(), strict=True)
-        return [FileRows(entry, rows, stats) for entry, (rows, stats) in files]
+        places = self.places[start:stop] if self.places is not None else None
+        files = zip(self.entries[start:stop], batch.files(places), strict=True)
+        return [FileRows(entry, rows, stats, text) for entry, (rows, stats, text) in files]
 
 
-def batch_of(results: Sequence[FileRows]) -> FileBatch:
-    """What a worker sends back of its files: their rows, column by column (not the entries: the
-    parent has them, and pickling an entry there and back cost more than the file's rows)."""
-    return FileBatch.of([(result.rows, result.stats) for result in results])
+def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
+    """A worker's files through the core, and what it sends back of them: their rows, column by
+    column, and their lines of the result table (the coordinator's CPU is what limits a cluster,
+    and formatting a row there cost as much as reading it back), not the entries: the parent has
+    them, and pickling an entry there and back cost more than the file's rows."""
+    files = []
+    for entry, plan in pairs:
+        result = compare_file(entry, plan)
+        files.append((result.rows, result.stats, plan.family.row_text(result.rows, plan)))
+    return FileBatch.of(files)
 
 
 # (work, workers, progress callback) -> each file's rows, in the order of the work's files;
@@ -112,10 +133,12 @@ def run_shards(
     workers: int,
     on_files: OnFiles,
     shard_done: Callable[[int, list[FileRows]], None],
+    places: Sequence[Sequence[int | None]] = (),
 ) -> None:
     """Compare the files of every (plan, files) shard at once; ``shard_done(number, results)`` as
-    soon as each shard's are in, shard after shard (offline compare's and TorchAir's driver)."""
-    with closing(runner(Work.of(shards), workers, on_files)) as results:
+    soon as each shard's are in, shard after shard (offline compare's and TorchAir's driver).
+    ``places``: as ``Work.of`` takes them."""
+    with closing(runner(Work.of(shards, places), workers, on_files)) as results:
         for number, (_, entries) in enumerate(shards):
             shard_done(number, list(islice(results, len(entries))))
         if next(results, None) is not None:  # also lets the pool end as finished
@@ -197,14 +220,17 @@ def compare_files(work: Work, workers: int, on_files: OnFiles = None) -> Generat
     """The local runner: each file's rows, in order, from the pool that suits the work."""
     if not len(work):
         return
+    processes = worth_processes(work, workers)
     # The first file runs here, alone: it loads the metric kernels once, before any fork or
-    # thread, instead of once in every worker.
-    yield from _counted(work.compare(0, 1), on_files)
+    # thread, instead of once in every worker. Before forked workers, as they do it: a shard
+    # whose files do not all come with their lines is formatted here (``FileRows.text``).
+    first = work.rows(0, 1, batch_of(work.pairs(0, 1))) if processes else work.compare(0, 1)
+    yield from _counted(first, on_files)
     kernels_loaded()
     pool: Pool
     if workers <= 1:
         pool = _Serial(work)
-    elif worth_processes(work, workers):
+    elif processes:
         pool = _Processes(work, workers)
     else:
         pool = _Threads(work, workers)
@@ -263,7 +289,7 @@ def _run_batch(start: int, stop: int) -> FileBatch:
     """Files ``start`` to ``stop`` of the work the pool was started with, as one row batch."""
     work = _worker_work
     assert work is not None, "worker started without its work"
-    return batch_of(work.compare(start, stop))
+    return batch_of(work.pairs(start, stop))
 
 
 class _Processes:

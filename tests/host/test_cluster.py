@@ -111,23 +111,23 @@ def patched_workers(client: distributed.Client, patch: Callable[[], None]) -> It
 
 
 def _heal_compare_file() -> None:
-    from dumpcmp.host import cluster, core
+    from dumpcmp.host import core, workers
 
-    cluster.compare_file = core.compare_file
+    workers.compare_file = core.compare_file
 
 
 def _first_files_slow() -> None:
     """Runs in each worker: the first two ops of a step take a while, so later tasks finish first."""
     import time
 
-    from dumpcmp.host import cluster, core
+    from dumpcmp.host import core, workers
 
     def slow(entry: object, plan: ComparePlan) -> object:
         if ".1.1." in entry.path.name or ".2.1." in entry.path.name:  # type: ignore[attr-defined]
             time.sleep(0.5)
         return core.compare_file(entry, plan)  # type: ignore[arg-type]
 
-    cluster.compare_file = slow  # type: ignore[assignment]
+    workers.compare_file = slow  # type: ignore[assignment]
 
 
 def test_tasks_finishing_out_of_order_give_the_ordered_csv(
@@ -185,14 +185,14 @@ POISON = "MaxPool"
 
 def _poison_compare_file() -> None:
     """Runs in each worker: comparing one op's files raises, as a crashing dependency would."""
-    from dumpcmp.host import cluster, core
+    from dumpcmp.host import core, workers
 
     def failing(entry: object, plan: ComparePlan) -> object:
         if POISON in entry.path.name:  # type: ignore[attr-defined]
             raise RuntimeError("simulated crash")
         return core.compare_file(entry, plan)  # type: ignore[arg-type]
 
-    cluster.compare_file = failing  # type: ignore[assignment]
+    workers.compare_file = failing  # type: ignore[assignment]
 
 
 def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(

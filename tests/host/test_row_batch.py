@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -76,14 +77,14 @@ def test_a_batch_pickles_as_a_few_buffers_not_an_object_per_cell() -> None:
         )
         for i in range(2000)
     ]
-    batch = FileBatch.of([(rows[i : i + 4], ()) for i in range(0, 2000, 4)])
+    batch = FileBatch.of([(rows[i : i + 4], (), None) for i in range(0, 2000, 4)])
     data = pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)
     # As columns a row is its numbers and the numbers of its strings, each string stored once.
     assert len(data) < 2000 * 250  # 13 float64s, 17 other cells, a 4-d shape: ~200 bytes
     assert b"ResultRow" in data and data.count(b"ResultRow") == 1  # the class, named once
     again = pickle.loads(data)
     assert all(isinstance(table, np.ndarray) for table in again.rows.tables)
-    assert _same([r for rows, _ in again.files() for r in rows], rows)
+    assert _same([r for rows, _, _ in again.files() for r in rows], rows)
 
 
 def test_files_keep_their_own_rows_and_stats_rows() -> None:
@@ -91,9 +92,16 @@ def test_files_keep_their_own_rows_and_stats_rows() -> None:
         None, "Add", "add", "add", "add:output:0", Path("/d/Add.add.1.1.2"), "DT_FLOAT", "ND", (2, 2), 4,
         Statistics(1.0, None, NAN, INF), None, ("a reason",), True, "add.npy",
     )  # fmt: skip
-    files = [(ROWS[:2], ()), ((), ()), (ROWS[2:], (stats, stats)), ((), (stats,))]
+    lines = ("a,1\n", '"b, with a comma",2\n', "c\n")
+    files = [
+        (ROWS[:2], (), lines[:2]),
+        ((), (), None),
+        (ROWS[2:], (stats, stats), None),
+        ((), (stats,), ()),
+        (ROWS[2:3], (), lines[2:]),
+    ]
     again = FileBatch.of(files).files()
-    assert _same(again, [(tuple(rows), tuple(stats)) for rows, stats in files])
+    assert _same(again, [(tuple(rows), tuple(stats), text) for rows, stats, text in files])
     assert isinstance(again[2][1][0].dump_file, Path)
 
 
@@ -113,3 +121,12 @@ def test_torchair_rows_of_every_summary_mode_come_back() -> None:
 def test_a_record_nested_in_itself_comes_back_at_any_depth() -> None:
     deep = _row(0, metrics=_metrics(1.0, finite=_metrics(2.0, finite=_metrics(3.0))))
     assert _same(decode(encode([deep, ROWS[0], deep])), [deep, ROWS[0], deep])
+
+
+def test_rows_read_back_take_their_files_place_as_index() -> None:
+    files = [(ROWS[:2], (), None), ((), (), None), (ROWS[2:], (), None)]
+    again = FileBatch.of(files).files([5, 6, None])
+    assert [r.index for r in again[0][0]] == [5, 5]
+    assert [r.index for r in again[2][0]] == [None] * len(ROWS[2:])
+    unplaced = [(tuple(replace(r, index=None) for r in rows), stats, text) for rows, stats, text in again]
+    assert _same(unplaced, [(tuple(replace(r, index=None) for r in rows), (), None) for rows, _, _ in files])

@@ -5,13 +5,17 @@ from __future__ import annotations
 import errno
 import math
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from dumpcmp.errors import OutputError
+from dumpcmp.host.core import OFFLINE_DATA, ComparePlan
 from dumpcmp.host.metrics.offline_data import MetricValues
+from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.session import ResultSettings
 from dumpcmp.host.sinks.csv_file import claim_new_path
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.sinks.xlsx_file import write_xlsx
@@ -166,3 +170,35 @@ def test_csv_cells_spell_every_metric_as_number_does() -> None:
         for column in OFFLINE_DATA_COLUMNS:
             if column != "StandardDeviation":
                 assert cells[column] == number(special), (column, special)
+
+
+@pytest.mark.parametrize("op_sequence", [True, False])
+@pytest.mark.parametrize("overflow", [True, False])
+def test_lines_a_worker_formats_make_the_file_the_rows_make(
+    tmp_path: Path, op_sequence: bool, overflow: bool
+) -> None:
+    odd = MetricValues.unavailable('no golden, "quoted"\nover two lines')
+    files = [
+        [replace(_row(0, 0.5), overflow=True), replace(_row(0, 0.9), metrics=odd, shape=None)],
+        [],
+        [replace(_row(2, math.nan), op_sequence=None, npu_name="a,b", overflow=False)],
+    ]
+    closing = [replace(_row(0, math.nan), index=None, metrics=odd)]
+    plan = ComparePlan(None, None, CompareOptions(overflow_detection=overflow))
+    texts = [OFFLINE_DATA.row_text(rows, plan) for rows in files]
+    rows = [replace(r, index=i) for i, file in enumerate(files) for r in file] + closing
+    settings = ResultSettings(tmp_path, "1", op_sequence=op_sequence, overflow_detection=overflow)
+    given = [(i, text) for i, text in enumerate(texts) if text is not None]
+    assert len(given) == len(files)
+    formatted, _ = OFFLINE_DATA.write_table(tmp_path / "a.csv", rows, settings, given)
+    written, _ = OFFLINE_DATA.write_table(tmp_path / "b.csv", rows, settings)
+    assert formatted.read_bytes() == written.read_bytes()
+    assert b'"no golden, ""quoted""\nover two lines"' in written.read_bytes()
+
+
+def test_a_file_with_an_address_leaves_its_lines_to_the_shard() -> None:
+    # The Address columns appear when any row of the shard has one: one file cannot say.
+    plan = ComparePlan(None, None, CompareOptions())
+    assert OFFLINE_DATA.row_text([replace(_row(0, 1.0), npu_address=0x1000)], plan) is None
+    assert OFFLINE_DATA.row_text([replace(_row(0, 1.0), golden_address=0x10)], plan) is None
+    assert OFFLINE_DATA.row_text([_row(0, 1.0)], plan) is not None

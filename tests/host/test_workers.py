@@ -165,6 +165,9 @@ def test_forked_workers_give_every_file_its_own_rows_in_order(tmp_path: Path) ->
     assert forked == [compare_file(entry, plans[i >= 35]) for i, entry in enumerate(entries)]
     assert [f.rows[0].npu_name for f in forked] == [f"layer{i}/Add" for i in range(70)]
     assert [f.rows[0].overflow for f in forked] == [None] * 35 + [False] * 35
+    # Every file's lines are formatted where it was compared, the first one's too (it is compared
+    # before the fork): a shard with one file without them is formatted by the parent.
+    assert all(f.text is not None for f in forked)
 
 
 @pytest.mark.parametrize(("count", "workers"), [(1, 2), (2, 2), (64, 2), (273, 2), (1092, 2), (5000, 8)])
@@ -178,3 +181,20 @@ def test_batches_cover_every_file_once_and_shrink_to_single_files(count: int, wo
     assert sizes == sorted(sizes, reverse=True)
     if count > 1:
         assert sizes[-1] == 1
+
+
+def test_forked_workers_write_the_result_file_this_process_writes(tmp_path: Path) -> None:
+    # Workers send each row's line (no OpSequence without a fusion rule: the sink drops it) and
+    # the parent numbers the rows as it reads them: the file is the one written from rows here.
+    from dumpcmp.host.offline import run_compare
+    from dumpcmp.host.request import CompareRequest
+
+    target, golden = small_tree(tmp_path / "a", 70), small_tree(tmp_path / "b", 70)
+    written = {}
+    for jobs in (1, 2):
+        outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / f"j{jobs}", jobs=jobs))
+        (shard,) = outcome.shards
+        assert shard.result_file is not None
+        written[jobs] = shard.result_file.read_bytes()
+    assert written[1] == written[2]
+    assert written[1].count(b"\n") == 71 and b"\n69,Add,layer69/Add," in written[1]

@@ -13,13 +13,41 @@ from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import atomic_path
 
 
-def write_csv(path: Path, rows: Sequence[ResultRow], shape: TableShape) -> Path:
-    """The result table as ``path`` (or the next free name, see ``write_new_table``); the path written."""
-    return write_new_table(path, shape.header(), (shape.cells(r) for r in rows))
+def write_csv(
+    path: Path, rows: Sequence[ResultRow], shape: TableShape, text: Sequence[tuple[int, Sequence[str]]] = ()
+) -> Path:
+    """The result table as ``path`` (or the next free name, see ``write_new_table``); the path written.
+
+    ``text``: (Index, lines) of the files of the first rows, their lines made by ``row_lines``
+    with OpSequence and without addresses (``shape`` has none then: a file whose rows have one
+    is never given as text); the rows after them are formatted here.
+    """
+    done = sum(len(lines) for _, lines in text)
+    keep = shape.op_sequence
+    lines = (f"{index},{line if keep else line.partition(',')[2]}" for index, file in text for line in file)
+    return write_new_table(path, shape.header(), (shape.cells(r) for r in rows[done:]), lines)
 
 
-def write_new_table(path: Path, header: Sequence[str], cells: Iterable[Sequence[str]]) -> Path:
+def row_lines(rows: Sequence[ResultRow], shape: TableShape) -> tuple[str, ...]:
+    """Each row's CSV line after its Index cell, newline included, as ``write_new_table`` writes it."""
+    lines: list[str] = []
+    writer = csv.writer(_Lines(lines), lineterminator="\n")
+    writer.writerows(shape.cells(r)[1:] for r in rows)
+    return tuple(lines)
+
+
+class _Lines:
+    """A file to ``csv.writer`` that keeps each line it is given: the writer writes a row in one call."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.write = lines.append
+
+
+def write_new_table(
+    path: Path, header: Sequence[str], cells: Iterable[Sequence[str]], lines: Iterable[str] = ()
+) -> Path:
     """Write a CSV table atomically, so a reader never sees half a result file; the path written.
+    ``lines``, already CSV (each with its newline), come between the header and ``cells``.
 
     An existing result is never overwritten: two compares into one directory within the same
     second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv``.
@@ -29,6 +57,7 @@ def write_new_table(path: Path, header: Sequence[str], cells: Iterable[Sequence[
         with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(header)
+            handle.writelines(lines)
             writer.writerows(cells)
     except BaseException:
         target.unlink(missing_ok=True)  # still the empty claim: nothing replaced it

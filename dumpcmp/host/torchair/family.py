@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from dumpcmp.errors import DumpcmpError, InternalError
-from dumpcmp.host.core import ComparePlan, FileRows
+from dumpcmp.host.core import ComparePlan, FileRows, FileText
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.metrics.torchair import RealValues, crc32_of, real_metrics, stats_of
 from dumpcmp.host.torchair.records import TensorLoader, TensorPair, TensorStats, TorchairShardKey
@@ -214,8 +214,11 @@ class Torchair:
     def closing_rows(self, golden: GoldenSource | None, used: set[str]) -> list[TorchairRow]:
         return []  # every FX tensor is reached through a GE op: there are no golden-only rows
 
+    def row_text(self, rows: Sequence[TorchairRow], plan: ComparePlan) -> tuple[str, ...] | None:
+        return None  # the TorchAir table is written from its rows
+
     def write_table(
-        self, path: Path, rows: Sequence[TorchairRow], settings: ResultSettings
+        self, path: Path, rows: Sequence[TorchairRow], settings: ResultSettings, text: Sequence[FileText] = ()
     ) -> tuple[Path, Path | None]:
         from dumpcmp.host.sinks.torchair_table import write_torchair_table
 
