@@ -202,6 +202,8 @@ class Uploader:
         self._in_flight: dict[tuple[int, str], _InFlight] = {}
         self._in_flight_bytes = 0
         self._taken = 0  # out of the queue, not in flight yet (being opened): not idle meanwhile
+        # Answer messages being taken in: out of flight, not yet counted stored or refused
+        self._answering = 0
         self._seq = 0
         self._gen = 0
         self._closed = False
@@ -267,7 +269,7 @@ class Uploader:
     def idle(self) -> bool:
         """Nothing waiting and nothing in flight."""
         with self._cond:
-            return not self._queue and not self._in_flight and not self._taken
+            return not self._queue and not self._in_flight and not self._taken and not self._answering
 
     @property
     def failed(self) -> bool:
@@ -686,10 +688,19 @@ class Uploader:
     # -- acknowledgements ------------------------------------------------------------------
 
     def _on_acks(self, acks: list[Any]) -> None:
-        """The host's answers of one message: the files it holds journaled together (one write)."""
-        held = [answer for ack in acks for answer in self._on_ack(ack)]
-        if held:
-            self._acknowledged(held)
+        """The host's answers of one message: the files it holds journaled together (one write).
+        Not idle until each is counted stored or refused: a caller that waits for idle then reads
+        the report (the files a watch sends first) sees every answer in it."""
+        with self._cond:
+            self._answering += 1
+        try:
+            held = [answer for ack in acks for answer in self._on_ack(ack)]
+            if held:
+                self._acknowledged(held)
+        finally:
+            with self._cond:
+                self._answering -= 1
+                self._cond.notify_all()
         self._maybe_sync()
 
     def _on_ack(self, ack: Any) -> list[tuple[_InFlight, bool]]:

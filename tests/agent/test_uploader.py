@@ -466,6 +466,34 @@ def test_a_file_being_opened_is_not_idle_and_settle_waits_for_its_answer(
     assert uploader.finish().stored == 2
 
 
+def test_an_answer_being_counted_is_not_idle(
+    host: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Out of flight but not yet counted stored: idle said True, and a watch that waited for its
+    # golden files' answers read a report without them and took them for refused.
+    root = tmp_path / "dump"
+    (path,) = write_dumps(root, 1)
+    counting, go_on = threading.Event(), threading.Event()
+    acknowledged = Uploader._acknowledged
+
+    def slow_count(self: Uploader, held: list) -> None:  # type: ignore[type-arg]
+        counting.set()
+        go_on.wait(WAIT_S)
+        acknowledged(self, held)
+
+    monkeypatch.setattr(Uploader, "_acknowledged", slow_count)
+    uploader = make_uploader(host.target, tmp_path / "state")
+    send(uploader, root, [path])
+    assert counting.wait(WAIT_S)
+    assert not uploader.idle and uploader.report().stored == 0
+    go_on.set()
+    deadline = time.monotonic() + WAIT_S
+    while not uploader.idle and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert uploader.idle and uploader.report().stored == 1
+    assert uploader.finish().stored == 1
+
+
 def test_a_reader_thread_only_where_cores_are_to_spare(host: ServerHandle, tmp_path: Path) -> None:
     # On two cores the reader thread cost more CPU per file than it saved, and no speed.
     assert [default_read_ahead(cpus) for cpus in (1, 2, 3, 16)] == [0, 0, 4, 4]
