@@ -231,6 +231,12 @@ def run_command(
         printer.print(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
         )
+    # What to run next, quoted for a shell (as the TorchAir simulation says its own)
+    command = ["dumpcmp", "compare", "-tp", str(result.npu_dump_dir), "-gp", str(result.golden_dir),
+               "-fr", str(result.fusion_rule)]  # fmt: skip
+    if result.quant_rule is not None:
+        command += ["-qfr", str(result.quant_rule)]
+    printer.print(f"compare    {shlex.join(command)}", markup=False)
 
 
 def _stopped_line(out: Path) -> str:

@@ -35,6 +35,11 @@ def test_run_writes_everything_and_says_so(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "fault      /block2/Add=nan -> NPU op /block2/Add" in result.output
     assert "quant rule" in result.output and "2 step(s)" in result.output
+    # the command to run next, as the TorchAir simulation prints its own
+    assert result.output.splitlines()[-1] == (
+        f"compare    dumpcmp compare -tp {tmp_path / 'npu'} -gp {tmp_path / 'golden'} "
+        f"-fr {tmp_path / 'fusion_rule.json'} -qfr {tmp_path / 'quant_fusion_rule.json'}"
+    )
     for name in ("fusion_rule.json", "quant_fusion_rule.json", "acl.json", "small_cnn.onnx"):
         assert (tmp_path / name).is_file()
     assert any((tmp_path / "golden").iterdir())
