@@ -41,7 +41,7 @@ from dumpcmp.agent.session import (
 )
 from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings
 from dumpcmp.agent.watcher import DumpWatcher, NotSent
-from dumpcmp.errors import ModelError
+from dumpcmp.errors import DumpcmpError, ModelError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import ChannelOptions
 from dumpcmp.proto.runs import run_identity
@@ -326,9 +326,9 @@ def _extras_taken(uploader: Uploader, refresh: Callable[[], None], count: int) -
     a watch has no run the host could refuse whole, and its dump files compared with another
     run's golden data would be a wrong result. True as well when the uploader failed: the
     watch's own end reports that."""
-    while count and not uploader.idle and not uploader.failed:
-        refresh()
-        time.sleep(0.05)
+    if count:
+        with contextlib.suppress(DumpcmpError):  # failed: said as the watch ends
+            uploader.settle(refresh)
     report = uploader.report()
     return uploader.failed or report.stored + report.duplicates + report.already >= count
 
