@@ -439,6 +439,20 @@ def test_a_file_the_host_holds_under_either_checksum_is_not_sent_again(
     assert (report.already, report.stored) == (2, 0)
 
 
+def _held(monkeypatch: pytest.MonkeyPatch, method: str) -> tuple[threading.Event, threading.Event]:
+    """``Uploader.method`` made to stop on its way in: (reached, go on)."""
+    reached, go_on = threading.Event(), threading.Event()
+    original = getattr(Uploader, method)
+
+    def held(self: Uploader, *args: object) -> object:
+        reached.set()
+        go_on.wait(WAIT_S)
+        return original(self, *args)
+
+    monkeypatch.setattr(Uploader, method, held)
+    return reached, go_on
+
+
 def test_a_file_being_opened_is_not_idle_and_settle_waits_for_its_answer(
     host: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -446,15 +460,7 @@ def test_a_file_being_opened_is_not_idle_and_settle_waits_for_its_answer(
     # True with a file not sent, and a hunt asked the host for its next step before the host had it.
     root = tmp_path / "dump"
     (path,) = write_dumps(root, 1)
-    opening, go_on = threading.Event(), threading.Event()
-    prepare = Uploader._prepare
-
-    def slow_prepare(self: Uploader, item: object) -> object:
-        opening.set()
-        go_on.wait(WAIT_S)
-        return prepare(self, item)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Uploader, "_prepare", slow_prepare)
+    opening, go_on = _held(monkeypatch, "_prepare")
     uploader = make_uploader(host.target, tmp_path / "state")
     send(uploader, root, [path])
     assert opening.wait(WAIT_S)
@@ -473,15 +479,7 @@ def test_an_answer_being_counted_is_not_idle(
     # golden files' answers read a report without them and took them for refused.
     root = tmp_path / "dump"
     (path,) = write_dumps(root, 1)
-    counting, go_on = threading.Event(), threading.Event()
-    acknowledged = Uploader._acknowledged
-
-    def slow_count(self: Uploader, held: list) -> None:  # type: ignore[type-arg]
-        counting.set()
-        go_on.wait(WAIT_S)
-        acknowledged(self, held)
-
-    monkeypatch.setattr(Uploader, "_acknowledged", slow_count)
+    counting, go_on = _held(monkeypatch, "_acknowledged")
     uploader = make_uploader(host.target, tmp_path / "state")
     send(uploader, root, [path])
     assert counting.wait(WAIT_S)
