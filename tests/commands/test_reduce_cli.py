@@ -276,3 +276,16 @@ def test_a_single_pass_keeps_an_offline_run_beside_a_torchair_one(sim_tree: Path
     assert torchair and not any(p.exists() for p in torchair)
     assert result.output.startswith(f"reduced {len(torchair)} files")
     assert f"{len(before)} files left in place" in result.output.splitlines()[0]
+
+
+def test_an_empty_graph_dump_file_does_not_make_an_offline_tree_torchair(tmp_path: Path) -> None:
+    """The check trusted the name alone: an empty ``dynamo_original_*.txt`` beside an offline run
+    let ``reduce`` reduce and delete dump files no compare could read again."""
+    from dumpcmp.commands.sim import simulate
+
+    npu = simulate("zoo:small_cnn", tmp_path / "offline").npu_dump_dir
+    (npu / "dynamo_original_graph_1_rank_0_pid_1_ts_1.txt").touch()
+    before = _dumps(npu)
+    result = CliRunner().invoke(app, ["reduce", str(npu)])
+    assert result.exit_code == 1 and "not a TorchAir dump" in result.output
+    assert _dumps(npu) == before

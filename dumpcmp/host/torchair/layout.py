@@ -247,8 +247,17 @@ def holds_graph_dumps(path: Path) -> bool:
 
 
 def graph_dumps_in(directory: Path) -> bool:
-    """Whether ``directory`` itself (not below it) holds GE graph dumps."""
-    return any(_GRAPH_FILE.match(p.name) for p in _entries(directory))
+    """Whether ``directory`` itself (not below it) holds GE graph dumps. An empty file of that
+    name is not one: ``reduce`` deletes what it reduces on this evidence, and a stray ``touch``
+    must not make an offline dump tree look like a TorchAir run's."""
+    return any(_GRAPH_FILE.match(p.name) and _holds_bytes(p) for p in _entries(directory))
+
+
+def _holds_bytes(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _entries(path: Path) -> list[Path]:
