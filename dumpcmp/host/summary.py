@@ -23,7 +23,14 @@ from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
-from dumpcmp.host.verdict import Drift, Thresholds, judged, statistics_drift, statistics_errors
+from dumpcmp.host.verdict import (
+    Drift,
+    Thresholds,
+    judged,
+    nothing_finite,
+    statistics_drift,
+    statistics_errors,
+)
 from dumpcmp.printable import counted
 
 MAX_REASONS_SHOWN = 5
@@ -131,6 +138,8 @@ class Tally:
     # Compared, NaN/inf at the same positions on both sides and within the thresholds elsewhere:
     # no divergence, but not "within the thresholds" without a word either.
     same_special: tuple[Place, ...] = ()
+    # Compared, NaN/inf at every position on both sides (``verdict.nothing_finite``): not judged.
+    nothing_finite: tuple[Place, ...] = ()
     overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
     # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
     appeared: tuple[Place, ...] = ()
@@ -153,6 +162,7 @@ class Tally:
         missing: list[str] = []
         bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = []
         same: list[tuple[ShardOutcome, ResultRow]] = []  # NaN/inf at the same positions, agreeing elsewhere
+        blank: list[Place] = []  # NaN/inf at every position on both sides
         appeared: list[Place] = []
         for shard, row in values:  # one pass, each row's thresholds asked once: 60k-row runs
             if not judged(row.metrics):
@@ -163,6 +173,9 @@ class Tally:
             special = row.metrics.special
             if special is not None and special.appeared:
                 appeared.append(Place.of(shard, row))
+            if nothing_finite(row.metrics):
+                blank.append(Place.of(shard, row))
+                continue
             breaches = thresholds.breaches(row.metrics)
             if breaches:
                 bad.append((shard, row, breaches))
@@ -185,6 +198,7 @@ class Tally:
             models=len({s.key.model for s in outcome.shards}),
             target_kind=_target_kind(outcome),
             same_special=tuple(Place.of(s, r) for s, r in same),
+            nothing_finite=tuple(blank),
             overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
             appeared=tuple(appeared),
             stats_drift=_stats_drift(outcome),
@@ -370,11 +384,30 @@ def _caveat_lines(tally: Tally) -> list[str]:
             f"{counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
             f"elsewhere (not counted as divergence); the first: {tally.same_special[0].text(with_model=many)}"
         )
+    if tally.nothing_finite:
+        count = len(tally.nothing_finite)
+        lines.append(
+            f"{counted(count, 'tensor')} {'holds' if count == 1 else 'hold'} NaN/inf at every position on "
+            "both sides: nothing in them could be judged (the golden holds them too: check the inputs); "
+            f"the first: {tally.nothing_finite[0].text(with_model=many)}"
+        )
     return lines
 
 
 def _no_divergence(tally: Tally) -> str:
-    line = f"no divergence: all {tally.compared} compared tensors are within the thresholds"
+    blank = len(tally.nothing_finite)
+    if blank == tally.compared:
+        return (
+            f"no verdict: every compared tensor ({tally.compared}) holds NaN/inf at every position, "
+            "on both sides; no value could be judged"
+        )
+    if blank:
+        line = (
+            f"no divergence: all {tally.compared - blank} compared tensors with finite values are within "
+            f"the thresholds ({blank} more {'holds' if blank == 1 else 'hold'} none)"
+        )
+    else:
+        line = f"no divergence: all {tally.compared} compared tensors are within the thresholds"
     if tally.same_special:
         line += f" ({len(tally.same_special)} of them only where both sides are finite)"
     if tally.overflowed:

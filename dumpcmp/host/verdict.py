@@ -62,6 +62,7 @@ __all__ = [
     "l2_distance",
     "l2_distance_of",
     "md5_verdict",
+    "nothing_finite",
     "real_verdict",
     "shift_distance",
     "special_appearance",
@@ -215,9 +216,17 @@ def judged(m: MetricValues) -> bool:
     return m.special is not None or m.has_numbers
 
 
+def nothing_finite(m: MetricValues) -> bool:
+    """True for a compared pair with NaN/inf at every position on both sides: the positions agree,
+    but no value could be judged, so it neither agrees nor diverges (an all-NaN input makes every
+    tensor of both runs so, and "all within the thresholds" would be an all-clear nothing earned)."""
+    return m.finite is not None and not m.finite.has_numbers
+
+
 def agreement(m: MetricValues, thresholds: Thresholds) -> Agreement:
-    """An offline pair's agreement: unknown when not compared, else by ``Thresholds.breaches``."""
-    if not judged(m):
+    """An offline pair's agreement: unknown when not compared or nothing in it is finite, else by
+    ``Thresholds.breaches``."""
+    if not judged(m) or nothing_finite(m):
         return Agreement.UNKNOWN
     return Agreement.DISAGREE if thresholds.breaches(m) else Agreement.AGREE
 

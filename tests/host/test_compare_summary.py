@@ -308,6 +308,42 @@ def test_the_advisor_judges_same_position_nan_as_the_summary_does(tmp_path: Path
     assert any("block1/conv" in line and "first divergence" in line for line in _advice_of(apart))
 
 
+def _all_nan(op: int | None = None) -> Mutate:
+    def mutate(i: int, values: np.ndarray) -> np.ndarray:
+        return np.full_like(values, np.nan) if op is None or i == op else values
+
+    return mutate
+
+
+def test_tensors_with_nan_everywhere_on_both_sides_give_no_all_clear(tmp_path: Path) -> None:
+    # An all-NaN network input makes every tensor of both runs all NaN: the positions agree, and
+    # the summary and the advisor said "no divergence" and "network consistent", comparing nothing.
+    tree = write_tree(tmp_path / "npu", _all_nan())
+    outcome = run_compare(CompareRequest(tree, tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    assert not any(line.startswith("no divergence") for line in lines)
+    assert lines[-1] == (
+        f"no verdict: every compared tensor ({len(OPS)}) holds NaN/inf at every position, on both sides; "
+        "no value could be judged"
+    )
+    blank = f"{len(OPS)} tensors hold NaN/inf at every position on both sides"
+    assert any(line.startswith(blank) for line in lines)
+    (advice,) = _advice_of(outcome)
+    assert advice.startswith(f"no finite data: all {len(OPS)} compared tensors hold NaN/inf at every")
+
+
+def test_one_tensor_with_nan_everywhere_is_set_apart_from_the_agreeing_ones(tmp_path: Path) -> None:
+    tree = write_tree(tmp_path / "npu", _all_nan(op=len(OPS) - 1))
+    outcome = run_compare(CompareRequest(tree, tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    assert lines[-1] == (
+        f"no divergence: all {len(OPS) - 1} compared tensors with finite values are within the thresholds "
+        "(1 more holds none)"
+    )
+    (advice,) = _advice_of(outcome)
+    assert advice.startswith(f"network consistent: all {len(OPS) - 1} compared tensors with finite values")
+
+
 def test_the_finite_elements_read_back_from_the_reason() -> None:
     x = np.array([np.nan, 1.0, 2.0, 3.0, np.inf], dtype=np.float32)
     m = compare_arrays(x, x * np.float32(1.001))

@@ -40,6 +40,7 @@ from dumpcmp.host.verdict import (
     divergence_start,
     judged,
     md5_verdict,
+    nothing_finite,
     real_verdict,
     shift_distance,
     special_appearance,
@@ -123,9 +124,10 @@ OFFLINE_CASES: list[tuple[str, MetricValues, Agreement, str]] = [
         "RelativeEuclideanDistance of the finite elements",
     ),
     (
+        # compared (a finding), yet nothing finite to judge: no all-clear from it
         "NaN and inf at the same places only",
         compare_arrays(np.array([NAN, INF], np.float32), np.array([NAN, INF], np.float32)),
-        Agreement.AGREE,
+        Agreement.UNKNOWN,
         "",
     ),
     (
@@ -173,7 +175,7 @@ def _read_back(rows: Sequence[ResultRow], *, overflow: bool = False) -> ResultTa
 def test_offline_verdict(metrics: MetricValues, expected: Agreement, breach: str) -> None:
     t = Thresholds()
     assert agreement(metrics, t) is expected
-    assert judged(metrics) is (expected is not Agreement.UNKNOWN)
+    assert judged(metrics) is (expected is not Agreement.UNKNOWN or nothing_finite(metrics))
     breaches = t.breaches(metrics)
     assert bool(breaches) is (expected is Agreement.DISAGREE)
     if breach:

@@ -22,6 +22,8 @@ Findings, in the order they are printed:
   (``verdict.statistics_drift``): the first divergence is where they leave the run's noise, not
   the first op the fixed PASS rule catches downstream.
 * ``network consistent``: every compared row agrees, and nothing else was found.
+* ``no finite data``: instead of it, when every compared row holds NaN/inf at every position on
+  both sides (``verdict.nothing_finite``): the positions agree, but no value could be judged.
 * ``nothing compared``: no row has numbers; the run must not pass for consistent.
 
 Suspects: every op with compared inputs and outputs whose error grows (output error over input
@@ -57,6 +59,7 @@ from dumpcmp.host.verdict import (
     OpAgreement,
     Start,
     divergence_start,
+    nothing_finite,
     special_appearance,
 )
 
@@ -72,6 +75,7 @@ UNREADABLE_CELLS = "unreadable cells"
 INPUT_INCONSISTENCY = "input inconsistency"
 FIRST_DIVERGENCE = "first divergence"
 NETWORK_CONSISTENT = "network consistent"
+NO_FINITE_DATA = "no finite data"
 NOTHING_COMPARED = "nothing compared"
 
 
@@ -209,17 +213,31 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
         findings += _overflow(judge, ops)
         findings += _divergence_start(judge, ops)
         if not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing:
-            findings.append(
-                Finding(
-                    NETWORK_CONSISTENT, None, "", (), {},
-                    "nothing to fix: every compared tensor is within the thresholds.",
-                    detail=f"all {len(rows)} compared tensors agree",
-                )
-            )  # fmt: skip
+            findings.append(_consistent(rows))
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
     suspects = _suspects(judge, ops) if disagreeing else ()
     return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
+
+
+def _consistent(rows: Sequence[TensorResult]) -> Finding:
+    """``network consistent``, or ``no finite data`` when NaN/inf fill every compared tensor."""
+    blank = sum(1 for r in rows if r.values is not None and nothing_finite(r.values))
+    if blank == len(rows):
+        return Finding(
+            NO_FINITE_DATA, None, "", (), {},
+            "check the network's inputs: NaN/inf from the start, on both sides, leave nothing to compare.",
+            detail=f"all {len(rows)} compared tensors hold NaN/inf at every position, on both sides",
+        )  # fmt: skip
+    agree = f"all {len(rows)} compared tensors agree"
+    if blank:
+        hold = "holds" if blank == 1 else "hold"
+        finite = len(rows) - blank
+        agree = f"all {finite} compared tensors with finite values agree ({blank} more {hold} none)"
+    return Finding(
+        NETWORK_CONSISTENT, None, "", (), {},
+        "nothing to fix: every compared tensor is within the thresholds.", detail=agree,
+    )  # fmt: skip
 
 
 def _nothing_compared(table: ResultTable) -> str:
