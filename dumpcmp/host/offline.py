@@ -148,6 +148,7 @@ def _compare(
     return CompareOutcome(
         tuple(shards),
         skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
+        target_skipped=len(tree.skipped),
         detail_files=detail_files,
         detail_where=detail_where,
         detail_error=detail_error,

@@ -59,6 +59,7 @@ class ShardOutcome(Generic[Row, Key]):
 class CompareOutcome(Generic[Row, Key]):
     shards: tuple[ShardOutcome[Row, Key], ...]
     skipped: tuple[tuple[Path, str], ...] = ()
+    target_skipped: int = 0  # of them, files of the target tree: a dump file among them is not compared
     detail_files: tuple[Path, ...] = ()
     detail_where: str = ""  # which step's tensor the detail files hold
     detail_error: str = ""  # why -d's op could not be written in detail (the results stand)

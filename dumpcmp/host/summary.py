@@ -356,6 +356,12 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")
+    if (tally.firsts or tally.first_stats) and outcome.target_skipped:
+        count = outcome.target_skipped
+        lines.append(
+            f"warning: it may start earlier: {counted(count, 'file')} of the target tree "
+            f"{'was' if count == 1 else 'were'} skipped (above), and a dump file among them is not compared"
+        )
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
     lines += [f"detail{where}: {p}" for p in outcome.detail_files]
     return lines

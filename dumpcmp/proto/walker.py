@@ -168,7 +168,7 @@ def arrived_entry(path: Path, base: Path, mapping: dict[str, str]) -> DumpEntry 
 
 def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | None:
     """``dump_entry`` for a regular file whose directory's group is known."""
-    if name.startswith("."):
+    if path.name.startswith("."):  # the file's own name: a mapping file's entry is no hidden file
         return SkippedFile(path, "hidden or temporary file (still being written?)")
     is_stats = name.endswith(STATS_SUFFIX)
     stem = name[: -len(STATS_SUFFIX)] if is_stats else name
@@ -176,7 +176,8 @@ def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | 
         parsed = parse_dump_name(stem)
     except BadFileNameError as exc:
         if not name.endswith(_QUIET_SUFFIXES) or is_stats:
-            return SkippedFile(path, f"not a dump file name: {exc.reason}")
+            mapped = f"{MAPPING_FILE} names it {name!r}, " if name != path.name else ""
+            return SkippedFile(path, f"{mapped}not a dump file name: {exc.reason}")
         return None
     return DumpEntry(path, parsed, group, is_stats)
 

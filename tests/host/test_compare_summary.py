@@ -246,6 +246,35 @@ def test_each_model_of_a_run_gets_its_own_first_divergence(golden_tree: Path, tm
     ]
 
 
+def test_a_skipped_file_of_the_target_tree_warns_that_the_divergence_may_start_earlier(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # The culprit's dump file renamed past recognition: it was skipped, and the first divergence
+    # moved to the next op without the warning an unreadable file gets.
+    target = write_tree(tmp_path / "npu", lambda i, v: v + 1.0 if i >= 1 else v)
+    culprit = dump_file_of(target, "block1/conv")
+    culprit.rename(culprit.with_name("12345678901234567890123456789012"))
+    lines = _run(target, golden_tree, tmp_path / "out")
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence"))
+    assert "block2/conv" in lines[first]
+    assert lines[first + 1] == (
+        "warning: it may start earlier: 1 file of the target tree was skipped (above), and a dump file "
+        "among them is not compared"
+    )
+
+
+def test_a_mapping_entry_naming_a_path_is_no_hidden_file(tmp_path: Path) -> None:
+    from dumpcmp.proto.walker import walk_dump_tree
+
+    target = write_tree(tmp_path / "npu")
+    culprit = dump_file_of(target, "block1/conv")
+    numeric = culprit.with_name("12345678901234567890123456789012")
+    culprit.rename(numeric)
+    (numeric.parent / "mapping.csv").write_text(f"{numeric.name},../../{culprit.name}\n")
+    (skipped,) = walk_dump_tree(target).skipped
+    assert skipped.reason.startswith(f"mapping.csv names it '../../{culprit.name}', not a dump file name: ")
+
+
 def test_a_corrupt_file_is_named_once_in_its_line(golden_tree: Path, tmp_path: Path) -> None:
     target = write_tree(tmp_path / "npu")
     culprit = dump_file_of(target, "block1/conv")
