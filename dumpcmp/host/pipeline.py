@@ -217,8 +217,12 @@ def _as_golden(
 
 
 # Pairs of at most this many elements are compared in stacks (``evaluate_all``); a larger pair's
-# own work outweighs the few microseconds a stack saves it, and each stack holds its pairs' copies.
+# own work outweighs the few microseconds a stack saves it.
 STACK_MAX_ELEMENTS = 1 << 14
+# Elements of one stack, at most (a pair alone may have more): a stack is copied together (both
+# sides, the conversions of the kernels' input), and both passes read it whole, so it stays within
+# a megabyte or so, however many tiny tensors a batch of files holds.
+STACK_ELEMENTS = 1 << 16
 
 
 # What the pairs of one stack share: the target's dtype as stored, device format, device and
@@ -260,16 +264,20 @@ def evaluate_all(jobs: Sequence[TensorJob], options: CompareOptions) -> list[Res
         key = (as_is, tensor.format, tensor.shape, tensor.original_shape, tensor.sub_format,
                job.origin_format, y.dtype, y.shape)  # fmt: skip
         stacks.setdefault(key, []).append(i)
-    for key, members in stacks.items():
-        if len(members) < 2:
-            continue
-        try:
-            metrics = _stack_metrics(key, [jobs[i] for i in members], [loaded[i] for i in members], options)
-        except DumpcmpError:
-            continue  # each pair alone says why
-        golden_dtype = dtype_label(loaded[members[0]].dtype)
-        for i, values in zip(members, metrics, strict=True):
-            rows[i] = _row(jobs[i], options, golden_dtype=golden_dtype, shape=loaded[i].shape, metrics=values)
+    for key, kind in stacks.items():
+        per_stack = max(1, STACK_ELEMENTS // loaded[kind[0]].size)
+        for start in range(0, len(kind), per_stack):
+            members = kind[start : start + per_stack]
+            if len(members) < 2:
+                continue
+            goldens = [loaded[i] for i in members]
+            try:
+                metrics = _stack_metrics(key, [jobs[i] for i in members], goldens, options)
+            except DumpcmpError:
+                continue  # each pair alone says why
+            golden_dtype = dtype_label(goldens[0].dtype)
+            for i, y, values in zip(members, goldens, metrics, strict=True):
+                rows[i] = _row(jobs[i], options, golden_dtype=golden_dtype, shape=y.shape, metrics=values)
     return [row if row is not None else evaluate(job, options, loaded.get(i)) for i, (row, job) in
             enumerate(zip(rows, jobs, strict=True))]  # fmt: skip
 

@@ -224,27 +224,41 @@ def _mixed_jobs(seed: int = 0) -> list[TensorJob]:
     return [jobs[i] for i in rng.permutation(len(jobs))]
 
 
+@pytest.fixture
+def stacked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of pairs of every stack ``evaluate_all`` compares, in order."""
+    sizes: list[int] = []
+
+    def counted(x: np.ndarray, y: np.ndarray) -> list[MetricValues]:
+        sizes.append(x.shape[0])
+        return compare_rows(x, y)
+
+    monkeypatch.setattr(pipeline, "compare_rows", counted)
+    return sizes
+
+
 @pytest.mark.parametrize(
     "options",
     [CompareOptions(), CompareOptions(overflow_detection=True), CompareOptions(file_pair=True)],
     ids=["plain", "overflow", "exact-shapes"],
 )
-def test_evaluate_all_gives_the_rows_of_evaluate(
-    options: CompareOptions, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stacked: list[int] = []
-
-    def counted(x: np.ndarray, y: np.ndarray) -> list[MetricValues]:
-        stacked.append(x.shape[0])
-        return compare_rows(x, y)
-
+def test_evaluate_all_gives_the_rows_of_evaluate(options: CompareOptions, stacked: list[int]) -> None:
     jobs = _mixed_jobs()
-    want = [evaluate(job, options) for job in jobs]
-    monkeypatch.setattr(pipeline, "compare_rows", counted)
-    assert _texts(evaluate_all(jobs, options)) == _texts(want)
+    assert _texts(evaluate_all(jobs, options)) == _texts([evaluate(job, options) for job in jobs])
     # The kinds that stack did (NC1HWC0 alone is one stack of 3), and nothing was stacked twice.
     assert stacked and min(stacked) >= 2 and sum(stacked) <= len(jobs)
     assert 3 in stacked
+
+
+def test_many_pairs_of_a_kind_make_stacks_of_a_bounded_size(
+    stacked: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make = _kinds(np.random.default_rng(4))["nd"]
+    jobs = [make(i) for i in range(11)]
+    monkeypatch.setattr(pipeline, "STACK_ELEMENTS", 4 * 12)  # 4 pairs of (3, 4)
+    options = CompareOptions()
+    assert _texts(evaluate_all(jobs, options)) == _texts([evaluate(job, options) for job in jobs])
+    assert stacked == [4, 4, 3]
 
 
 def test_the_stacks_are_read_in_the_golden_layout() -> None:
