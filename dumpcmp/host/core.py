@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,15 @@ from dumpcmp.errors import InternalError
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
-from dumpcmp.host.pipeline import CompareOptions, evaluate, file_jobs, unreadable_file_job
+from dumpcmp.host.pipeline import (
+    CompareOptions,
+    TensorJob,
+    evaluate,
+    evaluate_all,
+    file_jobs,
+    held_cheaply,
+    unreadable_file_job,
+)
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
@@ -107,6 +116,10 @@ class ResultFamily(Protocol):
         """Every row of one dump file; failures become reasons."""
         ...
 
+    def compare_files(self, entries: Sequence[DumpEntry], plan: ComparePlan) -> list[FileRows[Any]]:
+        """``compare_file`` of each file, in order (a family may compare their tensors together)."""
+        ...
+
     def failed_file(self, entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[Any]:
         """The rows of a file whose comparison never finished: one row with ``reason``."""
         ...
@@ -142,12 +155,31 @@ class OfflineData:
     name = "offline_data"
 
     def compare_file(self, entry: DumpEntry, plan: ComparePlan) -> FileRows[ResultRow]:
+        return self.compare_files((entry,), plan)[0]
+
+    def compare_files(self, entries: Sequence[DumpEntry], plan: ComparePlan) -> list[FileRows[ResultRow]]:
+        """Each file's rows, the small tensors of all of them compared in stacks (``evaluate_all``);
+        a file with a large tensor is compared at once, so that no two large files are held."""
         golden = _golden(plan)
         matcher = _matcher(plan)
-        if entry.is_stats:
-            return FileRows(entry, stats=tuple(compare_stats_file(entry, golden, matcher)))
-        jobs = file_jobs(entry, golden, matcher, plan.options)
-        return FileRows(entry, rows=tuple(evaluate(job, plan.options) for job in jobs))
+        options = plan.options
+        done: dict[int, FileRows[ResultRow]] = {}
+        held: list[tuple[int, int]] = []  # (file, its number of jobs), in order
+        jobs: list[TensorJob] = []
+        for number, entry in enumerate(entries):
+            if entry.is_stats:
+                done[number] = FileRows(entry, stats=tuple(compare_stats_file(entry, golden, matcher)))
+                continue
+            its_jobs = list(file_jobs(entry, golden, matcher, options))
+            if all(held_cheaply(job) for job in its_jobs):
+                held.append((number, len(its_jobs)))
+                jobs.extend(its_jobs)
+            else:
+                done[number] = FileRows(entry, rows=tuple(evaluate(job, options) for job in its_jobs))
+        rows = iter(evaluate_all(jobs, options))
+        for number, count in held:
+            done[number] = FileRows(entries[number], rows=tuple(itertools.islice(rows, count)))
+        return [done[number] for number in range(len(entries))]
 
     def failed_file(self, entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[ResultRow]:
         if entry.is_stats:
@@ -218,6 +250,18 @@ class ComparePlan:
 def compare_file(entry: DumpEntry, plan: ComparePlan) -> FileRows[Any]:
     """Every row of one dump file (tensor dump or statistics dump); failures become reasons."""
     return plan.family.compare_file(entry, plan)
+
+
+def compare_batch(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows[Any]]:
+    """``compare_file`` of each (file, plan), in order, the files of a plan given one after the
+    other compared together (``ResultFamily.compare_files``): a worker's batch of tiny files
+    costs a few kernel calls, not a few per file."""
+    results: list[FileRows[Any]] = []
+    for _, run in itertools.groupby(pairs, key=lambda pair: id(pair[1])):
+        files = list(run)
+        plan = files[0][1]
+        results.extend(plan.family.compare_files([entry for entry, _ in files], plan))
+    return results
 
 
 def failed_file(entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[Any]:

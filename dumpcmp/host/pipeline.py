@@ -7,9 +7,10 @@ keeps state between files.
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -18,11 +19,11 @@ import numpy as np
 from dumpcmp.errors import DumpcmpError, DumpFormatError, FormatError, MatchError, UnreadableTensorError
 from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir
 from dumpcmp.host.matcher import GoldenRef, Matcher, NoGolden, TensorIO, identity_ref
-from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays
+from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays, compare_rows
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
 from dumpcmp.proto.custom_converters import CustomConverters
-from dumpcmp.proto.dtypes import DataType, Format, format_by_name
+from dumpcmp.proto.dtypes import DataType, Format, format_by_name, stored_as_is
 from dumpcmp.proto.layouts import convert
 from dumpcmp.proto.walker import DumpEntry
 
@@ -164,15 +165,17 @@ def _locate(golden: GoldenSource, ref: GoldenRef | NoGolden) -> tuple[GoldenTens
     return found, ""
 
 
-def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
-    """Read both sides of one job and compute its row; any failure becomes the row's reason."""
+def evaluate(job: TensorJob, options: CompareOptions, golden: np.ndarray | None = None) -> ResultRow:
+    """Read both sides of one job and compute its row; any failure becomes the row's reason.
+
+    ``golden``: the job's golden tensor, where the caller has loaded it already."""
     tensor = job.tensor
     if tensor is None or job.golden is None:
         shape = (tensor.original_shape or tensor.shape) if tensor is not None else None
         unavailable = MetricValues.unavailable(job.reason or "no golden tensor")
         return _row(job, options, golden_dtype="NaN", shape=shape, metrics=unavailable)
     try:
-        x, y = aligned_pair(tensor, job.golden, job.origin_format, options)
+        x, y = aligned_pair(tensor, job.golden, job.origin_format, options, golden)
         metrics = compare_arrays(x, y)
         return _row(job, options, golden_dtype=dtype_label(y.dtype), shape=y.shape, metrics=metrics)
     except UnreadableTensorError as exc:
@@ -185,9 +188,14 @@ def evaluate(job: TensorJob, options: CompareOptions) -> ResultRow:
 
 
 def aligned_pair(
-    tensor: DumpTensor, golden: GoldenTensor, origin_format: str, options: CompareOptions
+    tensor: DumpTensor,
+    golden: GoldenTensor,
+    origin_format: str,
+    options: CompareOptions,
+    loaded: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Both sides of a pair as compared: the NPU tensor in the golden's layout and shape, the golden.
+    """Both sides of a pair as compared: the NPU tensor in the golden's layout and shape, the golden
+    (``loaded``, where the caller has loaded it already).
 
     Raises a DumpcmpError (unreadable side, "shape mismatch [a] vs [b]") when they cannot be paired.
     """
@@ -195,10 +203,135 @@ def aligned_pair(
         x = tensor.logical(options.custom)
     except FormatError as exc:
         raise UnreadableTensorError(str(exc)) from None
-    y = golden.load()
+    y = golden.load() if loaded is None else loaded
     _refuse_raw_bits(x.dtype, y.dtype, golden.label)
-    x = _to_origin_format(x, origin_format, y.shape, options.custom)
-    return fit_golden_shape(x, y.shape, exact=options.exact_shapes), y
+    return _as_golden(x, origin_format, y.shape, options), y
+
+
+def _as_golden(
+    x: np.ndarray, origin_format: str, golden_shape: tuple[int, ...], options: CompareOptions
+) -> np.ndarray:
+    """The logical target tensor ``x`` in the golden's layout and shape."""
+    x = _to_origin_format(x, origin_format, golden_shape, options.custom)
+    return fit_golden_shape(x, golden_shape, exact=options.exact_shapes)
+
+
+# Pairs of at most this many elements are compared in stacks (``evaluate_all``); a larger pair's
+# own work outweighs the few microseconds a stack saves it.
+STACK_MAX_ELEMENTS = 1 << 14
+# Elements of one stack, at most (a pair alone may have more): a stack is copied together (both
+# sides, the conversions of the kernels' input), and both passes read it whole, so it stays within
+# a megabyte or so, however many tiny tensors a batch of files holds.
+STACK_ELEMENTS = 1 << 16
+
+
+# What the pairs of one stack share: the target's dtype as stored, device format, device and
+# original shapes, sub-format; the golden's origin format (rule file), dtype and shape.
+_StackKey = tuple[np.dtype, int, tuple[int, ...], tuple[int, ...], int, str, np.dtype, tuple[int, ...]]
+
+
+def held_cheaply(job: TensorJob) -> bool:
+    """Whether a caller of ``evaluate_all`` may hold ``job`` with others at no real cost in memory:
+    its target tensor is small enough to be stacked, or absent (a row with no numbers)."""
+    tensor = job.tensor
+    return tensor is None or tensor.element_count <= STACK_MAX_ELEMENTS
+
+
+def evaluate_all(jobs: Sequence[TensorJob], options: CompareOptions) -> list[ResultRow]:
+    """``evaluate`` of each job, the same rows bit for bit, with the pairs of small tensors of one
+    kind (dtype, layout, shapes, on both sides) compared in stacks: each stack's layout undone by
+    one gather and its metrics computed by one kernel call (``compare_rows``). The tiny tensors
+    of LLM and TorchAir dumps, tens of thousands a step, cost their calls far more than their
+    elements. A pair that cannot be stacked, or a stack that fails (a layout that does not fit,
+    a dtype without numbers), is evaluated alone: its row says why, as ``evaluate`` says it.
+    """
+    rows: list[ResultRow | None] = [None] * len(jobs)
+    loaded: dict[int, np.ndarray] = {}
+    stacks: dict[_StackKey, list[int]] = {}
+    for i, job in enumerate(jobs):
+        tensor = job.tensor
+        as_is = stored_as_is(tensor.data_type) if tensor is not None and options.custom is None else None
+        if as_is is None or job.golden is None or tensor is None or tensor.element_count > STACK_MAX_ELEMENTS:
+            continue
+        try:
+            y = job.golden.load()
+        except DumpcmpError:
+            continue  # alone, its row says why
+        if not 0 < y.size <= STACK_MAX_ELEMENTS:  # an empty pair's row has no numbers to stack
+            rows[i] = evaluate(job, options, y)  # now: a large golden is not held
+            continue
+        loaded[i] = y
+        key = (as_is, tensor.format, tensor.shape, tensor.original_shape, tensor.sub_format,
+               job.origin_format, y.dtype, y.shape)  # fmt: skip
+        stacks.setdefault(key, []).append(i)
+    for key, kind in stacks.items():
+        per_stack = max(1, STACK_ELEMENTS // loaded[kind[0]].size)
+        for start in range(0, len(kind), per_stack):
+            members = kind[start : start + per_stack]
+            if len(members) < 2:
+                continue
+            goldens = [loaded[i] for i in members]
+            try:
+                metrics = _stack_metrics(key, [jobs[i] for i in members], goldens, options)
+            except DumpcmpError:
+                continue  # each pair alone says why
+            golden_dtype = dtype_label(goldens[0].dtype)
+            for i, y, values in zip(members, goldens, metrics, strict=True):
+                rows[i] = _row(jobs[i], options, golden_dtype=golden_dtype, shape=y.shape, metrics=values)
+    return [row if row is not None else evaluate(job, options, loaded.get(i)) for i, (row, job) in
+            enumerate(zip(rows, jobs, strict=True))]  # fmt: skip
+
+
+def _stack_metrics(
+    key: _StackKey, jobs: Sequence[TensorJob], goldens: Sequence[np.ndarray], options: CompareOptions
+) -> list[MetricValues]:
+    """The metrics of pairs of one kind (``evaluate_all``'s ``key``), as ``evaluate`` computes
+    each; raises the DumpcmpError that would stop any of them (then each is evaluated alone)."""
+    as_is, _, _, _, _, origin_format, golden_dtype, golden_shape = key
+    tensors = [job.tensor for job in jobs]
+    first = tensors[0]
+    assert first is not None and jobs[0].golden is not None
+    _refuse_raw_bits(as_is, golden_dtype, jobs[0].golden.label)
+    order = _stack_order(first.format, first.shape, first.original_shape, first.sub_format, origin_format,
+                         golden_shape, options)  # fmt: skip
+    payloads = np.concatenate([t.payload for t in tensors if t is not None]).view(as_is)
+    x = payloads.reshape(len(tensors), -1)
+    if order is not None:
+        x = x.take(order, axis=1)  # C-contiguous, as x[:, order] need not be
+    y = np.stack(goldens).reshape(len(goldens), -1)
+    return compare_rows(x, y)
+
+
+@functools.lru_cache(maxsize=128)
+def _stack_order(
+    device_format: int,
+    shape: tuple[int, ...],
+    original_shape: tuple[int, ...],
+    sub_format: int,
+    origin_format: str,
+    golden_shape: tuple[int, ...],
+    options: CompareOptions,
+) -> np.ndarray | None:
+    """Where each element of a target tensor of this geometry, as compared (``aligned_pair``:
+    logical layout, the golden's layout and shape, C order), lies in its dump payload; None when
+    in the same place. ``aligned_pair``'s own steps on a tensor of element numbers: every layout
+    conversion only moves elements (a user's converter is never asked: it may compute)."""
+    numbers = np.arange(_elements(shape), dtype=np.int64)
+    tensor = DumpTensor(TensorKind.OUTPUT, 0, int(DataType.DT_INT64), device_format, shape, original_shape,
+                        numbers.nbytes, numbers.view(np.uint8), sub_format=sub_format)  # fmt: skip
+    moved = _as_golden(tensor.logical(), origin_format, golden_shape, options)
+    order = np.ascontiguousarray(moved).reshape(-1)  # fewer than the payload's: padding is cut
+    if np.array_equal(order, numbers):
+        return None
+    order.flags.writeable = False  # cached: shared by every stack of this geometry
+    return order
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
 
 
 def _refuse_raw_bits(target: np.dtype, golden: np.dtype, label: str) -> None:

@@ -38,7 +38,7 @@ from itertools import islice
 from typing import Protocol
 
 from dumpcmp.errors import InternalError
-from dumpcmp.host.core import ComparePlan, FileRows, compare_file
+from dumpcmp.host.core import ComparePlan, FileRows, compare_batch
 from dumpcmp.host.pipeline import freeze_long_lived
 from dumpcmp.host.row_batch import FileBatch
 from dumpcmp.proto.walker import DumpEntry
@@ -96,7 +96,7 @@ class Work:
 
     def compare(self, start: int, stop: int) -> list[FileRows]:
         """Files ``start`` to ``stop`` through the core, here."""
-        return [compare_file(entry, plan) for entry, plan in self.pairs(start, stop)]
+        return compare_batch(self.pairs(start, stop))
 
     def pairs(self, start: int, stop: int) -> list[tuple[DumpEntry, ComparePlan]]:
         """Files ``start`` to ``stop``, each with its plan."""
@@ -115,10 +115,10 @@ def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
     column, and their lines of the result table (the coordinator's CPU is what limits a cluster,
     and formatting a row there cost as much as reading it back), not the entries: the parent has
     them, and pickling an entry there and back cost more than the file's rows."""
-    files = []
-    for entry, plan in pairs:
-        result = compare_file(entry, plan)
-        files.append((result.rows, result.stats, plan.family.row_text(result.rows, plan)))
+    files = [
+        (result.rows, result.stats, plan.family.row_text(result.rows, plan))
+        for result, (_, plan) in zip(compare_batch(pairs), pairs, strict=True)
+    ]
     return FileBatch.of(files)
 
 

@@ -285,6 +285,12 @@ def numpy_dtype(data_type: DataType) -> np.dtype:
     raise UnsupportedDtypeError(data_type.name)
 
 
+def stored_as_is(data_type: int) -> np.dtype | None:
+    """The dtype whose elements a payload of ``data_type`` holds byte for byte (decoding it is a
+    view of its bytes), or None: a packed or table type, a value outside the enum."""
+    return _NUMPY.get(data_type)  # type: ignore[call-overload]  # an int finds its IntEnum member
+
+
 def data_type_of(dtype: np.dtype) -> DataType:
     """numpy dtype → dump DataType (for writers)."""
     try:

@@ -26,17 +26,17 @@ _SLOW_COMPARE = """
 import os, sys, time
 from dumpcmp.host import workers
 
-compare_file = workers.compare_file
+compare_batch = workers.compare_batch
 
-def slow(entry, plan):
+def slow(pairs):
     mark = os.environ["MARK"]
     with open(mark + ".tmp", "w") as f:
         f.write(str(os.getpid()))
     os.replace(mark + ".tmp", mark)
     time.sleep(60)
-    return compare_file(entry, plan)
+    return compare_batch(pairs)
 
-workers.compare_file = slow
+workers.compare_batch = slow
 sys.argv = ["dumpcmp", *sys.argv[1:]]
 from dumpcmp.launch import main
 main()

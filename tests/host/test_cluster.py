@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -19,7 +19,7 @@ from random import Random
 import pytest
 
 from dumpcmp.errors import ClusterError
-from dumpcmp.host.core import ComparePlan, compare_file, file_order
+from dumpcmp.host.core import ComparePlan, FileRows, compare_file, file_order
 from dumpcmp.host.golden import open_golden
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.pipeline import CompareOptions
@@ -106,14 +106,14 @@ def patched_workers(client: distributed.Client, patch: Callable[[], None]) -> It
         client.run(patch)
         yield
     finally:
-        client.run(_heal_compare_file)
+        client.run(_heal_compare_batch)
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
-def _heal_compare_file() -> None:
+def _heal_compare_batch() -> None:
     from dumpcmp.host import core, workers
 
-    workers.compare_file = core.compare_file
+    workers.compare_batch = core.compare_batch
 
 
 def _first_files_slow() -> None:
@@ -122,12 +122,12 @@ def _first_files_slow() -> None:
 
     from dumpcmp.host import core, workers
 
-    def slow(entry: object, plan: ComparePlan) -> object:
-        if ".1.1." in entry.path.name or ".2.1." in entry.path.name:  # type: ignore[attr-defined]
+    def slow(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+        if any(".1.1." in entry.path.name or ".2.1." in entry.path.name for entry, _ in pairs):
             time.sleep(0.5)
-        return core.compare_file(entry, plan)  # type: ignore[arg-type]
+        return core.compare_batch(pairs)
 
-    workers.compare_file = slow  # type: ignore[assignment]
+    workers.compare_batch = slow
 
 
 def test_tasks_finishing_out_of_order_give_the_ordered_csv(
@@ -183,16 +183,16 @@ def test_a_worker_killed_mid_run_costs_a_retry_not_the_run(
 POISON = "MaxPool"
 
 
-def _poison_compare_file() -> None:
+def _poison_compare_batch() -> None:
     """Runs in each worker: comparing one op's files raises, as a crashing dependency would."""
     from dumpcmp.host import core, workers
 
-    def failing(entry: object, plan: ComparePlan) -> object:
-        if POISON in entry.path.name:  # type: ignore[attr-defined]
+    def failing(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:
+        if any(POISON in entry.path.name for entry, _ in pairs):
             raise RuntimeError("simulated crash")
-        return core.compare_file(entry, plan)  # type: ignore[arg-type]
+        return core.compare_batch(pairs)
 
-    workers.compare_file = failing  # type: ignore[assignment]
+    workers.compare_batch = failing
 
 
 def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
@@ -200,7 +200,7 @@ def test_a_file_failing_every_try_gets_its_reason_row_and_the_rest_are_compared(
 ) -> None:
     local = _run(simulated, tmp_path / "local")
     runner = ClusterRunner(client)
-    with patched_workers(client, _poison_compare_file):
+    with patched_workers(client, _poison_compare_batch):
         remote = _run(simulated, tmp_path / "cluster", runner)
     assert remote.keys() == local.keys()
     for name, table in remote.items():

@@ -30,7 +30,9 @@ is as exact there (~0.53 ulp) and made the KL pass ~2x faster on such data.
 The pipeline calls these loops through ``_native``, which keeps them as object code (compiled
 here, by ``native_ir``, the first time a pair of dtypes is met) and loads them without numba.
 The njit functions are the same loops, called directly by the tests. Both are cached in the
-user's cache directory (``cache_dir``), never next to this file.
+user's cache directory (``cache_dir``), never next to this file. The native passes ``*_rows`` run
+the same loops over many pairs of one length laid end to end, in one call: for the tiny tensors
+of LLM dumps the call and its Python around it, not the loop, were the cost.
 """
 
 from __future__ import annotations
@@ -348,6 +350,16 @@ def _first_pass_into(x: Chunk, y: Chunk, acc: npt.NDArray[np.float64], out: npt.
         out[k] = v
 
 
+@_inline
+def _first_pass_rows_into(
+    x: Chunk, y: Chunk, rows: int, n: int, acc: npt.NDArray[np.float64], out: npt.NDArray[np.float64]
+) -> None:
+    """Pass 1 over each of ``rows`` pairs of ``n`` elements laid end to end, pair ``r``'s 12
+    results at ``out[12 * r:]``: the loop above, once a pair (many tiny tensors, one call)."""
+    for r in range(rows):
+        _first_pass_into(x[r * n : (r + 1) * n], y[r * n : (r + 1) * n], acc, out[12 * r : 12 * (r + 1)])
+
+
 @_contracted_kernel
 def first_pass(x: Chunk, y: Chunk) -> tuple[float, ...]:
     """Σxy, Σx, Σy, Σ|d|, Σd², max|d|, Σrel, max rel, min x, max x, min y, max y (d = x − y).
@@ -456,6 +468,20 @@ def _kl_terms_into(
     out[2] = acc[2 * lanes : 3 * lanes].sum()
     out[3] = acc[3 * lanes : 4 * lanes].sum()
     out[4] = acc[4 * lanes :].sum()
+
+
+@_inline
+def _kl_terms_rows_into(
+    x: Chunk, y: Chunk, rows: int, n: int, centres: npt.NDArray[np.float64],
+    acc: npt.NDArray[np.float64], scratch: npt.NDArray[np.float64], out: npt.NDArray[np.float64],
+) -> None:  # fmt: skip
+    """Pass 2 over each of ``rows`` pairs of ``n`` elements laid end to end, pair ``r`` with the
+    six constants at ``centres[6 * r:]`` (``kl_terms``' mx … ky), its 5 sums at ``out[5 * r:]``."""
+    for r in range(rows):
+        c = 6 * r
+        _kl_terms_into(x[r * n : (r + 1) * n], y[r * n : (r + 1) * n], centres[c], centres[c + 1],
+                       centres[c + 2], centres[c + 3], centres[c + 4], centres[c + 5], acc, scratch,
+                       out[5 * r : 5 * (r + 1)])  # fmt: skip
 
 
 @_contracted_kernel
@@ -569,6 +595,10 @@ def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
         _first_pass_into(numba.carray(xp, n), numba.carray(yp, n), numba.carray(acc, 12 * lanes),
                          numba.carray(out, 12))  # fmt: skip
 
+    def first_rows(xp: Any, yp: Any, rows: int, n: int, acc: Any, out: Any) -> None:
+        _first_pass_rows_into(numba.carray(xp, rows * n), numba.carray(yp, rows * n), rows, n,
+                              numba.carray(acc, 12 * lanes), numba.carray(out, 12 * rows))  # fmt: skip
+
     def special(xp: Any, yp: Any, n: int, out: Any) -> None:
         _special_counts_into(numba.carray(xp, n), numba.carray(yp, n), numba.carray(out, 5))
 
@@ -577,6 +607,11 @@ def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
         _kl_terms_into(numba.carray(xp, n), numba.carray(yp, n), mx, my, sx, sy, kx, ky,
                        numba.carray(acc, 5 * lanes), numba.carray(scratch, 2 * lanes),
                        numba.carray(out, 5))  # fmt: skip
+
+    def kl_rows(xp: Any, yp: Any, rows: int, n: int, centres: Any, acc: Any, scratch: Any, out: Any) -> None:
+        _kl_terms_rows_into(numba.carray(xp, rows * n), numba.carray(yp, rows * n), rows, n,
+                            numba.carray(centres, 6 * rows), numba.carray(acc, 5 * lanes),
+                            numba.carray(scratch, 2 * lanes), numba.carray(out, 5 * rows))  # fmt: skip
 
     def torchair(xp: Any, yp: Any, n: int, eps: float, bound1: float, bound5: float, acc: Any,
                  out: Any) -> None:  # fmt: skip
@@ -594,6 +629,12 @@ def native_ir(x_code: str, y_code: str) -> dict[str, tuple[str, str]]:
             _CONTRACT,
         ),
         "torchair_pass": (torchair, types.void(x_ptr, y_ptr, i64, f64, f64, f64, f64_ptr, f64_ptr), False),
+        "first_pass_rows": (first_rows, types.void(x_ptr, y_ptr, i64, i64, f64_ptr, f64_ptr), _CONTRACT),
+        "kl_terms_rows": (
+            kl_rows,
+            types.void(x_ptr, y_ptr, i64, i64, f64_ptr, f64_ptr, f64_ptr, f64_ptr),
+            _CONTRACT,
+        ),
     }
     out = {}
     for name, (fn, signature, fastmath) in signatures.items():

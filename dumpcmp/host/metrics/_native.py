@@ -43,6 +43,7 @@ __all__ = [
     "FLOAT16_BITS",
     "LANES",
     "Chunks",
+    "Rows",
     "cache_dir",
     "first_pass",
     "kl_terms",
@@ -206,6 +207,8 @@ _C_SIGNATURES = {
     "special_counts": ctypes.CFUNCTYPE(None, _P, _P, _I64, _P),
     "kl_terms": ctypes.CFUNCTYPE(None, _P, _P, _I64, _F64, _F64, _F64, _F64, _F64, _F64, _P, _P, _P),
     "torchair_pass": ctypes.CFUNCTYPE(None, _P, _P, _I64, _F64, _F64, _F64, _P, _P),
+    "first_pass_rows": ctypes.CFUNCTYPE(None, _P, _P, _I64, _I64, _P, _P),
+    "kl_terms_rows": ctypes.CFUNCTYPE(None, _P, _P, _I64, _I64, _P, _P, _P, _P),
 }
 
 
@@ -342,6 +345,48 @@ class Chunks:
         _, out, _, (acc_at, out_at, _) = _scratch()
         self._passes["torchair_pass"](self._x, self._y, self.n, eps, bound1, bound5, acc_at, out_at)
         return tuple(out[:10].tolist())
+
+
+class Rows:
+    """Many pairs of equal length laid end to end in two 1-D C-contiguous arrays (the kernels'
+    dtypes, as ``Chunks``), every pass over all of them in one call: pair ``r`` is elements
+    ``r * n`` to ``(r + 1) * n``. The results are those of ``Chunks`` over each pair, bit for bit:
+    the same loops."""
+
+    __slots__ = ("_arrays", "_passes", "_x", "_y", "n", "rows")
+
+    def __init__(self, x: npt.NDArray[Any], y: npt.NDArray[Any], rows: int) -> None:
+        if x.shape != y.shape or x.ndim != 1 or rows < 1 or x.shape[0] % rows:
+            raise ValueError(f"{rows} pairs cannot be laid in arrays of shapes {x.shape} and {y.shape}")
+        self._arrays = (x, y)
+        self._passes = _pair(x, y)
+        self._x, self._y, self.rows, self.n = _address(x), _address(y), rows, x.shape[0] // rows
+
+    def special_counts(self, r: int) -> tuple[int, int, int, int, int]:
+        """``Chunks.special_counts`` of pair ``r`` alone (only pairs holding NaN/inf need it)."""
+        x, y = self._arrays
+        n = self.n
+        return Chunks(x[r * n : (r + 1) * n], y[r * n : (r + 1) * n]).special_counts()
+
+    def first_pass(self) -> list[list[float]]:
+        """``Chunks.first_pass`` of each pair."""
+        _, _, _, (acc_at, _, _) = _scratch()
+        out = np.empty((self.rows, 12))
+        self._passes["first_pass_rows"](self._x, self._y, self.rows, self.n, acc_at, _address(out))
+        sums: list[list[float]] = out.tolist()
+        return sums
+
+    def kl_terms(self, centres: npt.NDArray[np.float64]) -> list[list[float]]:
+        """``Chunks.kl_terms`` of each pair, pair ``r`` with the six constants ``centres[r]``."""
+        if centres.shape != (self.rows, 6) or centres.dtype != np.float64 or not centres.flags.c_contiguous:
+            raise ValueError(f"centres of {self.rows} pairs: a C-contiguous ({self.rows}, 6) float64 array")
+        acc, _, _, (acc_at, _, _) = _scratch()
+        scratch_at = acc_at + 5 * LANES * acc.itemsize  # as ``Chunks.kl_terms``
+        out = np.empty((self.rows, 5))
+        self._passes["kl_terms_rows"](self._x, self._y, self.rows, self.n, _address(centres), acc_at,
+                                      scratch_at, _address(out))  # fmt: skip
+        sums: list[list[float]] = out.tolist()
+        return sums
 
 
 def first_pass(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[float, ...]:

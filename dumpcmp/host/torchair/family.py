@@ -195,6 +195,9 @@ class Torchair:
             return self.failed_file(entry, plan, str(exc))
         return FileRows(entry, rows=tuple(self.row(pair) for pair in pairs))
 
+    def compare_files(self, entries: Sequence[DumpEntry], plan: ComparePlan) -> list[FileRows[TorchairRow]]:
+        return [self.compare_file(entry, plan) for entry in entries]
+
     def failed_file(self, entry: DumpEntry, plan: ComparePlan, reason: str) -> FileRows[TorchairRow]:
         """One row for a GE file with no readable tensors (corrupt, crashed every worker)."""
         row = TorchairRow(None, entry.name.op_name, str(entry.path), "", _nothing(self.mode), NOT_COMPARED,
