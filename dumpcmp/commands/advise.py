@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["advise_file", "advise_table", "print_advice", "register", "result_files", "result_files_named"]
 
-# result_{ts}.csv, or a batch shard's {device}_{model}_{step}_result_{ts}.csv (and _1, _2 … copies).
-_RESULT_NAME = re.compile(r"^(?P<prefix>.*?)result_(?P<stamp>\d{14})(?:_\d+)?$")
+# result_{ts}.csv, or a batch shard's {device}_{model}_{step}_result_{ts}.csv (and _1, _2 … copies, whose
+# advisor files keep the suffix).
+_RESULT_NAME = re.compile(r"^(?P<prefix>.*?)result_(?P<stamp>\d{14}(?:_\d+)?)$")
 
 
 def result_files(directory: Path) -> list[Path]:

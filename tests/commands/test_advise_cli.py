@@ -68,6 +68,17 @@ def test_advise_a_csv_prints_findings_and_writes_them_beside_it(tmp_path: Path) 
     assert (tmp_path / f"advisor_{STAMP}_1.txt").is_file() and text.read_text().startswith(LINE)
 
 
+def test_the_advice_of_a_result_with_a_collision_suffix_keeps_the_suffix(tmp_path: Path) -> None:
+    # Two compares into one directory in the same second: result_T_1.csv was advised as advisor_T
+    # (or _2 once taken), so a run's advisor files named another run's result.
+    write_csv(tmp_path / f"result_{STAMP}.csv")
+    second = write_csv(tmp_path / f"result_{STAMP}_1.csv")
+    assert advise(second).exit_code == 0
+    assert files(tmp_path) == sorted(
+        [f"result_{STAMP}.csv", f"result_{STAMP}_1.csv", f"advisor_{STAMP}_1.txt", f"advisor_{STAMP}_1.json"]
+    )
+
+
 def test_advise_an_xlsx_and_into_another_directory(tmp_path: Path) -> None:
     path = tmp_path / "mine.xlsx"
     book = xlsxwriter.Workbook(path)
