@@ -31,6 +31,9 @@ class TorchairTally:
     # of a run with a FAIL jumps (then statistics cannot place the fault), or None otherwise.
     drift: str | None = None
     statistics: bool = False  # the rows are statistics-mode rows
+    # The first FAIL's statistics are NaN on one side only: NaN/inf appeared there, and the fixed
+    # rule places the fault where the drift (which passes over NaN) cannot.
+    first_fail_nan: bool = False
 
     @property
     def compared(self) -> int:
@@ -46,6 +49,7 @@ class TorchairTally:
             key, row = fails[0]
             first = f"first FAIL: rank {key.rank} token {key.token}, {row.api_name}: {_reason(row)}"
         statistics = any(isinstance(r.values, StatsValues) for _, r in rows)
+        first_values = fails[0][1].values if fails else None
         return cls(
             pairs=len(rows),
             passed=sum(1 for _, r in rows if r.result == PASS),
@@ -57,6 +61,7 @@ class TorchairTally:
             first_fail=first,
             drift=_drift(outcome) if statistics else None,
             statistics=statistics,
+            first_fail_nan=isinstance(first_values, StatsValues) and bool(first_values.nan_on_one_side()),
         )
 
 
@@ -108,7 +113,7 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         )
     if tally.drift is not None:
         lines.append(tally.drift)
-    elif tally.failed and tally.statistics:
+    elif tally.failed and tally.statistics and not tally.first_fail_nan:
         lines.append(
             "statistics cannot place the fault: no tensor's L2 norm jumps away from the golden's above "
             "the run's noise before it; the first FAIL may lie downstream of the fault "

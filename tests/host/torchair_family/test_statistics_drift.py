@@ -43,3 +43,17 @@ def test_a_clean_run_says_neither() -> None:
     lines = _lines(0.0, 0.0004, 0.0008, 0.0)
     assert lines[-1] == "no FAIL: all 4 compared tensor pairs PASS"
     assert not any("statistics" in line for line in lines)
+
+
+def test_nan_appearing_on_one_side_is_placed_by_the_first_fail() -> None:
+    # The drift passes over NaN, so a NaN fault said "statistics cannot place the fault" right
+    # above the first FAIL that names it.
+    rows = [_row(i, 0.0) for i in range(3)]
+    golden = TensorStats("float32", (8,), 2.0, -1.0, 0.5, 10.0)
+    nan = TensorStats("float32", (8,), float("nan"), float("nan"), float("nan"), float("nan"))
+    values = StatsValues(nan, golden)
+    rows.append(TorchairRow(3, "Op3.output.0", "", "", values, *stats_verdict(values, TorchairThresholds())))
+    lines = summarize_torchair(CompareOutcome((ShardOutcome(TorchairShardKey(0, 0), None, tuple(rows)),)))
+    assert not any(line.startswith("statistics cannot place the fault") for line in lines)
+    assert lines[-1].startswith("first FAIL: rank 0 token 0, Op3.output.0: ")
+    assert "NaN on one side only" in lines[-1]
