@@ -124,12 +124,19 @@ def test_reduced_data_gives_the_same_statistics_and_md5_columns(tmp_path: Path) 
     assert real.exit_code == 1 and "nothing compared" in real.output and "statistics only" in real.output
 
 
-def test_statistics_name_where_they_move_away_not_the_first_fail_downstream(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [None, "min,max"])
+def test_statistics_name_where_they_move_away_not_the_first_fail_downstream(
+    tmp_path: Path, kept: str | None
+) -> None:
     # The bias keeps the faulty op within the 0.5 statistics rule; the first FAIL and the
-    # advisor's first divergence both named the last op, SoftmaxV2.
+    # advisor's first divergence both named the last op, SoftmaxV2. Reduced to min and max (no
+    # L2 norm, no golden values in a TorchAir table), the advisor still named SoftmaxV2.
     sim = tmp_path / "sim"
     _simulate(sim)
     ge, fx = sim / "msprobe_ge_dump", sim / "msprobe_fx_dump"
+    if kept is not None:
+        cli("reduce", ge, "--keep", kept)
+        cli("reduce", fx, "--keep", kept)
     out = tmp_path / "out"
     result = cli("compare", "-m", "torchair", "-tp", ge, "-gp", fx, "-o", out, "--summary-mode", "statistics",
                  "--advisor")  # fmt: skip
@@ -146,9 +153,12 @@ def test_statistics_name_where_they_move_away_not_the_first_fail_downstream(tmp_
     assert "its statistics move away from the golden's here" in first and "accumulating" in first
 
 
-def test_statistics_of_a_fault_free_run_move_nowhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [None, "min,max"])
+def test_statistics_of_a_fault_free_run_move_nowhere(tmp_path: Path, kept: str | None) -> None:
     sim = tmp_path / "sim"
     cli("sim", "run", "zoo:small_cnn", "--out", sim, "--torchair")
+    if kept is not None:
+        cli("reduce", sim, "--keep", kept)
     out = tmp_path / "out"
     result = cli("compare", "-m", "torchair", "-tp", sim / "msprobe_ge_dump", "-gp", sim / "msprobe_fx_dump",
                  "-o", out, "--summary-mode", "statistics", "--advisor")  # fmt: skip
