@@ -106,7 +106,7 @@ def file_jobs(
                 op_sequence=sequence,
                 op_type=op_type,
                 npu_name=npu_name,
-                ground_truth=_truth_column(truth, ref) if matched else NO_GOLDEN,
+                ground_truth=truth_column(truth, ref) if matched else NO_GOLDEN,
                 tensor_index=f"{npu_name}:{kind.value}:{tensor.index}",
                 tensor=tensor,
                 golden=found,
@@ -134,7 +134,20 @@ def _ground_truth(matcher: Matcher | None, op_name: str) -> str:
         return ""
 
 
-def _truth_column(truth: str, ref: GoldenRef | NoGolden) -> str:
+def op_names(matcher: Matcher | None, op_name: str) -> tuple[str, str]:
+    """An op's name as the fusion rule gives it, and its originals for the GroundTruth column ("":
+    none), from ``op_name`` as its file names it: a statistics file, unlike a dump file, holds no
+    op name of its own, so its rows would show the sanitised name (``_block2_Add``)."""
+    if matcher is None:
+        return op_name, op_name
+    try:
+        entry = matcher.entry(op_name)
+    except DumpcmpError:
+        return op_name, ""
+    return (entry.name, entry.ground_truth) if entry is not None else (op_name, "")
+
+
+def truth_column(truth: str, ref: GoldenRef | NoGolden) -> str:
     """The op's original names in every row of it, whether or not this tensor has a golden file;
     for ops GE inserted (no originals), the golden op looked up; ``*`` only with no counterpart."""
     if truth:

@@ -23,10 +23,10 @@ import numpy as np
 
 from dumpcmp.errors import DumpcmpError, DumpFormatError
 from dumpcmp.host.golden import GoldenSource
-from dumpcmp.host.matcher import GoldenRef, Matcher
+from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.metrics.offline_data import flat_chunks
 from dumpcmp.host.offline_table import golden_only_rows
-from dumpcmp.host.pipeline import locate_golden
+from dumpcmp.host.pipeline import locate_golden, op_names, truth_column
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
@@ -192,12 +192,13 @@ def _compare_row(
     entry: DumpEntry, row: StatsRow, golden: GoldenSource, matcher: Matcher | None
 ) -> StatsResult:
     op_name = entry.name.op_name
+    npu_name, originals = op_names(matcher, op_name)
     base = StatsResult(
         index=0,
         op_type=entry.name.op_type,
-        npu_name=op_name,
+        npu_name=npu_name,
         ground_truth=NO_GOLDEN,
-        tensor_index=f"{op_name}:{row.kind}:{row.index}",
+        tensor_index=f"{npu_name}:{row.kind}:{row.index}",
         dump_file=entry.path,
         data_type=row.data_type,
         format=row.format,
@@ -211,10 +212,11 @@ def _compare_row(
     except ValueError:
         return _with(base, reason=f"stats row of unknown kind {row.kind!r} (not Input/Output)")
     ref, found, reason = locate_golden(golden, matcher, op_name, kind, row.index)
+    # As a dump file's rows: the op's originals in every row of it, ``*`` only with no counterpart
+    truth = truth_column(originals, ref) if matcher is not None or found is not None else NO_GOLDEN
     if found is None:
-        return _with(base, reason=reason)
+        return _with(base, ground_truth=truth, reason=reason)
     base = replace(base, golden_key=found.key)
-    truth = ref.op_name if isinstance(ref, GoldenRef) else NO_GOLDEN
     try:
         array = found.load()
     except DumpcmpError as exc:

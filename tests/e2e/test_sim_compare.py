@@ -254,7 +254,31 @@ def test_statistics_dump_finds_the_faulty_op(tmp_path: Path) -> None:
     output, rows = _stats_compare(tmp_path, *_stats_simulation(tmp_path, (f"{fault}=bias:1",)))
     first = next(r for r in rows if r["Result"] == "FAIL")
     assert ":output:" in first["TensorIndex"]
-    assert first["NPUDump"] == "_block1_pw_conv_Conv_block1_pw_act_Relu"
+    assert first["NPUDump"] == "/block1.pw/conv/Conv/block1.pw/act/Relu"  # the op's name, not its file's
     line = next(x for x in output.splitlines() if x.startswith("first statistics divergence: "))
     assert f"index {first['Index']} Conv2D {first['NPUDump']}" in line
     assert line.endswith(".csv") and "dump file " in line
+
+
+def test_statistics_rows_name_ops_as_tensor_rows_do(tmp_path: Path) -> None:
+    # A statistics file holds no op name: its rows showed the sanitised file name
+    # (_block2_Add where a tensor dump's rows say /block2/Add) and, as ground truth, the one
+    # golden op looked up, not every original op of a fused op.
+    (tmp_path / "stats").mkdir()
+    dump, golden, rule = _stats_simulation(tmp_path / "stats")
+    _, stats = _stats_compare(tmp_path / "stats", dump, golden, rule)
+    sim = simulate("zoo:small_cnn", tmp_path / "real" / "sim", seed=2)
+    out = tmp_path / "real" / "out"
+    args = ["compare", "-tp", sim.npu_dump_dir, "-gp", golden, "-fr", rule, "-o", out]
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    ((path,),) = [list(out.glob("result_*.csv"))]
+    with path.open(newline="") as handle:
+        real = {
+            r["TensorIndex"]: (r["NPUDump"], r["GroundTruth"])
+            for r in csv.DictReader(handle)
+            if r["TensorIndex"]
+        }
+    named = {r["TensorIndex"]: (r["NPUDump"], r["GroundTruth"]) for r in stats if r["TensorIndex"]}
+    assert named == real
+    assert any("," in truth for _, truth in named.values())  # fused ops name every original
