@@ -12,6 +12,8 @@ import pytest
 import xxhash
 
 from dumpcmp.agent.uploader import UploadSettings
+from dumpcmp.commands.sim import simulate
+from dumpcmp.host.server import files as host_files
 from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -25,7 +27,7 @@ from dumpcmp.proto.upload_wire import (
     whole_message,
 )
 from tests.agent.recording_host import uploader_for
-from tests.host.server.hostkit import Client, Hosts, file_messages
+from tests.host.server.hostkit import Client, Hosts, file_messages, session_settings, simulation_files
 
 Ack = pb.UploadAck
 DUMP = pb.DUMP
@@ -345,3 +347,65 @@ def test_the_largest_messages_the_agent_sends_by_default_fit_the_hosts_limit(
     assert (report.stored, report.problems) == (2, ())
     for path in files:
         assert (tmp_path / "data/sessions/s1/dump" / path.relative_to(root)).read_bytes() == path.read_bytes()
+
+
+class _Advice:
+    """Which files got POSIX_FADV_DONTNEED, and on which thread (os.posix_fadvise recorded)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # By inode: a file received is advised under its temporary name, before its rename
+        self._dropped: dict[tuple[int, int], str] = {}
+        self._lock = threading.Lock()
+        real = os.posix_fadvise
+
+        def fadvise(fd: int, offset: int, length: int, advice: int) -> None:
+            if advice == os.POSIX_FADV_DONTNEED:
+                info = os.fstat(fd)
+                with self._lock:
+                    self._dropped.setdefault((info.st_dev, info.st_ino), threading.current_thread().name)
+            real(fd, offset, length, advice)
+
+        monkeypatch.setattr(os, "posix_fadvise", fadvise)
+
+    def thread(self, path: Path) -> str | None:
+        """The thread that dropped the file's pages; None: none did."""
+        info = path.stat()
+        with self._lock:
+            return self._dropped.get((info.st_dev, info.st_ino))
+
+
+def test_a_dump_file_waiting_for_its_golden_data_leaves_the_page_cache_once_durable(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing reads it until the golden data comes: its pages go as soon as it is durable; a
+    golden file's stay (every comparison reads them), as do a small file's (not worth a call)."""
+    advice = _Advice(monkeypatch)
+    client.open("s1", **session_settings())
+    big = b"1" * (1 << 20)
+    sent = {(DUMP, "d/big"): big, (DUMP, "d/small"): b"2" * 5000, (pb.GOLDEN, "g.npy"): big}
+    assert [a.status for a in client.send("s1", sent)] == [Ack.STORED] * 3
+    session = tmp_path / "data/sessions/s1"
+    assert advice.thread(session / "dump/d/big") is not None
+    assert advice.thread(session / "dump/d/small") is None
+    assert advice.thread(session / "golden/g.npy") is None
+
+
+def test_a_dump_file_compared_as_it_lands_leaves_the_page_cache_after_its_comparison(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its golden data is there: the comparison reads it from memory, then its pages go."""
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", seed=3)
+    files = simulation_files(sim)
+    advice = _Advice(monkeypatch)
+    monkeypatch.setattr(host_files, "_DROP_FROM", 0)  # the model's dump files are small
+    client.open("s1", **session_settings())
+    plan = {key: data for key, data in files.items() if key[0] != DUMP}
+    dumps = {key: data for key, data in files.items() if key[0] == DUMP}
+    assert {a.status for a in client.send("s1", plan)} == {Ack.STORED}
+    assert {a.status for a in client.send("s1", dumps)} == {Ack.STORED}
+    session = tmp_path / "data/sessions/s1"
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline and client.info("s1").compared_files < len(dumps):
+        time.sleep(0.05)
+    assert {advice.thread(session / "dump" / path) for _kind, path in dumps} == {"compare-s1"}
+    assert {advice.thread(session / "golden" / path) for kind, path in plan if kind == pb.GOLDEN} == {None}
