@@ -7,7 +7,9 @@ Builds dump files with ``bench/codec.py``'s builder, reads them once into the pa
 runs, each pair in the same run and each process on its own (so CPU and peak RSS are its own):
 
 * raw: a client streaming every file in chunks over one gRPC client stream of plain bytes
-  (no protobuf message, no checksum, no acknowledgement) into a server that only counts them;
+  (no protobuf message, no checksum, no acknowledgement) into a server that only counts them,
+  both with the agent's and host's malloc settings (``keep_freed_memory``): its CPU per GB, both
+  ends together, is the floor of the agent's and host's;
 * agent: ``dumpcmp.agent.uploader`` (per-file FileStart/data/FileEnd, SHA-256, per-file acks,
   journal) into the recording host of the agent tests: once verifying each file's SHA-256 only,
   once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
@@ -70,12 +72,14 @@ def _serve(mode: str, data: Path) -> None:
     import grpc
 
     from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+    from dumpcmp.proto.upload_wire import keep_freed_memory
     from tests.agent.recording_host import RecordingHost
 
     if mode == "real":
         _serve_real_host(data)
         return
     received = [0]
+    keep_freed_memory()  # as the host does: raw gRPC's cost, not malloc's
     options = [("grpc.max_receive_message_length", 8 * MB)]  # a 4 MiB chunk and its message
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
     if mode == "raw":
@@ -129,6 +133,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
     from dumpcmp.agent.uploader import Uploader, UploadSettings
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
     from dumpcmp.proto.channel import ChannelOptions, open_channel
+    from dumpcmp.proto.upload_wire import keep_freed_memory
 
     total = sum(p.stat().st_size for p in files)
     cpu = _cpu_seconds()
@@ -159,6 +164,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
                     while data := handle.read(chunk):
                         yield data
 
+        keep_freed_memory()  # as the agent does
         with grpc.insecure_channel(target) as channel:
             push = channel.stream_unary(
                 _RAW_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
@@ -378,9 +384,11 @@ def _measure(
     client, host = best["real"]
     gb = client["bytes"] / (1 << 30)
     agent_gb, host_gb = client["cpu"] / gb, host["cpu"] / gb
+    raw_client, raw_server = best["raw"]
+    raw_gb = (raw_client["cpu"] + raw_server["cpu"]) / (raw_client["bytes"] / (1 << 30))
     print(
         f"CPU per GB into dumpcmp host: agent {agent_gb:.2f} s, host {host_gb:.2f} s, "
-        f"together {agent_gb + host_gb:.2f} s (target <= 2.5)"
+        f"together {agent_gb + host_gb:.2f} s (target <= 2.5); raw gRPC alone {raw_gb:.2f} s"
     )
     if small_plan:
         (client, host), (cli, _cli_host) = best["small"], best["small cli"]
