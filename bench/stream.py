@@ -110,7 +110,12 @@ def _serve(mode: str, data: Path) -> None:
 
 
 def _serve_real_host(data: Path) -> None:
-    """``dumpcmp host serve`` in this process (no golden data is sent, so it stores and waits)."""
+    """``dumpcmp host serve`` in this process (no golden data is sent, so it stores and waits),
+    with the entry point's process settings, as a user runs it: without them the host's numpy
+    import starts OpenBLAS's spinning threads, ~0.1 CPU-s a run that ``dumpcmp`` never pays."""
+    from dumpcmp.launch import prepare_process
+
+    prepare_process()
     from dumpcmp.host.server.serve import HostConfig, start
 
     host = start(HostConfig("127.0.0.1:0", data))
