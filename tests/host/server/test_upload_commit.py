@@ -55,20 +55,35 @@ def _fd_path(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
 
 
+@pytest.mark.parametrize("syncfs", [True, False], ids=["syncfs", "fdatasync"])
 def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: bool
 ) -> None:
     """Files finished together are committed together, and each answer still comes after its
-    file's fdatasync, its rename, its directory's fsync and its store row."""
+    file is durable (its fdatasync, or a syncfs after its last write), its rename, its
+    directory's fsync and its store row; with syncfs (Linux 5.8+) or without."""
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
     first_sync = threading.Event()
-    real_fdatasync, real_fsync, real_replace = os.fdatasync, os.fsync, os.replace
+    real_fdatasync, real_fsync, real_replace, real_write = os.fdatasync, os.fsync, os.replace, os.write
     real_add_files = SessionStore.add_files
 
     def record(event: str, what: str) -> None:
         with lock:
             events.append((event, what))
+
+    def write(fd: int, data: bytes) -> int:
+        if _fd_path(fd).endswith(".part"):
+            record("write", Path(_fd_path(fd)).name)
+        return real_write(fd, data)
+
+    def sync_file_system(fd: int) -> int:
+        record("syncfs", "")
+        os.sync()  # what syncfs does, for every file system
+        return 0
+
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(host_files, "_SYNCFS", sync_file_system if syncfs else None)
 
     def fdatasync(fd: int) -> None:
         if not first_sync.is_set():
@@ -120,7 +135,13 @@ def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
         acked = at("ack", lambda what, n=name: what == n)
         renamed = at("rename", lambda what, n=name: what.endswith(f" {dump / n}"))
         part = events[renamed][1].split()[0]
-        assert at("fdatasync", lambda what, p=part: what == p) < renamed
+        written = max(i for i, (e, what) in enumerate(events) if e == "write" and what == part)
+        durable = [
+            i
+            for i, (e, what) in enumerate(events)
+            if (e == "fdatasync" and what == part) or (e == "syncfs" and i > written)
+        ]
+        assert durable and durable[0] < renamed, f"{name}: renamed into place before it was durable"
         directory = str((dump / name).parent)
         synced = [
             i for i, (e, what) in enumerate(events) if e == "fsync" and what == directory and i > renamed
@@ -129,10 +150,21 @@ def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
         assert at("stored", lambda what, n=name: what == n) < acked
     # Committed in groups: fewer directory fsyncs and store commits than files.
     assert sum(e == "fsync" and what.startswith(str(dump)) for e, what in events) < len(names)
+    # With syncfs, one for each group (a file committed alone is fdatasynced).
+    fdatasyncs = sum(e == "fdatasync" for e, _what in events)
+    if syncfs:
+        assert ("syncfs", "") in events and fdatasyncs < len(names)
+    else:
+        assert fdatasyncs == len(names)
     assert (dump / names[-1]).read_bytes() == names[-1].encode() * 100
 
 
-def test_a_failed_fdatasync_refuses_that_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("syncfs", [None, lambda fd: -1], ids=["without-syncfs", "syncfs-failed"])
+def test_a_failed_fdatasync_refuses_that_file_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: object
+) -> None:
+    """A failed syncfs says not which file failed: each file of the group is fdatasynced then."""
+    monkeypatch.setattr(host_files, "_SYNCFS", syncfs)
     real_fdatasync, real_open = os.fdatasync, os.open
     parts: list[str] = []  # temporary names, in the order the files arrive
 
@@ -404,8 +436,13 @@ def test_a_dump_file_compared_as_it_lands_leaves_the_page_cache_after_its_compar
     assert {a.status for a in client.send("s1", plan)} == {Ack.STORED}
     assert {a.status for a in client.send("s1", dumps)} == {Ack.STORED}
     session = tmp_path / "data/sessions/s1"
-    deadline = time.monotonic() + 60.0
-    while time.monotonic() < deadline and client.info("s1").compared_files < len(dumps):
+
+    def dropped_by() -> set[str | None]:
+        return {advice.thread(session / "dump" / path) for _kind, path in dumps}
+
+    deadline = time.monotonic() + 60.0  # compared, then dropped (after the rows are stored)
+    while time.monotonic() < deadline and None in dropped_by():
         time.sleep(0.05)
-    assert {advice.thread(session / "dump" / path) for _kind, path in dumps} == {"compare-s1"}
+    assert dropped_by() == {"compare-s1"}
+    assert client.info("s1").compared_files == len(dumps)
     assert {advice.thread(session / "golden" / path) for kind, path in plan if kind == pb.GOLDEN} == {None}
