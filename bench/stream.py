@@ -7,7 +7,9 @@ Builds dump files with ``bench/codec.py``'s builder, reads them once into the pa
 runs, each pair in the same run and each process on its own (so CPU and peak RSS are its own):
 
 * raw: a client streaming every file in chunks over one gRPC client stream of plain bytes
-  (no protobuf message, no checksum, no acknowledgement) into a server that only counts them;
+  (no protobuf message, no checksum, no acknowledgement) into a server that only counts them,
+  both with the agent's and host's malloc settings (``keep_freed_memory``): its CPU per GB, both
+  ends together, is the floor of the agent's and host's;
 * agent: ``dumpcmp.agent.uploader`` (per-file FileStart/data/FileEnd, SHA-256, per-file acks,
   journal) into the recording host of the agent tests: once verifying each file's SHA-256 only,
   once also writing every file to disk (``--host-data``) with a rename before acknowledging, as
@@ -22,7 +24,8 @@ runs, each pair in the same run and each process on its own (so CPU and peak RSS
   into ``dumpcmp host serve``), per file.
 
 A server's CPU counts from when it listens (its imports are not part of it), a client's from
-its first file (the CLI's: from its process's start). ``--only host`` runs just raw, ``dumpcmp
+its first file (the CLI's: from its process's start, with the package's bytecode compiled first,
+as ``pip install`` does). ``--only host`` runs just raw, ``dumpcmp
 host serve`` and disk. The last line has the machine's load averages: the machine may be
 shared, and ratios within one run are what compare.
 
@@ -35,6 +38,7 @@ file of each side (targets: agent + host ≤ 2.5 s per GB; per file agent ≤ 0.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -62,6 +66,10 @@ def _cpu_seconds() -> float:
     return times.user + times.system
 
 
+def _system_seconds() -> float:
+    return os.times().system  # the kernel's share: sockets, page cache, file system
+
+
 # --------------------------------------------------------------------------- servers (children)
 
 
@@ -70,12 +78,14 @@ def _serve(mode: str, data: Path) -> None:
     import grpc
 
     from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
+    from dumpcmp.proto.upload_wire import keep_freed_memory
     from tests.agent.recording_host import RecordingHost
 
     if mode == "real":
         _serve_real_host(data)
         return
     received = [0]
+    keep_freed_memory()  # as the host does: raw gRPC's cost, not malloc's
     options = [("grpc.max_receive_message_length", 8 * MB)]  # a 4 MiB chunk and its message
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=options)
     if mode == "raw":
@@ -95,27 +105,38 @@ def _serve(mode: str, data: Path) -> None:
         pb_grpc.add_DumpCompareServicer_to_server(host, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    ready = _cpu_seconds()
+    ready, ready_sys = _cpu_seconds(), _system_seconds()
     print(port, flush=True)
     sys.stdin.read()  # the parent closes stdin when the client is done
     server.stop(grace=None).wait(5.0)
     if mode != "raw":
         received[0] = sum(size for s in host.sessions.values() for _sha, size in s.files.values())
-    figures = {"bytes": received[0], "cpu": _cpu_seconds() - ready, "rss_kb": peak_rss_kb()}
+    figures = {
+        "bytes": received[0], "cpu": _cpu_seconds() - ready, "sys": _system_seconds() - ready_sys,
+        "rss_kb": peak_rss_kb(),
+    }  # fmt: skip
     print(json.dumps(figures), flush=True)
 
 
 def _serve_real_host(data: Path) -> None:
-    """``dumpcmp host serve`` in this process (no golden data is sent, so it stores and waits)."""
+    """``dumpcmp host serve`` in this process (no golden data is sent, so it stores and waits),
+    with the entry point's process settings, as a user runs it: without them the host's numpy
+    import starts OpenBLAS's spinning threads, ~0.1 CPU-s a run that ``dumpcmp`` never pays."""
+    from dumpcmp.launch import prepare_process
+
+    prepare_process()
     from dumpcmp.host.server.serve import HostConfig, start
 
     host = start(HostConfig("127.0.0.1:0", data))
-    ready = _cpu_seconds()
+    ready, ready_sys = _cpu_seconds(), _system_seconds()
     print(host.port, flush=True)
     sys.stdin.read()
     host.stop()
     stored = sum(p.stat().st_size for p in (data / "sessions").rglob("*") if p.is_file())
-    figures = {"bytes": stored, "cpu": _cpu_seconds() - ready, "rss_kb": peak_rss_kb()}
+    figures = {
+        "bytes": stored, "cpu": _cpu_seconds() - ready, "sys": _system_seconds() - ready_sys,
+        "rss_kb": peak_rss_kb(),
+    }  # fmt: skip
     print(json.dumps(figures), flush=True)
 
 
@@ -129,9 +150,10 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
     from dumpcmp.agent.uploader import Uploader, UploadSettings
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
     from dumpcmp.proto.channel import ChannelOptions, open_channel
+    from dumpcmp.proto.upload_wire import keep_freed_memory
 
     total = sum(p.stat().st_size for p in files)
-    cpu = _cpu_seconds()
+    cpu, system = _cpu_seconds(), _system_seconds()
     start = time.perf_counter()
     extra: dict[str, Any] = {}
     if mode == "cli":
@@ -150,7 +172,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
         except SystemExit as exc:
             if exc.code:
                 raise
-        start, cpu = _PROCESS_START, 0.0
+        start, cpu, system = _PROCESS_START, 0.0, 0.0
     elif mode == "raw":
 
         def chunks() -> Iterator[bytes]:
@@ -159,6 +181,7 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
                     while data := handle.read(chunk):
                         yield data
 
+        keep_freed_memory()  # as the agent does
         with grpc.insecure_channel(target) as channel:
             push = channel.stream_unary(
                 _RAW_METHOD, request_serializer=lambda b: b, response_deserializer=lambda b: b
@@ -183,7 +206,10 @@ def _client(mode: str, target: str, files: list[Path], chunk: int, state: Path) 
             raise SystemExit(f"agent: {report}")
         extra = {"peak_in_flight": uploader.stats().peak_in_flight}
     seconds = time.perf_counter() - start
-    figures = {"bytes": total, "seconds": seconds, "cpu": _cpu_seconds() - cpu, "rss_kb": peak_rss_kb()}
+    figures = {
+        "bytes": total, "seconds": seconds, "cpu": _cpu_seconds() - cpu, "sys": _system_seconds() - system,
+        "rss_kb": peak_rss_kb(),
+    }  # fmt: skip
     print(json.dumps({**figures, **extra}))
 
 
@@ -314,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
         small = sorted(_build(small_dir, 0, small_files=args.files)) if args.files else []
         total = sum(p.stat().st_size for p in files)
         _warm(files + small)
+        # As pip install does: the agent CLI's run is timed from its start, and with
+        # PYTHONDONTWRITEBYTECODE (set on some machines) it compiled every module every run, ~0.2 s
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "dumpcmp", quiet=1)
         ready = time.perf_counter() - started
         print(f"{len(files)} dump files, {total / MB:.0f} MB in {directory} (ready in {ready:.1f} s)")
         if small:
@@ -378,9 +407,14 @@ def _measure(
     client, host = best["real"]
     gb = client["bytes"] / (1 << 30)
     agent_gb, host_gb = client["cpu"] / gb, host["cpu"] / gb
+    raw_client, raw_server = best["raw"]
+    raw_size = raw_client["bytes"] / (1 << 30)
+    raw_gb = (raw_client["cpu"] + raw_server["cpu"]) / raw_size
+    raw_sys = (raw_client["sys"] + raw_server["sys"]) / raw_size
     print(
-        f"CPU per GB into dumpcmp host: agent {agent_gb:.2f} s, host {host_gb:.2f} s, "
-        f"together {agent_gb + host_gb:.2f} s (target <= 2.5)"
+        f"CPU per GB into dumpcmp host: agent {agent_gb:.2f} s (system {client['sys'] / gb:.2f}), "
+        f"host {host_gb:.2f} s (system {host['sys'] / gb:.2f}), together {agent_gb + host_gb:.2f} s "
+        f"(target <= 2.5); raw gRPC alone {raw_gb:.2f} s (system {raw_sys:.2f})"
     )
     if small_plan:
         (client, host), (cli, _cli_host) = best["small"], best["small cli"]

@@ -515,8 +515,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 ack.status, ack.message = Ack.REFUSED, gone
             else:
                 fresh.append((step, ack))
+        worker = self._worker(session)
+        # A dump file the comparison reads only once the session's golden data or rule arrives
+        # need not stay in memory meanwhile (one it compares now is dropped after the compare).
+        later = worker is not None and worker.compares_later
+
+        def cached(file: files.IncomingFile) -> bool:
+            return file.kind != pb.DUMP or not later
+
+        errors = files.commit_all([s.file for s, _ack in fresh], cached)
         committed: list[tuple[_Finished, Ack]] = []
-        for (step, ack), error in zip(fresh, files.commit_all([s.file for s, _ack in fresh]), strict=True):
+        for (step, ack), error in zip(fresh, errors, strict=True):
             if error is None:
                 committed.append((step, ack))
             else:
@@ -526,7 +535,6 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             StoredFile(s.start.kind, s.start.path, s.start.size, s.digest, s.start.run_id)
             for s, _ack in committed
         ]
-        worker = self._worker(session)
         for (step, ack), refused in zip(committed, self.store.add_files(session, records), strict=True):
             if refused:  # the session closed, or the file's run was replaced, while it was on the way
                 files.remove_file(self.data_dir, session, step.start.kind, step.file.parts)

@@ -24,7 +24,7 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, remove_file, session_dir
+from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, drop_cached, remove_file, session_dir
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.server.stored_rows import ShardRow
 from dumpcmp.host.session import CompareOutcome
@@ -163,10 +163,17 @@ class SessionWorker:
         self._events: queue.Queue[_Event] = queue.Queue()
         self._live: LiveCompare | None = None
         self.problem = ""  # why the comparison could not start, until it can
+        # Dump files landing now wait for the session's golden data or rule: nothing reads them
+        # soon, so the host need not keep their pages (see ``compares_later``). Asked of the
+        # store again only after a plan file landed or the settings changed.
+        self._waiting_for_plan = bool(self._missing_plan_files())
+        self._plan_changed = False
         self._thread = threading.Thread(target=self._run, name=f"compare-{name}", daemon=True)
         self._thread.start()
 
     def landed(self, kind: int, path: str) -> None:
+        if kind in _PLAN_KINDS:
+            self._plan_changed = True
         self._events.put(_Landed(kind, path))
 
     def dropped(self, paths: tuple[str, ...]) -> None:
@@ -178,6 +185,7 @@ class SessionWorker:
 
     def replan(self) -> None:
         """Read the session's settings again and compare every stored dump file afresh."""
+        self._plan_changed = True
         self._events.put(_Replanned())
 
     def _stored_plan(self) -> Plan:
@@ -191,6 +199,17 @@ class SessionWorker:
     def stop(self) -> None:
         self._events.put(_Stop())
         self._thread.join(_STOP_WAIT_S)
+
+    @property
+    def compares_later(self) -> bool:
+        """Whether a dump file landing now is compared only once the plan's files arrive (the
+        uploads then drop its pages as soon as it is durable, and this thread after comparing).
+        Asked of the store again when a plan file landed meanwhile: its event may still be
+        queued here (a burst of golden files is taken in whole)."""
+        if self._waiting_for_plan and self._plan_changed:
+            self._plan_changed = False  # before the store is read: a file landing meanwhile asks again
+            self._waiting_for_plan = bool(self._missing_plan_files())
+        return self._waiting_for_plan
 
     @property
     def finished(self) -> bool:
@@ -240,6 +259,7 @@ class SessionWorker:
             # Checked before the session's files are listed: while a session waits for its golden
             # data, every file landing would list them all again (quadratic in the files).
             missing = self._missing_plan_files()
+            self._waiting_for_plan = bool(missing)
             if missing:
                 if dumps or self._store.holds(self.name, FileKind.DUMP):
                     self.problem = missing  # compared when they arrive
@@ -307,6 +327,9 @@ class SessionWorker:
         ]
         self._store.replace_rows(self.name, done, rows, _STREAMED_COLUMNS if rows else [])
         self._notifier.notify()
+        # Read for the last time until the session closes (or is compared afresh): a comparison
+        # reading them again then finds them on disk, as a resumed session does.
+        drop_cached(self._data_dir, self.name, FileKind.DUMP, paths)
 
     def _finish(self, closing: list[_Close]) -> bool:
         """Close the comparison and the session; False (the session stays open) when it failed."""

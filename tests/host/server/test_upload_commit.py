@@ -12,6 +12,8 @@ import pytest
 import xxhash
 
 from dumpcmp.agent.uploader import UploadSettings
+from dumpcmp.commands.sim import simulate
+from dumpcmp.host.server import files as host_files
 from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -25,7 +27,7 @@ from dumpcmp.proto.upload_wire import (
     whole_message,
 )
 from tests.agent.recording_host import uploader_for
-from tests.host.server.hostkit import Client, Hosts, file_messages
+from tests.host.server.hostkit import Client, Hosts, file_messages, session_settings, simulation_files
 
 Ack = pb.UploadAck
 DUMP = pb.DUMP
@@ -53,20 +55,35 @@ def _fd_path(fd: int) -> str:
     return os.readlink(f"/proc/self/fd/{fd}")
 
 
+@pytest.mark.parametrize("syncfs", [True, False], ids=["syncfs", "fdatasync"])
 def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: bool
 ) -> None:
     """Files finished together are committed together, and each answer still comes after its
-    file's fdatasync, its rename, its directory's fsync and its store row."""
+    file is durable (its fdatasync, or a syncfs after its last write), its rename, its
+    directory's fsync and its store row; with syncfs (Linux 5.8+) or without."""
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
     first_sync = threading.Event()
-    real_fdatasync, real_fsync, real_replace = os.fdatasync, os.fsync, os.replace
+    real_fdatasync, real_fsync, real_replace, real_write = os.fdatasync, os.fsync, os.replace, os.write
     real_add_files = SessionStore.add_files
 
     def record(event: str, what: str) -> None:
         with lock:
             events.append((event, what))
+
+    def write(fd: int, data: bytes) -> int:
+        if _fd_path(fd).endswith(".part"):
+            record("write", Path(_fd_path(fd)).name)
+        return real_write(fd, data)
+
+    def sync_file_system(fd: int) -> int:
+        record("syncfs", "")
+        os.sync()  # what syncfs does, for every file system
+        return 0
+
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(host_files, "_SYNCFS", sync_file_system if syncfs else None)
 
     def fdatasync(fd: int) -> None:
         if not first_sync.is_set():
@@ -118,7 +135,13 @@ def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
         acked = at("ack", lambda what, n=name: what == n)
         renamed = at("rename", lambda what, n=name: what.endswith(f" {dump / n}"))
         part = events[renamed][1].split()[0]
-        assert at("fdatasync", lambda what, p=part: what == p) < renamed
+        written = max(i for i, (e, what) in enumerate(events) if e == "write" and what == part)
+        durable = [
+            i
+            for i, (e, what) in enumerate(events)
+            if (e == "fdatasync" and what == part) or (e == "syncfs" and i > written)
+        ]
+        assert durable and durable[0] < renamed, f"{name}: renamed into place before it was durable"
         directory = str((dump / name).parent)
         synced = [
             i for i, (e, what) in enumerate(events) if e == "fsync" and what == directory and i > renamed
@@ -127,10 +150,21 @@ def test_no_file_is_acknowledged_before_it_and_its_directory_are_durable(
         assert at("stored", lambda what, n=name: what == n) < acked
     # Committed in groups: fewer directory fsyncs and store commits than files.
     assert sum(e == "fsync" and what.startswith(str(dump)) for e, what in events) < len(names)
+    # With syncfs, one for each group (a file committed alone is fdatasynced).
+    fdatasyncs = sum(e == "fdatasync" for e, _what in events)
+    if syncfs:
+        assert ("syncfs", "") in events and fdatasyncs < len(names)
+    else:
+        assert fdatasyncs == len(names)
     assert (dump / names[-1]).read_bytes() == names[-1].encode() * 100
 
 
-def test_a_failed_fdatasync_refuses_that_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("syncfs", [None, lambda fd: -1], ids=["without-syncfs", "syncfs-failed"])
+def test_a_failed_fdatasync_refuses_that_file_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, syncfs: object
+) -> None:
+    """A failed syncfs says not which file failed: each file of the group is fdatasynced then."""
+    monkeypatch.setattr(host_files, "_SYNCFS", syncfs)
     real_fdatasync, real_open = os.fdatasync, os.open
     parts: list[str] = []  # temporary names, in the order the files arrive
 
@@ -345,3 +379,70 @@ def test_the_largest_messages_the_agent_sends_by_default_fit_the_hosts_limit(
     assert (report.stored, report.problems) == (2, ())
     for path in files:
         assert (tmp_path / "data/sessions/s1/dump" / path.relative_to(root)).read_bytes() == path.read_bytes()
+
+
+class _Advice:
+    """Which files got POSIX_FADV_DONTNEED, and on which thread (os.posix_fadvise recorded)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # By inode: a file received is advised under its temporary name, before its rename
+        self._dropped: dict[tuple[int, int], str] = {}
+        self._lock = threading.Lock()
+        real = os.posix_fadvise
+
+        def fadvise(fd: int, offset: int, length: int, advice: int) -> None:
+            if advice == os.POSIX_FADV_DONTNEED:
+                info = os.fstat(fd)
+                with self._lock:
+                    self._dropped.setdefault((info.st_dev, info.st_ino), threading.current_thread().name)
+            real(fd, offset, length, advice)
+
+        monkeypatch.setattr(os, "posix_fadvise", fadvise)
+
+    def thread(self, path: Path) -> str | None:
+        """The thread that dropped the file's pages; None: none did."""
+        info = path.stat()
+        with self._lock:
+            return self._dropped.get((info.st_dev, info.st_ino))
+
+
+def test_a_dump_file_waiting_for_its_golden_data_leaves_the_page_cache_once_durable(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing reads it until the golden data comes: its pages go as soon as it is durable; a
+    golden file's stay (every comparison reads them), as do a small file's (not worth a call)."""
+    advice = _Advice(monkeypatch)
+    client.open("s1", **session_settings())
+    big = b"1" * (1 << 20)
+    sent = {(DUMP, "d/big"): big, (DUMP, "d/small"): b"2" * 5000, (pb.GOLDEN, "g.npy"): big}
+    assert [a.status for a in client.send("s1", sent)] == [Ack.STORED] * 3
+    session = tmp_path / "data/sessions/s1"
+    assert advice.thread(session / "dump/d/big") is not None
+    assert advice.thread(session / "dump/d/small") is None
+    assert advice.thread(session / "golden/g.npy") is None
+
+
+def test_a_dump_file_compared_as_it_lands_leaves_the_page_cache_after_its_comparison(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its golden data is there: the comparison reads it from memory, then its pages go."""
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", seed=3)
+    files = simulation_files(sim)
+    advice = _Advice(monkeypatch)
+    monkeypatch.setattr(host_files, "_DROP_FROM", 0)  # the model's dump files are small
+    client.open("s1", **session_settings())
+    plan = {key: data for key, data in files.items() if key[0] != DUMP}
+    dumps = {key: data for key, data in files.items() if key[0] == DUMP}
+    assert {a.status for a in client.send("s1", plan)} == {Ack.STORED}
+    assert {a.status for a in client.send("s1", dumps)} == {Ack.STORED}
+    session = tmp_path / "data/sessions/s1"
+
+    def dropped_by() -> set[str | None]:
+        return {advice.thread(session / "dump" / path) for _kind, path in dumps}
+
+    deadline = time.monotonic() + 60.0  # compared, then dropped (after the rows are stored)
+    while time.monotonic() < deadline and None in dropped_by():
+        time.sleep(0.05)
+    assert dropped_by() == {"compare-s1"}
+    assert client.info("s1").compared_files == len(dumps)
+    assert {advice.thread(session / "golden" / path) for kind, path in plan if kind == pb.GOLDEN} == {None}
