@@ -462,6 +462,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 f"session {name} already holds the golden data of run {other or '(no run)'}; "
                 "stream a run with golden data of its own into a new session"
             )
+        if start.kind in _PLAN_KINDS:
+            held = self.store.file(name, start.kind, start.path)
+            if held is not None and held.size != start.size:
+                raise _Refused(self._refuse_other_plan(name, start, held))
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -513,6 +517,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             elif gone:
                 step.file.discard()
                 ack.status, ack.message = Ack.REFUSED, gone
+            elif held is not None and step.start.kind in _PLAN_KINDS and _other_content(held, step.digest):
+                step.file.discard()
+                ack.status, ack.message = Ack.REFUSED, self._refuse_other_plan(session, step.start, held)
             else:
                 fresh.append((step, ack))
         committed: list[tuple[_Finished, Ack]] = []
@@ -535,6 +542,19 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if worker is not None:
                 worker.landed(step.start.kind, step.start.path)
             ack.status = Ack.STORED
+
+    def _refuse_other_plan(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
+        """Why ``start``, a golden or rule file other than the one the session holds at its path,
+        is refused, with its whole run: replaced, the session's dump files would be compared
+        through another run's rule or golden data (a refused watch's rule was stored over the
+        session's, and the close blamed the wrong op)."""
+        if start.run_id:
+            self._drop_files(name, self.store.refuse_run(name, start.run_id))
+        what = "fusion rule" if start.kind == pb.FUSION_RULE else "golden file"
+        return (
+            f"session {name} already holds another {what} {start.path} (of run {held.run_id or '(no run)'}); "
+            "stream a run with golden data and a rule of its own into a new session"
+        )
 
     def _claim_golden(self, name: str, start: pb.FileStart) -> str | None:
         """The other run (``""``: none) whose golden data the session takes; None when it is
@@ -983,6 +1003,9 @@ class _Upload:
         self.receiving = None
 
 
+# The files of a session's comparison plan: one run's, never replaced by another's.
+_PLAN_KINDS = (pb.GOLDEN, pb.FUSION_RULE)
+
 # The settings an agent run may add to a session that lacks them, and what they are called.
 _PLAN_SETTINGS = (("golden", "the golden data"), ("fusion_rule", "the fusion rule"))
 _SOURCES = {
@@ -1018,6 +1041,12 @@ def _completed_settings(
                 f"(dumpcmp host delete {name}) or stream into a new session name",
             )
     return completed
+
+
+def _other_content(held: StoredFile, digest: bytes) -> bool:
+    """Whether a file sent with ``digest`` is not ``held``: known only for a like checksum (an
+    older agent's SHA-256 and a newer one's XXH3-128 of one file differ)."""
+    return len(held.sha256) == len(digest) and held.sha256 != digest
 
 
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:

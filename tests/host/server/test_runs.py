@@ -96,6 +96,32 @@ def test_a_run_bringing_golden_data_into_a_session_of_another_runs_is_refused_wh
     assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
 
 
+@pytest.mark.parametrize("same_size", [False, True])
+def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_rule_kept(
+    client: Client, tmp_path: Path, same_size: bool
+) -> None:
+    # A refused `--watch` agent (its golden data another run's) still had its fusion rule stored
+    # over the session's: the close then read resnet's rule for small_cnn's dump (27 ops "not in
+    # the fusion rule file", the wrong first divergence).
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): b"rule-one"}, run_id=one)
+    other = b"rule-two" if same_size else b"another rule"
+    (watched,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other})  # a watch: no run
+    assert watched.status == Ack.REFUSED
+    assert watched.message.startswith(f"session s1 already holds another fusion rule fusion_rule.json (of run {one})")
+    _mark(client, two, pb.RunMark.START, "b")
+    client.send("s1", {(pb.INPUT, "0.x.npy"): b"in"}, run_id=two)
+    (refused,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other}, run_id=two)
+    assert refused.status == Ack.REFUSED
+    (later,) = client.send("s1", {(pb.DUMP, "t/1/m/1/0/Add.a.1.1.1"): b"d"}, run_id=two)
+    assert later.status == Ack.REFUSED
+    assert [f.path for f in client.info("s1").files] == ["fusion_rule.json"]
+    assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"rule-one"
+    assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
 def test_a_replaced_run_leaves_no_empty_directory(client: Client, tmp_path: Path) -> None:
     client.open("s1")
     first = _run(0, "aaaaaaaa")
