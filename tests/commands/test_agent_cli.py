@@ -103,6 +103,31 @@ def test_a_fifo_and_a_device_link_in_the_golden_directory_are_skipped_and_said(
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
 
+def test_a_symbolic_link_in_the_golden_directory_is_skipped_not_followed(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # A link to a file outside --golden put that file (/etc/passwd) into the host's session.
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0\n")
+    (golden / "conv1.0.1700000000000001.npy").symlink_to(secret)
+    rule = tmp_path / "rule.json"
+    rule.write_text(EMPTY_RULE)
+    code, out = run(
+        "--host", server.target, "--session", "g1", "--watch", str(dump), "--until-idle", "0.3",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
+    )  # fmt: skip
+    assert code == 0, out
+    assert out.splitlines()[0] == (
+        f"skipped {golden / 'conv1.0.1700000000000001.npy'}: a symbolic link: not followed "
+        "(the agent sends only files inside the directory)"
+    )
+    assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
     server: ServerHandle, tmp_path: Path
 ) -> None:
