@@ -223,6 +223,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             resolved = None
         if resolved is not None and any(resolved.is_relative_to(d) for d in self.host_paths):
             if resolved.is_dir() if use.directory else resolved.is_file():
+                if use.directory and (escape := self._link_out_of_bounds(resolved)) is not None:
+                    # The comparison opens what a link in it names: /etc/passwd was read as a
+                    # golden file ("not a numpy .npy file (a text file)").
+                    _abort(
+                        context,
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        f"{use.option} {path!r}: {escape.relative_to(resolved)} in it is a symbolic link "
+                        "outside the host's --host-paths directories; the host reads host paths only "
+                        "under them",
+                    )
                 return str(resolved)
             # Said now, to the agent, before it streams: the comparison would only fail at the close.
             _abort(
@@ -241,6 +251,21 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             f"{use.option} {path!r}: {allowed} (dumpcmp host serve --host-paths DIR); "
             f"or send {use.what} with {use.upload}",
         )
+
+    def _link_out_of_bounds(self, directory: Path) -> Path | None:
+        """The first symbolic link under ``directory`` that resolves outside ``host_paths``."""
+        for root, dirnames, filenames in os.walk(directory):  # links to directories: not walked
+            for name in sorted(dirnames) + sorted(filenames):
+                entry = Path(root, name)
+                if not entry.is_symlink():
+                    continue
+                try:
+                    target = entry.resolve()
+                except (OSError, RuntimeError):  # a loop: nothing the comparison could read
+                    continue
+                if not any(target.is_relative_to(d) for d in self.host_paths):
+                    return entry
+        return None
 
     def GetSession(self, request: pb.GetSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         return self._info(_checked_session(request.session, context), context, with_files=True)
