@@ -106,7 +106,12 @@ class _UploadDecoding:
 
 
 class _Refused(Exception):
-    """A file the host will not take; its REFUSED acknowledgement says why."""
+    """A file the host will not take; its REFUSED acknowledgement says why (and, with
+    ``run_dropped``, that no file of its run counts any more)."""
+
+    def __init__(self, message: str, *, run_dropped: bool = False) -> None:
+        super().__init__(message)
+        self.run_dropped = run_dropped
 
 
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
@@ -476,7 +481,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if record.closed:
             raise _Refused(f"session {name} is closed")
         if start.run_id and (gone := record.gone(start.run_id)):
-            raise _Refused(gone)
+            raise _Refused(gone, run_dropped=True)
         if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
             # Each run would be compared against the newest golden files, whichever run they
             # came from: another run's golden data is another comparison. A run that brings its
@@ -485,12 +490,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 self._drop_files(name, self.store.refuse_run(name, start.run_id))
             raise _Refused(
                 f"session {name} already holds the golden data of run {other or '(no run)'}; "
-                "stream a run with golden data of its own into a new session"
+                "stream a run with golden data of its own into a new session",
+                run_dropped=bool(start.run_id),
             )
         if start.kind in _PLAN_KINDS:
             held = self.store.file(name, start.kind, start.path)
             if held is not None and held.size != start.size:
-                raise _Refused(self._refuse_other_plan(name, start, held))
+                raise _Refused(self._refuse_other_plan(name, start, held), run_dropped=bool(start.run_id))
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -541,10 +547,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 ack.status = Ack.DUPLICATE
             elif gone:
                 step.file.discard()
-                ack.status, ack.message = Ack.REFUSED, gone
+                ack.status, ack.message, ack.run_dropped = Ack.REFUSED, gone, True
             elif held is not None and step.start.kind in _PLAN_KINDS and _other_content(held, step.digest):
                 step.file.discard()
                 ack.status, ack.message = Ack.REFUSED, self._refuse_other_plan(session, step.start, held)
+                ack.run_dropped = bool(step.start.run_id)
             else:
                 fresh.append((step, ack))
         committed: list[tuple[_Finished, Ack]] = []
@@ -616,7 +623,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             ack.status, ack.message = Ack.REFUSED, "a run mark needs a run id and START or END"
             return ack
         if record.closed or (gone := record.gone(mark.run_id)):
-            ack.status = Ack.REFUSED
+            ack.status, ack.run_dropped = Ack.REFUSED, not record.closed
             ack.message = f"session {name} is closed" if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
@@ -981,8 +988,9 @@ class _Upload:
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             return Ack(
-                kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc)
-            )
+                kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc),
+                run_dropped=exc.run_dropped,
+            )  # fmt: skip
         return None
 
     def _end(self, end: pb.FileEnd) -> _Finished | None:

@@ -17,6 +17,7 @@ from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
+from tests.agent.recording_host import uploader_for
 from tests.host.server.hostkit import (
     CALL_TIMEOUT_S,
     Client,
@@ -120,6 +121,31 @@ def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_ru
     assert [f.path for f in client.info("s1").files] == ["fusion_rule.json"]
     assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"rule-one"
     assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
+def test_an_agent_whose_run_is_refused_counts_none_of_its_files_as_delivered(
+    host: HostServer, client: Client, tmp_path: Path
+) -> None:
+    # Two simulated agents of one model racing into one session: the refused one reported
+    # "2 files sent (117.1 KB)", its inputs, stored before its golden file was refused and then
+    # dropped with its run.
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"one"}, run_id=one)
+    local = tmp_path / "files"
+    local.mkdir()
+    (local / "in.npy").write_bytes(b"input")
+    (local / "golden.npy").write_bytes(b"two")
+    uploader = uploader_for(f"127.0.0.1:{host.port}", tmp_path / "state", "s1")
+    uploader.start()
+    uploader.add_run_mark(two, pb.RunMark.START)
+    uploader.add_file(pb.INPUT, "0.in.npy", local / "in.npy", run_id=two)
+    uploader.settle()  # the input stored before the golden file is on its way
+    uploader.add_file(pb.GOLDEN, "conv.0.2.npy", local / "golden.npy", run_id=two)
+    report = uploader.finish()
+    assert (report.stored, report.duplicates, report.bytes_delivered) == (0, 0, 0)
+    assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]
 
 
 def test_a_replaced_run_leaves_no_empty_directory(client: Client, tmp_path: Path) -> None:
