@@ -228,9 +228,10 @@ class Uploader:
         # The first reason the host gave for refusing a file or mark of each run: the run's other
         # files are refused because of it ("run R was refused: ..."), said once with that cause.
         self._run_refusals: dict[str, str] = {}
-        # Of each run: its files stored, duplicates and their bytes; none of them count once the
-        # host says the run is dropped (a refused run's inputs were reported "2 files sent").
-        self._kept_of_run: dict[str, tuple[int, int, int]] = {}
+        # Of each run: the files the host stored (not duplicates: it holds those anyway) and their
+        # bytes; they do not count once the host says the run is dropped (a refused run's inputs,
+        # stored and then dropped with it, were reported "2 files sent").
+        self._stored_of_run: dict[str, tuple[int, int]] = {}
         self._dropped_runs: set[str] = set()
         self._replaced: list[str] = []
         self.session_info: Any = None
@@ -331,13 +332,13 @@ class Uploader:
 
     def report(self) -> UploadReport:
         with self._cond:
-            lost = [self._kept_of_run.get(run, (0, 0, 0)) for run in self._dropped_runs]
+            lost = [self._stored_of_run.get(run, (0, 0)) for run in self._dropped_runs]
             return UploadReport(
-                stored=self._stored - sum(k[0] for k in lost),
-                duplicates=self._duplicates - sum(k[1] for k in lost),
+                stored=self._stored - sum(count for count, _size in lost),
+                duplicates=self._duplicates,
                 already=self._already,
                 bytes_sent=self._bytes_sent,
-                bytes_delivered=self._bytes_done - sum(k[2] for k in lost),
+                bytes_delivered=self._bytes_done - sum(size for _count, size in lost),
                 reconnects=self._reconnects,
                 problems=tuple(self._problems),
                 replaced_runs=tuple(self._replaced),
@@ -758,10 +759,10 @@ class Uploader:
                     self._duplicates += 1
                 else:
                     self._stored += 1
+                    if run := entry.item.run_id:
+                        count, size = self._stored_of_run.get(run, (0, 0))
+                        self._stored_of_run[run] = (count + 1, size + entry.size)
                 self._bytes_done += entry.size
-                if run := entry.item.run_id:
-                    stored, duplicates, size = self._kept_of_run.get(run, (0, 0, 0))
-                    self._kept_of_run[run] = (stored + (not duplicate), duplicates + duplicate, size + entry.size)
         doomed = [e for e, _dup in held if self._settings.delete_acked and e.item.kind == pb.DUMP]
         if doomed:
             self._journal.sync()  # durable before the files are gone for good: one fsync for them all
