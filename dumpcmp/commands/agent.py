@@ -622,9 +622,28 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
             still_open = (
                 f"; session {session} was closed meanwhile (not by this agent): its results lack them"
             )
+        elif _refused(outcome):
+            # Left open for a rerun, the session refuses the same files again: say what does work.
+            host = outcome.target.host
+            close = _host_command(["close", session, "--host", host.address], host)
+            delete = _host_command(["delete", session, "--host", host.address], host)
+            still_open = (
+                f"; the host refuses them again in a rerun into session {session}: stream into another "
+                f"session name, or end this one first: {close} (its results then lack them) or {delete}"
+            )
         else:
             still_open = f"; session {session} is left open, so its results never lack them"
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+def _refused(outcome: AgentOutcome) -> bool:
+    """Whether the host refused some of the files (or, for a watch, its golden data or rule)."""
+    from dumpcmp.agent.run import NOT_WATCHED
+    from dumpcmp.agent.uploader import REFUSED
+
+    return any(REFUSED in line for line in outcome.report.problems) or any(
+        NOT_WATCHED in line for line in outcome.not_sent
+    )
 
 
 def _grouped_refusals(problems: Sequence[str]) -> list[str]:
