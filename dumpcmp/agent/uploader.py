@@ -163,6 +163,10 @@ class UploadStats:
     peak_in_flight: int  # most files in flight at once so far (the window's effect, for tests and benches)
     reconnects: int
     connected: bool
+    # The host's words while it turns the upload away at its limit (host serve --max-uploads):
+    # a busy host, not one that cannot be reached, for the progress lines.
+    busy: str = ""
+    retrying: bool = False  # the connection broke (or never came up) and is being tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +223,8 @@ class Uploader:
         # Not connected and trying to be: from the start until OpenSession answers, and again
         # from a broken connection until the next one is up (not while a finished upload ends).
         self._reaching = True
+        self._outage = False  # from a broken or refused connection until the next one is up
+        self._busy = ""  # UploadStats.busy
         # counters
         self._stored = self._duplicates = self._already = 0
         self._bytes_done = self._bytes_sent = 0
@@ -268,6 +274,8 @@ class Uploader:
                 peak_in_flight=self._peak_in_flight,
                 reconnects=self._reconnects,
                 connected=self._connected,
+                busy=self._busy,
+                retrying=self._outage,
             )
 
     @property
@@ -393,8 +401,15 @@ class Uploader:
                     raise TransferError("upload stopped") from None
                 if code not in _RETRYABLE:
                     raise call_failed(exc, self._target) from None
+                busy = code == grpc.StatusCode.RESOURCE_EXHAUSTED
                 with self._cond:
                     self._reaching = True
+                    self._busy = details if busy else ""
+                    # A reconnect is counted once an outage: a host killed and restarted was "5
+                    # reconnects", one per attempt; a busy host's turning away is none.
+                    if not busy and not self._outage:
+                        self._reconnects += 1
+                    self._outage = not busy
                 self._requeue_in_flight()
                 if self._progress_mark() != progress_before:
                     attempt, last_progress = 0, time.monotonic()
@@ -407,8 +422,6 @@ class Uploader:
                 delay = min(self._settings.backoff_max, self._settings.backoff_first * 2**attempt)
                 delay = min(delay * random.uniform(0.5, 1.0), self._settings.give_up - waited)
                 attempt += 1
-                with self._cond:
-                    self._reconnects += 1
                 log.info("host %s: %s (%s); retrying in %.1f s", self._target, code.name, details, delay)
                 if self._aborted.wait(max(delay, 0.0)):
                     raise TransferError("upload stopped") from None
@@ -429,6 +442,7 @@ class Uploader:
         with self._cond:
             self._connected = True
             self._reaching = False
+            self._outage = False
             self._gen += 1
             gen = self._gen
         try:
@@ -699,6 +713,7 @@ class Uploader:
         the report (the files a watch sends first) sees every answer in it."""
         with self._cond:
             self._answering += 1
+            self._busy = ""  # answered: the host took the upload
         try:
             held = [answer for ack in acks for answer in self._on_ack(ack)]
             if held:
