@@ -686,6 +686,23 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
     assert not list((tmp_path / "state" / "runs").iterdir())
 
 
+def test_ctrl_c_before_the_upload_starts_says_nothing_was_sent(
+    server: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while the agent reached the host said "the run did not finish; files already
+    # written are complete, the rest were not written": the agent writes no files.
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("dumpcmp.agent.run.reach_host", interrupted)
+    code, out = run("--host", server.target, "--session", "k1", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 130
+    assert out.strip() == (
+        "interrupted: the agent stopped before it sent anything into session k1; run the same command again"
+    )
+    assert "k1" not in server.host.sessions
+
 def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
     server: ServerHandle, tmp_path: Path
 ) -> None:

@@ -516,8 +516,37 @@ def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
             follower.wait()
     assert follower.returncode == 130
     assert [line for line in rest.splitlines() if line.strip()] == [
-        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+        "interrupted: stopped waiting for session s1 to appear; nothing was written"
     ]
+
+
+def test_ctrl_c_while_following_an_open_session_says_it_stopped_following(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # It said "the run did not finish; files already written are complete, the rest were not
+    # written": there is no run, and no file to write.
+    hosts.client(host).open("s1", **session_settings())
+    seen: list[str] = []
+    follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--out", tmp_path / "out")
+    try:
+        _read_until(
+            follower,
+            "session s1: open (results so far), 0 dump files received, 0 compared, 0 not compared yet, "
+            "0 rows so far, no agent streaming",
+            seen,
+        )
+        follower.send_signal(signal.SIGINT)
+        rest, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert follower.returncode == 130
+    assert [line for line in rest.splitlines() if line.strip()] == [
+        "interrupted: stopped following session s1; the session is unchanged (still open on the host), "
+        "and nothing was written"
+    ]
+    assert not (tmp_path / "out").exists()
 
 
 class _Streaming:
