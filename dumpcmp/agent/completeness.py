@@ -70,7 +70,11 @@ def not_sendable(path: Path) -> str:
     outside the directory given into the host's session."""
     if why := not_regular(path):
         return why
-    return "a symbolic link: not followed (the agent sends only files inside the directory)" if path.is_symlink() else ""
+    return (
+        "a symbolic link: not followed (the agent sends only files inside the directory)"
+        if path.is_symlink()
+        else ""
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,7 +72,9 @@ _KEPT = ".kept"
 
 
 # Why a watch sent no dump file: the host refused what it sends first.
-NOT_WATCHED = "not watched: the host refused its golden data or fusion rule (above), so no dump file of it was sent"
+NOT_WATCHED = (
+    "not watched: the host refused its golden data or fusion rule (above), so no dump file of it was sent"
+)
 
 
 def new_run_token() -> str:

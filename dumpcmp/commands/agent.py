@@ -174,7 +174,9 @@ def run_command(
     # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
     # Ctrl-C before the upload starts (loading, checking, reaching the host); once it may have
     # started, _stopping says where the session stands instead.
-    not_started = f"the agent stopped before it sent anything into session {session}; run the same command again"
+    not_started = (
+        f"the agent stopped before it sent anything into session {session}; run the same command again"
+    )
     with user_errors(not_started), ExitStack() as held:
         _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject) or hunt)
         if not hunt and (max_passes is not None or pass_bytes is not None):

@@ -417,8 +417,8 @@ def results_command(
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
             if follow and info.state != pb.SessionInfo.CLOSED:
                 with user_errors(
-                    f"stopped following session {session}; the session is unchanged (still open on the host), "
-                    "and nothing was written"
+                    f"stopped following session {session}; the session is unchanged (still open on the "
+                    "host), and nothing was written"
                 ):
                     _follow(stub, session)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)

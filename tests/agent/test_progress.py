@@ -31,7 +31,9 @@ def test_progress_line_on_a_terminal_and_nothing_off_it() -> None:
 
 
 def _stats(reconnects: int, connected: bool, busy: str = "") -> UploadStats:
-    return UploadStats(1, 10, 10, 0, 0, 1, reconnects, connected, busy, retrying=reconnects > 0 and not connected)
+    return UploadStats(
+        1, 10, 10, 0, 0, 1, reconnects, connected, busy, retrying=reconnects > 0 and not connected
+    )
 
 
 def test_off_a_terminal_a_lost_host_is_one_line_now_and_then(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +64,9 @@ def test_on_a_narrow_terminal_the_line_wraps_instead_of_being_cut() -> None:
     assert "watching /data/dumps/run7" in out.getvalue()
 
 
-def test_a_host_at_its_upload_limit_is_said_to_be_busy_not_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_host_at_its_upload_limit_is_said_to_be_busy_not_unreachable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # `host serve --max-uploads 1` and two agents: the one turned away printed "cannot reach the
     # host; retrying", as if the host were down. Between its tries it opens the session (connected).
     now = [100.0]

@@ -128,6 +128,7 @@ def test_a_symbolic_link_in_the_golden_directory_is_skipped_not_followed(
     )
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
+
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
     server: ServerHandle, tmp_path: Path
 ) -> None:
@@ -702,6 +703,7 @@ def test_ctrl_c_before_the_upload_starts_says_nothing_was_sent(
         "interrupted: the agent stopped before it sent anything into session k1; run the same command again"
     )
     assert "k1" not in server.host.sessions
+
 
 def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
     server: ServerHandle, tmp_path: Path

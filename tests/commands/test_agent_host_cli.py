@@ -182,10 +182,11 @@ def test_a_refused_watch_keeps_the_sessions_rule_and_says_so_truly(
         )  # fmt: skip
         assert code == 1, out
         assert rule.read_bytes() == before, out
-        assert f"fusion_rule.json: refused by the host: session rr1 already holds another fusion rule" in out
+        assert "fusion_rule.json: refused by the host: session rr1 already holds another fusion rule" in out
         assert "(open): 0 files sent (0 B)" in out, out
-        assert out.strip().splitlines()[-1].endswith(
-            f"the host refuses them again in a rerun into session rr1: stream into another session name, "
+        last = out.strip().splitlines()[-1]
+        assert last.endswith(
+            "the host refuses them again in a rerun into session rr1: stream into another session name, "
             f"or end this one first: dumpcmp host close rr1 --host {address} (its results then lack them) "
             f"or dumpcmp host delete rr1 --host {address}"
         ), out

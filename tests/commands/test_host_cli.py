@@ -527,7 +527,9 @@ def test_ctrl_c_while_following_an_open_session_says_it_stopped_following(
     # written": there is no run, and no file to write.
     hosts.client(host).open("s1", **session_settings())
     seen: list[str] = []
-    follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--out", tmp_path / "out")
+    follower = _cli(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--out", tmp_path / "out"
+    )
     try:
         _read_until(
             follower,

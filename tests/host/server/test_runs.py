@@ -111,7 +111,9 @@ def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_ru
     other = b"rule-two" if same_size else b"another rule"
     (watched,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other})  # a watch: no run
     assert watched.status == Ack.REFUSED
-    assert watched.message.startswith(f"session s1 already holds another fusion rule fusion_rule.json (of run {one})")
+    assert watched.message.startswith(
+        f"session s1 already holds another fusion rule fusion_rule.json (of run {one})"
+    )
     _mark(client, two, pb.RunMark.START, "b")
     client.send("s1", {(pb.INPUT, "0.x.npy"): b"in"}, run_id=two)
     (refused,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other}, run_id=two)
