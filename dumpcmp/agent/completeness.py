@@ -62,6 +62,21 @@ def role_of(path: Path) -> FileRole:
     return FileRole.SIDECAR if is_stats else FileRole.DUMP
 
 
+def not_sendable(path: Path) -> str:
+    """Why ``path`` is no file the agent sends, "" for a regular file (or one gone meanwhile).
+
+    A symbolic link is never followed, wherever it leads: the runtime writes no links, and one
+    in a dump or golden directory (``ln -s /etc/passwd .../Passwd.x.1.1.1``) put a file from
+    outside the directory given into the host's session."""
+    if why := not_regular(path):
+        return why
+    return (
+        "a symbolic link: not followed (the agent sends only files inside the directory)"
+        if path.is_symlink()
+        else ""
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     complete: bool
@@ -71,7 +86,7 @@ class Verdict:
 
 def check_complete(path: Path, role: FileRole) -> Verdict:
     """Whether ``path`` (of ``role`` DUMP or SIDECAR) holds a whole file now."""
-    if why := not_regular(path):  # opening a FIFO blocks; a link to /dev/zero sends no dump
+    if why := not_sendable(path):  # opening a FIFO blocks; a link to /dev/zero sends no dump
         return Verdict(False, why, skipped=True)
     if role is FileRole.SIDECAR:
         return Verdict(path.is_file(), "" if path.is_file() else "gone")

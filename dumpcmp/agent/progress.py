@@ -46,6 +46,7 @@ class UploadProgress:
         self._rate = 0.0
         self._plain = False  # entered off a terminal: lines about the connection only
         self._lost: tuple[float, float] | None = None  # the host unreachable since, last said at
+        self._busy_since: float | None = None  # the host turning the upload away since
 
     def __enter__(self) -> UploadProgress:
         if self._console.is_terminal:
@@ -70,13 +71,23 @@ class UploadProgress:
             self._tell_connection(self._stats())
 
     def _tell_connection(self, s: UploadStats) -> None:
-        """A line when the uploader starts retrying, again every _RETELL_S, and when it is back."""
+        """A line when the uploader starts retrying, again every _RETELL_S, and when it is back;
+        a host at its upload limit is said to be busy (it was "cannot reach the host")."""
         now = time.monotonic()
-        retrying = s.reconnects > 0 and not s.connected
+        if s.busy:
+            if self._busy_since is None:
+                self._busy_since = now
+                self._say(f"the host is busy: {s.busy} (the agent tries again by itself until --give-up)")
+            return
+        if self._busy_since is not None:
+            since, self._busy_since = self._busy_since, None
+            if not s.retrying:
+                self._say(f"the host took the upload after {now - since:.0f} s")
+        retrying = s.retrying and not s.connected
         if self._lost is None:
             if retrying:
                 self._lost = (now, now)
-                self._say(f"cannot reach the host; retrying until --give-up (retries: {s.reconnects})")
+                self._say("cannot reach the host; retrying until --give-up")
             return
         since, said = self._lost
         if not retrying:
@@ -84,7 +95,7 @@ class UploadProgress:
             self._say(f"reached the host again after {now - since:.0f} s")
         elif now - said >= _RETELL_S:
             self._lost = (since, now)
-            self._say(f"still cannot reach the host after {now - since:.0f} s (retries: {s.reconnects})")
+            self._say(f"still cannot reach the host after {now - since:.0f} s")
 
     def _say(self, line: str) -> None:
         self._console.print(f"agent: {line}", markup=False, soft_wrap=True)
@@ -96,7 +107,7 @@ class UploadProgress:
         if now - then >= 1.0:  # a rate over the last second or so, not since the start
             self._rate = (s.bytes_sent - sent_then) / (now - then)
             self._rate_at = (now, s.bytes_sent)
-        state = "" if s.connected else " · connecting…"
+        state = " · host busy, retrying" if s.busy else "" if s.connected else " · connecting…"
         extra = self._extra()
         line = (
             f"{s.files_done} files · {human_bytes(s.bytes_done)} acknowledged · "

@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # a watch never loads them (numpy): a stopping agent's start-
     from dumpcmp.agent.runtime import AclRuntime
 
 __all__ = [
+    "NOT_WATCHED",
     "AgentOutcome",
     "AgentRun",
     "PreparedRun",
@@ -68,6 +69,12 @@ __all__ = [
 # that the user asked to keep it. One with neither is a killed agent's: nobody will use it again.
 _RUNNING = ".running"
 _KEPT = ".kept"
+
+
+# Why a watch sent no dump file: the host refused what it sends first.
+NOT_WATCHED = (
+    "not watched: the host refused its golden data or fusion rule (above), so no dump file of it was sent"
+)
 
 
 def new_run_token() -> str:
@@ -233,8 +240,7 @@ class AgentRun:
             report = _finish(uploader, progress.refresh, flushing=interrupted and stop_flushing)
         not_sent, skipped = _not_sent(ended)
         if not watching and not interrupted and not uploader.failed:
-            not_sent.append(f"{root}: not watched: the host refused its golden data or fusion rule (above), "
-                            "so no dump file of it was sent")  # fmt: skip
+            not_sent.append(f"{root}: {NOT_WATCHED}")
         return AgentOutcome(uploader, report, self.target, f"--watch {root}", handed[0], not_sent, skipped)
 
     def run_model(self, run: PreparedRun, source: str) -> AgentOutcome:

@@ -16,13 +16,13 @@ from pathlib import Path
 import grpc
 
 from dumpcmp import __version__
+from dumpcmp.agent.completeness import not_sendable
 from dumpcmp.agent.journal import Journal, agent_id
 from dumpcmp.agent.uploader import Uploader, UploadSettings
 from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
-from dumpcmp.proto.sniff import not_regular
 
 __all__ = [
     "HostSession",
@@ -168,8 +168,8 @@ def wire_path(path: Path, root: Path) -> str:
 
 def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
     """Regular files under ``root`` (or ``root`` itself), in a stable order, hidden ones left out;
-    a FIFO or device (or a link to one) is passed over, as ``PATH: REASON`` in ``skipped``: reading
-    it would block the agent, or send what is no file."""
+    a FIFO or device (or a link to one) or a symbolic link is passed over, as ``PATH: REASON`` in
+    ``skipped``: reading it would block the agent, or send what is no file of the directory."""
     if root.is_file():
         yield root
         return
@@ -181,7 +181,7 @@ def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
             if name.startswith("."):
                 continue
             path = Path(directory) / name
-            if why := not_regular(path):
+            if why := not_sendable(path):
                 if skipped is not None:
                     skipped.append(f"{path}: {why}")
                 continue

@@ -163,6 +163,10 @@ class UploadStats:
     peak_in_flight: int  # most files in flight at once so far (the window's effect, for tests and benches)
     reconnects: int
     connected: bool
+    # The host's words while it turns the upload away at its limit (host serve --max-uploads):
+    # a busy host, not one that cannot be reached, for the progress lines.
+    busy: str = ""
+    retrying: bool = False  # the connection broke (or never came up) and is being tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +223,8 @@ class Uploader:
         # Not connected and trying to be: from the start until OpenSession answers, and again
         # from a broken connection until the next one is up (not while a finished upload ends).
         self._reaching = True
+        self._outage = False  # from a broken or refused connection until the next one is up
+        self._busy = ""  # UploadStats.busy
         # counters
         self._stored = self._duplicates = self._already = 0
         self._bytes_done = self._bytes_sent = 0
@@ -228,6 +234,11 @@ class Uploader:
         # The first reason the host gave for refusing a file or mark of each run: the run's other
         # files are refused because of it ("run R was refused: ..."), said once with that cause.
         self._run_refusals: dict[str, str] = {}
+        # Of each run: the files the host stored (not duplicates: it holds those anyway) and their
+        # bytes; they do not count once the host says the run is dropped (a refused run's inputs,
+        # stored and then dropped with it, were reported "2 files sent").
+        self._stored_of_run: dict[str, tuple[int, int]] = {}
+        self._dropped_runs: set[str] = set()
         self._replaced: list[str] = []
         self.session_info: Any = None
 
@@ -263,6 +274,8 @@ class Uploader:
                 peak_in_flight=self._peak_in_flight,
                 reconnects=self._reconnects,
                 connected=self._connected,
+                busy=self._busy,
+                retrying=self._outage,
             )
 
     @property
@@ -327,12 +340,13 @@ class Uploader:
 
     def report(self) -> UploadReport:
         with self._cond:
+            lost = [self._stored_of_run.get(run, (0, 0)) for run in self._dropped_runs]
             return UploadReport(
-                stored=self._stored,
+                stored=self._stored - sum(count for count, _size in lost),
                 duplicates=self._duplicates,
                 already=self._already,
                 bytes_sent=self._bytes_sent,
-                bytes_delivered=self._bytes_done,
+                bytes_delivered=self._bytes_done - sum(size for _count, size in lost),
                 reconnects=self._reconnects,
                 problems=tuple(self._problems),
                 replaced_runs=tuple(self._replaced),
@@ -387,8 +401,15 @@ class Uploader:
                     raise TransferError("upload stopped") from None
                 if code not in _RETRYABLE:
                     raise call_failed(exc, self._target) from None
+                busy = code == grpc.StatusCode.RESOURCE_EXHAUSTED
                 with self._cond:
                     self._reaching = True
+                    self._busy = details if busy else ""
+                    # A reconnect is counted once an outage: a host killed and restarted was "5
+                    # reconnects", one per attempt; a busy host's turning away is none.
+                    if not busy and not self._outage:
+                        self._reconnects += 1
+                    self._outage = not busy
                 self._requeue_in_flight()
                 if self._progress_mark() != progress_before:
                     attempt, last_progress = 0, time.monotonic()
@@ -401,8 +422,6 @@ class Uploader:
                 delay = min(self._settings.backoff_max, self._settings.backoff_first * 2**attempt)
                 delay = min(delay * random.uniform(0.5, 1.0), self._settings.give_up - waited)
                 attempt += 1
-                with self._cond:
-                    self._reconnects += 1
                 log.info("host %s: %s (%s); retrying in %.1f s", self._target, code.name, details, delay)
                 if self._aborted.wait(max(delay, 0.0)):
                     raise TransferError("upload stopped") from None
@@ -423,6 +442,7 @@ class Uploader:
         with self._cond:
             self._connected = True
             self._reaching = False
+            self._outage = False
             self._gen += 1
             gen = self._gen
         try:
@@ -693,6 +713,7 @@ class Uploader:
         the report (the files a watch sends first) sees every answer in it."""
         with self._cond:
             self._answering += 1
+            self._busy = ""  # answered: the host took the upload
         try:
             held = [answer for ack in acks for answer in self._on_ack(ack)]
             if held:
@@ -734,6 +755,8 @@ class Uploader:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
             if item.run_id:
                 with self._cond:
+                    if ack.run_dropped:
+                        self._dropped_runs.add(item.run_id)
                     refused_before = item.run_id in self._run_refusals
                     why = self._run_refusals.setdefault(item.run_id, why)
                 if refused_before and item.local is None:
@@ -751,6 +774,9 @@ class Uploader:
                     self._duplicates += 1
                 else:
                     self._stored += 1
+                    if run := entry.item.run_id:
+                        count, size = self._stored_of_run.get(run, (0, 0))
+                        self._stored_of_run[run] = (count + 1, size + entry.size)
                 self._bytes_done += entry.size
         doomed = [e for e, _dup in held if self._settings.delete_acked and e.item.kind == pb.DUMP]
         if doomed:

@@ -172,7 +172,12 @@ def run_command(
     from dumpcmp.proto.channel import ChannelOptions, check_address
 
     # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
-    with user_errors(), ExitStack() as held:
+    # Ctrl-C before the upload starts (loading, checking, reaching the host); once it may have
+    # started, _stopping says where the session stands instead.
+    not_started = (
+        f"the agent stopped before it sent anything into session {session}; run the same command again"
+    )
+    with user_errors(not_started), ExitStack() as held:
         _check_source(session, watch, model, with_model=sim or bool(inputs) or bool(inject) or hunt)
         if not hunt and (max_passes is not None or pass_bytes is not None):
             raise TransferError("--max-passes and --pass-bytes go with --hunt")
@@ -239,15 +244,18 @@ def run_command(
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         closing = not keep_open and not outcome.undelivered
-        try:
-            if closing:
-                _close(outcome)
-            elif outcome.undelivered:
-                # Refused, perhaps, because another agent closed the session meanwhile: the
-                # summary says where the session stands, not where this agent left it.
-                outcome.closed_elsewhere = closed_on_host(outcome.target)
-        finally:
-            _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
+        results = _host_command(["results", session, "--host", address.address], address)
+        settled = f"the agent stopped once every file was answered; how session {session} stands: {results}"
+        with user_errors(settled):
+            try:
+                if closing:
+                    _close(outcome)
+                elif outcome.undelivered:
+                    # Refused, perhaps, because another agent closed the session meanwhile: the
+                    # summary says where the session stands, not where this agent left it.
+                    outcome.closed_elsewhere = closed_on_host(outcome.target)
+            finally:
+                _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
 
@@ -622,9 +630,28 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
             still_open = (
                 f"; session {session} was closed meanwhile (not by this agent): its results lack them"
             )
+        elif _refused(outcome):
+            # Left open for a rerun, the session refuses the same files again: say what does work.
+            host = outcome.target.host
+            close = _host_command(["close", session, "--host", host.address], host)
+            delete = _host_command(["delete", session, "--host", host.address], host)
+            still_open = (
+                f"; the host refuses them again in a rerun into session {session}: stream into another "
+                f"session name, or end this one first: {close} (its results then lack them) or {delete}"
+            )
         else:
             still_open = f"; session {session} is left open, so its results never lack them"
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+def _refused(outcome: AgentOutcome) -> bool:
+    """Whether the host refused some of the files (or, for a watch, its golden data or rule)."""
+    from dumpcmp.agent.run import NOT_WATCHED
+    from dumpcmp.agent.uploader import REFUSED
+
+    return any(REFUSED in line for line in outcome.report.problems) or any(
+        NOT_WATCHED in line for line in outcome.not_sent
+    )
 
 
 def _grouped_refusals(problems: Sequence[str]) -> list[str]:

@@ -409,12 +409,18 @@ def results_command(
             if out_dir is not None:
                 prepare_output_dir(out_dir, "--out")
         with _stub(options) as stub:
+            # Ctrl-C while it waits or follows: no file is written yet, and the session is the host's.
             if follow:
-                info = _await_session(stub, session, options, wait)
+                with user_errors(f"stopped waiting for session {session} to appear; nothing was written"):
+                    info = _await_session(stub, session, options, wait)
             else:
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
             if follow and info.state != pb.SessionInfo.CLOSED:
-                _follow(stub, session)
+                with user_errors(
+                    f"stopped following session {session}; the session is unchanged (still open on the "
+                    "host), and nothing was written"
+                ):
+                    _follow(stub, session)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
             streamed = _rows(stub, session, timeout)
             written: list[Path] = []

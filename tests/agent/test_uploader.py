@@ -151,7 +151,7 @@ def test_host_restart_mid_stream(tmp_path: Path, read_ahead: int) -> None:
         report = uploader.finish()
     finally:
         server.stop()
-    assert report.reconnects >= 1
+    assert report.reconnects == 1  # one outage, however many tries it took (it said "5 reconnects")
     assert_landed(recording, root, files)
 
 

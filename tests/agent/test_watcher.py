@@ -351,3 +351,22 @@ def test_a_fifo_or_a_link_to_a_device_among_the_dumps_is_skipped_not_read(tmp_pa
         (dump_name(2), "not a regular file: a character device", True),
     }
     assert handed.paths == [whole.resolve()]
+
+
+def test_a_symbolic_link_among_the_dumps_is_skipped_not_followed(tmp_path: Path) -> None:
+    """`ln -s /etc/passwd DUMP/.../Passwd.x.1.1.1`: the watch sent the file the link led to,
+    and the host's session held a file from outside the directory watched."""
+    step, handed, watcher = _watching(tmp_path, quiet=0.2)
+    outside = tmp_path / "secret"
+    outside.write_bytes(dump_content(7))  # whole by the size equation: it would have been sent
+    (step / dump_name(1)).symlink_to(outside)
+    whole = step / dump_name(0)
+    whole.write_bytes(dump_content(10))
+    try:
+        assert handed.wait_for(1) == [whole.resolve()]
+        time.sleep(0.5)  # past the quiet time of both
+    finally:
+        ended = watcher.stop()
+    assert [(n.path.name, n.skipped) for n in ended] == [(dump_name(1), True)]
+    assert ended[0].reason.startswith("a symbolic link: not followed")
+    assert handed.paths == [whole.resolve()]

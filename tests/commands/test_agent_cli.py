@@ -77,11 +77,12 @@ def test_watch_streams_every_complete_file_and_closes_the_session(
     assert (tmp_path / "dump.dumpcmp-agent" / "w1.journal").is_file()  # the state dir beside the dump path
 
 
-def test_a_fifo_and_a_device_link_in_the_golden_directory_are_skipped_and_said(
+def test_a_fifo_a_device_link_and_a_link_out_in_the_golden_directory_are_skipped_and_said(
     server: ServerHandle, tmp_path: Path
 ) -> None:
     """A FIFO in --golden blocked the agent in open() (a SIGTERM did not end it); a link to
-    /dev/zero would have been read for ever. Both are passed over, said as compare says them."""
+    /dev/zero would have been read for ever; a link to a file outside the directory put that file
+    (/etc/passwd) into the host's session. All are passed over, said as compare says them."""
     dump = tmp_path / "dump"
     write_dumps(dump, 1)
     golden = tmp_path / "golden"
@@ -89,6 +90,9 @@ def test_a_fifo_and_a_device_link_in_the_golden_directory_are_skipped_and_said(
     (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
     os.mkfifo(golden / "conv1.0.1700000000000001.npy")
     (golden / "conv2.0.1700000000000002.npy").symlink_to("/dev/zero")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0\n")
+    (golden / "conv3.0.1700000000000003.npy").symlink_to(secret)
     rule = tmp_path / "rule.json"
     rule.write_text(EMPTY_RULE)
     code, out = run(
@@ -96,9 +100,11 @@ def test_a_fifo_and_a_device_link_in_the_golden_directory_are_skipped_and_said(
         "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
     )  # fmt: skip
     assert code == 0, out
-    assert out.splitlines()[:2] == [
+    assert out.splitlines()[:3] == [
         f"skipped {golden / 'conv1.0.1700000000000001.npy'}: not a regular file: a FIFO",
         f"skipped {golden / 'conv2.0.1700000000000002.npy'}: not a regular file: a character device",
+        f"skipped {golden / 'conv3.0.1700000000000003.npy'}: a symbolic link: not followed (the agent sends "
+        "only files inside the directory)",
     ]
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
@@ -659,6 +665,24 @@ def test_an_interrupted_simulated_run_says_its_session_is_open_and_what_to_do(
     assert not server.host.sessions["i1"].closed
     # Gone: the rerun simulates afresh (they piled up in STATE/runs, unnamed, one per failed run).
     assert not list((tmp_path / "state" / "runs").iterdir())
+
+
+def test_ctrl_c_before_the_upload_starts_says_nothing_was_sent(
+    server: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while the agent reached the host said "the run did not finish; files already
+    # written are complete, the rest were not written": the agent writes no files.
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("dumpcmp.agent.run.reach_host", interrupted)
+    code, out = run("--host", server.target, "--session", "k1", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 130
+    assert out.strip() == (
+        "interrupted: the agent stopped before it sent anything into session k1; run the same command again"
+    )
+    assert "k1" not in server.host.sessions
 
 
 def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(

@@ -156,6 +156,42 @@ def test_a_session_refuses_a_run_that_names_another_rule_in_one_line(
     )
 
 
+def test_a_refused_watch_keeps_the_sessions_rule_and_says_so_truly(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # A --watch whose golden data was refused (another run's is the session's) still had its rule
+    # stored over the session's, said "1 file sent", then "left open, so its results never lack
+    # them": the close compared small_cnn's dump through another model's rule.
+    address = f"127.0.0.1:{host.port}"
+    code, out = cli(
+        "agent", "run", "--host", address, "--session", "rr1", "--model", "zoo:small_cnn", "--sim",
+        "--state", tmp_path / "state-sim", "--keep-open",
+    )  # fmt: skip
+    assert code == 0, out
+    rule = tmp_path / "data/sessions/rr1/rules/fusion_rule.json"
+    before = rule.read_bytes()
+    other = tmp_path / "other/fusion_rule.json"  # another model's rule, named as the session's
+    other.parent.mkdir()
+    other.write_bytes(OTHER_MODELS_RULE.read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for extra in (("--golden", sim.golden_dir), ()):
+        code, out = cli(
+            "agent", "run", "--host", address, "--session", "rr1", "--watch", empty, "--state",
+            tmp_path / "state-watch", "--until-idle", "0", "--fusion-rule", other, *extra,
+        )  # fmt: skip
+        assert code == 1, out
+        assert rule.read_bytes() == before, out
+        assert "fusion_rule.json: refused by the host: session rr1 already holds another fusion rule" in out
+        assert "(open): 0 files sent (0 B)" in out, out
+        last = out.strip().splitlines()[-1]
+        assert last.endswith(
+            "the host refuses them again in a rerun into session rr1: stream into another session name, "
+            f"or end this one first: dumpcmp host close rr1 --host {address} (its results then lack them) "
+            f"or dumpcmp host delete rr1 --host {address}"
+        ), out
+
+
 def test_an_empty_dump_file_is_reported_unreadable_and_the_session_closes(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:

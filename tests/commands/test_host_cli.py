@@ -498,16 +498,12 @@ def test_follow_gives_up_waiting_after_wait_seconds(host: HostServer) -> None:
     )
 
 
-def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
+def _stopped_by_ctrl_c(host: HostServer, after: str, *options: object) -> list[str]:
+    """The lines ``host results s1 --follow OPTIONS`` prints once Ctrl-C stops it after line ``after``."""
     seen: list[str] = []
-    follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow")
+    follower = _cli("results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", *options)
     try:
-        address = f"127.0.0.1:{host.port}"
-        _read_until(
-            follower,
-            f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
-            seen,
-        )
+        _read_until(follower, after, seen)
         follower.send_signal(signal.SIGINT)
         rest, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
     finally:
@@ -515,9 +511,32 @@ def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
             follower.kill()
             follower.wait()
     assert follower.returncode == 130
-    assert [line for line in rest.splitlines() if line.strip()] == [
-        "interrupted: the run did not finish; files already written are complete, the rest were not written"
+    return [line for line in rest.splitlines() if line.strip()]
+
+
+def test_follow_is_stopped_by_ctrl_c_in_one_line(host: HostServer) -> None:
+    address = f"127.0.0.1:{host.port}"
+    waiting = f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)"
+    assert _stopped_by_ctrl_c(host, waiting) == [
+        "interrupted: stopped waiting for session s1 to appear; nothing was written"
     ]
+
+
+def test_ctrl_c_while_following_an_open_session_says_it_stopped_following(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # It said "the run did not finish; files already written are complete, the rest were not
+    # written": there is no run, and no file to write.
+    hosts.client(host).open("s1", **session_settings())
+    status = (
+        "session s1: open (results so far), 0 dump files received, 0 compared, 0 not compared yet, "
+        "0 rows so far, no agent streaming"
+    )
+    assert _stopped_by_ctrl_c(host, status, "--out", tmp_path / "out") == [
+        "interrupted: stopped following session s1; the session is unchanged (still open on the host), "
+        "and nothing was written"
+    ]
+    assert not (tmp_path / "out").exists()
 
 
 class _Streaming:

@@ -96,5 +96,9 @@ def test_a_refused_simulated_run_says_what_happened_once_and_truly(procs: Proces
     assert sent is not None, second.output
     delivered = [p for p in (run_dir / "inputs").rglob("*") if p.is_file()] + [run_dir / "fusion_rule.json"]
     assert (int(sent[1]), sent[2]) == (len(delivered), human_bytes(sum(p.stat().st_size for p in delivered)))
-    said = f"Error: {len(refused)} files not delivered (see the warnings above); session one is left open"
+    # A rerun into "one" is refused alike: what does work is said instead of "left open".
+    said = (
+        f"Error: {len(refused)} files not delivered (see the warnings above); the host refuses them again "
+        "in a rerun into session one: stream into another session name, or end this one first"
+    )
     assert said in second.output

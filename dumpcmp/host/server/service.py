@@ -106,7 +106,12 @@ class _UploadDecoding:
 
 
 class _Refused(Exception):
-    """A file the host will not take; its REFUSED acknowledgement says why."""
+    """A file the host will not take; its REFUSED acknowledgement says why (and, with
+    ``run_dropped``, that no file of its run counts any more)."""
+
+    def __init__(self, message: str, *, run_dropped: bool = False) -> None:
+        super().__init__(message)
+        self.run_dropped = run_dropped
 
 
 class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
@@ -223,6 +228,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             resolved = None
         if resolved is not None and any(resolved.is_relative_to(d) for d in self.host_paths):
             if resolved.is_dir() if use.directory else resolved.is_file():
+                if use.directory and (escape := self._link_out_of_bounds(resolved)) is not None:
+                    # The comparison opens what a link in it names: /etc/passwd was read as a
+                    # golden file ("not a numpy .npy file (a text file)").
+                    _abort(
+                        context,
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        f"{use.option} {path!r}: {escape.relative_to(resolved)} in it is a symbolic link "
+                        "outside the host's --host-paths directories; the host reads host paths only "
+                        "under them",
+                    )
                 return str(resolved)
             # Said now, to the agent, before it streams: the comparison would only fail at the close.
             _abort(
@@ -241,6 +256,21 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             f"{use.option} {path!r}: {allowed} (dumpcmp host serve --host-paths DIR); "
             f"or send {use.what} with {use.upload}",
         )
+
+    def _link_out_of_bounds(self, directory: Path) -> Path | None:
+        """The first symbolic link under ``directory`` that resolves outside ``host_paths``."""
+        for root, dirnames, filenames in os.walk(directory):  # links to directories: not walked
+            for name in sorted(dirnames) + sorted(filenames):
+                entry = Path(root, name)
+                if not entry.is_symlink():
+                    continue
+                try:
+                    target = entry.resolve()
+                except (OSError, RuntimeError):  # a loop: nothing the comparison could read
+                    continue
+                if not any(target.is_relative_to(d) for d in self.host_paths):
+                    return entry
+        return None
 
     def GetSession(self, request: pb.GetSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         return self._info(_checked_session(request.session, context), context, with_files=True)
@@ -451,7 +481,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if record.closed:
             raise _Refused(f"session {name} is closed")
         if start.run_id and (gone := record.gone(start.run_id)):
-            raise _Refused(gone)
+            raise _Refused(gone, run_dropped=True)
         if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
             # Each run would be compared against the newest golden files, whichever run they
             # came from: another run's golden data is another comparison. A run that brings its
@@ -460,8 +490,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 self._drop_files(name, self.store.refuse_run(name, start.run_id))
             raise _Refused(
                 f"session {name} already holds the golden data of run {other or '(no run)'}; "
-                "stream a run with golden data of its own into a new session"
+                "stream a run with golden data of its own into a new session",
+                run_dropped=bool(start.run_id),
             )
+        if start.kind in _PLAN_KINDS:
+            held = self.store.file(name, start.kind, start.path)
+            if held is not None and held.size != start.size:
+                raise _Refused(self._refuse_other_plan(name, start, held), run_dropped=bool(start.run_id))
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -512,7 +547,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 ack.status = Ack.DUPLICATE
             elif gone:
                 step.file.discard()
-                ack.status, ack.message = Ack.REFUSED, gone
+                ack.status, ack.message, ack.run_dropped = Ack.REFUSED, gone, True
+            elif held is not None and step.start.kind in _PLAN_KINDS and _other_content(held, step.digest):
+                step.file.discard()
+                ack.status, ack.message = Ack.REFUSED, self._refuse_other_plan(session, step.start, held)
+                ack.run_dropped = bool(step.start.run_id)
             else:
                 fresh.append((step, ack))
         worker = self._worker(session)
@@ -543,6 +582,19 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if worker is not None:
                 worker.landed(step.start.kind, step.start.path)
             ack.status = Ack.STORED
+
+    def _refuse_other_plan(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
+        """Why ``start``, a golden or rule file other than the one the session holds at its path,
+        is refused, with its whole run: replaced, the session's dump files would be compared
+        through another run's rule or golden data (a refused watch's rule was stored over the
+        session's, and the close blamed the wrong op)."""
+        if start.run_id:
+            self._drop_files(name, self.store.refuse_run(name, start.run_id))
+        what = "fusion rule" if start.kind == pb.FUSION_RULE else "golden file"
+        return (
+            f"session {name} already holds another {what} {start.path} (of run {held.run_id or '(no run)'}); "
+            "stream a run with golden data and a rule of its own into a new session"
+        )
 
     def _claim_golden(self, name: str, start: pb.FileStart) -> str | None:
         """The other run (``""``: none) whose golden data the session takes; None when it is
@@ -579,7 +631,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             ack.status, ack.message = Ack.REFUSED, "a run mark needs a run id and START or END"
             return ack
         if record.closed or (gone := record.gone(mark.run_id)):
-            ack.status = Ack.REFUSED
+            ack.status, ack.run_dropped = Ack.REFUSED, not record.closed
             ack.message = f"session {name} is closed" if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
@@ -944,8 +996,9 @@ class _Upload:
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             return Ack(
-                kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc)
-            )
+                kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc),
+                run_dropped=exc.run_dropped,
+            )  # fmt: skip
         return None
 
     def _end(self, end: pb.FileEnd) -> _Finished | None:
@@ -991,6 +1044,9 @@ class _Upload:
         self.receiving = None
 
 
+# The files of a session's comparison plan: one run's, never replaced by another's.
+_PLAN_KINDS = (pb.GOLDEN, pb.FUSION_RULE)
+
 # The settings an agent run may add to a session that lacks them, and what they are called.
 _PLAN_SETTINGS = (("golden", "the golden data"), ("fusion_rule", "the fusion rule"))
 _SOURCES = {
@@ -1026,6 +1082,12 @@ def _completed_settings(
                 f"(dumpcmp host delete {name}) or stream into a new session name",
             )
     return completed
+
+
+def _other_content(held: StoredFile, digest: bytes) -> bool:
+    """Whether a file sent with ``digest`` is not ``held``: known only for a like checksum (an
+    older agent's SHA-256 and a newer one's XXH3-128 of one file differ)."""
+    return len(held.sha256) == len(digest) and held.sha256 != digest
 
 
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:

@@ -138,7 +138,7 @@ class UploadMessage(_message.Message):
     def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ..., whole: _Optional[_Union[WholeFile, _Mapping]] = ...) -> None: ...
 
 class UploadAck(_message.Message):
-    __slots__ = ("kind", "path", "status", "message", "run_id", "more")
+    __slots__ = ("kind", "path", "status", "message", "run_id", "more", "run_dropped")
     class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATUS_UNSPECIFIED: _ClassVar[UploadAck.Status]
@@ -159,13 +159,15 @@ class UploadAck(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     MORE_FIELD_NUMBER: _ClassVar[int]
+    RUN_DROPPED_FIELD_NUMBER: _ClassVar[int]
     kind: FileKind
     path: str
     status: UploadAck.Status
     message: str
     run_id: str
     more: _containers.RepeatedCompositeFieldContainer[UploadAck]
-    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ..., more: _Optional[_Iterable[_Union[UploadAck, _Mapping]]] = ...) -> None: ...
+    run_dropped: bool
+    def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., status: _Optional[_Union[UploadAck.Status, str]] = ..., message: _Optional[str] = ..., run_id: _Optional[str] = ..., more: _Optional[_Iterable[_Union[UploadAck, _Mapping]]] = ..., run_dropped: _Optional[bool] = ...) -> None: ...
 
 class CloseSessionRequest(_message.Message):
     __slots__ = ("session",)

@@ -146,3 +146,25 @@ def test_a_host_started_with_a_relative_data_directory_reports_absolute_paths(
     assert f"result: {session_dir / 'results'}" in info.summary
     assert f"skipped {session_dir / 'dump' / directory / 'unnamed.dump'}:" in info.summary
     assert all(str(session_dir) in line for line in info.summary.splitlines() if "sessions" in line)
+
+
+def test_a_link_in_an_allowed_golden_directory_to_a_file_outside_is_refused(
+    hosts: Hosts, tmp_path: Path, secret: Path, status_of: StatusOf
+) -> None:
+    # The session opened, and its comparison read the link's target (a row said "not a numpy
+    # .npy file (a text file)"): any file the host may read, through a link under --host-paths.
+    allowed = tmp_path / "allowed"
+    (allowed / "golden/sub").mkdir(parents=True)
+    (allowed / "golden/conv.0.1.npy").write_bytes(b"npy")
+    (allowed / "kept.npy").write_bytes(b"npy")
+    (allowed / "golden/inside.0.1.npy").symlink_to(allowed / "kept.npy")  # resolves inside: read
+    client = hosts.client(hosts.start(tmp_path / "data", host_paths=(allowed,)))
+    client.open("ok", golden_host_path=str(allowed / "golden"))
+    (allowed / "golden/sub/Passwd.0.1.npy").symlink_to(secret)
+    error = refusal(client, "s1", golden_host_path=str(allowed / "golden"))
+    assert error.code() == grpc.StatusCode.PERMISSION_DENIED  # type: ignore[attr-defined]
+    assert error.details() == (  # type: ignore[attr-defined]
+        f"--golden-on-host {str(allowed / 'golden')!r}: sub/Passwd.0.1.npy in it is a symbolic link outside "
+        "the host's --host-paths directories; the host reads host paths only under them"
+    )
+    assert status_of(lambda: client.info("s1")) == grpc.StatusCode.NOT_FOUND

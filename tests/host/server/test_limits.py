@@ -284,3 +284,30 @@ def test_the_receive_window_is_fixed_unless_zero() -> None:
         "grpc.http2.bdp_probe": 0,
         "grpc.http2.lookahead_bytes": 1 << 20,
     }
+
+
+def test_an_agent_turned_away_by_a_busy_host_waits_as_for_a_busy_host(hosts: Hosts, tmp_path: Path) -> None:
+    # `host serve --max-uploads 1` and two agents: the second said "cannot reach the host;
+    # retrying" and "2 reconnects", as for a host that is down.
+    from dumpcmp.agent.uploader import UploadSettings
+    from tests.agent.recording_host import uploader_for
+
+    host = hosts.start(tmp_path / "data", limits=StreamLimits(uploads=1))
+    client = hosts.client(host)
+    client.open("s1")
+    held = _Held(client)
+    local = tmp_path / "Add.a.1.1.1"
+    local.write_bytes(b"dump")
+    settings = UploadSettings(backoff_first=0.05, backoff_max=0.2, give_up=CALL_TIMEOUT_S)
+    uploader = uploader_for(f"127.0.0.1:{host.port}", tmp_path / "state", "s1", settings)
+    try:
+        held.open(_stalled_file("s1", "first"))
+        _wait_for(lambda: client.info("s1").streams == 1, "the first upload streaming")
+        uploader.start()
+        uploader.add_file(DUMP, "t/Add.a.1.1.1", local)
+        _wait_for(lambda: "--max-uploads" in uploader.stats().busy, "the second upload turned away")
+    finally:
+        held.release()
+        report = uploader.finish()
+    assert (report.stored, report.reconnects) == (1, 0)
+    assert uploader.stats().busy == ""

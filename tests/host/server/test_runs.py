@@ -17,6 +17,7 @@ from dumpcmp.host.server.service import DumpCompareService
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
+from tests.agent.recording_host import uploader_for
 from tests.host.server.hostkit import (
     CALL_TIMEOUT_S,
     Client,
@@ -94,6 +95,59 @@ def test_a_run_bringing_golden_data_into_a_session_of_another_runs_is_refused_wh
     assert _mark(client, two, pb.RunMark.END, "b").status == Ack.REFUSED
     assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]  # its input went too
     assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
+@pytest.mark.parametrize("same_size", [False, True])
+def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_rule_kept(
+    client: Client, tmp_path: Path, same_size: bool
+) -> None:
+    # A refused `--watch` agent (its golden data another run's) still had its fusion rule stored
+    # over the session's: the close then read resnet's rule for small_cnn's dump (27 ops "not in
+    # the fusion rule file", the wrong first divergence).
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): b"rule-one"}, run_id=one)
+    other = b"rule-two" if same_size else b"another rule"
+    (watched,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other})  # a watch: no run
+    assert watched.status == Ack.REFUSED
+    assert watched.message.startswith(
+        f"session s1 already holds another fusion rule fusion_rule.json (of run {one})"
+    )
+    _mark(client, two, pb.RunMark.START, "b")
+    client.send("s1", {(pb.INPUT, "0.x.npy"): b"in"}, run_id=two)
+    (refused,) = client.send("s1", {(pb.FUSION_RULE, "fusion_rule.json"): other}, run_id=two)
+    assert refused.status == Ack.REFUSED
+    (later,) = client.send("s1", {(pb.DUMP, "t/1/m/1/0/Add.a.1.1.1"): b"d"}, run_id=two)
+    assert later.status == Ack.REFUSED
+    assert [f.path for f in client.info("s1").files] == ["fusion_rule.json"]
+    assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"rule-one"
+    assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
+def test_an_agent_whose_run_is_refused_counts_none_of_its_files_as_delivered(
+    host: HostServer, client: Client, tmp_path: Path
+) -> None:
+    # Two simulated agents of one model racing into one session: the refused one reported
+    # "2 files sent (117.1 KB)", its inputs, stored before its golden file was refused and then
+    # dropped with its run.
+    client.open("s1")
+    one, two = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, one, pb.RunMark.START, "a")
+    client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"one"}, run_id=one)
+    local = tmp_path / "files"
+    local.mkdir()
+    (local / "in.npy").write_bytes(b"input")
+    (local / "golden.npy").write_bytes(b"two")
+    uploader = uploader_for(f"127.0.0.1:{host.port}", tmp_path / "state", "s1")
+    uploader.start()
+    uploader.add_run_mark(two, pb.RunMark.START)
+    uploader.add_file(pb.INPUT, "0.in.npy", local / "in.npy", run_id=two)
+    uploader.settle()  # the input stored before the golden file is on its way
+    uploader.add_file(pb.GOLDEN, "conv.0.2.npy", local / "golden.npy", run_id=two)
+    report = uploader.finish()
+    assert (report.stored, report.bytes_delivered) == (0, 0)
+    assert [f.path for f in client.info("s1").files] == ["conv.0.1.npy"]
 
 
 def test_a_replaced_run_leaves_no_empty_directory(client: Client, tmp_path: Path) -> None:
