@@ -446,6 +446,10 @@ def results_command(
         fail(info.nothing_compared)  # as compare: the files are written, and exit 1
 
 
+# The formats ``host results`` writes, by the suffixes that name them: another one's is refused.
+_TABLE_SUFFIXES = {".csv": ".csv", ".xlsx": ".xlsx", ".html": ".html", ".htm": ".html"}
+
+
 def _file_target(text: str | None, option: str) -> Path | None:
     """The file ``option`` names, in a directory that exists and takes files; a directory, or a
     path ending in a separator, is one line, as are a missing directory (never made here) and a
@@ -454,7 +458,12 @@ def _file_target(text: str | None, option: str) -> Path | None:
 
     if text is None:
         return None
+    if not text:
+        raise OutputError(f"{option}: the file path is empty")
     path = Path(text)
+    suffix, named = "." + option.removeprefix("--"), _TABLE_SUFFIXES.get(path.suffix.lower())
+    if named is not None and named != suffix:  # an xlsx named x.csv fools whoever opens it
+        raise OutputError(f"{option} {text}: a {suffix} file's name, not a {path.suffix} one")
     if text.rpartition(os.sep)[2] in ("", ".", "..") or path.is_dir():
         raise OutputError(f"{option} {text}: a file path is needed, not a directory")
     if path.exists() and not path.is_file():  # /dev/null: the next free name would land in /dev

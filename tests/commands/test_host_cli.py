@@ -364,6 +364,31 @@ def test_a_directory_as_the_table_file_is_one_line(
     assert [p.name for p in work.rglob("*")] == ["existing_dir"]
 
 
+@pytest.mark.parametrize(
+    ("option", "target", "message"),
+    [
+        ("--csv", "", "--csv: the file path is empty"),
+        ("--xlsx", "x.csv", "--xlsx x.csv: a .xlsx file's name, not a .csv one"),
+        ("--html", "y.xlsx", "--html y.xlsx: a .html file's name, not a .xlsx one"),
+    ],
+)
+def test_an_empty_path_or_another_format_s_suffix_is_one_line(
+    hosts: Hosts,
+    host: HostServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    option: str,
+    target: str,
+    message: str,
+) -> None:
+    """``--xlsx x.csv`` wrote an xlsx named .csv; ``--csv ""`` was called a directory."""
+    hosts.client(host).open("s1")
+    monkeypatch.chdir(tmp_path)
+    code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", option, target)
+    assert (code, output.strip()) == (1, f"Error: {message}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
 @pytest.mark.parametrize("option", ["--csv", "--xlsx", "--html"])
 def test_a_fifo_or_device_as_the_table_file_is_one_line(
     hosts: Hosts, host: HostServer, tmp_path: Path, option: str
