@@ -7,6 +7,7 @@ Dask is imported only then.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import ipaddress
 import os
@@ -221,13 +222,37 @@ def _serve_in(
     except RuntimeError as exc:
         service.stop()
         os.close(lock)
-        raise DumpcmpError(f"--listen {config.listen}: cannot listen ({exc})") from None
+        raise DumpcmpError(
+            f"--listen {config.listen}: cannot listen ({_bind_problem(config.listen, exc)})"
+        ) from None
     if port == 0:
         service.stop()
         os.close(lock)
         raise DumpcmpError(f"--listen {config.listen}: cannot listen (address in use or not local)")
     server.start()
     return HostServer(server, service, port, lock, cluster)
+
+
+def _bind_problem(listen: str, failed: RuntimeError) -> str:
+    """Why gRPC could not bind ``listen``, in words: it says only "Failed to bind" and points at
+    its debug log, so a plain socket's bind to the same address names the cause."""
+    import socket
+
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, int(port)))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return "the port is in use: another host serve, or another program, listens there"
+        if exc.errno == errno.EADDRNOTAVAIL:
+            return "not an address of this machine"
+        return exc.strerror or str(exc)
+    except ValueError:
+        pass
+    return str(failed).split(";")[0]
 
 
 def receive_window_options(window: int) -> tuple[tuple[str, int], ...]:

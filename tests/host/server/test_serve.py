@@ -13,7 +13,7 @@ from dumpcmp.host.server.serve import HostConfig, start
 def test_a_second_host_on_the_same_port_is_refused(tmp_path: Path) -> None:
     first = start(HostConfig("127.0.0.1:0", tmp_path / "a"))
     try:
-        with pytest.raises(DumpcmpError, match="cannot listen"):
+        with pytest.raises(DumpcmpError, match=r"cannot listen \(the port is in use: another host serve"):
             start(HostConfig(f"127.0.0.1:{first.port}", tmp_path / "b" / "data"))
         assert not (tmp_path / "b").exists()  # no store, no lock file, no directory it made
         (tmp_path / "c").mkdir()
