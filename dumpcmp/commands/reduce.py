@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, user_errors
+from dumpcmp.printable import SKIPPED_SHOWN
 
 if TYPE_CHECKING:
     from dumpcmp.agent.completeness import FileRole, Verdict
@@ -227,7 +228,22 @@ def _print_report(report: ReduceReport, *, stopped: bool) -> None:
     printer.print(
         f"{prefix}reduced {counted(report.reduced, 'file')}, freed {human_bytes(report.freed)}{kept}{skipped}"
     )
-    for path, reason in report.kept:
-        printer.print(f"kept {escape(str(path))}: {escape(reason)}")
+    for reason, paths in _by_reason(report.kept).items():
+        if len(paths) == 1:
+            printer.print(f"kept {escape(str(paths[0]))}: {escape(reason)}")
+            continue
+        # One line of a reason for many files: a watch refusing an offline run said it per file.
+        printer.print(f"kept {counted(len(paths), 'file')}: {escape(reason)}")
+        for path in paths[:SKIPPED_SHOWN]:
+            printer.print(f"  {escape(str(path))}")
+        if len(paths) > SKIPPED_SHOWN:
+            printer.print(f"  … and {len(paths) - SKIPPED_SHOWN} more")
     for path, reason in report.skipped:
         printer.print(f"skipped {escape(str(path))}: {escape(reason)}")
+
+
+def _by_reason(kept: list[tuple[Path, str]]) -> dict[str, list[Path]]:
+    grouped: dict[str, list[Path]] = {}
+    for path, reason in kept:
+        grouped.setdefault(reason, []).append(path)
+    return grouped

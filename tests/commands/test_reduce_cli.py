@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -56,6 +58,25 @@ def test_corrupt_file_is_named(sim_tree: Path) -> None:
     assert lines[0].endswith("; 1 file left in place")
     assert lines[1].startswith(f"kept {broken}: ")
     assert broken.is_file()
+
+
+def test_files_kept_for_one_reason_get_that_reason_once(tmp_path: Path) -> None:
+    # A watch refusing an offline run printed its ~300-character reason once per file.
+    from dumpcmp.commands.reduce import _print_report
+    from dumpcmp.host.torchair.reduce import ReduceReport
+
+    report = ReduceReport()
+    report.kept.extend((tmp_path / f"f{i}", "not a TorchAir dump") for i in range(12))
+    report.kept.append((tmp_path / "broken", "truncated"))
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        _print_report(report, stopped=True)
+    lines = out.getvalue().splitlines()
+    assert lines[1:] == [
+        "kept 12 files: not a TorchAir dump",
+        *(f"  {tmp_path / f'f{i}'}" for i in range(10)),
+        "  … and 2 more",
+        f"kept {tmp_path / 'broken'}: truncated",
+    ]
 
 
 def _one_line_error(args: list[str], message: str) -> None:
