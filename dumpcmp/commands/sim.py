@@ -232,10 +232,10 @@ def run_command(
             f"fault      {escape(str(fault))} -> NPU op {escape(result.fault_npu_ops.get(fault.op, '?'))}"
         )
     # What to run next, quoted for a shell (as the TorchAir simulation says its own)
-    command = ["dumpcmp", "compare", "-tp", str(result.npu_dump_dir), "-gp", str(result.golden_dir),
-               "-fr", str(result.fusion_rule)]  # fmt: skip
+    command = ["dumpcmp", "compare", "-tp", _here(result.npu_dump_dir), "-gp", _here(result.golden_dir),
+               "-fr", _here(result.fusion_rule)]  # fmt: skip
     if result.quant_rule is not None:
-        command += ["-qfr", str(result.quant_rule)]
+        command += ["-qfr", _here(result.quant_rule)]
     printer.print(f"compare    {shlex.join(command)}", markup=False)
 
 
@@ -283,3 +283,13 @@ def _print_torchair(run: TorchairSimulation) -> None:
         command = shlex.join(["dumpcmp", "compare", "--mode", "torchair", "-tp", str(run.ge_dump_dir),
                               "-gp", str(bench)])  # fmt: skip
         printer.print(f"{label} {command}", markup=False)
+
+
+def _here(path: Path) -> str:
+    """``path`` as the next command takes it: relative to the working directory when below it, so
+    that the dump path (absolute in acl.json) and the rest (as the user gave ``--out``) read alike."""
+    absolute = path.absolute()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)

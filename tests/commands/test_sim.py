@@ -47,6 +47,16 @@ def test_run_writes_everything_and_says_so(tmp_path: Path) -> None:
     assert steps == {"0", "1"}
 
 
+def test_the_next_command_gives_every_path_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The dump path (absolute in acl.json) was printed absolute, the rest as --out was given.
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "--out", "out"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == (
+        "compare    dumpcmp compare -tp out/npu -gp out/golden -fr out/fusion_rule.json"
+    )
+
+
 def test_inputs_and_acl_config(tmp_path: Path) -> None:
     import numpy as np
 
