@@ -640,7 +640,15 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
                 f"session name, or end this one first: {close} (its results then lack them) or {delete}"
             )
         else:
-            still_open = f"; session {session} is left open, so its results never lack them"
+            # The host knows nothing of files never sent: a close without them says nothing either.
+            close = _host_command(
+                ["close", session, "--host", outcome.target.host.address], outcome.target.host
+            )
+            still_open = (
+                f"; session {session} is left open, so its results never lack them: run the same command "
+                f"again once they are whole, or {close} (its results then lack them, and the first "
+                "divergence may lie in one)"
+            )
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
 
 

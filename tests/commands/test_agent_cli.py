@@ -148,7 +148,9 @@ def test_watch_reports_files_that_never_complete(server: ServerHandle, tmp_path:
     assert f"{torn}: not sent: incomplete: " in out
     assert out.strip().splitlines()[-1] == (
         "Error: 1 file not delivered (see the warnings above); "
-        "session w2 is left open, so its results never lack them"
+        "session w2 is left open, so its results never lack them: run the same command again once they "
+        f"are whole, or dumpcmp host close w2 --host {server.target} (its results then lack them, and "
+        "the first divergence may lie in one)"
     )
     assert server.host.statuses(torn.relative_to(dump).as_posix()) == []
     assert not server.host.sessions["w2"].closed  # a verdict without the torn file would be final
