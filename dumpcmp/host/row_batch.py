@@ -347,7 +347,7 @@ def _made(cls: type, columns: list[list[Any]]) -> list[Any]:
     setters = _slot_setters(cls)
     if setters is None or not columns:
         return list(map(cls, *columns))
-    records = list(map(object.__new__, itertools.repeat(cls, len(columns[0]))))
+    records: list[Any] = list(map(object.__new__, itertools.repeat(cls, len(columns[0]))))
     for setter, column in zip(setters, columns, strict=True):
         collections.deque(map(setter, records, column), maxlen=0)
     return records
