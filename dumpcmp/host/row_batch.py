@@ -124,18 +124,28 @@ class _Decoding:
 
     def masked(self, values: list[Any], name: str) -> list[Any]:
         """``values`` with None where the column's None mask (``name?``) says so."""
-        return [None if gone else v for v, gone in zip(values, self.table[name + "?"].tolist(), strict=True)]
+        mask = self.table[name + "?"]
+        if not mask.any():  # most columns of most batches: a value in every row
+            return values
+        return [None if gone else v for v, gone in zip(values, mask.tolist(), strict=True)]
 
-    def take(self, counts: list[int]) -> list[list[int]]:
-        """The next elements of the variable-length fields, ``counts[i]`` for row i (-1: None)."""
+    def take(self, counts: list[int], strings: list[str] | None) -> list[tuple[Any, ...] | None]:
+        """The next elements of a variable-length field as tuples, ``counts[i]`` for row i (-1:
+        None); with ``strings``, the elements are numbers of strings and come back as those."""
         reading = self.reading
-        out: list[list[int]] = []
-        at = reading.next_item
+        items, at = reading.items, reading.next_item
+        if counts and 0 < counts[0] == min(counts) == max(counts):  # every row as long: shapes
+            end = at + counts[0] * len(counts)
+            elements = items[at:end] if strings is None else map(strings.__getitem__, items[at:end])
+            reading.next_item = end
+            return list(zip(*[iter(elements)] * counts[0], strict=True))  # the tuples made in C
+        out: list[tuple[Any, ...] | None] = []
         for count in counts:
-            if count <= 0:
-                out.append([])
+            if count < 0:
+                out.append(None)
                 continue
-            out.append(reading.items[at : at + count])
+            part = items[at : at + count]
+            out.append(tuple(map(strings.__getitem__, part)) if strings is not None else tuple(part))
             at += count
         reading.next_item = at
         return out
@@ -186,6 +196,8 @@ class _Bool(_Node):
         into.columns[name] = ("i1", [-1 if v is None else int(v) for v in values])
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
+        if not self.optional:  # never -1: numpy makes the bools
+            return into.table[name].astype(bool).tolist()  # type: ignore[no-any-return]
         return [None if v < 0 else bool(v) for v in into.table[name].tolist()]
 
 
@@ -245,12 +257,7 @@ class _Tuple(_Node):
                 items.extend([ids.setdefault(v, len(ids)) for v in value] if self.of_str else value)
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
-        counts = into.table[name].tolist()
-        parts = zip(counts, into.take(counts), strict=True)
-        if self.of_str:
-            strings = into.strings
-            return [None if n < 0 else tuple(strings[i] for i in part) for n, part in parts]
-        return [None if n < 0 else tuple(part) for n, part in parts]
+        return into.take(into.table[name].tolist(), into.strings if self.of_str else None)
 
 
 class _Record(_Node):
@@ -274,8 +281,11 @@ class _Record(_Node):
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
         if self.optional:
-            present = iter(into.table_of(self.required))
-            return [None if gone else next(present) for gone in into.table[name + "?"].tolist()]
+            present = into.table_of(self.required)
+            if not present:  # most batches of most nested records (NaN/inf found nowhere)
+                return [None] * len(into.table)
+            made = iter(present)
+            return [None if gone else next(made) for gone in into.table[name + "?"].tolist()]
         columns = [node.decode(f"{name}.{field_name}", into) for field_name, node in self.fields]
         return _made(self.cls, columns)
 
