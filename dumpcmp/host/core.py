@@ -93,12 +93,6 @@ class FileRows(Generic[Row]):
     def order(self) -> FileOrder:
         return file_order(self.entry)
 
-    @property
-    def used_golden(self) -> frozenset[str]:
-        """The golden tensors this file's rows were compared with (or looked up and found)."""
-        keys = [r.golden_key for r in self.rows] + [s.golden_key for s in self.stats]
-        return frozenset(k for k in keys if k)
-
 
 def file_order(entry: DumpEntry) -> FileOrder:
     """Execution order within a shard: dump timestamp, then task id, then path for ties."""

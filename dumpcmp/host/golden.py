@@ -93,11 +93,28 @@ class NpyGoldenDir(_Keyed):
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
-        source = cls.__new__(cls)
-        source.root = path.parent
-        source.skipped = []
-        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path.parent, path.name, None)}
-        return source
+        return _npy_golden_dir(
+            path.parent, [], ["*"], [(GoldenName(path.stem, 0, 0), path.parent, path.name, None)]
+        )
+
+    def __reduce__(self) -> tuple[Callable[..., NpyGoldenDir], tuple[object, ...]]:
+        """Pickled as columns of plain values: a run's index goes to every Dask worker from the
+        coordinator's CPU, and record by record (a name record's ``__reduce__`` each) it cost
+        ~4 µs a golden file there; ``_npy_golden_dir_again`` makes the records on the worker."""
+        listed = list(self._by_key.values())
+        names = [name for name, _, _, _ in listed]
+        return _npy_golden_dir_again, (
+            self.root,
+            self.skipped,
+            list(self._by_key),
+            [name.op_name for name in names],
+            [name.output_index for name in names],
+            [name.timestamp for name in names],
+            [name.suffix for name in names],
+            [directory for _, directory, _, _ in listed],  # shared Path objects: pickled once each
+            [filename for _, _, filename, _ in listed],
+            [sidecar for _, _, _, sidecar in listed],
+        )
 
     def _add(self, directory: Path, filename: str, name: str, irregular: str, has_sidecar: bool) -> None:
         if name == MAPPING_FILE or name.endswith(".npy" + SIDECAR_SUFFIX):
@@ -137,6 +154,34 @@ class NpyGoldenDir(_Keyed):
 
     def _keys(self) -> Iterable[str]:
         return self._by_key
+
+
+def _npy_golden_dir(
+    root: Path, skipped: list[tuple[Path, str]], keys: list[str], listed: Iterable[_Listed]
+) -> NpyGoldenDir:
+    """An index made of what a listing found, not by listing ``root``."""
+    source = NpyGoldenDir.__new__(NpyGoldenDir)
+    source.root = root
+    source.skipped = skipped
+    source._by_key = dict(zip(keys, listed, strict=True))
+    return source
+
+
+def _npy_golden_dir_again(
+    root: Path,
+    skipped: list[tuple[Path, str]],
+    keys: list[str],
+    op_names: list[str],
+    indices: list[int],
+    stamps: list[int],
+    suffixes: list[str],
+    directories: list[Path],
+    filenames: list[str],
+    sidecars: list[bool | None],
+) -> NpyGoldenDir:
+    """``NpyGoldenDir.__reduce__``'s columns as the index again."""
+    names = map(GoldenName, op_names, indices, stamps, suffixes)
+    return _npy_golden_dir(root, skipped, keys, zip(names, directories, filenames, sidecars, strict=True))
 
 
 class NpuDumpGolden(_Keyed):

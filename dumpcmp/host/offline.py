@@ -127,8 +127,9 @@ def _compare(
 
     def shard_done(number: int, results: list[FileRows]) -> None:
         key = shards_in[number].key
+        shard = session.shard(key)
         for result in results:
-            session.add(result, key)
+            shard.add(result)
         shards.append(session.write_shard(key))
 
     plans = [ComparePlan(golden, matcher, options) for matcher in matchers]

@@ -18,11 +18,14 @@ dataclasses and unions of them (optionally ``| None``), a record nested in itsel
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import itertools
+import operator
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -51,13 +54,8 @@ class _Pool:
     """The strings of a batch being encoded: each distinct one once, referred to by number."""
 
     def __init__(self) -> None:
+        # Each string's number is its place: taken as ``ids.setdefault(text, len(ids))``
         self.ids: dict[str, int] = {}
-
-    def id(self, text: str) -> int:
-        found = self.ids.get(text)
-        if found is None:
-            found = self.ids[text] = len(self.ids)
-        return found
 
     def blob(self) -> bytes:
         return _SEPARATOR.join(self.ids).encode()
@@ -126,18 +124,28 @@ class _Decoding:
 
     def masked(self, values: list[Any], name: str) -> list[Any]:
         """``values`` with None where the column's None mask (``name?``) says so."""
-        return [None if gone else v for v, gone in zip(values, self.table[name + "?"].tolist(), strict=True)]
+        mask = self.table[name + "?"]
+        if not mask.any():  # most columns of most batches: a value in every row
+            return values
+        return [None if gone else v for v, gone in zip(values, mask.tolist(), strict=True)]
 
-    def take(self, counts: list[int]) -> list[list[int]]:
-        """The next elements of the variable-length fields, ``counts[i]`` for row i (-1: None)."""
+    def take(self, counts: list[int], strings: list[str] | None) -> list[tuple[Any, ...] | None]:
+        """The next elements of a variable-length field as tuples, ``counts[i]`` for row i (-1:
+        None); with ``strings``, the elements are numbers of strings and come back as those."""
         reading = self.reading
-        out: list[list[int]] = []
-        at = reading.next_item
+        items, at = reading.items, reading.next_item
+        if counts and 0 < counts[0] == min(counts) == max(counts):  # every row as long: shapes
+            end = at + counts[0] * len(counts)
+            elements = items[at:end] if strings is None else map(strings.__getitem__, items[at:end])
+            reading.next_item = end
+            return list(zip(*[iter(elements)] * counts[0], strict=True))  # the tuples made in C
+        out: list[tuple[Any, ...] | None] = []
         for count in counts:
-            if count <= 0:
-                out.append([])
+            if count < 0:
+                out.append(None)
                 continue
-            out.append(reading.items[at : at + count])
+            part = items[at : at + count]
+            out.append(tuple(map(strings.__getitem__, part)) if strings is not None else tuple(part))
             at += count
         reading.next_item = at
         return out
@@ -188,6 +196,8 @@ class _Bool(_Node):
         into.columns[name] = ("i1", [-1 if v is None else int(v) for v in values])
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
+        if not self.optional:  # never -1: numpy makes the bools
+            return into.table[name].astype(bool).tolist()  # type: ignore[no-any-return]
         return [None if v < 0 else bool(v) for v in into.table[name].tolist()]
 
 
@@ -215,8 +225,14 @@ class _Text(_Node):
         self.optional = optional
 
     def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
-        pool = into.pool
-        into.columns[name] = ("i4", [-1 if v is None else pool.id(str(v)) for v in values])
+        # The pool's own dict, not ``_Pool.id``: a method call per cell was the most of what
+        # encoding a batch of dump entries cost the coordinator on a cluster.
+        ids = into.pool.ids
+        if self.kind is str and not self.optional:
+            numbers = [ids.setdefault(v, len(ids)) for v in values]
+        else:
+            numbers = [-1 if v is None else ids.setdefault(str(v), len(ids)) for v in values]
+        into.columns[name] = ("i4", numbers)
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
         strings = into.strings
@@ -235,18 +251,13 @@ class _Tuple(_Node):
 
     def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
         into.columns[name] = ("i4", [-1 if v is None else len(v) for v in values])
-        pool = into.pool
+        ids, items = into.pool.ids, into.items
         for value in values:
             if value:
-                into.items.extend(pool.id(v) for v in value) if self.of_str else into.items.extend(value)
+                items.extend([ids.setdefault(v, len(ids)) for v in value] if self.of_str else value)
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
-        counts = into.table[name].tolist()
-        parts = zip(counts, into.take(counts), strict=True)
-        if self.of_str:
-            strings = into.strings
-            return [None if n < 0 else tuple(strings[i] for i in part) for n, part in parts]
-        return [None if n < 0 else tuple(part) for n, part in parts]
+        return into.take(into.table[name].tolist(), into.strings if self.of_str else None)
 
 
 class _Record(_Node):
@@ -266,14 +277,17 @@ class _Record(_Node):
             into.table(self.required, [v for v in values if v is not None])
             return
         for field_name, node in self.fields:
-            node.encode(f"{name}.{field_name}", [getattr(v, field_name) for v in values], into)
+            node.encode(f"{name}.{field_name}", list(map(operator.attrgetter(field_name), values)), into)
 
     def decode(self, name: str, into: _Decoding) -> list[Any]:
         if self.optional:
-            present = iter(into.table_of(self.required))
-            return [None if gone else next(present) for gone in into.table[name + "?"].tolist()]
+            present = into.table_of(self.required)
+            if not present:  # most batches of most nested records (NaN/inf found nowhere)
+                return [None] * len(into.table)
+            made = iter(present)
+            return [None if gone else next(made) for gone in into.table[name + "?"].tolist()]
         columns = [node.decode(f"{name}.{field_name}", into) for field_name, node in self.fields]
-        return list(map(self.cls, *columns))
+        return _made(self.cls, columns)
 
     @property
     def required(self) -> _Record:
@@ -329,6 +343,36 @@ def _node(hint: Any) -> _Node:
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         return _Record(kind, optional)
     raise InternalError(f"row batches cannot carry a field of type {kind}")
+
+
+def _made(cls: type, columns: list[list[Any]]) -> list[Any]:
+    """Records of ``cls`` again, field ``i`` of record ``j`` from ``columns[i][j]``.
+
+    Each column is set through its slot, one C-level pass per column, as unpickling a record
+    does, not through ``__init__``: a frozen dataclass's ``__init__`` sets each field with a
+    Python-level ``object.__setattr__`` call, and that was most of what reading a batch's rows
+    back cost the coordinator (~6 of ~10 µs a row). Classes with slots and no ``__post_init__``
+    only (``_slot_setters``); others through ``__init__``.
+    """
+    setters = _slot_setters(cls)
+    if setters is None or not columns:
+        return list(map(cls, *columns))
+    records: list[Any] = list(map(object.__new__, itertools.repeat(cls, len(columns[0]))))
+    for setter, column in zip(setters, columns, strict=True):
+        collections.deque(map(setter, records, column), maxlen=0)
+    return records
+
+
+@functools.cache
+def _slot_setters(cls: type) -> list[Callable[[Any, Any], None]] | None:
+    """The ``__set__`` of each field's slot of dataclass ``cls``, in field order; None when its
+    records must be made through ``__init__`` (no slots, or a ``__post_init__`` to run)."""
+    if hasattr(cls, "__post_init__"):
+        return None
+    slots = [cls.__dict__.get(f.name) for f in dataclasses.fields(cls)]
+    if not all(isinstance(slot, types.MemberDescriptorType) for slot in slots):
+        return None
+    return [slot.__set__ for slot in slots]  # type: ignore[union-attr]
 
 
 @functools.cache
@@ -394,17 +438,18 @@ class FileBatch:
         rows' ``index`` instead of the one they were sent with (None: keep that)."""
         if places is not None and self.rows is not None:
             _place(self.rows.tables[0], places, self.counts[:, 0])
-        rows, stats = decode(self.rows), decode(self.stats)
-        lines = self.text.decode().split(_SEPARATOR) if self.text else []
+        # Tuples sliced, each file's part a tuple at once
+        rows, stats = tuple(decode(self.rows)), tuple(decode(self.stats))
+        lines = tuple(self.text.decode().split(_SEPARATOR)) if self.text else ()
         out: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]] = []
         at_row = at_stat = at_line = 0
         for row_count, stat_count, formatted in self.counts.tolist():
             row_end, stat_end = at_row + row_count, at_stat + stat_count
             text = None
             if formatted:
-                text = tuple(lines[at_line : at_line + row_count])
+                text = lines[at_line : at_line + row_count]
                 at_line += row_count
-            out.append((tuple(rows[at_row:row_end]), tuple(stats[at_stat:stat_end]), text))
+            out.append((rows[at_row:row_end], stats[at_stat:stat_end], text))
             at_row, at_stat = row_end, stat_end
         return out
 

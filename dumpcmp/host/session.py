@@ -91,25 +91,32 @@ class ShardRows(Generic[Row, Key]):
 
     def __init__(self, key: Key) -> None:
         self.key = key
-        # Each file's order, worked out once (a file's order is a tuple with its path's text)
-        self._files: dict[Path, tuple[FileOrder, FileRows[Row]]] = {}
+        # Each file's order, worked out once, by its path's text (the order's last part: a
+        # ``Path`` hashes its parts again on every lookup)
+        self._files: dict[str, tuple[FileOrder, FileRows[Row]]] = {}
         self._tensor_orders: list[FileOrder] = []  # sorted, for a file's place while others arrive
+        self._ordered: list[FileRows[Row]] | None = None  # ``ordered()`` until a file is added
 
     def add(self, result: FileRows[Row]) -> None:
         order = result.order
-        if result.entry.path not in self._files and _holds_rows(result):
+        path = order[2]
+        if path not in self._files and _holds_rows(result):
             if not self._tensor_orders or order > self._tensor_orders[-1]:
                 self._tensor_orders.append(order)  # a walked tree's files come in order
             else:
                 bisect.insort(self._tensor_orders, order)
-        self._files[result.entry.path] = (order, result)
+        self._files[path] = (order, result)
+        self._ordered = None
 
     def place(self, result: FileRows[Row]) -> int:
         """The Index of ``result``'s rows among the tensor dumps added so far."""
         return bisect.bisect_left(self._tensor_orders, result.order)
 
     def ordered(self) -> list[FileRows[Row]]:
-        return [f for _, f in sorted(self._files.values(), key=_first)]
+        # Sorted once for all that a shard's writing asks (its rows, files, statistics, golden used)
+        if self._ordered is None:
+            self._ordered = [f for _, f in sorted(self._files.values(), key=_first)]
+        return list(self._ordered)
 
     def tensor_files(self) -> list[FileRows[Row]]:
         return [f for f in self.ordered() if _holds_rows(f)]
@@ -125,7 +132,12 @@ class ShardRows(Generic[Row, Key]):
         return [numbered(r, i) for i, f in enumerate(stats_files) for r in f.stats]
 
     def used_golden(self) -> set[str]:
-        return {key for _, f in self._files.values() for key in f.used_golden}
+        """The golden tensors this shard's rows were compared with (or looked up and found)."""
+        files = [f for _, f in self._files.values()]
+        used = {r.golden_key for f in files for r in f.rows}
+        used.update(s.golden_key for f in files for s in f.stats)
+        used.discard("")
+        return used
 
 
 def _first(pair: tuple[FileOrder, FileRows[Row]]) -> FileOrder:

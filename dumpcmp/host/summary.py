@@ -271,10 +271,14 @@ def _kind(reason: str) -> str:
 
 def grouped_reasons(reasons: list[str]) -> tuple[ReasonGroup, ...]:
     """Reasons counted by kind (names blanked), each group with its first reason's words."""
-    counts = Counter(_kind(r) for r in reasons)
+    # Each distinct reason's kind worked out once: a run's inputs without golden data (npy
+    # golden files hold outputs only) share one reason, word for word, in every row.
+    counts: Counter[str] = Counter()
     first: dict[str, str] = {}
-    for reason in reasons:
-        first.setdefault(_kind(reason), reason)
+    for reason, count in Counter(reasons).items():  # in the order first given
+        kind = _kind(reason)
+        counts[kind] += count
+        first.setdefault(kind, reason)
     # Counter.most_common keeps first-seen order among equal counts.
     return tuple(ReasonGroup(n, first[kind]) for kind, n in counts.most_common())
 

@@ -175,11 +175,11 @@ class Thresholds:
         if not m.has_numbers and m.special is None:
             return ()
         found = []
-        cosine = _as_written(m.cosine_similarity)
+        cosine = m.cosine_similarity
         if math.isnan(cosine):
             found.append(f"CosineSimilarity{of} NaN")
-        elif cosine < self.cosine:
-            found.append(f"CosineSimilarity{of} {cosine:.6f} < {self.cosine:g}")
+        elif _written_above(-cosine, -self.cosine):  # as written, below the limit
+            found.append(f"CosineSimilarity{of} {_as_written(cosine):.6f} < {self.cosine:g}")
         above = (
             ("RelativeEuclideanDistance", m.relative_euclidean_distance, self.relative_euclidean),
             ("KullbackLeiblerDivergence", m.kullback_leibler_divergence, self.kl),
@@ -189,7 +189,7 @@ class Thresholds:
         found += [
             f"{name}{of} {value:.6f} > {limit:g}"
             for name, value, limit in above
-            if _as_written(value) > limit
+            if _written_above(value, limit)
         ]
         return tuple(found)
 
@@ -202,6 +202,23 @@ def _as_written(value: float) -> float:
     the user reads, so a table read back from its file is judged the same, and no breach reads
     "RootMeanSquareError 1.000000 > 1"."""
     return round(value, 6) if math.isfinite(value) else value
+
+
+def _written_above(value: float, limit: float) -> bool:
+    """``_as_written(value) > limit``, rounded only where that can change the answer.
+
+    Rounding to six decimals moves a value by at most 5e-7 (and half an ulp), so a value further
+    than 1e-6 × (1 + |limit|) from the limit is on the same side either way: ``round`` was most
+    of what judging a row cost, and a summary judges every row of a run. NaN compares false
+    both ways and falls through to the exact rule. ``-value`` and ``-limit``: below the limit
+    (rounding is symmetric).
+    """
+    near = 1e-6 * (1.0 + abs(limit))
+    if value > limit + near:
+        return True
+    if value < limit - near:
+        return False
+    return _as_written(value) > limit
 
 
 def _positions_differ(special: SpecialValues) -> str:

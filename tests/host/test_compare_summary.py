@@ -19,7 +19,7 @@ from dumpcmp.host.metrics import MetricValues, compare_arrays
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.report.table import read_finite
 from dumpcmp.host.request import CompareRequest
-from dumpcmp.host.summary import Tally, nothing_compared, summarize
+from dumpcmp.host.summary import Tally, grouped_reasons, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.names import dump_file_name
@@ -495,6 +495,26 @@ def test_reasons_are_grouped_most_common_first(golden_tree: Path, tmp_path: Path
         line.startswith("  3 × e.g. golden dump of other_a (output 0) not found in ") for line in lines
     )
     assert any(line.startswith("warning: only 2 of 5 target tensors were compared") for line in lines)
+
+
+def test_reasons_of_one_kind_count_together_ties_in_the_order_first_met() -> None:
+    only_outputs = "golden npy files hold op outputs only; compare NPU dumps for inputs"
+    reasons = [
+        "golden file conv1.0.{timestamp}.npy not found in /g",
+        only_outputs,
+        "shape mismatch [1, 2] vs [2, 1]",
+        only_outputs,
+        "golden file relu_2.1.{timestamp}.npy not found in /g",  # another name, the same kind
+        "shape mismatch [3] vs [4]",
+        only_outputs,
+    ]
+    groups = grouped_reasons(reasons)
+    assert [(g.count, g.example) for g in groups] == [
+        (3, only_outputs),
+        (2, reasons[0]),  # ties: the kind met first comes first, with its first words
+        (2, reasons[2]),
+    ]
+    assert grouped_reasons([]) == ()
 
 
 def test_a_half_matched_run_gets_no_warning(golden_tree: Path, tmp_path: Path) -> None:

@@ -120,3 +120,23 @@ def test_a_second_run_in_the_golden_directory_is_named_and_the_newest_used(tmp_p
         (tmp_path / "conv.0.1700000000000001.npy",
          "an older golden of conv.0 (a second run here?); conv.0.1700000000000002.npy is used"),
     ]  # fmt: skip
+
+
+def test_a_golden_index_pickled_to_cluster_workers_finds_what_it_found_here(tmp_path: Path) -> None:
+    import pickle
+
+    save_npy(tmp_path / f"mm.0.{STAMP}.npy", BF16, keep_dtype=True)  # with its dtype sidecar
+    np.save(tmp_path / f"mm.0.{STAMP - 1}.npy", VALUES)  # an older run of it: skipped, named
+    (tmp_path / "sub").mkdir()
+    np.save(tmp_path / "sub" / f"relu.1.{STAMP}.npy", VALUES)
+    (tmp_path / "sub" / "notes.npy").write_text("not golden data")
+    for source in (NpyGoldenDir(tmp_path), NpyGoldenDir.single(tmp_path / "sub" / f"relu.1.{STAMP}.npy")):
+        again = pickle.loads(pickle.dumps(source))
+        assert again.root == source.root and again.skipped == source.skipped
+        assert again.unused([]) == source.unused([])
+        for op, index in (("mm", 0), ("relu", 1), ("relu", 0)):
+            found, kept = source.output(op, index), again.output(op, index)
+            assert (found is None) is (kept is None)
+            if found is not None and kept is not None:
+                assert (kept.label, kept.path, kept.key) == (found.label, found.path, found.key)
+                assert np.array_equal(kept.load(), found.load()) and kept.load().dtype == found.load().dtype

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.metrics.torchair import RealValues
@@ -17,6 +18,8 @@ from dumpcmp.host.stats_compare import Statistics, StatsResult
 from dumpcmp.host.torchair.records import TensorStats
 from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairRow
 from dumpcmp.host.verdict import NotCompared, SpecialValues
+from dumpcmp.proto.names import parse_dump_name
+from dumpcmp.proto.walker import DumpEntry, GroupKey
 
 NAN, INF = math.nan, math.inf
 
@@ -64,6 +67,33 @@ def _same(left: object, right: object) -> bool:
 def test_result_rows_come_back_field_for_field() -> None:
     assert _same(decode(encode(ROWS)), ROWS)
     assert [type(r.npu_address) for r in decode(encode(ROWS))][:2] == [type(None), type(None)]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [_row(i) for i in range(5)],  # every shape 4-d, no reason, no NaN/inf record in the batch
+        [_row(i, shape=(i + 1,), metrics=_metrics(0.5, ("one reason",))) for i in range(5)],
+        [_row(i, shape=(), metrics=_metrics(0.5, ("a", "b"))) for i in range(3)],
+        [_row(0, shape=None), _row(1), _row(2, shape=(7,))],  # None among equal lengths
+        ROWS,
+    ],
+    ids=["same-shapes", "one-reason-each", "two-reasons-each", "none-among-them", "every-kind"],
+)
+def test_rows_come_back_whatever_their_batch_shares(rows: list[ResultRow]) -> None:
+    assert _same(decode(encode(rows)), rows)
+
+
+def test_records_made_again_equal_and_hash_as_their_originals() -> None:
+    # Dump entries, as a cluster task carries them: set through their slots, not __init__.
+    names = [f"Conv2D.conv{i}.{i}.1700000000{i}" for i in range(4)]
+    entries = [
+        DumpEntry(Path("/d") / name, parse_dump_name(name), GroupKey("0", "net", "1", str(i % 2)), i == 2)
+        for i, name in enumerate(names)
+    ]
+    again = decode(encode(entries))
+    assert again == entries and [hash(e) for e in again] == [hash(e) for e in entries]
+    assert all(type(e.path) is type(entries[0].path) for e in again)
 
 
 def test_a_batch_pickles_as_a_few_buffers_not_an_object_per_cell() -> None:

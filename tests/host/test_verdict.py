@@ -187,6 +187,37 @@ def test_offline_verdict(metrics: MetricValues, expected: Agreement, breach: str
     assert t.breaches(read.values) == breaches
 
 
+# Around each limit: a step of 1e-7 either side, the half-way points of the sixth decimal, and
+# values no float equals exactly (the rule rounds only near a limit: the same answer everywhere).
+_NEAR_LIMIT = [k * 1e-7 for k in range(-30, 31)] + [5e-7, -5e-7, 1.5e-6, -1.5e-6, 4.9999999e-7, 1e-3, -1e-3]
+
+
+@pytest.mark.parametrize(
+    ("field", "threshold", "column", "above"),
+    [
+        ("cosine_similarity", "cosine", "CosineSimilarity", False),
+        ("relative_euclidean_distance", "relative_euclidean", "RelativeEuclideanDistance", True),
+        ("kullback_leibler_divergence", "kl", "KullbackLeiblerDivergence", True),
+        ("root_mean_square_error", "rmse", "RootMeanSquareError", True),
+        ("mean_relative_error", "mean_relative", "MeanRelativeError", True),
+    ],
+)
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e4])
+def test_a_metric_is_judged_as_written_to_six_decimals_at_its_limit(
+    field: str, threshold: str, column: str, above: bool, scale: float
+) -> None:
+    """A breach is what the result file shows: the value rounded to six decimals beyond the limit;
+    a value that reads as the limit itself is no breach."""
+    limit = getattr(Thresholds(), threshold) * scale
+    thresholds = replace(Thresholds(), **{threshold: limit})
+    for offset in _NEAR_LIMIT:
+        value = limit + offset
+        written = round(value, 6)
+        breached = written > limit if above else written < limit
+        found = [b for b in thresholds.breaches(_shifted(field, value)) if b.startswith(column)]
+        assert bool(found) is breached, (value, written, found)
+
+
 # ------------------------------------------------------------------------- TorchAir (§2)
 
 LIMITS = TorchairThresholds()
