@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import os
 import platform
 import secrets
@@ -79,6 +80,9 @@ def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[
         os.close(fd)
 
 
+_OPENED = itertools.count()  # the order files were opened in (``IncomingFile.opened``)
+
+
 class IncomingFile:
     """One file being received: bytes go to a temporary file and into its checksum."""
 
@@ -97,6 +101,7 @@ class IncomingFile:
             self._fd = os.open(
                 self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming
             )
+        self.opened = next(_OPENED)  # after the open: see _sync_file_system
         self._closed = False
 
     def write(self, data: bytes | memoryview) -> None:
@@ -227,7 +232,11 @@ def _sync_file_system(incoming: Sequence[IncomingFile]) -> bool:
             return False
     except OSError:
         return False
-    return _SYNCFS(incoming[0]._fd) == 0
+    # syncfs reports the file system's write errors since its descriptor was opened: the
+    # earliest-opened file's covers every write of the group (any other's could miss an earlier
+    # background write error of a file opened before it).
+    earliest = min(incoming, key=lambda file: file.opened)
+    return _SYNCFS(earliest._fd) == 0
 
 
 # Smaller files keep their pages: below about 1 MiB the advice costs the host as much CPU as

@@ -193,6 +193,20 @@ def test_a_failed_fdatasync_refuses_that_file_only(
     assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
 
 
+def test_one_syncfs_is_asked_through_the_earliest_opened_file_of_the_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """syncfs reports write errors since its descriptor's open: through the first file of the
+    list, a background write error of a file opened before it went unreported."""
+    asked: list[int] = []
+    monkeypatch.setattr(host_files, "_SYNCFS", lambda fd: asked.append(fd) or 0)
+    first = host_files.IncomingFile(tmp_path, "s1", DUMP, ("a",))
+    second = host_files.IncomingFile(tmp_path, "s1", DUMP, ("b",))
+    earliest = first._fd
+    assert host_files.commit_all([second, first]) == [None, None]
+    assert asked == [earliest]
+
+
 def test_an_xxh3_file_is_stored_and_listed_with_its_checksum(client: Client) -> None:
     assert list(client.open("s1").checksums) == [pb.XXH3_128]
     data = bytes(range(256)) * 50
