@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -85,7 +86,7 @@ def file_jobs(
     op_type = entry.name.op_type
     op_entry = matcher.entry(op_name) if matcher is not None else None
     sequence = op_entry.op_sequence if op_entry is not None else None
-    truth = _ground_truth(matcher, op_name)
+    _, truth = op_names(matcher, op_name)
     try:
         dump = read_dump(entry.path)
     except DumpFormatError as exc:
@@ -120,18 +121,9 @@ def unreadable_file_job(entry: DumpEntry, matcher: Matcher | None, reason: str) 
     op_name = entry.name.op_name
     op_entry = matcher.entry(op_name) if matcher is not None else None
     sequence = op_entry.op_sequence if op_entry is not None else None
-    truth = _ground_truth(matcher, op_name)
+    _, truth = op_names(matcher, op_name)
     return TensorJob(sequence, entry.name.op_type, op_name, truth or NO_GOLDEN, f"{op_name}:*", None, None,
                      reason=reason)  # fmt: skip
-
-
-def _ground_truth(matcher: Matcher | None, op_name: str) -> str:
-    if matcher is None:
-        return op_name
-    try:
-        return matcher.ground_truth(op_name)
-    except DumpcmpError:
-        return ""
 
 
 def op_names(matcher: Matcher | None, op_name: str) -> tuple[str, str]:
@@ -329,7 +321,7 @@ def _stack_order(
     logical layout, the golden's layout and shape, C order), lies in its dump payload; None when
     in the same place. ``aligned_pair``'s own steps on a tensor of element numbers: every layout
     conversion only moves elements (a user's converter is never asked: it may compute)."""
-    numbers = np.arange(_elements(shape), dtype=np.int64)
+    numbers = np.arange(math.prod(shape), dtype=np.int64)
     tensor = DumpTensor(TensorKind.OUTPUT, 0, int(DataType.DT_INT64), device_format, shape, original_shape,
                         numbers.nbytes, numbers.view(np.uint8), sub_format=sub_format)  # fmt: skip
     moved = _as_golden(tensor.logical(), origin_format, golden_shape, options)
@@ -338,13 +330,6 @@ def _stack_order(
         return None
     order.flags.writeable = False  # cached: shared by every stack of this geometry
     return order
-
-
-def _elements(shape: tuple[int, ...]) -> int:
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
 
 
 def _refuse_raw_bits(target: np.dtype, golden: np.dtype, label: str) -> None:
