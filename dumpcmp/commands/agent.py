@@ -624,32 +624,32 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
     if outcome.closed is not None and outcome.closed.nothing_compared:
         fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
     if outcome.undelivered:
-        if outcome.closed is not None:
-            still_open = ""
-        elif outcome.closed_elsewhere:
-            still_open = (
-                f"; session {session} was closed meanwhile (not by this agent): its results lack them"
-            )
-        elif _refused(outcome):
-            # Left open for a rerun, the session refuses the same files again: say what does work.
-            host = outcome.target.host
-            close = _host_command(["close", session, "--host", host.address], host)
-            delete = _host_command(["delete", session, "--host", host.address], host)
-            still_open = (
-                f"; the host refuses them again in a rerun into session {session}: stream into another "
-                f"session name, or end this one first: {close} (its results then lack them) or {delete}"
-            )
-        else:
-            # The host knows nothing of files never sent: a close without them says nothing either.
-            close = _host_command(
-                ["close", session, "--host", outcome.target.host.address], outcome.target.host
-            )
-            still_open = (
-                f"; session {session} is left open, so its results never lack them: run the same command "
-                f"again once they are whole, or {close} (its results then lack them, and the first "
-                "divergence may lie in one)"
-            )
+        still_open = _undelivered_session(outcome, session)
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
+    """What became of the session that lacks the undelivered files, and how to end it ("": closed
+    by this agent, its results say so)."""
+    if outcome.closed is not None:
+        return ""
+    if outcome.closed_elsewhere:
+        return f"; session {session} was closed meanwhile (not by this agent): its results lack them"
+    host = outcome.target.host
+    close = _host_command(["close", session, "--host", host.address], host)
+    if _refused(outcome):
+        # Left open for a rerun, the session refuses the same files again: say what does work.
+        delete = _host_command(["delete", session, "--host", host.address], host)
+        return (
+            f"; the host refuses them again in a rerun into session {session}: stream into another "
+            f"session name, or end this one first: {close} (its results then lack them) or {delete}"
+        )
+    # The host knows nothing of files never sent: a close without them says nothing either.
+    return (
+        f"; session {session} is left open, so its results never lack them: run the same command "
+        f"again once they are whole, or {close} (its results then lack them, and the first "
+        "divergence may lie in one)"
+    )
 
 
 def _refused(outcome: AgentOutcome) -> bool:
