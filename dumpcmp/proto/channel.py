@@ -50,6 +50,14 @@ def check_address(address: str, option: str = "--host", *, any_port: bool = Fals
     return address
 
 
+def split_address(address: str) -> tuple[str, int]:
+    """(host, port) of a checked HOST:PORT (``check_address``), an IPv6 host without its brackets."""
+    found = _ADDRESS.fullmatch(address)
+    if found is None:
+        raise DumpcmpError(f"{address!r}: expected HOST:PORT")
+    return found["host"].strip("[]"), int(found["port"])
+
+
 def read_secret(path: Path, option: str) -> str:
     """The token in ``path``: its one line, without surrounding white space."""
     try:

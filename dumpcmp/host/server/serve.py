@@ -29,7 +29,7 @@ from dumpcmp.host.server.limits import (
 from dumpcmp.host.server.service import DEFAULT_MAX_FILE_SIZE, DumpCompareService, add_to_server
 from dumpcmp.host.server.worker import NewRunner
 from dumpcmp.outputs import new_output_dir
-from dumpcmp.proto.channel import SERVER_OPTIONS, check_address
+from dumpcmp.proto.channel import SERVER_OPTIONS, check_address, split_address
 from dumpcmp.proto.upload_wire import keep_freed_memory
 
 # Threads for the calls that answer at once (sessions, close, results), beyond the ones uploads
@@ -116,7 +116,7 @@ def exposure_warning(config: HostConfig) -> str | None:
 
     Warned, not refused: a lab network may be trusted, and scripts that serve plaintext on one
     keep working; the warning says which option closes each gap."""
-    host = config.listen.rpartition(":")[0].strip("[]")
+    host, _ = split_address(config.listen)
     if host == "localhost":
         return None
     try:
@@ -238,20 +238,17 @@ def _bind_problem(listen: str, failed: RuntimeError) -> str:
     its debug log, so a plain socket's bind to the same address names the cause."""
     import socket
 
-    host, _, port = listen.rpartition(":")
-    host = host.strip("[]")
+    host, port = split_address(listen)
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.bind((host, int(port)))
+            probe.bind((host, port))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             return "the port is in use: another host serve, or another program, listens there"
         if exc.errno == errno.EADDRNOTAVAIL:
             return "not an address of this machine"
         return exc.strerror or str(exc)
-    except ValueError:
-        pass
     return str(failed).split(";")[0]
 
 
