@@ -1,8 +1,8 @@
 """The upload client: files of one session to the host, each exactly once, whatever breaks.
 
 One thread owns the connection. It opens (or resumes) the session, then runs one ``Upload``
-stream: gRPC's own thread sends messages (files read from disk chunk by chunk into one reused
-buffer, hashed as they are read: XXH3-128 where the host verifies it, else SHA-256), prepared a
+stream: gRPC's own thread sends messages (files read from disk chunk by chunk straight into the
+messages, hashed as they are read: XXH3-128 where the host verifies it, else SHA-256), prepared a
 few ahead by a reader thread where the machine has cores to spare, while this thread reads the
 host's per-file acknowledgements.
 What is in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so
@@ -45,10 +45,14 @@ from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
     Digest,
+    FilledMessage,
+    data_head,
     data_message,
     file_end,
     keep_freed_memory,
     new_digest,
+    whole_head,
+    whole_head_size,
     whole_message,
 )
 
@@ -551,9 +555,6 @@ class Uploader:
         ready.put(None)
 
     def _messages(self, gen: int) -> Iterator[_Message]:
-        # One buffer for every file of the stream, read into again and again: data_message
-        # copies each chunk out of it before the next read.
-        buffer = memoryview(bytearray(self._settings.chunk_size))
         with self._cond:
             checksum, whole = self._checksum, self._whole_files
         while True:
@@ -579,30 +580,40 @@ class Uploader:
             with handle:
                 if not self._register(gen, item, size, mtime_ns):
                     return
-                yield from self._file_messages(item, handle, size, buffer, checksum, whole)
+                yield from self._file_messages(item, handle, size, checksum, whole)
 
     def _file_messages(
-        self, item: _Item, handle: RawIOBase, size: int, buffer: memoryview, checksum: int, whole: bool
+        self, item: _Item, handle: RawIOBase, size: int, checksum: int, whole: bool
     ) -> Iterator[_Message]:
         """FileStart, data chunks, FileEnd; a file that fits one chunk as one WholeFile, where the
-        host takes that (a message costs each side as much as a small file's bytes)."""
+        host takes that (a message costs each side as much as a small file's bytes). Each is read
+        straight into the message it goes in (FilledMessage)."""
         start = pb.FileStart(
             session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id,
             checksum=checksum,  # type: ignore[arg-type]
         )  # fmt: skip
         digest = new_digest(checksum)
-        if whole and size <= len(buffer):
-            got = self._read(item, handle, buffer[:size], digest)
-            yield whole_message(start, self._ended(item, checksum, digest), buffer[:got])
+        if whole and size <= self._settings.chunk_size:
+            message = FilledMessage(whole_head_size(start, checksum, size), size)
+            got = self._read(item, handle, message.data, digest)
+            end = self._ended(item, checksum, digest)
+            # A file that shrank since it was opened goes as it was read: the host refuses it.
+            yield (
+                message.done(whole_head(start, end, size))
+                if got == size
+                else whole_message(start, end, message.data[:got])
+            )
             return
         yield pb.UploadMessage(start=start)
         left = size
         while left > 0:
-            got = self._read(item, handle, buffer[: min(len(buffer), left)], digest)
+            want = min(self._settings.chunk_size, left)
+            message = FilledMessage(len(data_head(want)), want)
+            got = self._read(item, handle, message.data, digest)
             if not got:
                 break  # shrunk since it was opened, or unreadable: the host refuses it, it is sent again
             left -= got
-            yield data_message(buffer[:got])
+            yield message.done(data_head(want)) if got == want else data_message(message.data[:got])
         yield pb.UploadMessage(end=self._ended(item, checksum, digest))
 
     def _read(self, item: _Item, handle: RawIOBase, view: memoryview, digest: Digest) -> int:

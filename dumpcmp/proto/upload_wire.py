@@ -2,16 +2,19 @@
 
 Both ends of an upload move every byte of a dump through here, so the messages holding file data
 (a data chunk; a WholeFile, whose data field comes last) are encoded and decoded by hand, around
-protobuf's encoding of their small parts: the agent builds one with one copy of the data, the
-host takes the data as a view of the bytes gRPC received, where protobuf would copy it into its
-arena and out again. Every other message goes through protobuf, as does anything the hand
-decoding does not expect (it is then valid protobuf, or refused as protobuf refuses it).
+protobuf's encoding of their small parts: the agent reads a file straight into the message it
+sends (``FilledMessage``), the host takes the data as a view of the bytes gRPC received, where
+protobuf would copy it into its arena and out again. Every other message goes through
+protobuf, as does anything the hand decoding does not expect (it is then valid protobuf, or
+refused as protobuf refuses it).
 """
 
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,8 +23,9 @@ import xxhash
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
 __all__ = [
-    "ACKS_METADATA", "BATCHED", "Digest", "Whole", "data_message", "digest_of", "file_end",
-    "keep_freed_memory", "new_digest", "read_upload_message", "stored_file", "whole_message",
+    "ACKS_METADATA", "BATCHED", "Digest", "FilledMessage", "Whole", "data_head", "data_message",
+    "digest_of", "file_end", "keep_freed_memory", "new_digest", "read_upload_message", "stored_file",
+    "whole_head", "whole_head_size", "whole_message",
 ]  # fmt: skip
 
 # Upload call metadata of an agent that reads UploadAck.more (answers several files a message).
@@ -115,18 +119,96 @@ def _varint(size: int) -> bytes:
     return bytes(length)
 
 
+def data_head(size: int) -> bytes:
+    """What comes before a data message's ``size`` bytes of data."""
+    return _DATA_TAG + _varint(size)
+
+
 def data_message(data: bytes | memoryview) -> bytes:
     """``UploadMessage(data=data)`` encoded: one copy of the chunk, where building the message
     and serializing it costs two (into protobuf's arena, then out of it)."""
-    return b"".join((_DATA_TAG, _varint(len(data)), data))  # a byte view's length is its size
+    return b"".join((data_head(len(data)), data))  # a byte view's length is its size
+
+
+def whole_head(start: pb.FileStart, end: pb.FileEnd, size: int) -> bytes:
+    """What comes before a WholeFile message's ``size`` bytes of data (its last field)."""
+    head = pb.WholeFile(start=start, end=end).SerializeToString()
+    tail = _WHOLE_DATA_TAG + _varint(size)
+    inner = len(head) + len(tail) + size
+    return b"".join((_WHOLE_TAG, _varint(inner), head, tail))
+
+
+def whole_head_size(start: pb.FileStart, checksum: int, size: int) -> int:
+    """The length of ``whole_head`` once the file's checksum of kind ``checksum`` is known (a
+    digest's length is its kind's)."""
+    return len(whole_head(start, file_end(checksum, bytes(len(new_digest(checksum).digest()))), size))
 
 
 def whole_message(start: pb.FileStart, end: pb.FileEnd, data: bytes | memoryview) -> bytes:
     """``UploadMessage(whole=WholeFile(start=start, end=end, data=data))`` encoded, data last."""
-    head = pb.WholeFile(start=start, end=end).SerializeToString()
-    tail = _WHOLE_DATA_TAG + _varint(len(data))
-    inner = len(head) + len(tail) + len(data)
-    return b"".join((_WHOLE_TAG, _varint(inner), head, tail, data))
+    return b"".join((whole_head(start, end, len(data)), data))
+
+
+def _bytes_to_fill() -> Callable[[int], tuple[bytes, memoryview]] | None:
+    """CPython's way to a new bytes object of a size, its bytes not yet set, and a writable view
+    of them, as a C extension fills one (PyBytes_FromStringAndSize with no source); None where
+    it is not there or not as expected (another Python): messages are then copied once more."""
+    if sys.implementation.name != "cpython":
+        return None
+    try:
+        new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+    except AttributeError:
+        return None
+    new_bytes.argtypes = (ctypes.c_char_p, ctypes.c_ssize_t)
+    new_bytes.restype = ctypes.py_object
+    offset = bytes.__basicsize__ - 1  # ob_sval, the last member: its one byte is the NUL at the end
+
+    def fresh(size: int) -> tuple[bytes, memoryview]:
+        made: bytes = new_bytes(None, size)
+        return made, memoryview((ctypes.c_char * size).from_address(id(made) + offset)).cast("B")
+
+    probe, view = fresh(16)  # written through the view, read back as bytes
+    view[:] = b"dumpcmp-probe-16"
+    view.release()
+    return fresh if probe == b"dumpcmp-probe-16" else None
+
+
+_FRESH_BYTES = _bytes_to_fill()
+
+
+class FilledMessage:
+    """An encoded Upload message holding file data, that data read straight into it (``data``),
+    its head written last (``done``). Reading into a buffer and then encoding the message around
+    it copies every byte once more: the agent's CPU per GB 1.19 -> 1.07 s without that copy
+    (bench/stream.py's large files into a verifying host, medians of 5 interleaved runs on a
+    loaded 2-core VM).
+
+    The message is a bytes object written in place before anything else sees it: ``data`` and
+    every view taken of it must not be used after ``done``.
+    """
+
+    def __init__(self, head_size: int, size: int) -> None:
+        self._head_size = head_size
+        if _FRESH_BYTES is not None:
+            self._message, self._view = _FRESH_BYTES(head_size + size)
+            self._fresh = True
+        else:
+            self._view = memoryview(bytearray(head_size + size))
+            self._fresh = False
+        self.data = self._view[head_size:]
+
+    def done(self, head: bytes) -> bytes:
+        """The message, ``head`` (as long as announced) before its data."""
+        if len(head) != self._head_size:
+            raise ValueError(f"a head of {len(head)} bytes where {self._head_size} were set aside")
+        self._view[: self._head_size] = head
+        self.data.release()
+        if self._fresh:
+            self._view.release()
+            return self._message
+        message = self._view.tobytes()
+        self._view.release()
+        return message
 
 
 def read_upload_message(raw: bytes) -> pb.UploadMessage | memoryview | Whole:

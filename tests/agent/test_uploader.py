@@ -14,9 +14,18 @@ import pytest
 import xxhash
 
 from dumpcmp.agent.journal import Journal
-from dumpcmp.agent.uploader import Uploader, UploadReport, UploadSettings, data_message, default_read_ahead
+from dumpcmp.agent.uploader import (
+    Uploader,
+    UploadReport,
+    UploadSettings,
+    _Item,
+    data_message,
+    default_read_ahead,
+)
 from dumpcmp.errors import TransferError
+from dumpcmp.proto import upload_wire
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+from dumpcmp.proto.upload_wire import FilledMessage, data_head, whole_head, whole_head_size, whole_message
 from tests.agent.dumps import STEP_DIR, write_dumps
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving, uploader_for
 
@@ -348,6 +357,57 @@ def test_a_pre_encoded_data_message_is_the_protobuf_encoding(size: int) -> None:
     encoded = data_message(memoryview(bytearray(data)))
     assert encoded == pb.UploadMessage(data=data).SerializeToString()
     assert pb.UploadMessage.FromString(encoded).data == data
+
+
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 4095, 4096, 4097, 16384, 1024 * 1024 + 3])
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "copied"])
+def test_a_message_read_straight_into_is_the_protobuf_encoding(
+    size: int, in_place: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filled in place (CPython) or, where that is not to be had, in a buffer copied once."""
+    assert upload_wire._FRESH_BYTES is not None  # this test runs on CPython
+    if not in_place:
+        monkeypatch.setattr(upload_wire, "_FRESH_BYTES", None)
+    data = bytes(i % 251 for i in range(size))
+    message = FilledMessage(len(data_head(size)), size)
+    message.data[:] = data
+    assert message.done(data_head(size)) == pb.UploadMessage(data=data).SerializeToString()
+    start = pb.FileStart(session=SESSION, kind=pb.DUMP, path="d/f", size=size, checksum=pb.XXH3_128)
+    end = pb.FileEnd(xxh3_128=xxhash.xxh3_128(data).digest())
+    whole = FilledMessage(whole_head_size(start, pb.XXH3_128, size), size)
+    whole.data[:] = data
+    encoded = whole.done(whole_head(start, end, size))
+    assert encoded == whole_message(start, end, data)  # as built around data read elsewhere
+    assert pb.UploadMessage.FromString(encoded) == pb.UploadMessage(
+        whole=pb.WholeFile(start=start, end=end, data=data)
+    )
+
+
+def test_a_filled_messages_data_is_gone_once_it_is_done() -> None:
+    """Its bytes are the message's, which gRPC may free once sent: no view of them outlives it."""
+    message = FilledMessage(len(data_head(4)), 4)
+    message.data[:] = b"abcd"
+    with pytest.raises(ValueError, match="a head of 1 bytes where 2 were set aside"):
+        message.done(b"x")
+    assert message.done(data_head(4)) == data_message(b"abcd")
+    with pytest.raises(ValueError, match="released"):
+        message.data[0]
+
+
+@pytest.mark.parametrize("size", [100, 3 * 64 * 1024 + 5], ids=["whole", "chunked"])
+def test_a_file_that_shrank_since_it_was_opened_goes_as_it_was_read(tmp_path: Path, size: int) -> None:
+    """Fewer bytes than its size announced: the messages hold what was read, no bytes of a
+    message filled in place that no read set, and the host sees the file short (and refuses it)."""
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * (size - 10))
+    request = pb.OpenSessionRequest(session=SESSION)
+    item = _Item(seq=0, kind=pb.DUMP, path="f", local=path)
+    with Journal(tmp_path / "state", SESSION) as journal, path.open("rb", buffering=0) as handle:
+        uploader = Uploader(lambda: pytest.fail("no connection"), request, journal, FAST, target="-")
+        messages = list(uploader._file_messages(item, handle, size, pb.XXH3_128, whole=True))
+    decoded = [pb.UploadMessage.FromString(m) if isinstance(m, bytes) else m for m in messages]
+    sent = b"".join(m.whole.data if m.HasField("whole") else m.data for m in decoded)
+    assert sent == b"x" * (size - 10)
 
 
 def _upload_threads() -> list[threading.Thread]:
