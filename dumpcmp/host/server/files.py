@@ -13,6 +13,15 @@ A stored file's pages leave the page cache once nothing is about to read them (`
 and ``commit_all``'s ``cached``): a host receives far more than it reads back soon, and writing
 into pages the kernel just freed costs much less than into fresh ones (bench/stream.py's large
 files: the host's CPU per GB 2.95 -> 2.39 s, medians of 6 runs on a loaded 2-core VM).
+
+Writes go through the page cache. Two ways around it were measured for dump files nothing reads
+soon, and left out (bench/stream.py's large files, interleaved runs, loaded 2-core VM on ext4):
+O_DIRECT from an aligned staging buffer (one user copy; its writes on a thread of their own while
+the next buffer fills) took the host's system time per GB from 1.07-1.34 to 0.59-0.83 s but its
+user time up by about as much (all of it 1.86-2.21 -> 1.82-2.29 s), and the stream's rate from
+196-248 to 113-174 MB/s: ext4 writes one extending direct write of a file at a time, and the
+disk waits for each. RWF_DONTCACHE (Linux 6.14+): 2.45 -> 2.33 s per GB, 218 -> 174 MB/s, and
+small files cost more (3.58 -> 4.06 s per GB), its writeback starting at every write.
 """
 
 from __future__ import annotations
