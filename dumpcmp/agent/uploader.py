@@ -594,12 +594,13 @@ class Uploader:
         )  # fmt: skip
         digest = new_digest(checksum)
         if whole and size <= self._settings.chunk_size:
-            message = FilledMessage(whole_head_size(start, checksum, size), size)
+            encoded_start = start.SerializeToString()
+            message = FilledMessage(whole_head_size(encoded_start, checksum, size), size)
             got = self._read(item, handle, message.data, digest)
             end = self._ended(item, checksum, digest)
             # A file that shrank since it was opened goes as it was read: the host refuses it.
             yield (
-                message.done(whole_head(start, end, size))
+                message.done(whole_head(encoded_start, end, size))
                 if got == size
                 else whole_message(start, end, message.data[:got])
             )

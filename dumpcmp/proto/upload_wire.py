@@ -71,6 +71,9 @@ def _tag(field: int) -> bytes:
 _DATA_TAG = _tag(pb.UploadMessage.DATA_FIELD_NUMBER)
 _WHOLE_TAG = _tag(pb.UploadMessage.WHOLE_FIELD_NUMBER)
 _WHOLE_DATA_TAG = _tag(pb.WholeFile.DATA_FIELD_NUMBER)
+_START_TAG = _tag(pb.WholeFile.START_FIELD_NUMBER)
+_END_TAG = _tag(pb.WholeFile.END_FIELD_NUMBER)
+_DIGEST_SIZES = {pb.SHA256: hashlib.sha256().digest_size, pb.XXH3_128: 16}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,23 +133,42 @@ def data_message(data: bytes | memoryview) -> bytes:
     return b"".join((data_head(len(data)), data))  # a byte view's length is its size
 
 
-def whole_head(start: pb.FileStart, end: pb.FileEnd, size: int) -> bytes:
-    """What comes before a WholeFile message's ``size`` bytes of data (its last field)."""
-    head = pb.WholeFile(start=start, end=end).SerializeToString()
+def whole_head(encoded_start: bytes, end: pb.FileEnd, size: int) -> bytes:
+    """What comes before a WholeFile message's ``size`` bytes of data (its last field), its
+    FileStart given encoded: the fields of ``WholeFile(start, end)`` as protobuf encodes them."""
+    encoded_end = end.SerializeToString()
+    head = b"".join(
+        (
+            _START_TAG,
+            _varint(len(encoded_start)),
+            encoded_start,
+            _END_TAG,
+            _varint(len(encoded_end)),
+            encoded_end,
+        )
+    )
     tail = _WHOLE_DATA_TAG + _varint(size)
     inner = len(head) + len(tail) + size
     return b"".join((_WHOLE_TAG, _varint(inner), head, tail))
 
 
-def whole_head_size(start: pb.FileStart, checksum: int, size: int) -> int:
-    """The length of ``whole_head`` once the file's checksum of kind ``checksum`` is known (a
-    digest's length is its kind's)."""
-    return len(whole_head(start, file_end(checksum, bytes(len(new_digest(checksum).digest()))), size))
+def whole_head_size(encoded_start: bytes, checksum: int, size: int) -> int:
+    """The length of ``whole_head`` once the file's checksum of kind ``checksum`` is known,
+    counted rather than encoded (a few microseconds a file): a FileEnd is its one digest field,
+    whose length is its kind's."""
+    end = 2 + _DIGEST_SIZES[checksum]  # a one-byte tag and a one-byte length: digests are short
+    head = 1 + _varint_size(len(encoded_start)) + len(encoded_start) + 1 + _varint_size(end) + end
+    tail = 1 + _varint_size(size)
+    return 1 + _varint_size(head + tail + size) + head + tail
+
+
+def _varint_size(value: int) -> int:
+    return max(1, (value.bit_length() + 6) // 7)
 
 
 def whole_message(start: pb.FileStart, end: pb.FileEnd, data: bytes | memoryview) -> bytes:
     """``UploadMessage(whole=WholeFile(start=start, end=end, data=data))`` encoded, data last."""
-    return b"".join((whole_head(start, end, len(data)), data))
+    return b"".join((whole_head(start.SerializeToString(), end, len(data)), data))
 
 
 def _bytes_to_fill() -> Callable[[int], tuple[bytes, memoryview]] | None:
@@ -161,11 +183,15 @@ def _bytes_to_fill() -> Callable[[int], tuple[bytes, memoryview]] | None:
         return None
     new_bytes.argtypes = (ctypes.c_char_p, ctypes.c_ssize_t)
     new_bytes.restype = ctypes.py_object
+    memory_view = ctypes.pythonapi.PyMemoryView_FromMemory
+    memory_view.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
+    memory_view.restype = ctypes.py_object
     offset = bytes.__basicsize__ - 1  # ob_sval, the last member: its one byte is the NUL at the end
+    writable = 0x200  # PyBUF_WRITE
 
     def fresh(size: int) -> tuple[bytes, memoryview]:
         made: bytes = new_bytes(None, size)
-        return made, memoryview((ctypes.c_char * size).from_address(id(made) + offset)).cast("B")
+        return made, memory_view(id(made) + offset, size, writable)
 
     probe, view = fresh(16)  # written through the view, read back as bytes
     view[:] = b"dumpcmp-probe-16"

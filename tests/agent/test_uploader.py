@@ -25,7 +25,15 @@ from dumpcmp.agent.uploader import (
 from dumpcmp.errors import TransferError
 from dumpcmp.proto import upload_wire
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.upload_wire import FilledMessage, data_head, whole_head, whole_head_size, whole_message
+from dumpcmp.proto.upload_wire import (
+    FilledMessage,
+    data_head,
+    file_end,
+    new_digest,
+    whole_head,
+    whole_head_size,
+    whole_message,
+)
 from tests.agent.dumps import STEP_DIR, write_dumps
 from tests.agent.recording_host import RecordingHost, ServerHandle, serving, uploader_for
 
@@ -374,13 +382,26 @@ def test_a_message_read_straight_into_is_the_protobuf_encoding(
     assert message.done(data_head(size)) == pb.UploadMessage(data=data).SerializeToString()
     start = pb.FileStart(session=SESSION, kind=pb.DUMP, path="d/f", size=size, checksum=pb.XXH3_128)
     end = pb.FileEnd(xxh3_128=xxhash.xxh3_128(data).digest())
-    whole = FilledMessage(whole_head_size(start, pb.XXH3_128, size), size)
+    whole = FilledMessage(whole_head_size(start.SerializeToString(), pb.XXH3_128, size), size)
     whole.data[:] = data
-    encoded = whole.done(whole_head(start, end, size))
+    encoded = whole.done(whole_head(start.SerializeToString(), end, size))
     assert encoded == whole_message(start, end, data)  # as built around data read elsewhere
     assert pb.UploadMessage.FromString(encoded) == pb.UploadMessage(
         whole=pb.WholeFile(start=start, end=end, data=data)
     )
+
+
+@pytest.mark.parametrize("checksum", [pb.XXH3_128, pb.SHA256])
+def test_a_whole_files_head_is_counted_as_long_as_it_is_encoded(checksum: int) -> None:
+    """Counted before the file is read (its digest not known yet), across every length boundary
+    of the varints in it (a path of 100 or 20,000 characters, sizes around 2**7 and 2**14)."""
+    digest = bytes(len(new_digest(checksum).digest()))
+    for path_length in (1, 100, 120, 200, 20_000):
+        for size in (0, 1, 127, 128, 16383, 16384, 4 * 1024 * 1024):
+            start = pb.FileStart(session=SESSION, path="p" * path_length, size=size, checksum=checksum)  # type: ignore[arg-type]
+            encoded = start.SerializeToString()
+            head = whole_head(encoded, file_end(checksum, digest), size)
+            assert whole_head_size(encoded, checksum, size) == len(head), (path_length, size)
 
 
 def test_a_filled_messages_data_is_gone_once_it_is_done() -> None:
