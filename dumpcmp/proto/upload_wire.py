@@ -73,7 +73,7 @@ _WHOLE_TAG = _tag(pb.UploadMessage.WHOLE_FIELD_NUMBER)
 _WHOLE_DATA_TAG = _tag(pb.WholeFile.DATA_FIELD_NUMBER)
 _START_TAG = _tag(pb.WholeFile.START_FIELD_NUMBER)
 _END_TAG = _tag(pb.WholeFile.END_FIELD_NUMBER)
-_DIGEST_SIZES = {pb.SHA256: hashlib.sha256().digest_size, pb.XXH3_128: 16}
+_DIGEST_SIZES: dict[int, int] = {pb.SHA256: hashlib.sha256().digest_size, pb.XXH3_128: 16}
 
 
 @dataclass(frozen=True, slots=True)
