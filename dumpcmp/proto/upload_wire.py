@@ -193,10 +193,10 @@ def _bytes_to_fill() -> Callable[[int], tuple[bytes, memoryview]] | None:
         made: bytes = new_bytes(None, size)
         return made, memory_view(id(made) + offset, size, writable)
 
-    probe, view = fresh(16)  # written through the view, read back as bytes
-    view[:] = b"dumpcmp-probe-16"
-    view.release()
-    return fresh if probe == b"dumpcmp-probe-16" else None
+    # Where a bytes object's bytes are, checked by reading them (writing there, if it were wrong,
+    # would corrupt memory).
+    probe = b"dumpcmp-probe-16"
+    return fresh if ctypes.string_at(id(probe) + offset, len(probe)) == probe else None
 
 
 _FRESH_BYTES = _bytes_to_fill()
@@ -215,7 +215,7 @@ class FilledMessage:
 
     def __init__(self, head_size: int, size: int) -> None:
         self._head_size = head_size
-        if _FRESH_BYTES is not None:
+        if _FRESH_BYTES is not None and head_size + size > 1:  # not CPython's shared b"" or b"x"
             self._message, self._view = _FRESH_BYTES(head_size + size)
             self._fresh = True
         else:
