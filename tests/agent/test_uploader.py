@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import xxhash
 
+from dumpcmp.agent import uploader as uploader_module
 from dumpcmp.agent.journal import Journal
 from dumpcmp.agent.uploader import (
     Uploader,
@@ -402,6 +403,34 @@ def test_a_whole_files_head_is_counted_as_long_as_it_is_encoded(checksum: int) -
             encoded = start.SerializeToString()
             head = whole_head(encoded, file_end(checksum, digest), size)
             assert whole_head_size(encoded, checksum, size) == len(head), (path_length, size)
+
+
+def test_every_file_is_read_straight_into_the_messages_that_carry_it(
+    host: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One message filled in place per whole file and per data chunk; none built around a copy."""
+    filled = 0
+    fresh = upload_wire._FRESH_BYTES
+    assert fresh is not None
+
+    def counted(size: int) -> tuple[bytes, memoryview]:
+        nonlocal filled
+        filled += 1
+        return fresh(size)
+
+    monkeypatch.setattr(upload_wire, "_FRESH_BYTES", counted)
+    copied: list[str] = []  # messages built around data read elsewhere (a file that shrank)
+    monkeypatch.setattr(uploader_module, "data_message", lambda data: copied.append("data"))
+    monkeypatch.setattr(uploader_module, "whole_message", lambda *args: copied.append("whole"))
+    root = tmp_path / "dump"
+    root.mkdir()
+    sizes = {"small": 1000, "chunked": 3 * 64 * 1024 + 7}  # one WholeFile; four data messages
+    for name, size in sizes.items():
+        (root / name).write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+    report = upload(host.target, tmp_path / "state", root, sorted(root.iterdir()))
+    assert (report.stored, report.problems) == (2, ())
+    assert_landed(host.host, root, sorted(root.iterdir()))
+    assert (filled, copied) == (5, [])
 
 
 def test_a_filled_messages_data_is_gone_once_it_is_done() -> None:
