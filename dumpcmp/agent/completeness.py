@@ -62,6 +62,9 @@ def role_of(path: Path) -> FileRole:
     return FileRole.SIDECAR if is_stats else FileRole.DUMP
 
 
+LINK_NOT_FOLLOWED = "a symbolic link: not followed (the agent sends only files inside the directory)"
+
+
 def not_sendable(path: Path) -> str:
     """Why ``path`` is no file the agent sends, "" for a regular file (or one gone meanwhile).
 
@@ -70,11 +73,7 @@ def not_sendable(path: Path) -> str:
     outside the directory given into the host's session."""
     if why := not_regular(path):
         return why
-    return (
-        "a symbolic link: not followed (the agent sends only files inside the directory)"
-        if path.is_symlink()
-        else ""
-    )
+    return LINK_NOT_FOLLOWED if path.is_symlink() else ""
 
 
 @dataclass(frozen=True, slots=True)

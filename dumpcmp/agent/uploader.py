@@ -20,10 +20,12 @@ The uploader never calls AscendCL.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import queue
 import random
+import stat
 import threading
 import time
 from collections import deque
@@ -35,6 +37,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from dumpcmp.agent.completeness import LINK_NOT_FOLLOWED
 from dumpcmp.agent.journal import Journal, JournalEntry
 from dumpcmp.errors import DumpcmpError, StillStreaming, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -679,9 +682,7 @@ class Uploader:
         assert item.local is not None
         kind = pb.FileKind.Name(item.kind)
         try:
-            # Unbuffered: reads go straight into the stream's buffer, no buffer of the file object's.
-            handle: RawIOBase = item.local.open("rb", buffering=0)  # type: ignore[assignment]
-            st = os.fstat(handle.fileno())
+            handle, st = _open_regular(item.local)
         except OSError as exc:
             self._problem(f"{item.local}: not sent: {exc.strerror or exc}")
             self._done_without_sending()
@@ -844,6 +845,28 @@ def _size(local: Path | None) -> int:
         return local.stat().st_size
     except OSError:
         return 0
+
+
+def _open_regular(path: Path) -> tuple[RawIOBase, os.stat_result]:
+    """``path`` opened to be sent, and its status: a regular file, never through a symbolic link.
+
+    The watcher passes links over when it lists a directory, but a file can become a link
+    (``ln -sf /etc/shadow``) between then and this open: only what the open itself finds counts.
+    Unbuffered: reads go straight into the messages, through no buffer of the file object's."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, LINK_NOT_FOLLOWED) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return os.fdopen(fd, "rb", buffering=0), st  # type: ignore[return-value]
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _checksum_of(handle: RawIOBase, like: bytes) -> bytes:

@@ -619,3 +619,21 @@ def test_a_reader_thread_only_where_cores_are_to_spare(host: ServerHandle, tmp_p
     report = uploader.finish()
     assert report.stored == 6
     assert "dumpcmp-upload" in seen and "dumpcmp-read" not in seen
+
+
+def test_a_file_swapped_for_a_link_after_it_was_queued_is_not_followed(
+    host: ServerHandle, tmp_path: Path
+) -> None:
+    # The watcher passes links over when it lists, but a file can be swapped for one before the
+    # uploader opens it: the open itself must refuse to follow it.
+    root = tmp_path / "dump"
+    files = write_dumps(root, 2)
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not for the host")
+    files[0].unlink()
+    files[0].symlink_to(secret)
+    report = upload(host.target, tmp_path / "state", root, files)
+    assert report.stored == 1
+    assert len(report.problems) == 1 and "a symbolic link: not followed" in report.problems[0]
+    assert host.host.stored_count(wire(root, files[0])) == 0
+    assert_landed(host.host, root, files[1:])
