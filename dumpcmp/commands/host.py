@@ -15,9 +15,9 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import grpc
 import typer
@@ -50,6 +50,7 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 
 if TYPE_CHECKING:
     from dumpcmp.host.rows import ResultRow
+    from dumpcmp.host.stats_compare import StatsResult
 
 __all__ = ["app"]
 
@@ -313,8 +314,8 @@ def migrate_command(
     data: Annotated[Path, typer.Option("--data", help="The data directory of host serve to convert.")],
 ) -> None:
     """Convert the session store of an earlier dumpcmp in place (host serve refuses it until then):
-    its rows become typed columns; sessions, files, runs and result files stay as they are. Run it
-    with the host stopped."""
+    its rows become typed columns, beside a table of statistics rows; sessions, files, runs and
+    result files stay as they are. Run it with the host stopped."""
     with user_errors():
         from dumpcmp.host.server.migrate import migrate_store
         from dumpcmp.host.server.serve import _lock_data_dir  # one process per data directory
@@ -435,7 +436,7 @@ def results_command(
                     _write_html(stub, info, target, graph, streamed, timeout)
                 written.append(target)
             written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
-    out.print(status_line(info, len(streamed.rows)), markup=False)
+    out.print(status_line(info, streamed.count), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
@@ -576,7 +577,7 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     """The session's current rows (a recomputed file's rows replace its old ones on the host)."""
-    from dumpcmp.host.server.row_messages import result_row
+    from dumpcmp.host.server.row_messages import result_row, stats_row
     from dumpcmp.host.sinks.table import TableShape
 
     columns: list[str] = []
@@ -584,9 +585,18 @@ def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
     shards: list[ShardKey] = []
     files: list[str] = []
     typed: list[ResultRow] = []
-    for batch in stub.WatchRows(pb.WatchRowsRequest(session=session), timeout=timeout):
+    stats: list[StatsResult] = []
+    stats_shards: list[ShardKey] = []
+    stats_files: list[str] = []
+    request = pb.WatchRowsRequest(session=session, with_statistics=True)
+    for batch in stub.WatchRows(request, timeout=timeout):
         columns = list(batch.columns) or columns
         for row in batch.rows:
+            if row.HasField("stats"):
+                stats.append(stats_row(row.stats))
+                stats_shards.append(_shard_key(row.shard))
+                stats_files.append(row.dump_file)
+                continue
             cells.append(list(row.cells))
             shards.append(_shard_key(row.shard))
             files.append(row.dump_file)
@@ -594,25 +604,27 @@ def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
                 typed.append(result_row(row.row))
     # No rows yet: the header rows streamed live would have (every optional column).
     header = columns or TableShape.every_column().header()
+    stats_order, stats = _as_result_files_hold(stats_shards, stats_files, stats)
+    statistics = StreamedStatistics(stats, [stats_shards[at] for at in stats_order])
     if len(typed) != len(cells):
-        return StreamedRows(header, cells, shards, None)
-    return _as_result_files_hold(header, cells, shards, files, typed)
+        return StreamedRows(header, cells, shards, None, statistics)
+    order, typed = _as_result_files_hold(shards, files, typed)
+    return StreamedRows(header, [cells[at] for at in order], [shards[at] for at in order], typed, statistics)
+
+
+Numbered = TypeVar("Numbered", "ResultRow", "StatsResult")
 
 
 def _as_result_files_hold(
-    header: list[str],
-    cells: list[list[str]],
-    shards: list[ShardKey],
-    files: list[str],
-    typed: list[ResultRow],
-) -> StreamedRows:
+    shards: list[ShardKey], files: list[str], typed: list[Numbered]
+) -> tuple[list[int], list[Numbered]]:
     """WatchRows sends rows as their files finish: put them as the result files will hold them,
     shard by shard, each in execution order (``core.file_order``), Index the file's place in its
-    shard."""
+    shard. The positions of the rows in that order, and the rows."""
     from dumpcmp.host.core import numbered
     from dumpcmp.host.offline_table import directories_order
 
-    order = sorted(range(len(cells)), key=lambda at: (directories_order(shards[at]), _file_order(files[at])))
+    order = sorted(range(len(typed)), key=lambda at: (directories_order(shards[at]), _file_order(files[at])))
     places: dict[tuple[ShardKey, str], int] = {}
     per_shard: dict[ShardKey, int] = {}
     rows = []
@@ -622,16 +634,17 @@ def _as_result_files_hold(
             places[key] = per_shard.get(shards[at], 0)
             per_shard[shards[at]] = places[key] + 1
         rows.append(numbered(typed[at], places[key]) if typed[at].index is not None else typed[at])
-    return StreamedRows(header, [cells[at] for at in order], [shards[at] for at in order], rows)
+    return order, rows
 
 
 def _file_order(dump_file: str) -> tuple[int, int, int, str]:
-    """A dump file's place in its shard's execution (dump timestamp, task id), as ``core.file_order``."""
+    """A dump file's place in its shard's execution (dump timestamp, task id), as ``core.file_order``;
+    a statistics file's too (its name is a dump file's and ``.csv``)."""
     from dumpcmp.errors import FormatError
-    from dumpcmp.proto.names import parse_dump_name
+    from dumpcmp.proto.names import STATS_SUFFIX, parse_dump_name
 
     try:
-        name = parse_dump_name(Path(dump_file).name)
+        name = parse_dump_name(Path(dump_file).name.removesuffix(STATS_SUFFIX))
     except FormatError:
         return (1, 0, 0, dump_file)
     return (0, name.timestamp, name.task_id, dump_file)
@@ -649,14 +662,49 @@ def _shard_key(shard: pb.Shard) -> ShardKey:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamedStatistics:
+    """A session's statistics rows (``dump_data: stats`` files), in result file order, with their
+    shards; none from a host too old to send them."""
+
+    rows: list[StatsResult] = field(default_factory=list)
+    shards: list[ShardKey] = field(default_factory=list)
+
+    def table(self) -> tuple[list[str], list[list[str]]]:
+        """The statistics table as a session's statistics result file holds it, led by the shard
+        columns when the rows are of several shards."""
+        from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS, cells
+        from dumpcmp.host.verdict import Thresholds
+
+        threshold = Thresholds().statistics
+        rows = [cells(r, threshold) for r in self.rows]
+        return _led_by_shards(list(STATS_RESULT_COLUMNS), rows, self.shards)
+
+    def by_shard(self) -> dict[ShardKey, tuple[list[str], list[list[str]]]]:
+        """Each shard's statistics table, in the order the shards first appear."""
+        split: dict[ShardKey, list[int]] = {}
+        for at, shard in enumerate(self.shards):
+            split.setdefault(shard, []).append(at)
+        return {
+            shard: StreamedStatistics([self.rows[at] for at in rows], [shard] * len(rows)).table()
+            for shard, rows in split.items()
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class StreamedRows:
     """A session's rows as WatchRows sends them: cells under every optional column, each row's
-    shard, and the rows as data (None from a host too old to send them)."""
+    shard, and the rows as data (None from a host too old to send them); its statistics rows."""
 
     columns: list[str]
     rows: list[list[str]]
     shards: list[ShardKey]
     typed: list[ResultRow] | None
+    statistics: StreamedStatistics = field(default_factory=StreamedStatistics)
+
+    @property
+    def count(self) -> int:
+        """Every row, of tensors and of statistics."""
+        return len(self.rows) + len(self.statistics.rows)
 
     def by_shard(self) -> dict[ShardKey, tuple[list[str], list[list[str]]]]:
         """Each shard's table, in the order the shards first appear."""
@@ -670,17 +718,7 @@ class StreamedRows:
         the same tensor of two steps stays two told-apart rows. A shard column that is the same
         for every row is left out, unless it is one of those naming a result file."""
         columns, rows = self._cells(range(len(self.rows)))
-        if len(set(self.shards)) < 2:
-            return columns, rows
-        shown = [
-            i
-            for i, name in enumerate(_SHARD_COLUMNS)
-            if name in _ALWAYS_SHOWN or len({key[i] for key in self.shards}) > 1
-        ]
-        return (
-            [*(_SHARD_COLUMNS[i] for i in shown), *columns],
-            [[*(key[i] for i in shown), *row] for key, row in zip(self.shards, rows, strict=True)],
-        )
+        return _led_by_shards(columns, rows, self.shards)
 
     def _cells(self, positions: Iterable[int]) -> tuple[list[str], list[list[str]]]:
         """The table of the rows at ``positions``, formatted here from their values: an optional
@@ -698,6 +736,25 @@ class StreamedRows:
             overflow=any(r.overflow is not None for r in rows),
         )
         return shape.header(), [shape.cells(r) for r in rows]
+
+
+def _led_by_shards(
+    columns: list[str], rows: list[list[str]], shards: list[ShardKey]
+) -> tuple[list[str], list[list[str]]]:
+    """``rows`` led by shard columns when they are of several shards, so that the same tensor of
+    two steps stays two told-apart rows. A shard column that is the same for every row is left
+    out, unless it is one of those naming a result file."""
+    if len(set(shards)) < 2:
+        return columns, rows
+    shown = [
+        i
+        for i, name in enumerate(_SHARD_COLUMNS)
+        if name in _ALWAYS_SHOWN or len({key[i] for key in shards}) > 1
+    ]
+    return (
+        [*(_SHARD_COLUMNS[i] for i in shown), *columns],
+        [[*(key[i] for i in shown), *row] for key, row in zip(shards, rows, strict=True)],
+    )
 
 
 def _single_result(info: pb.SessionInfo, suffix: str) -> str | None:
@@ -722,9 +779,14 @@ def _write_csv_files(
     """--csv: the tensor rows, and each statistics table beside them (``FILE.statistics.csv``);
     a session of statistics alone (a fault-free hunt) has its one statistics table in FILE."""
     statistics = _statistics_results(info)
+    # Rows of an open session (or of a closed one whose tables were not kept): from their values.
+    from_rows = bool(streamed.statistics.rows) and not statistics
     with _claimed(csv_out) as target:
         if len(statistics) == 1 and not streamed.rows:
             _write_result(stub, info, statistics.pop(), target, timeout)
+        elif from_rows and not streamed.rows:
+            _write_table(target, *streamed.statistics.table())
+            from_rows = False
         else:
             _write_csv(stub, info, target, streamed, timeout)
     written = [target]
@@ -732,6 +794,10 @@ def _write_csv_files(
         label = "statistics" if len(statistics) == 1 else Path(name).stem
         with _claimed(target.with_name(f"{target.stem}.{label}.csv")) as beside:
             _write_result(stub, info, name, beside, timeout)
+        written.append(beside)
+    if from_rows:
+        with _claimed(target.with_name(f"{target.stem}.statistics.csv")) as beside:
+            _write_table(beside, *streamed.statistics.table())
         written.append(beside)
     return written
 
@@ -750,18 +816,21 @@ def _write_result(
 def _write_csv(
     stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
 ) -> None:
-    from dumpcmp.outputs import atomic_path
 
     name = _single_result(info, ".csv")
     if name is not None:
         _write_result(stub, info, name, target, timeout)
         return
-    with atomic_path(target) as temp:
-        columns, rows = streamed.table()
-        with temp.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(rows)
+    _write_table(target, *streamed.table())
+
+
+def _write_table(target: Path, columns: list[str], rows: list[list[str]]) -> None:
+    from dumpcmp.outputs import atomic_path
+
+    with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
 
 
 def _write_xlsx(
@@ -813,10 +882,15 @@ def _table_cells(
     stub: DumpCompareStub, info: pb.SessionInfo, streamed: StreamedRows, timeout: float
 ) -> tuple[list[str], list[list[str]]]:
     """The closed session's one result table as written (its own columns, not every optional one),
-    else the rows streamed (``StreamedRows.table``)."""
+    else the rows streamed (``StreamedRows.table``); of a session of statistics rows alone, their
+    table."""
     name = _single_result(info, ".csv")
     if name is None:
-        return streamed.table()
+        return (
+            streamed.statistics.table()
+            if streamed.statistics.rows and not streamed.rows
+            else streamed.table()
+        )
     text = b"".join(_result_chunks(stub, info, name, timeout))
     table = list(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
@@ -832,11 +906,19 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
             streamed = _rows(stub, session, options.timeout)
             split = streamed.by_shard()
-            if len(split) < 2:
+            stats = streamed.statistics.by_shard()
+            if len(split) < 2 and len(stats) < 2:
                 columns, rows = streamed.table()
-                return [(session, [columns, *rows])]
-            labels, stamp = _shard_labels(list(split)), time.strftime("%Y%m%d%H%M%S")
-            return [(f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()]
+                tables = [(session, [columns, *rows])] if rows or not stats else []
+                return tables + [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
+            labels, stamp = _shard_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
+            return [
+                *((f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()),
+                *(
+                    (f"{labels[k]}_stats_result_{stamp}", [header, *rows])
+                    for k, (header, rows) in stats.items()
+                ),
+            ]
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):

@@ -28,6 +28,7 @@ from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.host.session import CompareOutcome, CompareSession
+from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.workers import Runner, compare_files, each_file
 from dumpcmp.outputs import prepare_output_dir
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
@@ -36,13 +37,17 @@ from dumpcmp.proto.walker import DumpEntry, GroupKey, SkippedFile, arrived_entry
 
 @dataclass(frozen=True, slots=True)
 class Added:
-    """What ``add_many`` made of its files: rows (none for skipped and statistics files), or why not.
+    """What ``add_many`` made of its files: rows of tensor files, statistics rows of statistics files
+    (none for skipped files), or why not.
 
     A ``mapping.csv`` among the files also brings back the rows of the files it names that came
-    before it (skipped until then): ``rows`` may hold files the caller did not pass.
+    before it (skipped until then): ``rows`` and ``stats`` may hold files the caller did not pass.
     """
 
     rows: dict[Path, list[ResultRow]] = field(default_factory=dict)
+    # Index 0: a statistics file's place is known only once every file of its shard is (the
+    # session's table, a reader of these rows as they come: ``host results``)
+    stats: dict[Path, list[StatsResult]] = field(default_factory=dict)
     problems: dict[Path, DumpcmpError] = field(default_factory=dict)
 
 
@@ -127,7 +132,9 @@ class LiveCompare:
             for (path, entry, _), result in zip(work, results, strict=True):
                 shard = self._session.shard(entry.group)
                 shard.add(result)
-                if not entry.is_stats:
+                if entry.is_stats:
+                    added.stats[path] = list(result.stats)
+                else:
                     place = shard.place(result)
                     added.rows[path] = [numbered(row, place) for row in result.rows]
         return added

@@ -30,7 +30,7 @@ from dumpcmp.host.pipeline import locate_golden, op_names, truth_column
 from dumpcmp.host.rows import NO_GOLDEN
 from dumpcmp.host.sinks.csv_file import write_new_table
 from dumpcmp.host.sinks.table import number
-from dumpcmp.host.verdict import STATISTICS, Thresholds, statistic_distance
+from dumpcmp.host.verdict import STATISTICS, StatisticsRow, Thresholds, statistic_distance
 from dumpcmp.proto.codec import TensorKind
 from dumpcmp.proto.stats_csv import STAT_COLUMNS, StatsRow, read_stats_csv
 from dumpcmp.proto.walker import DumpEntry
@@ -120,6 +120,7 @@ class StatsResult:
     reasons: tuple[str, ...] = ()
     dump_readable: bool = True
     golden_key: str = ""  # the golden tensor looked up, "" when none was found
+    target_nan_inf: int = 0  # NaN and ±inf the device counted in the target (its statistics skip them)
 
     def pairs(self) -> tuple[tuple[Stat, Stat], ...]:
         target = self.target.values() if self.target is not None else _NONE
@@ -137,6 +138,10 @@ class StatsResult:
     def diffs(self) -> tuple[Stat, ...]:
         """Target minus golden of each statistic, None where either side lacks it."""
         return tuple(None if t is None or g is None else t - g for t, g in self.pairs())
+
+    def drift_row(self) -> StatisticsRow:
+        """The row as ``verdict.statistics_error`` measures it along the run."""
+        return StatisticsRow(self.pairs(), self.count, self.target_nan_inf > 0)
 
     def relative(self) -> tuple[Stat, ...]:
         """|diff / golden| of each statistic; inf where the golden statistic is 0."""
@@ -206,6 +211,7 @@ def _compare_row(
         count=row.count,
         target=Statistics.of_stats_row(row),
         reasons=_special_values(row),
+        target_nan_inf=_nan_inf(row),
     )
     try:
         kind = TensorKind(row.kind)
@@ -229,6 +235,11 @@ def _compare_row(
         )
         return _with(base, ground_truth=truth, reason=reason)
     return _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding))
+
+
+def _nan_inf(row: StatsRow) -> int:
+    counts = (row.stats.get(STAT_COLUMNS[k], 0.0) for k in ("Nan", "Negative Inf", "Positive Inf"))
+    return sum(int(n) for n in counts if n and not math.isnan(n))
 
 
 def _special_values(row: StatsRow) -> tuple[str, ...]:

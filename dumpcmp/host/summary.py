@@ -29,7 +29,7 @@ from dumpcmp.host.verdict import (
     judged,
     nothing_finite,
     statistics_drift,
-    statistics_errors,
+    statistics_error,
 )
 from dumpcmp.printable import counted
 
@@ -143,7 +143,7 @@ class Tally:
     overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
     # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
     appeared: tuple[Place, ...] = ()
-    # Statistics rows: where their L2 norms first leave the run's noise (``verdict.statistics_drift``).
+    # Statistics rows: where they first leave the run's noise (``verdict.statistics_drift``).
     stats_drift: tuple[Place, Drift, str] | None = None  # and the row's ground truth
 
     @property
@@ -210,8 +210,7 @@ def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift, str] | None:
     ground truth (the original op the user knows)."""
     for shard in outcome.shards:
         rows = [r for r in shard.stats_rows if r.index is not None and r.compared]
-        errors, measure = statistics_errors([r.pairs() for r in rows])
-        drift = statistics_drift(errors, measure=measure)
+        drift = statistics_drift([statistics_error(r.drift_row()) for r in rows])
         if drift is not None:
             return Place.of(shard, rows[drift.at]), drift, rows[drift.at].ground_truth
     return None
@@ -355,8 +354,8 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
     if tally.stats_drift is not None:
         place, drift, truth = tally.stats_drift
         lines.append(
-            f"statistics move away from the golden's first at {place.text()}: {drift.apart()}, "
-            f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%}); ground truth {truth}"
+            f"statistics move away from the golden's first at {place.text()}: {drift.words()}; "
+            f"ground truth {truth}"
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence")

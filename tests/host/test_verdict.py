@@ -26,15 +26,15 @@ from dumpcmp.host.torchair.records import TensorStats
 from dumpcmp.host.torchair.rows import Md5Values, StatsValues, TorchairThresholds
 from dumpcmp.host.verdict import (
     FAIL,
-    L2_MEASURE,
     NOT_COMPARED,
     PASS,
-    SHIFT_MEASURE,
     Agreement,
     Appearance,
     DriftLimits,
     OpAgreement,
     SpecialValues,
+    StatisticError,
+    StatisticsRow,
     Thresholds,
     agreement,
     divergence_start,
@@ -42,10 +42,10 @@ from dumpcmp.host.verdict import (
     md5_verdict,
     nothing_finite,
     real_verdict,
-    shift_distance,
     special_appearance,
     statistics_drift,
-    statistics_errors,
+    statistics_drifts,
+    statistics_error,
     stats_verdict,
 )
 
@@ -389,57 +389,71 @@ def test_the_first_divergence_is_the_op_whose_inputs_agree() -> None:
 # ------------------------------------------------------------------------- statistics drift
 
 
+def _errors(*values: float) -> list[StatisticError]:
+    return [StatisticError(v, "{:.2%}") for v in values]
+
+
 @pytest.mark.parametrize(
     ("errors", "at"),
     [
-        ([0.0, 0.0004, 0.0, 0.16, 0.18, 0.25], 3),  # the sim's injected bias: 0.16 over ≤ 0.001
+        ([0.0, 0.0004, 0.0, 0.16, 0.18, 0.25], 3),  # the sim's injected bias: 0.16 over ≤ 0.005
         ([0.0, 0.0, 0.0, 0.0], None),  # a clean run
         ([0.0005, 0.002, 0.006, 0.015, 0.04, 0.1, 0.3], None),  # grows gradually: no place to name
         ([0.005, 0.006, 0.08], 2),  # a jump over a noisy run's own floor
-        ([0.02, 0.03], 0),  # the first row already apart: the run's inputs differ
+        ([0.03, 0.04], 0),  # the first row already apart: the run's inputs differ
         ([NAN, 0.0, 0.05], 2),  # rows without a number are passed over
-        ([0.009, 0.02], None),  # below ten times the rounding floor
+        ([0.009, 0.024], None),  # below five times the rounding floor
+        ([0.001, math.inf], 1),  # NaN/inf on one side only: infinitely far
     ],
 )
 def test_statistics_drift_names_where_the_difference_jumps(errors: list[float], at: int | None) -> None:
-    drift = statistics_drift(errors, DriftLimits())
+    drift = statistics_drift(_errors(*errors), DriftLimits())
     assert (drift.at if drift is not None else None) == at
     if drift is not None:
-        assert drift.jump >= DriftLimits().jump and drift.moved(errors[-1])
+        assert drift.jump >= DriftLimits().jump and drift.moved(_errors(errors[-1])[0])
 
 
-@pytest.mark.parametrize(
-    ("shifts", "scale", "error"),
-    [
-        ([0.1, -0.2, 0.05], 4.0, 0.05),  # the largest shift, in units of the golden's magnitude
-        ([0.0, 0.0, 1e-3], 1e-9, 1e6),  # a mean near zero is judged against the tensor, not itself
-        ([0.0, 0.0, 0.0], 0.0, 0.0),  # nothing moved
-        ([0.0, 0.5, 0.0], 0.0, math.inf),  # a golden of zeros that moved
-        ([NAN, 0.2, NAN], 2.0, 0.1),  # a statistic one side lacks is passed over
-        ([NAN, NAN, NAN], 2.0, NAN),  # nothing to judge
-        ([0.2], NAN, NAN),  # no scale known
-    ],
-)
-def test_shift_distance_measures_max_min_and_mean_by_the_golden_magnitude(
-    shifts: list[float], scale: float, error: float
-) -> None:
-    got = shift_distance(shifts, scale)
-    assert (math.isnan(got) and math.isnan(error)) or got == pytest.approx(error)
-
-
-def test_a_run_is_measured_by_its_l2_norms_where_its_dump_has_them_else_by_its_shifts() -> None:
-    with_l2 = [
-        ((4.0, 4.0), (-2.0, -2.0), (0.5, 0.5), (10.0, 12.0)),
-        ((1.0, 1.0), (0.0, 0.0), (0.1, 0.1), (None, None)),
+def test_later_drifts_move_further_than_everything_before() -> None:
+    # op1 jumps; op2 inherits its error (2x), op3 moves 3x further: neither is a new fault.
+    errors = [0.001, 0.1, 0.2, 0.6]
+    assert [d.at for d in statistics_drifts(_errors(*errors))] == [1]
+    assert [(d.at, d.before) for d in statistics_drifts(_errors(0.001, 0.1, 0.2, 1.5))] == [
+        (1, 0.005),
+        (3, 0.2),
     ]
-    errors, measure = statistics_errors(with_l2)
-    assert measure == L2_MEASURE and errors[0] == pytest.approx(2 / 12) and math.isnan(errors[1])
-    without = [
-        ((4.2, 4.0), (-2.0, -2.0), (0.5, 0.4), (None, None)),
-        ((None, 1.0), (0.0, 0.0), (0.1, 0.1), (None, None)),
-    ]
-    errors, measure = statistics_errors(without)
-    assert measure == SHIFT_MEASURE and errors == pytest.approx([0.05, 0.0])
+    assert [d.at for d in statistics_drifts(_errors(0.001, math.inf, 0.2, math.inf))] == [1]  # ends at NaN
+
+
+def _stats_row(target: tuple[float | None, ...], golden: tuple[float | None, ...], count: int | None = 100,
+               special: bool = False) -> StatisticsRow:  # fmt: skip
+    return StatisticsRow(tuple(zip(target, golden, strict=True)), count, special)
+
+
+def test_statistics_error_judges_each_statistic_against_the_tensors_scale() -> None:
+    golden = (3.0, -3.0, 0.0, 10.0)  # root mean square 1 over 100 elements
+    shifted = statistics_error(_stats_row((3.0, -3.0, 0.2, 10.0), golden))  # the mean moved a fifth
+    assert shifted.value == pytest.approx(0.2)  # not inf, though the golden mean is 0
+    assert shifted.words() == "Mean off by 20.00% of the golden's root mean square"
+    grown = statistics_error(_stats_row((3.0, -3.0, 0.0, 11.0), golden))
+    assert grown.value == pytest.approx(1 / 11) and grown.words() == "L2 norm 9.09% apart"
+    assert statistics_error(_stats_row(golden, golden)).value == 0.0
+    # Without a count (a TorchAir table) or an L2 norm (CANN's default dump_stats): the largest magnitude.
+    without = statistics_error(_stats_row((4.2, -2.0, 0.5, None), (4.0, -2.0, 0.4, None)))
+    assert without.value == pytest.approx(0.05)
+    assert without.words() == "Max off by 5.00% of the golden's largest magnitude"
+    zeros = statistics_error(_stats_row((0.0, 0.0, 0.5, None), (0.0, 0.0, 0.0, None)))
+    assert zeros.value == pytest.approx(1.0)  # a golden of zeros that moved: against the statistic
+    nothing = statistics_error(_stats_row((None, 1.0, None, None), (2.0, None, None, None)))
+    assert math.isnan(nothing.value)  # no statistic known on both sides
+
+
+def test_statistics_error_of_nan_is_infinite() -> None:
+    golden = (3.0, -3.0, 0.0, 10.0)
+    one_sided = statistics_error(_stats_row((NAN, NAN, NAN, NAN), golden))
+    assert one_sided.value == math.inf and one_sided.words() == "Max NaN on one side only"
+    counted = statistics_error(_stats_row(golden, golden, special=True))
+    assert counted.value == math.inf and counted.words() == "NaN/inf on the target side only"
+    assert statistics_error(_stats_row((NAN,) * 4, (NAN,) * 4)).value == 0.0  # NaN on both sides
 
 
 A, D, U = Agreement.AGREE, Agreement.DISAGREE, Agreement.UNKNOWN

@@ -30,7 +30,7 @@ from dumpcmp.errors import InternalError
 from dumpcmp.host.fusion_rules import FusionRules
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.hunt.compare import OutputCheck, check_outputs
-from dumpcmp.host.hunt.detect import DETECT_LIMITS, Detection, detect
+from dumpcmp.host.hunt.detect import Detection, detect
 from dumpcmp.host.hunt.graph import HuntGraph
 from dumpcmp.host.hunt.records import (
     ALL_STATISTICS,
@@ -45,7 +45,7 @@ from dumpcmp.host.hunt.records import (
 from dumpcmp.host.hunt.window import OpSeen, TensorPass, read_tensor_pass
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.pipeline import locate_golden
-from dumpcmp.host.verdict import Agreement, OpAgreement, divergence_start
+from dumpcmp.host.verdict import Agreement, DriftLimits, OpAgreement, divergence_start
 from dumpcmp.printable import counted
 from dumpcmp.proto.codec import TensorKind
 
@@ -56,7 +56,7 @@ WINDOW_OPS = 4  # at most this many ops in one window (the suspect and its neare
 PROBES = 7  # at most this many ops probed in one bisecting pass
 MOVED_AS_FAR = 0.5  # after a suspect that agrees: ops whose statistics moved at least half as far
 # Statistics errors below this are the run's own noise (the detector's jump over its floor).
-NOISE = DETECT_LIMITS.jump * DETECT_LIMITS.floor
+NOISE = DriftLimits().noise
 
 
 def full_capture_bytes(rules: FusionRules) -> int:

@@ -55,7 +55,6 @@ from dumpcmp.host.verdict import (
     FP16_MAX,
     Agreement,
     Appearance,
-    Drift,
     OpAgreement,
     Start,
     divergence_start,
@@ -383,17 +382,9 @@ def _divergence(
         )
     moved = ""
     if judge.drift is not None and row.position == judge.drift_position:
-        moved = f" ({drift_words(judge.drift)})"
+        moved = f" (its statistics move away from the golden's here: {judge.drift.words()})"
     return _op_finding(
         FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not{moved}; {words}", advice
-    )
-
-
-def drift_words(drift: Drift) -> str:
-    """Where statistics move away, in words: how far, and against which noise."""
-    return (
-        f"its statistics move away from the golden's here: {drift.apart()}, "
-        f"{drift.jump:.0f}x the run's noise before it ({drift.before:.2%})"
     )
 
 

@@ -49,18 +49,17 @@ from enum import Enum
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
 from dumpcmp.host.verdict import (
-    L2_MEASURE,
-    SHIFT_MEASURE,
-    SHIFTED,
+    STATISTICS,
     Agreement,
     Drift,
     DriftLimits,
+    StatisticError,
+    StatisticsRow,
     Thresholds,
     agreement,
     judged,
-    l2_distance_of,
-    shift_distance,
     statistics_drift,
+    statistics_error,
 )
 
 __all__ = [
@@ -155,39 +154,44 @@ class RowJudge:
         self._columns = {name: i for i, name in reversed(list(enumerate(table.header)))}
         self._agreements: dict[int, Agreement] = {}  # by row position: asked again and again
         self._error_name = self._pick_error_name()
-        self._measure = L2_MEASURE
         self.drift, self.drift_position = self._statistics_drift()
 
     def _statistics_drift(self) -> tuple[Drift | None, int | None]:
         """Where a statistics table's statistics leave the noise the run shows before (the row's
         position); (None, None) for other tables, and when no row jumps."""
-        if self.table.mode != "statistics" or "L2norm diff" not in self._columns:
+        if self.table.mode != "statistics" or not {"NPU max", "Max diff"} & self._columns.keys():
             return None, None
         rows = [r for r in self.table.targets() if self.judged(r)]
-        if not any(not math.isnan(r.metric("L2norm diff")) for r in rows):
-            self._measure = SHIFT_MEASURE  # as ``verdict.statistics_errors`` measures the run
-        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift, self._measure)
+        drift = statistics_drift([self.statistics_error(r) for r in rows], self.t.drift)
         return (drift, rows[drift.at].position) if drift is not None else (None, None)
 
-    def statistics_error(self, row: TensorResult) -> float:
-        """A statistics row's distance from the golden along the run: its L2 norms'
-        (``verdict.l2_distance``), or in a table without them its shifts (``verdict.shift_distance``)."""
-        if self._measure == L2_MEASURE:
-            return l2_distance_of(row.metric("L2norm diff"), self._fraction(row, "NormRelativeErr"))
-        extremes = [abs(self._number(row, f"Bench {name}")) for name in ("max", "min")]
-        known = [value for value in extremes if not math.isnan(value)]
-        if not known:  # a TorchAir table writes no golden values: its larger side's, from the errors
-            known = [m for name in ("Max", "Min") if not math.isnan(m := self._magnitude(row, name))]
-        shifts = [row.metric(f"{name} diff") for name in SHIFTED]
-        return shift_distance(shifts, max(known, default=math.nan))
+    def statistics_error(self, row: TensorResult) -> StatisticError:
+        """A statistics row's distance from the golden along the run (``verdict.statistics_error``)."""
+        if "NPU max" in self._columns:  # an offline statistics table: both sides and the count
+            pairs = [
+                (self._stat(row, f"NPU {n.lower()}"), self._stat(row, f"Bench {n.lower()}"))
+                for n in STATISTICS
+            ]
+            count = self._cell(row, "Count")
+            return statistics_error(StatisticsRow(pairs, int(count) if count.isdigit() else None,
+                                                  row.target_nan_inf > 0))  # fmt: skip
+        return statistics_error(StatisticsRow([self._from_diff(row, n, rel) for n, rel in _RELATIVE.items()]))
 
-    def _magnitude(self, row: TensorResult, name: str) -> float:
-        """max(|target|, |golden|) of statistic ``name``: its diff over its relative error (metrics.md
-        §2 divides by that); NaN where the relative error is 0 or unknown (equal sides)."""
-        relative = self._fraction(row, f"{name}RelativeErr")
-        if not math.isfinite(relative) or relative <= 0:
-            return math.nan
-        return abs(row.metric(f"{name} diff")) / relative
+    def _stat(self, row: TensorResult, name: str) -> float | None:
+        """A statistic cell: None for ``N/A`` (the dump does not carry it), NaN for ``NaN``."""
+        return None if self._cell(row, name) in ("N/A", "") else self._number(row, name)
+
+    def _from_diff(self, row: TensorResult, name: str, relative: str) -> tuple[float | None, float | None]:
+        """(target, golden) of statistic ``name`` from a TorchAir table, which writes only the diff
+        and |diff / golden|: the golden's magnitude is their ratio (0 where the ratio is inf), the
+        target the golden plus the diff. The golden's sign is not written, but the measure needs
+        only the shift and the magnitudes (an L2 norm is never negative). Unknown (None) where the
+        diff is 0 (no magnitude follows) or NaN (one side or both)."""
+        diff, ratio = row.metric(f"{name} diff"), self._fraction(row, relative)
+        if not diff or math.isnan(diff) or math.isnan(ratio) or ratio == 0:
+            return None, None
+        golden = 0.0 if math.isinf(ratio) else abs(diff) / ratio
+        return golden + diff, golden
 
     def _pick_error_name(self) -> str:
         if self.offline:
@@ -306,6 +310,10 @@ class RowJudge:
         """A relative error as a fraction (statistics mode writes percentages)."""
         value = row.metric(name)
         return value / 100 if self.is_percent(row, name) else value
+
+
+_RELATIVE = {"Max": "MaxRelativeErr", "Min": "MinRelativeErr", "Mean": "MeanRelativeErr",
+             "L2norm": "NormRelativeErr"}  # fmt: skip
 
 
 def grade_rows(table: ResultTable, thresholds: GradeThresholds | None = None) -> tuple[RowGrade, ...]:

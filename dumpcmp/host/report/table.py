@@ -44,6 +44,8 @@ _SPECIAL = re.compile(
     r"target has (\d+) NaN and (\d+) inf, golden has (\d+) NaN and (\d+) inf"
     r"(?:; NaN/inf positions (?:(agree)|differ at (\d+) elements?))?"
 )
+# What a statistics row says of the device's NaN/inf counts (stats_compare's "target holds …").
+_COUNTED = re.compile(r"(\d+) (?:Nan|Negative Inf|Positive Inf)\b")
 _FINITE = re.compile(r"\(where both are finite: ([^)]*)\)")
 _SPREAD = re.compile(r"^\(([^;]*);([^)]*)\),\(([^;]*);([^)]*)\)$")
 
@@ -80,6 +82,7 @@ class TensorResult:
     # tensor row (None for TorchAir and statistics rows), NaN/inf counts of any row.
     values: MetricValues | None = field(default=None, repr=False)
     special: SpecialValues | None = None
+    target_nan_inf: int = 0  # a statistics row: NaN and ±inf the device counted in the target
 
     def metric(self, name: str) -> float:
         return self.metrics.get(name, math.nan)
@@ -338,6 +341,7 @@ def _offline_table(
                 unreadable=unreadable,
                 values=None if mode == "statistics" else metric_values(values, spread, reason, special),
                 special=special,
+                target_nan_inf=sum(int(n) for n in _COUNTED.findall(reason)) if mode == "statistics" else 0,
             )
         )
     return ResultTable(OFFLINE_DATA, header, tuple(rows), source, mode, reader.bad, reader.example)

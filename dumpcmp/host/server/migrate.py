@@ -10,6 +10,11 @@ Each row's shard is that of its dump file's directory, as the live comparison ke
 golden-only row (no dump file) belongs to the shard of the row before it, as the closed
 session's table lists each shard's golden-only rows after its target rows.
 
+Schema 5 adds the statistics rows (``stored_stats``), empty in a converted store: earlier hosts
+kept none. A closed session's statistics tables stay its result files (``host results --csv``
+writes them, ``--out`` downloads them); an open session's statistics rows are made again as its
+comparison resumes.
+
 One transaction: a failure leaves the store as it was. Sessions, files, runs and results are
 not touched (schema 2 sessions gain the ``nothing_compared`` column of schema 3).
 """
@@ -31,6 +36,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.files import KIND_DIRS, session_dir
 from dumpcmp.host.server.store import DB_NAME, MIGRATES_FROM, SCHEMA_VERSION
 from dumpcmp.host.server.stored_rows import COLUMN_NAMES, ROWS_TABLE, ShardRow, metric_values, values_of
+from dumpcmp.host.server.stored_stats import STATS_INDEXES, STATS_ROWS_TABLE
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 from dumpcmp.proto.walker import GroupKey, directory_group
 
@@ -74,7 +80,7 @@ def migrate_store(data_dir: Path) -> Migrated:
                 db.execute("ROLLBACK")
                 raise
         sessions = db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
-        rows = db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+        rows = sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("rows", "stats_rows"))
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: migration failed, the store is as it was ({exc})") from None
     finally:
@@ -83,6 +89,15 @@ def migrate_store(data_dir: Path) -> Migrated:
 
 
 def _convert(db: sqlite3.Connection, data_dir: Path, version: int) -> None:
+    if version < 4:
+        _typed_rows(db, data_dir, version)
+    db.execute(STATS_ROWS_TABLE)
+    for index in STATS_INDEXES:
+        db.execute(index)
+
+
+def _typed_rows(db: sqlite3.Connection, data_dir: Path, version: int) -> None:
+    """Schemas 2 and 3: each row's CSV cells become its typed columns."""
     if version == 2:
         db.execute("ALTER TABLE sessions ADD COLUMN nothing_compared TEXT NOT NULL DEFAULT ''")
     columns = {name: tuple(json.loads(c)) for name, c in db.execute("SELECT name, columns FROM sessions")}

@@ -23,12 +23,13 @@ from typing import NoReturn, TypeVar
 import grpc
 
 from dumpcmp.errors import DumpcmpError, SessionNotFound
+from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server import files
 from dumpcmp.host.server.files import IncomingFile
 from dumpcmp.host.server.hunts import HuntRefused, Hunts
 from dumpcmp.host.server.limits import DEFAULT_LIMITS, StreamLimits
 from dumpcmp.host.server.names import BadWireName, check_relative_path, check_session_name
-from dumpcmp.host.server.row_messages import row_message
+from dumpcmp.host.server.row_messages import row_message, stats_message
 from dumpcmp.host.server.store import (
     SessionRecord,
     SessionState,
@@ -39,6 +40,7 @@ from dumpcmp.host.server.store import (
 )
 from dumpcmp.host.server.worker import NewRunner, Notifier, SessionWorker
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
@@ -52,6 +54,7 @@ from dumpcmp.proto.upload_wire import (
     read_upload_message,
     stored_file,
 )
+from dumpcmp.proto.walker import GroupKey
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
@@ -674,7 +677,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self, request: pb.WatchRowsRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.RowBatch]:
         name = _checked_session(request.session, context)
-        seq = request.after_seq
+        seq, stats_seq = request.after_seq, request.after_stats_seq
         told, told_at = pb.SessionInfo(), -_PROGRESS_EVERY_S
         while context.is_active():
             seen = self.notifier.version
@@ -686,6 +689,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                     columns=record.columns,
                     rows=[_row_message(r) for r in rows],
                 )
+                continue
+            stats = (
+                self.store.stats_after(name, stats_seq, _ROWS_PER_BATCH) if request.with_statistics else []
+            )
+            if stats:
+                stats_seq = stats[-1].seq
+                yield pb.RowBatch(columns=record.columns, rows=[_stats_row_message(r) for r in stats])
                 continue
             if not request.follow:
                 return
@@ -1113,20 +1123,30 @@ def _reason(exc: BaseException) -> str:
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
-def _row_message(stored: StoredRow) -> pb.Row:
+def _row_message(stored: StoredRow[ResultRow]) -> pb.Row:
     """A stored row as WatchRows sends it: its values, and for older clients the cells of the
     table with every optional column."""
-    shard = stored.row.shard
     return pb.Row(
         seq=stored.seq,
         dump_file=stored.row.dump_file,
         cells=_STREAMED_TABLE.cells(stored.row.row),
         row=row_message(stored.row.row),
-        shard=pb.Shard(
-            device=shard.device,
-            model=shard.model,
-            model_id=shard.model_id,
-            step=shard.step,
-            time=shard.session,
-        ),
+        shard=_shard_message(stored.row.shard),
+    )
+
+
+def _stats_row_message(stored: StoredRow[StatsResult]) -> pb.Row:
+    """A stored statistics row as WatchRows sends it: its values only (an older client, which
+    knows no statistics rows, reads it as a row without cells)."""
+    return pb.Row(
+        seq=stored.seq,
+        dump_file=stored.row.dump_file,
+        stats=stats_message(stored.row.row),
+        shard=_shard_message(stored.row.shard),
+    )
+
+
+def _shard_message(shard: GroupKey) -> pb.Shard:
+    return pb.Shard(
+        device=shard.device, model=shard.model, model_id=shard.model_id, step=shard.step, time=shard.session
     )

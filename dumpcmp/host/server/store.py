@@ -16,16 +16,28 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic
 
 from dumpcmp.errors import SessionNotFound, StoreError
-from dumpcmp.host.server.stored_rows import INSERT_ROW, ROWS_TABLE, SELECT_ROW, ShardRow, row_of, values_of
+from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.server.stored_rows import INSERT_ROW, ROWS_TABLE, SELECT_ROW, R, ShardRow, row_of, values_of
+from dumpcmp.host.server.stored_stats import (
+    INSERT_STATS_ROW,
+    SELECT_STATS_ROW,
+    STATS_INDEXES,
+    STATS_ROWS_TABLE,
+    stats_row_of,
+    stats_values_of,
+)
+from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 from dumpcmp.proto.runs import run_slot
 
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
-# columns (``stored_rows``), not JSON lists of CSV cells: ``dumpcmp host migrate`` converts 2 and 3.
-SCHEMA_VERSION = 4
-MIGRATES_FROM = (2, 3)
+# columns (``stored_rows``), not JSON lists of CSV cells; 5: statistics rows too (``stored_stats``).
+# ``dumpcmp host migrate`` converts 2, 3 and 4.
+SCHEMA_VERSION = 5
+MIGRATES_FROM = (2, 3, 4)
 MIGRATE_COMMAND = "dumpcmp host migrate --data"
 DB_NAME = "dumpcmp.sqlite"
 
@@ -61,6 +73,9 @@ CREATE TABLE runs (
 {ROWS_TABLE};
 CREATE INDEX rows_by_session ON rows (session, seq);
 CREATE INDEX rows_by_file ON rows (session, dump_file);
+{STATS_ROWS_TABLE};
+{STATS_INDEXES[0]};
+{STATS_INDEXES[1]};
 CREATE TABLE results (
     session TEXT NOT NULL REFERENCES sessions(name),
     name TEXT NOT NULL,
@@ -70,6 +85,7 @@ CREATE TABLE results (
 
 
 _FILE_QUERY = "SELECT kind, path, size, sha256, run_id FROM files WHERE session=?"
+_ROW_TABLES = ("rows", "stats_rows")  # a session's rows: of tensors, of statistics
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +142,9 @@ _REFUSED_RUN = "the session holds another run's golden data (stream it into a se
 
 
 @dataclass(frozen=True, slots=True)
-class StoredRow:
-    seq: int
-    row: ShardRow
+class StoredRow(Generic[R]):
+    seq: int  # in its table's order: tensor rows and statistics rows count apart
+    row: ShardRow[R]
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +342,7 @@ class SessionStore:
                     "DELETE FROM files WHERE session=? AND kind=? AND path=?", (session, f.kind, f.path)
                 )
                 if f.kind == FileKind.DUMP:
-                    db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+                    _delete_rows(db, session, f.path)
 
     def start_run(self, session: str, run_id: str, agent: str = "") -> RunStart:
         """Mark ``run_id`` started, replacing the earlier runs it repeats (``proto.runs``): every
@@ -408,16 +424,17 @@ class SessionStore:
             )
 
     def replace_rows(
-        self, session: str, dump_files: Sequence[str], rows: Sequence[ShardRow], columns: Sequence[str]
-    ) -> None:
-        """The rows of ``dump_files`` become ``rows`` (a recomputed file loses its old rows)."""
+        self, session: str, dump_files: Sequence[str], rows: Sequence[ShardRow[ResultRow]],
+        columns: Sequence[str], stats: Sequence[ShardRow[StatsResult]] = (),
+    ) -> None:  # fmt: skip
+        """The rows of ``dump_files`` become ``rows`` and ``stats`` (a recomputed file loses its old rows)."""
         with self._transaction() as db:
             for name in dump_files:
-                db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, name))
-            db.executemany(INSERT_ROW, [(session, r.dump_file, *values_of(r)) for r in rows])
+                _delete_rows(db, session, name)
+            _insert_rows(db, session, rows, stats)
             db.execute("UPDATE sessions SET columns=? WHERE name=?", (json.dumps(list(columns)), session))
 
-    def rows_after(self, session: str, seq: int, limit: int) -> list[StoredRow]:
+    def rows_after(self, session: str, seq: int, limit: int) -> list[StoredRow[ResultRow]]:
         with self._transaction() as db:
             return [
                 StoredRow(values[0], row_of(values[1:]))
@@ -427,14 +444,28 @@ class SessionStore:
                 )
             ]
 
-    def close_session(
-        self, session: str, rows: Sequence[ShardRow], columns: Sequence[str],
-        result_files: Sequence[str], summary: str, nothing_compared: str = "",
-    ) -> None:  # fmt: skip
-        """The final table replaces every live row; the session is closed with its result files."""
+    def stats_after(self, session: str, seq: int, limit: int) -> list[StoredRow[StatsResult]]:
+        """The session's statistics rows after ``seq`` (their own order), as ``rows_after``."""
         with self._transaction() as db:
-            db.execute("DELETE FROM rows WHERE session=?", (session,))
-            db.executemany(INSERT_ROW, [(session, r.dump_file, *values_of(r)) for r in rows])
+            return [
+                StoredRow(values[0], stats_row_of(values[1:]))
+                for values in db.execute(
+                    f"SELECT {SELECT_STATS_ROW} FROM stats_rows WHERE session=? AND seq>? "
+                    "ORDER BY seq LIMIT ?",
+                    (session, seq, limit),
+                )
+            ]
+
+    def close_session(
+        self, session: str, rows: Sequence[ShardRow[ResultRow]], columns: Sequence[str],
+        result_files: Sequence[str], summary: str, nothing_compared: str = "",
+        stats: Sequence[ShardRow[StatsResult]] = (),
+    ) -> None:  # fmt: skip
+        """The final tables replace every live row; the session is closed with its result files."""
+        with self._transaction() as db:
+            for table in _ROW_TABLES:
+                db.execute(f"DELETE FROM {table} WHERE session=?", (session,))
+            _insert_rows(db, session, rows, stats)
             db.executemany(
                 "INSERT OR IGNORE INTO results VALUES (?, ?)", [(session, n) for n in result_files]
             )
@@ -448,7 +479,7 @@ class SessionStore:
         with self._transaction() as db:
             record = _session(db, session)
             files = db.execute("SELECT COUNT(*) FROM files WHERE session=?", (session,)).fetchone()[0]
-            for table in ("rows", "results", "files", "runs", "uploaders"):
+            for table in (*_ROW_TABLES, "results", "files", "runs", "uploaders"):
                 db.execute(f"DELETE FROM {table} WHERE session=?", (session,))
             db.execute("DELETE FROM sessions WHERE name=?", (session,))
             return record, int(files)
@@ -471,8 +502,24 @@ def _drop_runs(
         db.execute("DELETE FROM files WHERE session=? AND run_id=?", (session, run))
     for f in dropped:
         if f.kind == FileKind.DUMP:
-            db.execute("DELETE FROM rows WHERE session=? AND dump_file=?", (session, f.path))
+            _delete_rows(db, session, f.path)
     return tuple(dropped)
+
+
+def _delete_rows(db: sqlite3.Connection, session: str, dump_file: str) -> None:
+    """The rows of one dump file, tensor and statistics rows alike."""
+    for table in _ROW_TABLES:
+        db.execute(f"DELETE FROM {table} WHERE session=? AND dump_file=?", (session, dump_file))
+
+
+def _insert_rows(
+    db: sqlite3.Connection,
+    session: str,
+    rows: Sequence[ShardRow[ResultRow]],
+    stats: Sequence[ShardRow[StatsResult]],
+) -> None:
+    db.executemany(INSERT_ROW, [(session, r.dump_file, *values_of(r)) for r in rows])
+    db.executemany(INSERT_STATS_ROW, [(session, r.dump_file, *stats_values_of(r)) for r in stats])
 
 
 def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
@@ -483,7 +530,10 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
     if row is None:
         raise SessionNotFound(name)
     model, settings, state, summary, nothing, columns = row
-    count = db.execute("SELECT COUNT(*) FROM rows WHERE session=?", (name,)).fetchone()[0]
+    count = sum(
+        db.execute(f"SELECT COUNT(*) FROM {table} WHERE session=?", (name,)).fetchone()[0]
+        for table in _ROW_TABLES
+    )
     results = [r[0] for r in db.execute("SELECT name FROM results WHERE session=? ORDER BY name", (name,))]
     replaced = [
         r[0]
@@ -501,7 +551,9 @@ def _session(db: sqlite3.Connection, name: str) -> SessionRecord:
         "SELECT COUNT(*) FROM files WHERE session=? AND kind=?", (name, FileKind.DUMP)
     ).fetchone()[0]
     compared = db.execute(
-        "SELECT COUNT(DISTINCT dump_file) FROM rows WHERE session=? AND dump_file<>''", (name,)
+        "SELECT COUNT(*) FROM (SELECT dump_file FROM rows WHERE session=? AND dump_file<>'' "
+        "UNION SELECT dump_file FROM stats_rows WHERE session=? AND dump_file<>'')",
+        (name, name),
     ).fetchone()[0]
     return SessionRecord(
         name, model, bytes(settings), state == "closed", summary, nothing, tuple(json.loads(columns)), count,
@@ -513,8 +565,9 @@ def _version_problem(data_dir: Path, version: int) -> str:
     """The one line refusing a store of another schema; an older one names the command that converts it."""
     path = data_dir / DB_NAME
     if version in MIGRATES_FROM:
+        held = "rows as CSV text" if version < 4 else "no statistics rows"
         return (
-            f"{path}: session store of an earlier dumpcmp (schema {version}, rows as CSV text): "
+            f"{path}: session store of an earlier dumpcmp (schema {version}, {held}): "
             f"convert it with `{MIGRATE_COMMAND} {data_dir}` first"
         )
     return f"{path}: session store schema version {version}, this dumpcmp reads {SCHEMA_VERSION}"

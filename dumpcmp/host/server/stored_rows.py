@@ -24,9 +24,11 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import astuple, dataclass, fields, replace
+from typing import Generic, TypeVar
 
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.rows import ResultRow
+from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 
@@ -77,34 +79,43 @@ VALUE_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 COLUMN_NAMES = tuple(name for name, _ in VALUE_COLUMNS)
 
-ROWS_TABLE = (
-    "CREATE TABLE rows (\n"
-    "    seq INTEGER PRIMARY KEY AUTOINCREMENT,\n"
-    "    session TEXT NOT NULL REFERENCES sessions(name),\n"
-    "    dump_file TEXT NOT NULL,  -- relative to the dump root, '' for golden-only rows\n"
-    + ",\n".join(f"    {name} {kind}" for name, kind in VALUE_COLUMNS)
-    + "\n)"
-)
-INSERT_ROW = (
-    f"INSERT INTO rows (session, dump_file, {', '.join(COLUMN_NAMES)}) "
-    f"VALUES (?, ?, {', '.join('?' * len(COLUMN_NAMES))})"
-)
+
+def table_sql(table: str, columns: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """CREATE TABLE and INSERT of a table of rows: store order, session, dump file, then ``columns``."""
+    names = [name for name, _ in columns]
+    create = (
+        f"CREATE TABLE {table} (\n"
+        "    seq INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+        "    session TEXT NOT NULL REFERENCES sessions(name),\n"
+        "    dump_file TEXT NOT NULL,  -- relative to the dump root, '' for golden-only rows\n"
+        + ",\n".join(f"    {name} {kind}" for name, kind in columns)
+        + "\n)"
+    )
+    places = ", ".join("?" * len(names))
+    insert = f"INSERT INTO {table} (session, dump_file, {', '.join(names)}) VALUES (?, ?, {places})"
+    return create, insert
+
+
+ROWS_TABLE, INSERT_ROW = table_sql("rows", VALUE_COLUMNS)
 SELECT_ROW = f"seq, dump_file, {', '.join(COLUMN_NAMES)}"
 
 _UINT64 = 1 << 64
 _INT64_MAX = (1 << 63) - 1
 
 
+R = TypeVar("R", ResultRow, StatsResult)
+
+
 @dataclass(frozen=True, slots=True)
-class ShardRow:
-    """A row with the shard it belongs to and the dump file it came from."""
+class ShardRow(Generic[R]):
+    """A row (a tensor's or a statistics row) with its shard and the dump file it came from."""
 
     dump_file: str  # relative to the dump root; "" for a golden-only row
     shard: GroupKey
-    row: ResultRow
+    row: R
 
 
-def values_of(row: ShardRow) -> tuple[object, ...]:
+def values_of(row: ShardRow[ResultRow]) -> tuple[object, ...]:
     """The values of ``COLUMN_NAMES`` for ``row``."""
     r, k = row.row, row.shard
     finite = r.metrics.finite
@@ -122,7 +133,7 @@ def values_of(row: ShardRow) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-def row_of(values: Sequence[object]) -> ShardRow:
+def row_of(values: Sequence[object]) -> ShardRow[ResultRow]:
     """The ShardRow of ``values``: ``dump_file`` then ``COLUMN_NAMES``, as ``SELECT_ROW`` less seq."""
     dump_file, *v = values
     shard = GroupKey(*(str(x) for x in v[:5]))

@@ -29,6 +29,7 @@ from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.server.stored_rows import ShardRow
 from dumpcmp.host.session import CompareOutcome
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.summary import InputNames, Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.host.workers import Runner, compare_files
@@ -313,19 +314,17 @@ class SessionWorker:
             if problem is not None:
                 self.problem = f"{path}: {problem}"
         # A mapping file that landed brings back rows of files that came before it.
-        brought = [p.relative_to(self._plan.dump_root).as_posix() for p in added.rows]
+        brought = [p.relative_to(self._plan.dump_root).as_posix() for p in (*added.rows, *added.stats)]
         done = [
             path
             for path in dict.fromkeys([*paths, *brought])
             if self._plan.dump_root / path not in added.problems
         ]
         root = self._plan.dump_root
-        rows = [
-            ShardRow(path, directory_group((root / path).parent, root), row)  # the live comparison's key
-            for path in done
-            for row in added.rows.get(root / path, [])
-        ]
-        self._store.replace_rows(self.name, done, rows, _STREAMED_COLUMNS if rows else [])
+        keys = {path: directory_group((root / path).parent, root) for path in done}  # the live comparison's
+        rows = [ShardRow(path, keys[path], row) for path in done for row in added.rows.get(root / path, [])]
+        stats = [ShardRow(path, keys[path], row) for path in done for row in added.stats.get(root / path, [])]
+        self._store.replace_rows(self.name, done, rows, _STREAMED_COLUMNS if rows else [], stats)
         self._notifier.notify()
         # Read for the last time until the session closes (or is compared afresh): a comparison
         # reading them again then finds them on disk, as a resumed session does.
@@ -345,7 +344,11 @@ class SessionWorker:
                 raise DumpcmpError(self._closing_problem())
             outcome = self._live.close()
             replaced = sorted(self._store.state(self.name).replaced_runs)
-            self._store.close_session(self.name, *_final_table(outcome, self._plan, replaced))
+            final = _final_table(outcome, self._plan, replaced)
+            self._store.close_session(
+                self.name, final.rows, final.columns, final.result_files, final.summary,
+                final.nothing_compared, final.stats,
+            )  # fmt: skip
         except Exception as exc:  # the closer hears why; the session stays open for a retry
             self._live = None
             for event in closing:
@@ -357,15 +360,29 @@ class SessionWorker:
         return True
 
 
-def _final_table(
-    outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
-) -> tuple[list[ShardRow], list[str], list[str], str, str]:
-    """The closed session's rows, columns, result file names, summary and the error line of a
-    comparison that compared nothing ("" when something was)."""
+@dataclass(frozen=True, slots=True)
+class _FinalTable:
+    """What a closed session stores: its rows, columns, result file names, summary, the error line
+    of a comparison that compared nothing ("" when something was) and its statistics rows."""
+
+    rows: list[ShardRow[ResultRow]]
+    columns: list[str]
+    result_files: list[str]
+    summary: str
+    nothing_compared: str
+    stats: list[ShardRow[StatsResult]]
+
+
+def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]) -> _FinalTable:
     rows = [
         ShardRow(_dump_file_of(row, shard.dump_files, plan.dump_root), shard.key, row)
         for shard in outcome.shards
         for row in shard.rows
+    ]
+    stats = [
+        ShardRow(_relative(row.dump_file, plan.dump_root), shard.key, row)
+        for shard in outcome.shards
+        for row in shard.stats_rows
     ]
     columns = _STREAMED_COLUMNS if rows else []
     names: list[str] = []
@@ -379,10 +396,16 @@ def _final_table(
         lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
-    return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs, tally) or ""
+    nothing = nothing_compared(outcome, Thresholds(), plan.inputs, tally) or ""
+    return _FinalTable(rows, columns, names, summary, nothing, stats)
 
 
 def _dump_file_of(row: ResultRow, dump_files: tuple[Path, ...], dump_root: Path) -> str:
     if row.index is None or row.index >= len(dump_files):
         return ""  # a golden-only row
-    return dump_files[row.index].relative_to(dump_root).as_posix()
+    return _relative(dump_files[row.index], dump_root)
+
+
+def _relative(dump_file: Path | None, dump_root: Path) -> str:
+    """A dump file as the store names it: relative to the dump root; "" for none (golden-only)."""
+    return "" if dump_file is None else dump_file.relative_to(dump_root).as_posix()

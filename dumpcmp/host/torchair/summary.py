@@ -13,8 +13,9 @@ from dumpcmp.host.verdict import (
     NOT_COMPARED,
     PASS,
     NotCompared,
+    StatisticsRow,
     statistics_drift,
-    statistics_errors,
+    statistics_error,
 )
 
 
@@ -27,13 +28,10 @@ class TorchairTally:
     statistics_only: bool  # every pair not compared lacks data because a side holds statistics only
     unreadable: int  # GE tensors whose file or data could not be read
     first_fail: str | None
-    # Statistics mode: where the L2 norms first leave the run's noise (a line), or "" when no row
-    # of a run with a FAIL jumps (then statistics cannot place the fault), or None otherwise.
+    # Statistics mode: where the statistics first leave the run's noise (a line); None when no row
+    # jumps (in a run with a FAIL: statistics cannot place the fault) and in other modes.
     drift: str | None = None
     statistics: bool = False  # the rows are statistics-mode rows
-    # The first FAIL's statistics are NaN on one side only: NaN/inf appeared there, and the fixed
-    # rule places the fault where the drift (which passes over NaN) cannot.
-    first_fail_nan: bool = False
 
     @property
     def compared(self) -> int:
@@ -49,7 +47,6 @@ class TorchairTally:
             key, row = fails[0]
             first = f"first FAIL: rank {key.rank} token {key.token}, {row.api_name}: {_reason(row)}"
         statistics = any(isinstance(r.values, StatsValues) for _, r in rows)
-        first_values = fails[0][1].values if fails else None
         return cls(
             pairs=len(rows),
             passed=sum(1 for _, r in rows if r.result == PASS),
@@ -61,7 +58,6 @@ class TorchairTally:
             first_fail=first,
             drift=_drift(outcome) if statistics else None,
             statistics=statistics,
-            first_fail_nan=isinstance(first_values, StatsValues) and bool(first_values.nan_on_one_side()),
         )
 
 
@@ -73,14 +69,14 @@ def _drift(outcome: TorchairOutcome) -> str | None:
             for r in shard.rows
             if r.result != NOT_COMPARED and isinstance(r.values, StatsValues)
         ]
-        errors, measure = statistics_errors([values.pairs() for _, values in compared])
-        drift = statistics_drift(errors, measure=measure)
+        # No element count: the result table has no shape, and the advisor, reading the table, must
+        # find the same place (the golden's largest magnitude is the scale of both).
+        drift = statistics_drift([statistics_error(StatisticsRow(values.pairs())) for _, values in compared])
         if drift is not None:
             key = shard.key
             return (
                 f"statistics move away from the golden's first at rank {key.rank} token {key.token}, "
-                f"{compared[drift.at][0].api_name}: {drift.apart()}, {drift.jump:.0f}x the "
-                f"run's noise before it ({drift.before:.2%})"
+                f"{compared[drift.at][0].api_name}: {drift.words()}"
             )
     return None
 
@@ -113,9 +109,9 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         )
     if tally.drift is not None:
         lines.append(tally.drift)
-    elif tally.failed and tally.statistics and not tally.first_fail_nan:
+    elif tally.failed and tally.statistics:
         lines.append(
-            "statistics cannot place the fault: no tensor's L2 norm jumps away from the golden's above "
+            "statistics cannot place the fault: no tensor's statistics jump away from the golden's above "
             "the run's noise before it; the first FAIL may lie downstream of the fault "
             "(compare real data up to it: --summary-mode real)"
         )

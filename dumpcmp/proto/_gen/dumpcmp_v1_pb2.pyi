@@ -254,14 +254,18 @@ class ListSessionsReply(_message.Message):
     def __init__(self, sessions: _Optional[_Iterable[_Union[SessionInfo, _Mapping]]] = ...) -> None: ...
 
 class WatchRowsRequest(_message.Message):
-    __slots__ = ("session", "after_seq", "follow")
+    __slots__ = ("session", "after_seq", "follow", "with_statistics", "after_stats_seq")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
     FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    WITH_STATISTICS_FIELD_NUMBER: _ClassVar[int]
+    AFTER_STATS_SEQ_FIELD_NUMBER: _ClassVar[int]
     session: str
     after_seq: int
     follow: bool
-    def __init__(self, session: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
+    with_statistics: bool
+    after_stats_seq: int
+    def __init__(self, session: _Optional[str] = ..., after_seq: _Optional[int] = ..., follow: _Optional[bool] = ..., with_statistics: _Optional[bool] = ..., after_stats_seq: _Optional[int] = ...) -> None: ...
 
 class RowBatch(_message.Message):
     __slots__ = ("columns", "rows", "session_closed", "progress")
@@ -276,18 +280,70 @@ class RowBatch(_message.Message):
     def __init__(self, columns: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., session_closed: _Optional[bool] = ..., progress: _Optional[_Union[SessionInfo, _Mapping]] = ...) -> None: ...
 
 class Row(_message.Message):
-    __slots__ = ("seq", "dump_file", "cells", "shard", "row")
+    __slots__ = ("seq", "dump_file", "cells", "shard", "row", "stats")
     SEQ_FIELD_NUMBER: _ClassVar[int]
     DUMP_FILE_FIELD_NUMBER: _ClassVar[int]
     CELLS_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
     ROW_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
     seq: int
     dump_file: str
     cells: _containers.RepeatedScalarFieldContainer[str]
     shard: Shard
     row: ResultRow
-    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ..., row: _Optional[_Union[ResultRow, _Mapping]] = ...) -> None: ...
+    stats: StatsRow
+    def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ..., row: _Optional[_Union[ResultRow, _Mapping]] = ..., stats: _Optional[_Union[StatsRow, _Mapping]] = ...) -> None: ...
+
+class StatsRow(_message.Message):
+    __slots__ = ("index", "op_type", "npu_name", "ground_truth", "tensor_index", "dump_path", "data_type", "format", "shape", "shape_known", "count", "target", "golden", "reasons", "dump_unreadable", "golden_key", "target_nan_inf")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    OP_TYPE_FIELD_NUMBER: _ClassVar[int]
+    NPU_NAME_FIELD_NUMBER: _ClassVar[int]
+    GROUND_TRUTH_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_INDEX_FIELD_NUMBER: _ClassVar[int]
+    DUMP_PATH_FIELD_NUMBER: _ClassVar[int]
+    DATA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_FIELD_NUMBER: _ClassVar[int]
+    SHAPE_KNOWN_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    DUMP_UNREADABLE_FIELD_NUMBER: _ClassVar[int]
+    GOLDEN_KEY_FIELD_NUMBER: _ClassVar[int]
+    TARGET_NAN_INF_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    op_type: str
+    npu_name: str
+    ground_truth: str
+    tensor_index: str
+    dump_path: str
+    data_type: str
+    format: str
+    shape: _containers.RepeatedScalarFieldContainer[int]
+    shape_known: bool
+    count: int
+    target: Statistics
+    golden: Statistics
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    dump_unreadable: bool
+    golden_key: str
+    target_nan_inf: int
+    def __init__(self, index: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., ground_truth: _Optional[str] = ..., tensor_index: _Optional[str] = ..., dump_path: _Optional[str] = ..., data_type: _Optional[str] = ..., format: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., count: _Optional[int] = ..., target: _Optional[_Union[Statistics, _Mapping]] = ..., golden: _Optional[_Union[Statistics, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ..., target_nan_inf: _Optional[int] = ...) -> None: ...
+
+class Statistics(_message.Message):
+    __slots__ = ("max", "min", "mean", "l2norm")
+    MAX_FIELD_NUMBER: _ClassVar[int]
+    MIN_FIELD_NUMBER: _ClassVar[int]
+    MEAN_FIELD_NUMBER: _ClassVar[int]
+    L2NORM_FIELD_NUMBER: _ClassVar[int]
+    max: float
+    min: float
+    mean: float
+    l2norm: float
+    def __init__(self, max: _Optional[float] = ..., min: _Optional[float] = ..., mean: _Optional[float] = ..., l2norm: _Optional[float] = ...) -> None: ...
 
 class ResultRow(_message.Message):
     __slots__ = ("index", "op_sequence", "op_type", "npu_name", "npu_dtype", "npu_address", "ground_truth", "golden_dtype", "golden_address", "tensor_index", "shape", "shape_known", "overflow", "metrics", "dump_unreadable", "golden_key")

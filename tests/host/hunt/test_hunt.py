@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from dumpcmp.host.hunt import Capture, HuntLimits, full_capture_bytes, next_step
 from dumpcmp.host.hunt.records import ISOLATED, NO_DIVERGENCE, UNDECIDED
+from tests.e2e.agent_host_kit import dumpcmp
 from tests.host.hunt.simhunt import SimHunt, advisor_culprit, captured_bytes
 
 MakeHunt = Callable[..., SimHunt]
@@ -165,3 +167,21 @@ def test_capture_is_frozen_and_carries_the_interface_fields() -> None:
     assert capture.stats == ()
     with pytest.raises(AttributeError):
         capture.index = 3  # type: ignore[misc]
+
+
+def test_pass_one_suspect_is_where_a_compare_of_its_dump_says_statistics_move_away(
+    sim_hunt: MakeHunt, tmp_path: Path
+) -> None:
+    """One statistics detector (``verdict.statistics_drifts``) for the hunt's pass 1, the compare
+    summary and the advisor: they name the same op of the same statistics dump."""
+    hunt = sim_hunt(CNN, "/block2/Add=bias:0.5")
+    verdict = hunt.hunt(HuntLimits(max_passes=1))
+    assert verdict.culprit == "/block2/Add"
+    full = hunt.work / "full"
+    done = dumpcmp("compare", "-tp", hunt.work / "pass1" / "npu", "-gp", full / "golden",
+                   "-fr", full / "fusion_rule.json", "-o", tmp_path / "out", "--advisor")  # fmt: skip
+    assert done.code == 0, done.output
+    (moved,) = (line for line in done.output.splitlines() if line.startswith("statistics move away"))
+    assert " Add /block2/Add (/block2/Add:output:0): " in moved
+    (first,) = (line for line in done.output.splitlines() if line.startswith("first divergence:"))
+    assert " /block2/Add " in first and "its statistics move away from the golden's here" in first

@@ -11,6 +11,14 @@ it wrote. It was made by::
         --inject /block2/Add=bias:0.5 --state st1
 
 The received dump and golden files are left out (2.8 MB): migration does not read them.
+
+``store_v4/`` is the same for the host of schema 4 (commit 7c91c3c): one closed session of a
+statistics dump (``dump_data: stats``, every statistic), whose statistics rows that host did not
+store. It was made by::
+
+    dumpcmp host serve --listen 127.0.0.1:0 --data data &
+    dumpcmp agent run --host ADDR --session stats --model zoo:small_cnn --sim --acl-config acl.json \\
+        --inject /block2/Add=bias:0.5 --state st1
 """
 
 from __future__ import annotations
@@ -30,12 +38,14 @@ from dumpcmp.host.server.migrate import migrate_store, row_of_cells
 from dumpcmp.host.server.store import DB_NAME, SessionStore
 from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, ShardRow
 from dumpcmp.host.sinks.table import TableShape
+from dumpcmp.host.stats_compare import Statistics, StatsResult
 from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 from tests.e2e.agent_host_kit import dumpcmp
 from tests.host.server.hostkit import Hosts
 
 V3 = Path(__file__).parent / "store_v3"
+V4 = Path(__file__).parent / "store_v4"
 SHARD = GroupKey("0", "m", "1", "3", "20261128061611")
 _TABLES = ("sessions", "files", "runs", "results", "uploaders")
 
@@ -117,9 +127,10 @@ def test_rows_are_numbers_a_query_across_sessions_reads(tmp_path: Path) -> None:
 
 def _v3_store(directory: Path, version: int = 3) -> Path:
     """The committed schema-3 data directory, as SQLite and the files it names (2: before the
-    sessions' nothing_compared column)."""
-    shutil.copytree(V3 / "sessions", directory / "sessions")
-    sql = (V3 / "dumpcmp.sql").read_text()
+    sessions' nothing_compared column; 4: the committed schema-4 one)."""
+    made = V4 if version == 4 else V3
+    shutil.copytree(made / "sessions", directory / "sessions")
+    sql = (made / "dumpcmp.sql").read_text()
     if version == 2:
         column = "    nothing_compared TEXT NOT NULL DEFAULT '',  -- the closed session's error line, or ''\n"
         assert column in sql
@@ -190,6 +201,90 @@ def test_migration_keeps_rows_sessions_and_files(tmp_path: Path, version: int) -
     assert dumpcmp("host", "migrate", "--data", data).output.strip() == (
         f"{data} is current already: 2 sessions, 176 rows"
     )
+
+
+def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_path: Path) -> None:
+    data = _v3_store(tmp_path / "data", 4)
+    before = _tables(data)
+    with pytest.raises(StoreError) as refused:
+        SessionStore(data)
+    assert str(refused.value) == (
+        f"{data / DB_NAME}: session store of an earlier dumpcmp (schema 4, no statistics rows): "
+        f"convert it with `dumpcmp host migrate --data {data}` first"
+    )
+    done = dumpcmp("host", "migrate", "--data", data)
+    assert done.code == 0, done.output
+    assert done.output.strip() == f"migrated {data} from schema 4: 1 session, 0 rows"
+    assert _tables(data) == before
+    hosts = Hosts()
+    try:  # the closed session's statistics table is still its result file, served byte for byte
+        client = hosts.client(hosts.start(data))
+        (name,) = client.info("stats").result_files
+        assert client.fetch("stats", name) == (V4 / "sessions/stats/results" / name).read_bytes()
+    finally:
+        hosts.close()
+
+
+_ADD = Path("/d/Add._a_Add.3.1.7.csv")
+STATS = [
+    StatsResult(
+        3,
+        "Add",
+        "/a/Add",
+        "/a/Add",
+        "/a/Add:output:0",
+        _ADD,
+        "DT_FLOAT16",
+        "NC1HWC0",
+        (1, 1, 4, 4, 16),
+        256,
+        Statistics(2.5, -0.0, 0.1, 9.0),
+        Statistics(2.25, -1.0, 0.0, 8.5),
+        golden_key="_a_Add.0.1.npy",
+    ),
+    # NaN, infinity and statistics the dump does not carry (None), the device's NaN/inf counted
+    StatsResult(
+        4,
+        "Relu",
+        "/a/Relu",
+        "/a/Relu",
+        "/a/Relu:output:0",
+        Path("/d/Relu._a_Relu.4.1.8.csv"),
+        count=16,
+        target=Statistics(math.nan, math.inf, None, None),
+        golden=Statistics(1.0, 0.0, 0.5, None),
+        reasons=("target holds 3 Nan",),
+        target_nan_inf=3,
+    ),
+    # golden-only, unreadable
+    StatsResult(None, "", "/b", "/b", "/b:output:0", None, reasons=("no NPU counterpart",)),
+    StatsResult(
+        0, "Conv2D", "/c", "*", "/c:*", Path("/d/c.csv"), reasons=("unreadable",), dump_readable=False
+    ),
+]
+
+
+def test_statistics_rows_come_back_as_they_went_in(tmp_path: Path) -> None:
+    from dumpcmp.host.server.row_messages import stats_message, stats_row
+    from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
+
+    store = SessionStore(tmp_path)
+    try:
+        store.open_session("s", "m", b"", None)
+        stored = [ShardRow(f"d/{i}" if r.index is not None else "", SHARD, r) for i, r in enumerate(STATS)]
+        store.replace_rows("s", [], [ShardRow("d/9", SHARD, ROWS[0])], ["c"], stored)
+        back = store.stats_after("s", 0, 100)
+        record = store.session("s")
+        assert (record.rows, record.compared_files) == (5, 4)  # golden-only rows have no dump file
+        store.replace_rows("s", ["d/0"], [], [])  # a recomputed file loses its statistics rows too
+        assert [r.row.dump_file for r in store.stats_after("s", 0, 100)] == ["d/1", "", "d/3"]
+    finally:
+        store.close()
+    # repr tells NaN from NaN and -0.0 from 0.0, which == does not
+    assert [repr(r.row) for r in back] == [repr(r) for r in stored]
+    for row in STATS:
+        sent = pb.StatsRow.FromString(stats_message(row).SerializeToString())
+        assert repr(stats_row(sent)) == repr(row)
 
 
 def test_a_failed_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
@@ -266,7 +361,7 @@ def test_a_store_too_old_to_migrate_is_refused_without_a_command(tmp_path: Path)
     db.close()
     with pytest.raises(StoreError) as refused:
         SessionStore(tmp_path)
-    assert str(refused.value) == f"{tmp_path / DB_NAME}: session store schema version 1, this dumpcmp reads 4"
+    assert str(refused.value) == f"{tmp_path / DB_NAME}: session store schema version 1, this dumpcmp reads 5"
     with pytest.raises(StoreError, match="schema version 1: cannot migrate it"):
         migrate_store(tmp_path)
 
