@@ -79,6 +79,7 @@ FIRST_DIVERGENCE = "first divergence"
 NETWORK_CONSISTENT = "network consistent"
 NO_FINITE_DATA = "no finite data"
 NOTHING_COMPARED = "nothing compared"
+CUT_SHORT = "cut short"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +218,18 @@ def advise(
     else:
         findings += _overflow(judge, ops)
         findings += _divergence_start(judge, ops, graph)
-        if not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing:
+        consistent = not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing
+        if consistent and not table.cut:  # a partial table earns no all-clear
             findings.append(_consistent(rows))
+    if table.cut:
+        findings.append(
+            Finding(
+                CUT_SHORT, None, "", (), {},
+                "use the complete file or regenerate it: rows past the cut were never judged, and "
+                "the findings above cover the rows before it only.",
+                detail=f"{table.source or 'the table'} {table.cut}",
+            )
+        )  # fmt: skip
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
     suspects = _suspects(judge, ops) if disagreeing else ()
