@@ -180,8 +180,8 @@ def read_result(path: str | Path) -> ResultTable:
         table = table_from_cells(rows, source=str(path))
         data = sum(1 for row in rows[1:] if any(cell.strip() for cell in row))
         if not ended:
-            cut = f"does not end with a line break: it may be cut short in row {data}, its last (perhaps in its last cell)"
-            return replace(table, cut=cut)
+            cut = f"does not end with a line break: it may be cut short in row {data}, its last"
+            return replace(table, cut=f"{cut} (perhaps in its last cell)")
         if not data:  # the comparator writes a row for every target tensor, compared or not
             return replace(table, cut="holds its header only: it may be cut short after it")
         return table
