@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xlsxwriter
 from typer.testing import CliRunner, Result
@@ -250,3 +251,16 @@ def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
     assert "suspect:" not in result.output  # growth within the thresholds blames no op
+
+
+def test_plus_inf_against_minus_inf_is_worded_as_infinities_not_as_nan(tmp_path: Path) -> None:
+    np.save(tmp_path / "npu.npy", np.array([1, np.inf, 3], dtype=np.float32))
+    np.save(tmp_path / "golden.npy", np.array([1, -np.inf, 3], dtype=np.float32))
+    result = runner.invoke(
+        app, ["compare", "-tp", str(tmp_path / "npu.npy"), "-gp", str(tmp_path / "golden.npy"),
+              "-o", str(tmp_path / "out"), "--advisor"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("nan/inf appeared: op #0")]
+    assert "holds inf where the golden does not" in line and "the op makes infinities" in line
+    assert "NaN from finite inputs" not in line

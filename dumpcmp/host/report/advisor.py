@@ -58,6 +58,7 @@ from dumpcmp.host.verdict import (
     Appearance,
     Drift,
     OpAgreement,
+    SpecialValues,
     Start,
     divergence_start,
     nothing_finite,
@@ -282,6 +283,11 @@ _NAN_ADVICE = (
     "the op makes NaN from finite inputs (0/0, log or sqrt of a negative, inf - inf): check its "
     "inputs' ranges and its implementation."
 )
+# Infinities only, on both sides (+inf against -inf, or inf at other places): no NaN to explain.
+_INF_ADVICE = (
+    "the op makes infinities the golden does not have there (a flipped sign, a division by zero "
+    "or an overflow): check its inputs' ranges and its implementation."
+)
 
 
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
@@ -296,6 +302,8 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
                 continue
             kind = FP16_OVERFLOW if found.overflow else NAN_APPEARED
             advice = _OVERFLOW_ADVICE if found.overflow else _NAN_ADVICE
+            if found is Appearance.ELSEWHERE and row.special is not None and not _holds_nan(row.special):
+                advice = _INF_ADVICE
             finding = _op_finding(kind, judge, op, row, _appearance(row, found, error_name), advice)
             counts = row.special
             if counts is not None and found is not Appearance.OVERFLOW_FLAG:
@@ -319,10 +327,15 @@ def _appearance(row: TensorResult, found: Appearance, error_name: str) -> str:
         return f"{_tensor(row)} holds {counts.target_inf} inf on the target side"
     if found is Appearance.NAN:
         return f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
+    what = "NaN/inf" if _holds_nan(counts) else "inf"  # said from what the data holds
     return (
-        f"{_tensor(row)} holds NaN/inf where the golden does not ({counts.target} on the target side, "
+        f"{_tensor(row)} holds {what} where the golden does not ({counts.target} on the target side, "
         f"{counts.golden} golden, at {counts.mismatched} differing positions)"
     )
+
+
+def _holds_nan(counts: SpecialValues) -> bool:
+    return bool(counts.target_nan or counts.golden_nan)
 
 
 # An op of the walk: the table's rows of it, or the name of a fusion-rule op the table has no rows for.
