@@ -50,6 +50,11 @@ def test_a_deleted_dump_file_of_the_faulty_op_is_named_not_the_network_inputs(tm
     assert "input inconsistency" not in first
     assert first.startswith("first divergence: /block2/Add produces op #")
     assert "/block2/Add was not dumped: the error starts at or before it" in first
+    # ``advise`` of the result file reads the rule from --graph, and finds the same.
+    (result,) = (tmp_path / "out").glob("result_*.csv")
+    again = invoke("advise", result, "--graph", sim / "fusion_rule.json", "-o", tmp_path / "again")
+    assert again.splitlines()[0] == first
+    assert invoke("advise", result, "-o", tmp_path / "alone").startswith("input inconsistency:")  # no rule
 
 
 def test_an_input_only_dump_places_the_fault_at_the_op_that_makes_the_input(tmp_path: Path) -> None:
@@ -65,3 +70,12 @@ def test_a_layer_dump_says_the_ops_before_the_first_divergence_were_not_dumped(t
     first = advisor_lines(dump, sim, tmp_path / "out")[0]
     assert first.startswith("first divergence: op #0 /block3/pool/AveragePool - output 0 differs")
     assert "earlier ops were not dumped (the nearest: /block2/act/Relu): the error may start there" in first
+
+
+def test_a_run_of_several_steps_names_the_op_without_a_dump_in_its_shard_line(tmp_path: Path) -> None:
+    out = tmp_path / "sim"
+    invoke("sim", "run", "zoo:small_cnn", "-o", out, "--steps", "2", "--inject", FAULT)
+    for deleted in (out / "npu").rglob("Add._block2_Add.*"):
+        deleted.unlink()
+    lines = advisor_lines(out / "npu", out, tmp_path / "out")
+    assert lines[0].endswith("the first: step 0, first divergence at /block2/Add")

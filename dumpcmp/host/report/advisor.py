@@ -395,7 +395,7 @@ def _walked(ops: Sequence[OpRows], graph: OpGraph | None) -> list[_Walked]:
     if len(known) < len(ops) or len(set(known)) < len(known) or known != sorted(known):
         return list(ops)
     by_node = dict(zip(nodes, ops, strict=True))
-    return [by_node.get(n) or n for n in graph.nodes if n in graph.makers and _computes(graph, n)]
+    return [by_node.get(n) or n for n in graph.nodes if n in by_node or _computes(graph, n)]
 
 
 def _computes(graph: OpGraph, node: str) -> bool:

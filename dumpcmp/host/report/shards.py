@@ -155,7 +155,9 @@ class ShardAdvice:
         fault = self.first_fault()
         if fault is None:
             return ""
-        return fault.kind + (f" at op #{fault.order} {fault.op_name}" if fault.order is not None else "")
+        if fault.order is None:  # an op without a dump (``advisor``) has a name and no place
+            return fault.kind + (f" at {fault.op_name}" if fault.op_name else "")
+        return f"{fault.kind} at op #{fault.order} {fault.op_name}"
 
 
 @dataclass(frozen=True, slots=True)
