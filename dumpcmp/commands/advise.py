@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -82,11 +82,15 @@ def _compared_tables(tables: Sequence[tuple[ResultTable, Path]]) -> list[tuple[R
     return [(table, path) for table, path in tables if table.targets() or _stats_twin(path) not in given]
 
 
-def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = None) -> list[AdvisedRun]:
+def advise_results(
+    paths: Sequence[Path],
+    thresholds: GradeThresholds | None = None,
+    graphs: Mapping[Path, OpGraph] | None = None,
+) -> list[AdvisedRun]:
     """Print the findings of the result tables at ``paths`` (``compare --advisor``): one block per
     run, the shards of a run (steps, ranks, tokens) as one; each block under a heading naming
-    its run when there are several (a statistics result beside the tensor result). Returns each
-    run's tables and advice, for its reports."""
+    its run when there are several (a statistics result beside the tensor result). ``graphs``:
+    each result's fusion rule, where known. Returns each run's tables and advice, for its reports."""
     from dumpcmp.host.report.shards import AdvisedRun, run_groups
 
     runs = run_groups(readable_results(paths), lambda t: t[1].stem, lambda t: t[1].parent)
@@ -99,7 +103,8 @@ def advise_results(paths: Sequence[Path], thresholds: GradeThresholds | None = N
             named = _run_path(first.parent, first.stem, len(run)) if many else first
             heading = f"advisor findings for {named}:"
         tables = [table for table, _ in run]
-        advice, text, data = advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds)
+        graph = (graphs or {}).get(first)
+        advice, text, data = advise_tables(tables, [p.stem for _, p in run], first.parent, thresholds, graph)
         print_advice(advice, text, data, heading=heading)
         advised.append(AdvisedRun(tuple(p for _, p in run), tuple(tables), advice))
     return advised
@@ -135,7 +140,11 @@ def advise_file(
 
 
 def advise_table(
-    table: ResultTable, result_stem: str, out_dir: Path, thresholds: GradeThresholds | None = None
+    table: ResultTable,
+    result_stem: str,
+    out_dir: Path,
+    thresholds: GradeThresholds | None = None,
+    graph: OpGraph | None = None,
 ) -> tuple[Advice, Path, Path]:
     """Advise ``table`` (the result named ``result_stem``) and write its advisor files in ``out_dir``.
 
@@ -144,7 +153,7 @@ def advise_table(
     """
     from dumpcmp.host.report.advisor import advise, write_advice
 
-    advice = advise(table, thresholds)
+    advice = advise(table, thresholds, graph)
     text, data = write_advice(advice, out_dir, *_advisor_name(result_stem))
     return advice, text, data
 
@@ -162,6 +171,7 @@ def advise_tables(
     stems: Sequence[str],
     out_dir: Path,
     thresholds: GradeThresholds | None = None,
+    graph: OpGraph | None = None,
 ) -> tuple[Advice | RunAdvice, Path, Path]:
     """Advise the tables of one run (the results named ``stems``) and write the advisor files in
     ``out_dir``: one table as ``advise_table``; the shards of a run of several as one
@@ -169,11 +179,11 @@ def advise_tables(
     (``advisor_{stamp}`` for ``0_net_{step}_result_{stamp}``, ``compare_advisor_{stamp}`` for
     ``rank{R}_token{T}_compare_result_{stamp}``)."""
     if len(tables) == 1:
-        return advise_table(tables[0], stems[0], out_dir, thresholds)
+        return advise_table(tables[0], stems[0], out_dir, thresholds, graph)
     from dumpcmp.host.report.advisor import write_advice
     from dumpcmp.host.report.shards import advise_run
 
-    run = advise_run(tables, stems, thresholds)
+    run = advise_run(tables, stems, thresholds, graph)
     text, data = write_advice(run, out_dir, *_advisor_name(run.run))
     return run, text, data
 
@@ -242,7 +252,7 @@ def advise_command(
         if result is not None and not result.strip():
             raise DumpcmpError("RESULT is an empty path: give a result .csv/.xlsx or a directory of them")
         tables = _read_path(Path(result)) if result is not None else []
-        op_graph = graph_for(graph) if graph is not None and html else None
+        op_graph = graph_for(graph) if graph is not None else None  # the advisor's walk reads it too
     if host is not None and session is not None:
         from dumpcmp.commands.host import session_tables
 
@@ -277,7 +287,7 @@ def _advise_run(
     heading = ""
     if several:
         heading = f"result {_run_path(Path(name).parent, stem, len(run)) if len(run) > 1 else name}"
-    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir)
+    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir, graph=graph)
     print_advice(advice, text, data, heading=heading)
     if not reports.wanted:
         return

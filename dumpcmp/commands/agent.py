@@ -185,6 +185,16 @@ def run_command(
             raise TransferError("--golden and --golden-on-host both say where the golden data is; give one")
         if fusion_rule is not None and fusion_rule_on_host:
             raise TransferError("--fusion-rule and --fusion-rule-on-host both give the rule; give one")
+        golden_flags = (
+            ("--golden", golden), ("--fusion-rule", fusion_rule),
+            ("--golden-on-host", golden_on_host), ("--fusion-rule-on-host", fusion_rule_on_host),
+        )  # fmt: skip
+        given = [name for name, value in golden_flags if value]
+        if sim and given:  # they were accepted and silently ignored, or asked for each other
+            raise TransferError(
+                f"{' and '.join(given)} do{'es' if len(given) == 1 else ''} not go with --sim: the simulator "
+                "makes the run's own golden data and fusion rule"
+            )
         address = ChannelOptions(check_address(host), tls_ca, tls_cert, tls_key, token_file)
         plan = SessionPlan(
             session=session,

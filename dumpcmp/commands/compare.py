@@ -415,19 +415,33 @@ def _run_offline(
     for line in summarize(outcome, request.thresholds, tally):
         say(line)
     advised: list[AdvisedRun] = []
+    graphs: dict[str, OpGraph] = {}  # each model's fusion rule, read once for the advisor and reports
+    if (advisor or reports.html) and request.fusion_rule is not None:
+        from dumpcmp.host.report.graph import graph_for
+
+        rule = request.fusion_rule
+        with user_errors():
+            graphs = {m: graph_for(rule, m) for m in dict.fromkeys(s.key.model for s in outcome.shards)}
     if advisor:
         from dumpcmp.commands.advise import advise_results
         from dumpcmp.host.report.grading import GradeThresholds
 
         with user_errors():
             # Statistics dumps' results too; the verdict's own thresholds.
-            results = [p for s in outcome.shards for p in (s.result_file, s.stats_file) if p is not None]
-            advised = advise_results(results, GradeThresholds(verdict=request.thresholds))
+            results = {
+                p: graphs.get(s.key.model) for s in outcome.shards for p in (s.result_file, s.stats_file) if p
+            }
+            known = {p: g for p, g in results.items() if g is not None}
+            advised = advise_results(list(results), GradeThresholds(verdict=request.thresholds), known)
     if reports.html or reports.model_explorer:
         from dumpcmp.host.report.files import ReportRequest
 
         _write_reports(
-            [(p, s.key.model, None) for s in outcome.shards for p in (s.result_file, s.stats_file)],
+            [
+                (p, s.key.model, graphs.get(s.key.model))
+                for s in outcome.shards
+                for p in (s.result_file, s.stats_file)
+            ],
             ReportRequest(
                 html=reports.html,
                 model_explorer=reports.model_explorer,

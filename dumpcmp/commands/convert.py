@@ -215,17 +215,20 @@ def _dump_sources(source: Path, tally: _Tally) -> list[tuple[Path, Path]]:
     return found
 
 
-def _what_it_holds(directory: Path) -> str:
-    """What a directory without dump files holds, for the one line that says why nothing converts
-    (the walk passes .npy, .txt, .json … files over without a word)."""
+_NPY_TO_DUMP = "golden data? (npy2dump converts those)"
+
+
+def _what_it_holds(directory: Path, npy: str = _NPY_TO_DUMP, wanted: str = "a dump file") -> str:
+    """What a directory without files to convert holds, for the one line that says why nothing
+    converts (the walk passes .npy, .txt, .json … files over without a word); ``npy``: what its
+    .npy files are to this conversion, ``wanted``: the files it converts."""
     files = sorted(p for p in directory.rglob("*") if p.is_file())
-    npy = next((p for p in files if p.suffix == ".npy"), None)
-    if npy is not None:
-        example = npy.relative_to(directory)
-        return f"it holds .npy files such as {example}: golden data? (npy2dump converts those)"
+    found = next((p for p in files if p.suffix == ".npy"), None)
+    if found is not None:
+        return f"it holds .npy files such as {found.relative_to(directory)}: {npy}"
     if files:
         example = files[0].relative_to(directory)
-        return f"it holds {counted(len(files), 'file')} such as {example}, none a dump file"
+        return f"it holds {counted(len(files), 'file')} such as {example}, none {wanted}"
     return "the directory holds no files"
 
 
@@ -385,6 +388,8 @@ def _write_golden_run(run: _GoldenRun, out_root: Path, op_type: str, tally: _Tal
     for index, path in enumerate(paths):
         try:
             array = load_npy(path, mmap=True)
+            if not array.dtype.isnative:  # big-endian ">f4", as compare reads it: dumps are little-endian
+                array = array.astype(array.dtype.newbyteorder("="))
             outputs.append(
                 DumpTensor.from_array(
                     TensorKind.OUTPUT, index, array, format=Format.ND, original_shape=array.shape
@@ -431,6 +436,9 @@ def npy2dump(
     console = _console()
     tally = _Tally(console)
     runs = _golden_runs(input_, tally)
+    if not runs and not tally.skipped_files and input_.is_dir():
+        holds = _what_it_holds(input_, wanted="a golden .npy file")  # .npy files: tried, and said
+        _fail(f"{input_}: no golden .npy files to convert; {holds}")
     with kept_if_written(output):
         _output_dir(output, "dump file", _is_dump)
         with _maybe_progress(console, len(runs), "npy2dump") as advance:
@@ -632,6 +640,14 @@ def _legacy_goldens_to_npy(source: Path, out_root: Path) -> None:
     console = _console()
     tally = _Tally(console)
     goldens = _golden_files(source, tally, (".pb", ".quant"))
+    if not goldens and not tally.skipped_files and source.is_dir():  # said why, not "converted 0"
+        holds = _what_it_holds(
+            source, "they are numpy already (compare reads them as they are)", "a golden dump"
+        )
+        _fail(
+            f"{source}: no caffe/TF golden dumps ({{op}}.{{index}}.{{timestamp}}.pb or .quant) "
+            f"to convert; {holds}"
+        )
     with kept_if_written(out_root):
         _output_dir(out_root, ".npy file", _is_npy)
         for path, relative, golden in goldens:

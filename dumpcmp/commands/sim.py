@@ -187,7 +187,7 @@ def run_command(
     if refused is not None:
         fail(refused)
     # A half simulation is of no use, and its rerun would refuse OUT as taken: it goes.
-    stopped = _stopped_line(out)
+    stopped = _stopped_line(out, None if torchair else acl_config)
     if torchair:
         with user_errors(stopped), new_output_dir(out, "--out", whole=True):
             run = _simulate_torchair(
@@ -239,14 +239,34 @@ def run_command(
     printer.print(f"compare    {shlex.join(command)}", markup=False)
 
 
-def _stopped_line(out: Path) -> str:
-    """What an interrupted simulation says: what it wrote is gone, when OUT held nothing before."""
+def _stopped_line(out: Path, acl_config: Path | None) -> str:
+    """What an interrupted simulation says: what it wrote is gone, when OUT held nothing before;
+    and, dumping with a given acl.json, that the dump files it wrote are in its dump path (not
+    OUT's: the user's directory, which may hold other runs, is left as it is)."""
     from dumpcmp.launch import INTERRUPTED
     from dumpcmp.outputs import holds_nothing
 
+    line = INTERRUPTED
     if holds_nothing(out):
-        return f"the simulation did not finish; what it wrote in --out {out} was removed"
-    return INTERRUPTED
+        line = f"the simulation did not finish; what it wrote in --out {out} was removed"
+    dump_path = _dump_path(acl_config) if acl_config is not None else None
+    if dump_path is not None:
+        line += (
+            f"; any dump files it wrote stay in {dump_path} (--acl-config's dump_path), under this run's time"
+        )
+    return line
+
+
+def _dump_path(acl_config: Path) -> Path | None:
+    """The local dump path ``acl_config`` names; None where it names none (the run refuses it)."""
+    from dumpcmp.acl_config import load as load_config
+    from dumpcmp.errors import DumpcmpError
+
+    try:
+        dump = load_config(acl_config).dump
+    except DumpcmpError:
+        return None
+    return Path(dump.dump_path).resolve() if dump is not None and dump.dump_path else None
 
 
 _ONLY_TORCHAIR = dict.fromkeys(("torchair_layout", "ranks", "fusion_off_tree"), "an option of --torchair")

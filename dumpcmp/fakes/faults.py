@@ -9,6 +9,7 @@ plan gives the same bytes on every run.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,6 +44,52 @@ _DEFAULTS = {
 }
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+@dataclass(frozen=True, slots=True)
+class _Amounts:
+    """The amounts a kind of fault takes: finite float32 values in an interval (``low``/``high``
+    excluded where ``open_low``/``open_high``), or none (``words`` says so)."""
+
+    words: str  # the allowed range, as the error says it
+    low: float = -_FLOAT32_MAX
+    high: float = _FLOAT32_MAX
+    open_low: bool = False
+    open_high: bool = False
+    takes: bool = True
+
+    def admits(self, amount: float) -> bool:
+        if not self.takes or not math.isfinite(amount):
+            return False
+        above = amount > self.low if self.open_low else amount >= self.low
+        below = amount < self.high if self.open_high else amount <= self.high
+        return above and below
+
+
+_FINITE = f"a finite number within ±{_FLOAT32_MAX:.4g} (float32)"
+_FRACTION = _Amounts("takes a fraction of the elements in [0, 1] (0: a single one)", low=0.0, high=1.0)
+# Checked when the spec is parsed: a negative noise scale failed deep in the runtime, NaN or an
+# out-of-range amount ran, and layout or drop silently ignored the amount they were given.
+_ALLOWED = {
+    FaultKind.BIAS: _Amounts(f"takes {_FINITE}"),
+    FaultKind.SCALE: _Amounts(f"takes {_FINITE}"),
+    FaultKind.NOISE: _Amounts(
+        "takes its size in units of the tensor's std: above 0, up to float32 max", low=0.0, open_low=True
+    ),
+    FaultKind.NAN: _FRACTION,
+    FaultKind.INF: _FRACTION,
+    FaultKind.OVERFLOW: _Amounts(
+        "takes the factor the output is scaled by, above 1 (up to float32 max; default: enough "
+        "to reach twice float16's largest value)",
+        low=1.0,
+        open_low=True,
+    ),
+    FaultKind.LAYOUT: _Amounts("takes no amount (the channels are permuted)", takes=False),
+    FaultKind.DROP: _Amounts("takes no amount (the output is replaced by its input or zeros)", takes=False),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Fault:
     """One fault at original op ``op``."""
@@ -69,6 +116,9 @@ class Fault:
                 amount = float(amount_text)
             except ValueError:
                 raise ConfigError(f"fault {spec!r}: amount {amount_text!r} is not a number") from None
+            allowed = _ALLOWED[kind]
+            if not allowed.admits(amount):
+                raise ConfigError(f"fault {spec!r}: {kind.value} {allowed.words}")
         return cls(op, kind, amount)
 
     def __str__(self) -> str:

@@ -508,6 +508,10 @@ class OpAgreement:
     inputs: tuple[Agreement, ...]
     outputs: tuple[Agreement, ...]
     self_check: tuple[bool, ...] = ()  # per output; () when none is
+    # Per input, the place in the walk of the op that makes it (None: the network's input or a
+    # constant); () where no fusion rule says. With it, a differing input is traced to its maker.
+    producers: tuple[int | None, ...] = ()
+    dumped: bool = True  # False: an op of the fusion rule with no rows (no dump file)
 
     @property
     def compared_outputs(self) -> bool:
@@ -546,6 +550,10 @@ class Start:
     inferred: bool = False  # the op has no input rows: its inputs are taken to agree
     unseen: tuple[int, ...] = ()  # ops without numbers right before ``op``: it may start there
     spread: Spread | None = None
+    # The op without compared outputs that makes ``op``'s differing input ``row``: the error
+    # starts at it or before it, not in the network's inputs.
+    producer: int | None = None
+    undumped: tuple[int, ...] = ()  # earlier ops without a dump, where ``op``'s inputs are inferred
 
 
 def divergence_start(ops: Sequence[OpAgreement]) -> Start:
@@ -555,7 +563,10 @@ def divergence_start(ops: Sequence[OpAgreement]) -> Start:
     disagrees. Only a differing input proves the error came from before the op; an op without
     input rows stays the problem node. When ops without numbers come right before the first op
     already wrong, the error may start in any of them (``unseen``), which is said rather than the
-    first op seen being blamed.
+    first op seen being blamed. Where the fusion rule names the op that makes a differing input
+    (``producers``) and that op's outputs were not compared, the error starts at or before it
+    (``producer``): not input inconsistency. A first divergence whose inputs are inferred names
+    the earlier ops that have no dump (``undumped``): its inputs were not seen to agree.
     """
     inconsistent: tuple[int, int] | None = None
     earlier_bad = False
@@ -564,6 +575,10 @@ def divergence_start(ops: Sequence[OpAgreement]) -> Start:
         judged_inputs = [k for k, a in enumerate(op.inputs) if a is not Agreement.UNKNOWN]
         bad_inputs = [k for k in judged_inputs if op.inputs[k] is Agreement.DISAGREE]
         bad = op.bad_outputs
+        maker = _unjudged_producer(ops, op, bad_inputs) if not earlier_bad else None
+        if maker is not None:
+            k, producer = maker
+            return Start(inconsistent, at, ("input", k), producer=producer)
         if not earlier_bad and unseen and (bad_inputs or (bad and len(judged_inputs) < len(op.inputs))):
             row = ("input", bad_inputs[0]) if bad_inputs else ("output", bad[0])
             return Start(inconsistent, at, row, unseen=tuple(unseen))
@@ -571,12 +586,27 @@ def divergence_start(ops: Sequence[OpAgreement]) -> Start:
             inconsistent = (at, bad_inputs[0])
         inputs_agree = all(op.inputs[k] is Agreement.AGREE for k in judged_inputs)
         if bad and (inputs_agree if judged_inputs else not earlier_bad):
+            undumped = () if judged_inputs else tuple(i for i in range(at) if not ops[i].dumped)
             return Start(
-                inconsistent, at, ("output", bad[0]), not judged_inputs, spread=_spread(ops[at + 1 :], at)
-            )
+                inconsistent, at, ("output", bad[0]), not judged_inputs, spread=_spread(ops[at + 1 :], at),
+                undumped=undumped,
+            )  # fmt: skip
         earlier_bad = earlier_bad or bool(bad)
         unseen = [] if op.compared_outputs else [*unseen, at] if op.outputs else unseen
     return Start(inconsistent)
+
+
+def _unjudged_producer(
+    ops: Sequence[OpAgreement], op: OpAgreement, bad_inputs: list[int]
+) -> tuple[int, int] | None:
+    """(input, its producer's place) for the first differing input of ``op`` made by an op whose
+    outputs were not compared (not dumped, or only its inputs were): no earlier op disagrees, so
+    the difference was made there or before it. None where the fusion rule names no such maker."""
+    for k in bad_inputs:
+        producer = op.producers[k] if k < len(op.producers) else None
+        if producer is not None and not ops[producer].compared_outputs:
+            return k, producer
+    return None
 
 
 def _spread(later_ops: Sequence[OpAgreement], at: int) -> Spread:

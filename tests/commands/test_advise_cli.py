@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import xlsxwriter
 from typer.testing import CliRunner, Result
@@ -166,9 +167,46 @@ def test_a_cut_result_file_is_refused_not_judged(tmp_path: Path) -> None:
     one_error_line(advise(cut), f"{cut}: the result table was cut off: its last row has")
     one_error_line(advise(tmp_path, "-o", tmp_path / "out"), "the result table was cut off")
     assert files(tmp_path) == before and not (tmp_path / "out").exists()
-    # A complete table without its final newline is still whole: advised as usual.
+    # A complete table without its final newline is advised, and told it may be cut in its last cell.
     cut.write_bytes(whole.rstrip(b"\r\n"))
-    assert advise(cut).output.startswith(LINE)
+    output = advise(cut).output
+    assert output.startswith(LINE) and f"cut short: {cut} does not end with a line break" in output
+
+
+GOOD_ROWS = [
+    offline(0, "conv1", "input", red=0.001),
+    offline(0, "conv1", red=0.002, reason="a long note in the last cell"),
+]
+
+
+@pytest.mark.parametrize(
+    ("keep", "says"),
+    [
+        (
+            -4,
+            "does not end with a line break: it may be cut short in row 2, its last",
+        ),  # inside the last cell
+        ("header", "holds its header only: it may be cut short after it"),
+    ],
+)
+def test_a_table_cut_where_its_rows_still_look_whole_gets_no_all_clear(
+    tmp_path: Path, keep: int | str, says: str
+) -> None:
+    whole = write_csv(tmp_path / "whole" / f"result_{STAMP}.csv", GOOD_ROWS).read_bytes()
+    assert advise(tmp_path / "whole" / f"result_{STAMP}.csv").output.startswith("network consistent")
+    cut = tmp_path / f"result_{STAMP}.csv"
+    cut.write_bytes(whole[: whole.index(b"\n") + 1] if keep == "header" else whole.rstrip(b"\r\n")[:keep])
+    result = advise(cut)
+    assert result.exit_code == 0, result.output
+    assert "network consistent" not in result.output
+    assert f"cut short: {cut} {says}" in result.output
+
+
+def test_a_table_cut_inside_its_header_is_refused(tmp_path: Path) -> None:
+    whole = write_csv(tmp_path / "whole" / f"result_{STAMP}.csv").read_bytes()
+    cut = tmp_path / f"result_{STAMP}.csv"
+    cut.write_bytes(whole[: whole.index(b"\n") - 10])
+    one_error_line(advise(cut), f"{cut}: the result table was cut off inside its header")
 
 
 def test_argument_mistakes_are_one_line(tmp_path: Path) -> None:
@@ -213,3 +251,16 @@ def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
     assert "suspect:" not in result.output  # growth within the thresholds blames no op
+
+
+def test_plus_inf_against_minus_inf_is_worded_as_infinities_not_as_nan(tmp_path: Path) -> None:
+    np.save(tmp_path / "npu.npy", np.array([1, np.inf, 3], dtype=np.float32))
+    np.save(tmp_path / "golden.npy", np.array([1, -np.inf, 3], dtype=np.float32))
+    result = runner.invoke(
+        app, ["compare", "-tp", str(tmp_path / "npu.npy"), "-gp", str(tmp_path / "golden.npy"),
+              "-o", str(tmp_path / "out"), "--advisor"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("nan/inf appeared: op #0")]
+    assert "holds inf where the golden does not" in line and "the op makes infinities" in line
+    assert "NaN from finite inputs" not in line

@@ -198,7 +198,7 @@ def test_sim_sends_the_marked_run_inputs_golden_and_rule_first(server: ServerHan
             "--model m.om: no such file (on AscendCL the model is an .om",
         ),
         (
-            ["--session", "x", "--model", "zoo:small_cnn", "--sim", "--golden", "gone"],
+            ["--session", "x", "--model", "m.om", "--golden", "gone"],
             "--golden gone: no such",
         ),
     ],
@@ -435,6 +435,30 @@ def test_sim_checks_its_faults_before_the_session_opens(server: ServerHandle, tm
     code, out = run("--host", server.target, "--session", "s1", "--model", "zoo:small_cnn", "--sim",
                     "--inject", fault, "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 1 and "cannot inject a fault at '/block1/dw/conv/Conv'" in out and "Traceback" not in out
+    assert server.host.opened == 0 and not server.host.sessions
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (("--golden", "gz", "--fusion-rule", "rule.json"), "--golden and --fusion-rule do not go with --sim"),
+        (("--golden", "gz"), "--golden does not go with --sim"),  # it asked for --fusion-rule
+        (("--fusion-rule-on-host", "/h/rule.json"), "--fusion-rule-on-host does not go with --sim"),
+    ],
+)
+def test_sim_refuses_a_golden_or_rule_of_its_own_in_one_line(
+    server: ServerHandle, tmp_path: Path, given: tuple[str, ...], said: str
+) -> None:
+    # --golden and --fusion-rule with --sim were accepted and silently ignored.
+    (tmp_path / "gz").mkdir()
+    (tmp_path / "gz" / "a.npy").write_bytes(b"npy")
+    (tmp_path / "rule.json").write_text("{}")
+    paths = [str(tmp_path / v) if v in ("gz", "rule.json") else v for v in given]
+    code, out = run("--host", server.target, "--session", "s1", "--model", "zoo:small_cnn", "--sim", *paths,
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert (code, out.strip()) == (
+        1, f"Error: {said}: the simulator makes the run's own golden data and fusion rule"
+    )  # fmt: skip
     assert server.host.opened == 0 and not server.host.sessions
 
 

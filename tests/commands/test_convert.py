@@ -313,11 +313,21 @@ def test_npy2dump_op_type_and_name_sanitising(tmp_path: Path) -> None:
     assert dump.op_name == "layer.norm"
 
 
-def test_npy2dump_nothing_to_write_exits_1(tmp_path: Path) -> None:
+def test_npy2dump_nothing_to_write_exits_1_saying_why(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     code, output = _run("npy2dump", "-i", tmp_path / "empty", "-o", tmp_path / "out")
-    assert code == 1
-    assert output.splitlines()[-1].startswith("wrote 0 dump files")
+    assert (code, output.strip()) == (
+        1, f"Error: {tmp_path / 'empty'}: no golden .npy files to convert; the directory holds no files"
+    )  # fmt: skip
+
+
+def test_npy2dump_takes_big_endian_npy_as_compare_does(tmp_path: Path) -> None:
+    values = np.random.default_rng(0).standard_normal((4, 5)).astype(">f4")
+    np.save(tmp_path / "fc.0.1700000000000001.npy", values)
+    code, output = _run("npy2dump", "-i", tmp_path / "fc.0.1700000000000001.npy", "-o", tmp_path / "d")
+    assert code == 0, output
+    dump = read_dump(tmp_path / "d" / "Golden.fc.0.0.1700000000000001")
+    assert np.array_equal(dump.outputs[0].array(), values) and dump.outputs[0].array().dtype == np.float32
 
 
 def test_npy2dump_then_dump2npy_gives_the_arrays_back(tmp_path: Path) -> None:
@@ -511,6 +521,16 @@ def test_script_spelling_caffe_pb_goldens_to_numpy(tmp_path: Path) -> None:
     assert np.array_equal(converted, ACT.astype(np.float32))
     assert f"skipped {golden / 'broken.0.1700000000000002.pb'}: " in output
     assert output.splitlines()[-1] == f"converted 1 golden file into {tmp_path / 'out'}; skipped 1 file"
+
+
+def test_script_spelling_caffe_to_numpy_of_npy_goldens_says_why_nothing_converts(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "conv1.0.1700000000000001.npy", ACT)
+    code, output = _run("-type", "caffe", "-target", "numpy", "-i", golden, "-o", tmp_path / "out")
+    assert code == 1 and len(output.strip().splitlines()) == 1, output
+    assert output.startswith(f"Error: {golden}: no caffe/TF golden dumps")
+    assert "conv1.0.1700000000000001.npy: they are numpy already" in output
 
 
 @pytest.mark.parametrize(

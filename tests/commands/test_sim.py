@@ -289,3 +289,32 @@ def test_an_interrupted_simulation_leaves_nothing_and_says_so(
     ]
     assert (list(out.iterdir()) == []) if out_existed else not out.exists()
     assert CliRunner().invoke(_cli(), ["sim", "run", "zoo:small_cnn", "-o", str(out)]).exit_code == 0
+
+
+def test_an_interrupted_simulation_with_an_acl_json_says_where_its_dump_files_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It said "what it wrote in --out was removed", and the partial dump in the acl.json's dump
+    # path went unmentioned.
+    import dumpcmp.fakes.simulate
+    from dumpcmp.acl_config import AclConfig, DumpTarget
+
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    config = AclConfig.build(str(dumps), targets=[DumpTarget("small_cnn")]).write(tmp_path / "acl.json")
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        raise KeyboardInterrupt  # the dump written, golden data not yet
+
+    out = tmp_path / "o"
+    with monkeypatch.context() as patched:
+        patched.setattr(dumpcmp.fakes.simulate, "finish_simulation", interrupted)
+        result = CliRunner().invoke(
+            _cli(), ["sim", "run", "zoo:small_cnn", "-o", str(out), "--acl-config", str(config)]
+        )
+    assert result.exit_code == 130, result.output
+    assert result.output.splitlines() == [
+        f"interrupted: the simulation did not finish; what it wrote in --out {out} was removed; any dump "
+        f"files it wrote stay in {dumps.resolve()} (--acl-config's dump_path), under this run's time"
+    ]
+    assert any(p.is_file() for p in dumps.rglob("*"))  # they are there, as said

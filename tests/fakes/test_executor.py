@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,32 @@ def test_fault_specs_parse_and_reject() -> None:
     for bad in ("conv1", "conv1=melt", "conv1=bias:lots", "=bias"):
         with pytest.raises(ConfigError):
             Fault.parse(bad)
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("k=noise:-1", "noise takes its size in units of the tensor's std: above 0"),
+        ("k=noise:0", "above 0"),
+        ("k=bias:nan", "bias takes a finite number"),
+        ("k=bias:1e400", "bias takes a finite number"),
+        ("k=scale:1e39", "within ±3.403e+38 (float32)"),  # finite, but inf once float32
+        ("k=overflow:-5", "overflow takes the factor the output is scaled by, above 1"),
+        ("k=overflow:0.5", "above 1"),
+        ("k=nan:2", "nan takes a fraction of the elements in [0, 1]"),
+        ("k=inf:-0.1", "inf takes a fraction"),
+        ("k=drop:2", "drop takes no amount"),
+        ("k=layout:7", "layout takes no amount"),
+    ],
+)
+def test_an_amount_out_of_its_kinds_range_is_refused_naming_the_range(spec: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"fault {spec!r}: ") + ".*" + re.escape(says)):
+        Fault.parse(spec)
+
+
+@pytest.mark.parametrize("spec", ["k=nan:0", "k=inf:1", "k=bias:-3", "k=scale:0", "k=overflow:100", "k=drop"])
+def test_amounts_within_their_kinds_range_are_taken(spec: str) -> None:
+    assert str(Fault.parse(spec)) == spec
 
 
 def test_a_fault_at_an_unknown_op_is_a_model_error(zoo_case: Callable[..., Any]) -> None:

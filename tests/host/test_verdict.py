@@ -507,3 +507,30 @@ def test_float16_overflow_and_nan_that_appeared(
     overflow: bool | None, special: SpecialValues | None, fp16: bool, error: float, found: Appearance | None
 ) -> None:
     assert special_appearance(overflow, special, fp16, error) is found
+
+
+_UNDUMPED = OpAgreement((), (), dumped=False)  # an op of the fusion rule without a dump file
+
+
+def test_an_input_made_by_an_op_without_a_dump_is_traced_to_it_not_to_the_network_inputs() -> None:
+    ops = [_op("a", "a"), _UNDUMPED, OpAgreement((D,), (D,), producers=(1,))]
+    start = divergence_start(ops)
+    assert (start.op, start.row, start.producer, start.inconsistent_input) == (2, ("input", 0), 1, None)
+
+
+def test_an_input_made_by_an_op_with_only_its_inputs_dumped_is_traced_to_it() -> None:
+    ops = [OpAgreement((A,), (), producers=(None,)), OpAgreement((D,), (), producers=(0,))]
+    assert (divergence_start(ops).producer, divergence_start(ops).inconsistent_input) == (0, None)
+
+
+def test_an_input_the_rule_says_is_the_networks_own_stays_input_inconsistency() -> None:
+    ops = [_UNDUMPED, OpAgreement((D,), (D,), producers=(None,))]
+    start = divergence_start(ops)
+    assert (start.inconsistent_input, start.producer) == ((1, 0), None)
+
+
+def test_a_first_divergence_with_inferred_inputs_names_the_earlier_ops_without_a_dump() -> None:
+    start = divergence_start([_UNDUMPED, _op("", "a"), _UNDUMPED, _op("", "d")])
+    assert (start.op, start.inferred, start.undumped) == (3, True, (0, 2))
+    # Its inputs compared and agreeing, the ops before it do not matter.
+    assert divergence_start([_UNDUMPED, _op("a", "d")]).undumped == ()

@@ -50,17 +50,20 @@ from dumpcmp.host.report.grading import (
     metric_evidence,
     worst,
 )
+from dumpcmp.host.report.graph import OpGraph
 from dumpcmp.host.report.table import ResultTable, TensorResult
 from dumpcmp.host.verdict import (
     FP16_MAX,
     Agreement,
     Appearance,
     OpAgreement,
+    SpecialValues,
     Start,
     divergence_start,
     nothing_finite,
     special_appearance,
 )
+from dumpcmp.printable import counted
 
 __all__ = ["Advice", "Finding", "Suspect", "Worded", "advise", "op_agreement", "write_advice"]
 
@@ -76,6 +79,7 @@ FIRST_DIVERGENCE = "first divergence"
 NETWORK_CONSISTENT = "network consistent"
 NO_FINITE_DATA = "no finite data"
 NOTHING_COMPARED = "nothing compared"
+CUT_SHORT = "cut short"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +189,11 @@ class Advice:
         return next((f for f in self.findings if f.kind == kind), None)
 
 
-def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Advice:
-    """The findings and suspects of ``table``."""
+def advise(
+    table: ResultTable, thresholds: GradeThresholds | None = None, graph: OpGraph | None = None
+) -> Advice:
+    """The findings and suspects of ``table``; ``graph``, the network's fusion rule where known,
+    places the ops the table has no rows for (not dumped) in the walk."""
     judge = RowJudge(table, thresholds or GradeThresholds())
     ops = group_ops(table)
     rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
@@ -210,9 +217,19 @@ def advise(table: ResultTable, thresholds: GradeThresholds | None = None) -> Adv
         )  # fmt: skip
     else:
         findings += _overflow(judge, ops)
-        findings += _divergence_start(judge, ops)
-        if not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing:
+        findings += _divergence_start(judge, ops, graph)
+        consistent = not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing
+        if consistent and not table.cut:  # a partial table earns no all-clear
             findings.append(_consistent(rows))
+    if table.cut:
+        findings.append(
+            Finding(
+                CUT_SHORT, None, "", (), {},
+                "use the complete file or regenerate it: rows past the cut were never judged, and "
+                "the findings above cover the rows before it only.",
+                detail=f"{table.source or 'the table'} {table.cut}",
+            )
+        )  # fmt: skip
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
     suspects = _suspects(judge, ops) if disagreeing else ()
@@ -265,6 +282,11 @@ _NAN_ADVICE = (
     "the op makes NaN from finite inputs (0/0, log or sqrt of a negative, inf - inf): check its "
     "inputs' ranges and its implementation."
 )
+# Infinities only, on both sides (+inf against -inf, or inf at other places): no NaN to explain.
+_INF_ADVICE = (
+    "the op makes infinities the golden does not have there (a flipped sign, a division by zero "
+    "or an overflow): check its inputs' ranges and its implementation."
+)
 
 
 def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
@@ -279,6 +301,8 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
                 continue
             kind = FP16_OVERFLOW if found.overflow else NAN_APPEARED
             advice = _OVERFLOW_ADVICE if found.overflow else _NAN_ADVICE
+            if found is Appearance.ELSEWHERE and row.special is not None and not _holds_nan(row.special):
+                advice = _INF_ADVICE
             finding = _op_finding(kind, judge, op, row, _appearance(row, found, error_name), advice)
             counts = row.special
             if counts is not None and found is not Appearance.OVERFLOW_FLAG:
@@ -302,22 +326,34 @@ def _appearance(row: TensorResult, found: Appearance, error_name: str) -> str:
         return f"{_tensor(row)} holds {counts.target_inf} inf on the target side"
     if found is Appearance.NAN:
         return f"{_tensor(row)} holds {counts.target_nan} NaN on the target side ({counts.golden_nan} golden)"
+    what = "NaN/inf" if _holds_nan(counts) else "inf"  # said from what the data holds
     return (
-        f"{_tensor(row)} holds NaN/inf where the golden does not ({counts.target} on the target side, "
+        f"{_tensor(row)} holds {what} where the golden does not ({counts.target} on the target side, "
         f"{counts.golden} golden, at {counts.mismatched} differing positions)"
     )
 
 
-def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
-    """Input inconsistency and the first divergence, as ``verdict.divergence_start`` finds them."""
-    start = divergence_start([op_agreement(judge, op) for op in ops])
+def _holds_nan(counts: SpecialValues) -> bool:
+    return bool(counts.target_nan or counts.golden_nan)
+
+
+# An op of the walk: the table's rows of it, or the name of a fusion-rule op the table has no rows for.
+_Walked = OpRows | str
+
+
+def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | None) -> list[Finding]:
+    """Input inconsistency and the first divergence, as ``verdict.divergence_start`` finds them,
+    over the table's ops and, where ``graph`` (the fusion rule) names them, the ops without a dump."""
+    walked = _walked(ops, graph)
+    start = divergence_start(_agreements(judge, walked, graph))
     findings: list[Finding] = []
     if start.inconsistent_input is not None:
         at, k = start.inconsistent_input
-        row = ops[at].inputs[k]
+        first = _rows(walked[at])
+        row = first.inputs[k]
         findings.append(
             _op_finding(
-                INPUT_INCONSISTENCY, judge, ops[at], row,
+                INPUT_INCONSISTENCY, judge, first, row,
                 f"{_tensor(row)} differs though every earlier op's outputs agree",
                 "the network's inputs (or constants) differ between the two runs: feed both "
                 "sides the same input data before judging any op.",
@@ -325,12 +361,102 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
         )  # fmt: skip
     if start.op is None or start.row is None:
         return findings
-    op = ops[start.op]
+    op = _rows(walked[start.op])
     io, k = start.row
     row = op.inputs[k] if io == "input" else op.outputs[k]
+    if start.producer is not None:
+        return [*findings, _made_unseen(judge, walked[start.producer], op, row, graph)]
     if start.unseen:
-        return [*findings, _unseen_start(judge, [ops[i] for i in start.unseen], op, row)]
-    return [*findings, _divergence(judge, ops, op, row, start)]
+        return [*findings, _unseen_start(judge, [_rows(walked[i]) for i in start.unseen], op, row)]
+    undumped = [_name(walked[i]) for i in start.undumped]
+    return [*findings, _divergence(judge, walked, op, row, start, undumped)]
+
+
+def _rows(op: _Walked) -> OpRows:
+    assert not isinstance(op, str)  # the walk's findings are at ops with rows
+    return op
+
+
+def _name(op: _Walked) -> str:
+    return op if isinstance(op, str) else op.op_name
+
+
+def _walked(ops: Sequence[OpRows], graph: OpGraph | None) -> list[_Walked]:
+    """The table's ops with, in their places, the fusion rule's ops that have no rows. The table's
+    ops alone where the rule says nothing of producers, or does not hold every op of the table in
+    the same order (another model's rule)."""
+    if graph is None or not graph.makers:
+        return list(ops)
+    lookup = graph.lookup()
+    nodes = [lookup.get(op.op_name) for op in ops]
+    place = {node: i for i, node in enumerate(graph.nodes)}
+    known = [place[n] for n in nodes if n is not None]
+    if len(known) < len(ops) or len(set(known)) < len(known) or known != sorted(known):
+        return list(ops)
+    by_node = dict(zip(nodes, ops, strict=True))
+    return [by_node.get(n) or n for n in graph.nodes if n in by_node or _computes(graph, n)]
+
+
+def _computes(graph: OpGraph, node: str) -> bool:
+    return graph.types.get(node) not in ("Data", "NetOutput")
+
+
+def _agreements(judge: RowJudge, walked: Sequence[_Walked], graph: OpGraph | None) -> list[OpAgreement]:
+    """Each walked op's agreement, with the place of each input's maker where the rule says it."""
+    if graph is None or not graph.makers:
+        return [op_agreement(judge, _rows(op)) for op in walked]
+    lookup = graph.lookup()
+    place = {_node(op, lookup): i for i, op in enumerate(walked)}
+    agreements = []
+    for op in walked:
+        if isinstance(op, str):
+            agreements.append(OpAgreement((), (), dumped=False))
+            continue
+        makers = graph.makers.get(_node(op, lookup), ())
+        producers = []
+        for row in op.inputs:
+            k = row.tensor_index
+            maker = makers[k] if k is not None and 0 <= k < len(makers) else ""
+            producers.append(place.get(maker) if maker else None)
+        agreements.append(replace(op_agreement(judge, op), producers=tuple(producers)))
+    return agreements
+
+
+def _node(op: _Walked, lookup: Mapping[str, str]) -> str:
+    return op if isinstance(op, str) else lookup.get(op.op_name, op.op_name)
+
+
+def _made_unseen(
+    judge: RowJudge, producer: _Walked, op: OpRows, row: TensorResult, graph: OpGraph | None
+) -> Finding:
+    """``op``'s differing input ``row`` is made by ``producer``, whose outputs have no numbers:
+    the error starts there or before, not in the network's inputs."""
+    consumer = f"op #{op.order} {op.op_name} {_tensor(row)}"
+    evidence = dict(metric_evidence(judge, row))
+    if isinstance(producer, str):
+        originals = graph.originals.get(producer, ()) if graph is not None else ()
+        detail = (
+            f"{producer} produces {consumer}, which differs though every earlier compared op agrees, "
+            f"and {producer} was not dumped: the error starts at or before it"
+        )
+        advice = (
+            f"dump {producer} (its outputs, and its inputs: dump_mode all) to see whether it makes the error."
+        )
+        return Finding(FIRST_DIVERGENCE, None, producer, originals, evidence, advice, detail)
+    inputs = [judge.verdict(r) for r in producer.inputs]
+    starts = (
+        "its inputs agree: the error starts at it"
+        if inputs and all(a is Agreement.AGREE for a in inputs)
+        else "the error starts at or before it"
+    )
+    detail = (
+        f"produces {consumer}, which differs though every earlier compared op agrees; its outputs were "
+        f"not compared (not dumped, or no golden): {starts}"
+    )
+    advice = "dump this op's outputs (dump_mode output or all) to confirm it makes the error."
+    return Finding(
+        FIRST_DIVERGENCE, producer.order, producer.op_name, producer.originals, evidence, advice, detail
+    )
 
 
 def op_agreement(judge: RowJudge, op: OpRows) -> OpAgreement:
@@ -356,7 +482,12 @@ def _unseen_start(judge: RowJudge, unseen: Sequence[OpRows], op: OpRows, row: Te
 
 
 def _divergence(
-    judge: RowJudge, ops: Sequence[OpRows], op: OpRows, row: TensorResult, start: Start
+    judge: RowJudge,
+    ops: Sequence[_Walked],
+    op: OpRows,
+    row: TensorResult,
+    start: Start,
+    undumped: Sequence[str],
 ) -> Finding:
     # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
     agree = "inputs agree (not in the table; no earlier op disagrees)" if start.inferred else "inputs agree"
@@ -365,7 +496,7 @@ def _divergence(
         words = "it is the last compared op"
         advice = "check this op's implementation and precision on the NPU."
     elif spread.last_agrees:
-        last = ops[spread.last]
+        last = _rows(ops[spread.last])
         words = (
             f"single-point: later ops recover ({spread.later_bad} of {spread.later} later ops disagree, "
             f"the last, op #{last.order} {last.op_name}, agrees)"
@@ -383,9 +514,15 @@ def _divergence(
     moved = ""
     if judge.drift is not None and row.position == judge.drift_position:
         moved = f" (its statistics move away from the golden's here: {judge.drift.words()})"
-    return _op_finding(
-        FIRST_DIVERGENCE, judge, op, row, f"{agree}, {_tensor(row)} does not{moved}; {words}", advice
-    )
+    detail = f"{agree}, {_tensor(row)} does not{moved}; {words}"
+    if undumped:  # its inputs were taken to agree, but ops before it were never seen
+        detail = (
+            f"{_tensor(row)} differs{moved}, but its inputs are not in the table and "
+            f"{counted(len(undumped), 'earlier op')} {'was' if len(undumped) == 1 else 'were'} not dumped "
+            f"(the nearest: {undumped[-1]}): the error may start there rather than here; {words}"
+        )
+        advice = f"dump the ops before it (at least {undumped[-1]}) to see whether the error starts here."
+    return _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
 
 
 def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:

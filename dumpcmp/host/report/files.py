@@ -137,7 +137,7 @@ def reports_of_results(
         if reuse and isinstance(reuse.advice, RunAdvice):
             run_advice = reuse.advice
         else:
-            run_advice = advise_run(tables, [s.name for s in stems], _grade_thresholds(request))
+            run_advice = advise_run(tables, [s.name for s in stems], _grade_thresholds(request), graphs[0])
         written += write_run_reports(run_advice, tables, stems, request, graphs=graphs)
     return written
 

@@ -10,7 +10,7 @@ by topological generation, so the drawing reads in execution direction.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dumpcmp.errors import FormatError, RuleFileError
@@ -20,6 +20,8 @@ from dumpcmp.proto.names import sanitize_dump_name
 # Weights and constants: dozens per model, they feed one op each and say nothing about accuracy,
 # but would crowd the first layer of the drawing.
 _CONSTANT_TYPES = frozenset({"Const", "Constant"})
+# The network's input and output: no op computes there, so no error starts there.
+_NETWORK_ENDS = frozenset({"Data", "NetOutput"})
 _SNIFF = 64  # bytes read to tell a json rule file from protobuf text
 _NEITHER = "neither an ATC fusion rule json (atc --mode=1) nor a GE graph dump (dynamo_*.txt)"
 
@@ -34,6 +36,10 @@ class OpGraph:
     edges: tuple[tuple[str, str], ...]
     originals: Mapping[str, tuple[str, ...]]
     source: str = ""
+    # Per node, the node that makes each of its data inputs, in input order ("" for the network's
+    # input or a constant); empty where the source does not say (the advisor then walks the
+    # table's ops alone).
+    makers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def is_fused(self, node: str) -> bool:
         """True when the node stands for golden ops other than itself."""
@@ -63,12 +69,18 @@ def graph_from_rules(rules: FusionRules) -> OpGraph:
         for ref in op.data_inputs
         if ref.src_name in kept and ref.src_name != op.name
     }
+    types = {op.name: op.type for op in reversed(ops)}
+    ran = {name for name in kept if types[name] not in _NETWORK_ENDS}
     return OpGraph(
         nodes=tuple(nodes),
-        types={op.name: op.type for op in reversed(ops)},
+        types=types,
         edges=tuple(sorted(edges)),
         originals={op.name: tuple(n for n in op.original_op_names if n) for op in reversed(ops)},
         source=rules.path,
+        makers={
+            op.name: tuple(ref.src_name if ref.src_name in ran else "" for ref in op.data_inputs)
+            for op in reversed(ops)
+        },
     )
 
 

@@ -115,7 +115,7 @@ def _view(
 ) -> _View:
     """``layouts``: the graphs placed already, by ``id`` (the shards of a run share their model's)."""
     grades = tuple(grades) if grades is not None else grade_rows(table, thresholds)
-    advice = advice if advice is not None else advise(table, thresholds)
+    advice = advice if advice is not None else advise(table, thresholds, graph)
     judge = RowJudge(table, thresholds or GradeThresholds())
     cosine_name = _first(table.header, COSINE_COLUMNS)
     # The verdict's own error measure first: the plot should show what decided the grades.

@@ -30,6 +30,7 @@ from dumpcmp.host.report.advisor import (
     advise,
 )
 from dumpcmp.host.report.grading import GradeThresholds
+from dumpcmp.host.report.graph import OpGraph
 from dumpcmp.host.report.table import ResultTable
 
 __all__ = [
@@ -154,7 +155,9 @@ class ShardAdvice:
         fault = self.first_fault()
         if fault is None:
             return ""
-        return fault.kind + (f" at op #{fault.order} {fault.op_name}" if fault.order is not None else "")
+        if fault.order is None:  # an op without a dump (``advisor``) has a name and no place
+            return fault.kind + (f" at {fault.op_name}" if fault.op_name else "")
+        return f"{fault.kind} at op #{fault.order} {fault.op_name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,13 +286,17 @@ class RunAdvice:
 
 
 def advise_run(
-    tables: Sequence[ResultTable], stems: Sequence[str], thresholds: GradeThresholds | None = None
+    tables: Sequence[ResultTable],
+    stems: Sequence[str],
+    thresholds: GradeThresholds | None = None,
+    graph: OpGraph | None = None,
 ) -> RunAdvice:
-    """The advice of one run's shards (``tables``, from the result files named ``stems``), as one."""
+    """The advice of one run's shards (``tables``, from the result files named ``stems``), as one;
+    ``graph``: their network's fusion rule, where known (``advisor.advise``)."""
     names = [ShardName.of(stem) for stem in stems]
     labels = shard_labels([n.shard for n in names])
     shards = [
-        ShardAdvice(label, table.source or stem, advise(table, thresholds))
+        ShardAdvice(label, table.source or stem, advise(table, thresholds, graph))
         for label, table, stem in zip(labels, tables, stems, strict=True)
     ]
     return RunAdvice.of(names[0].run if names else "", shards)

@@ -9,6 +9,7 @@ session's result file. The family is told by the header.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,6 +109,9 @@ class ResultTable:
     mode: str = ""
     bad_cells: int = 0  # metric cells that hold text that is not a number (their rows: not compared)
     bad_cell_example: str = ""  # the first of them: "row R column C ('text')"
+    # Why the file may be cut short, in words after its name (it ends without a line break, or
+    # after its header); "" for a file that ends as the comparator ends its files.
+    cut: str = ""
 
     def targets(self) -> tuple[TensorResult, ...]:
         """Rows of target tensors, in execution order (golden-only rows left out)."""
@@ -175,7 +179,15 @@ def read_result(path: str | Path) -> ResultTable:
         raise FormatError(f"{path}: {not_regular(path) if path.exists() else 'no such result file'}")
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return table_from_cells(_csv_rows(path), source=str(path))
+        rows, ended = _csv_rows(path)
+        table = table_from_cells(rows, source=str(path))
+        data = sum(1 for row in rows[1:] if any(cell.strip() for cell in row))
+        if not ended:
+            cut = f"does not end with a line break: it may be cut short in row {data}, its last"
+            return replace(table, cut=f"{cut} (perhaps in its last cell)")
+        if not data:  # the comparator writes a row for every target tensor, compared or not
+            return replace(table, cut="holds its header only: it may be cut short after it")
+        return table
     if suffix == ".xlsx":
         return table_from_cells(_xlsx_rows(path), source=str(path))
     raise FormatError(f"{path}: not a result table (expected a .csv or .xlsx file)")
@@ -207,10 +219,21 @@ def _require(header: Sequence[str], names: Sequence[str], where: str) -> None:
         raise FormatError(f"{where}not a result table the advisor can read: no {', '.join(missing)} column")
 
 
-def _csv_rows(path: Path) -> list[list[str]]:
+def _csv_rows(path: Path) -> tuple[list[list[str]], bool]:
+    """The rows of a CSV result, and whether the file ends with a line break as the comparator
+    writes it (else its last row may be cut inside its last cell). A header without one is cut:
+    refused, as a short last row is (``refuse_cut_table``)."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            return refuse_cut_table(list(csv.reader(handle)), str(path))
+            text = handle.read()
+        rows = refuse_cut_table(list(csv.reader(io.StringIO(text, newline=""))), str(path))
+        ended = not text.strip() or text.endswith(("\n", "\r"))
+        if not ended and sum(1 for row in rows if any(cell.strip() for cell in row)) == 1:
+            raise FormatError(
+                f"{path}: the result table was cut off inside its header (no line break after it) - "
+                "not judged; use the complete file or regenerate it"
+            )
+        return rows, ended
     except UnicodeDecodeError:
         raise FormatError(
             f"{path}: not a result table: not UTF-8 text (an xlsx or other binary file?)"

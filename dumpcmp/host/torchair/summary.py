@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dumpcmp.host.metrics.torchair import RealValues
-from dumpcmp.host.summary import MAX_FILES_SHOWN, ReasonGroup, grouped_reasons, reason_lines
+from dumpcmp.host.summary import (
+    MAX_FILES_SHOWN,
+    MAX_UNSEEN_SHOWN,
+    ReasonGroup,
+    grouped_reasons,
+    reason_lines,
+)
 from dumpcmp.host.torchair.rows import StatsValues, TorchairRow
 from dumpcmp.host.torchair.run import TorchairOutcome
 from dumpcmp.host.verdict import (
@@ -16,6 +23,14 @@ from dumpcmp.host.verdict import (
     StatisticsRow,
     statistics_drift,
     statistics_error,
+)
+from dumpcmp.printable import counted
+
+# Statistics agree on tensors that differ: noise of zero mean or a permutation keeps max, min,
+# mean and L2 norm within the limits, so an all-PASS of statistics is no all-clear without a word.
+STATISTICS_CAVEAT = (
+    "note: statistics mode compares max, min, mean and L2 norm only; noise or a permutation can leave "
+    "them within limits: compare full tensors (--summary-mode real) to rule it out"
 )
 
 
@@ -32,6 +47,10 @@ class TorchairTally:
     # jumps (in a run with a FAIL: statistics cannot place the fault) and in other modes.
     drift: str | None = None
     statistics: bool = False  # the rows are statistics-mode rows
+    # Right before the first FAIL, back to the last pair with numbers, the pairs not compared (a
+    # file unreadable, no counterpart): the fault may start in one of them.
+    unseen_before: tuple[TorchairRow, ...] = ()
+    skipped: int = 0  # files of the run passed over (listed above): one may hold where it starts
 
     @property
     def compared(self) -> int:
@@ -43,9 +62,12 @@ class TorchairTally:
         missing = [_reason(r) for _, r in rows if r.result == NOT_COMPARED]
         fails = [(k, r) for k, r in rows if r.result == FAIL]
         first = None
+        unseen: tuple[TorchairRow, ...] = ()
         if fails:
             key, row = fails[0]
             first = f"first FAIL: rank {key.rank} token {key.token}, {row.api_name}: {_reason(row)}"
+            shard = next(s.rows for s in outcome.shards if s.key == key)
+            unseen = _unseen_before(shard[: shard.index(row)])
         statistics = any(isinstance(r.values, StatsValues) for _, r in rows)
         return cls(
             pairs=len(rows),
@@ -58,7 +80,19 @@ class TorchairTally:
             first_fail=first,
             drift=_drift(outcome) if statistics else None,
             statistics=statistics,
+            unseen_before=unseen,
+            skipped=len(outcome.skipped),
         )
+
+
+def _unseen_before(rows: Sequence[TorchairRow]) -> tuple[TorchairRow, ...]:
+    """The rows not compared at the end of ``rows`` (those before the first FAIL), nearest first."""
+    unseen = []
+    for row in reversed(rows):
+        if row.result != NOT_COMPARED:
+            break
+        unseen.append(row)
+    return tuple(unseen)
 
 
 def _drift(outcome: TorchairOutcome) -> str | None:
@@ -117,8 +151,32 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         )
     if tally.first_fail is not None:
         lines.append(tally.first_fail)
+        lines += _may_start_earlier(tally)
     elif tally.compared:
         lines.append(f"no FAIL: all {tally.compared} compared tensor pairs PASS")
+        if tally.statistics:
+            lines.append(STATISTICS_CAVEAT)
+    return lines
+
+
+def _may_start_earlier(tally: TorchairTally) -> list[str]:
+    """Offline's warning (``summary.Divergence``): pairs right before the first FAIL that could not
+    be compared, and files passed over, may hide where the fault starts."""
+    lines = []
+    if tally.unseen_before:
+        count = len(tally.unseen_before)
+        lines.append(
+            f"warning: it may start earlier: {counted(count, 'tensor pair')} right before it "
+            f"could not be compared:"
+        )
+        lines += [f"  {row.api_name}: {_reason(row)}" for row in tally.unseen_before[:MAX_UNSEEN_SHOWN]]
+        if count > MAX_UNSEEN_SHOWN:
+            lines.append(f"  … and {count - MAX_UNSEEN_SHOWN} more")
+    if tally.skipped:
+        lines.append(
+            f"warning: it may start earlier: {counted(tally.skipped, 'file')} "
+            f"{'was' if tally.skipped == 1 else 'were'} skipped (above), and one among them is not compared"
+        )
     return lines
 
 
