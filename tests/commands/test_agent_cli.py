@@ -364,9 +364,11 @@ def test_watch_dot_keeps_its_state_beside_the_dump_path(
         ("../escape2", "--session '../escape2': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
         ("a/b", "--session 'a/b': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
         (".hidden", "--session '.hidden': a session name must not start with '.'"),
+        # The commands printed for it (`dumpcmp host results -rf ...`) read it as an option.
+        ("-rf", "--session '-rf': a session name must not start with '-'"),
         ("x" * 129, f"--session '{'x' * 129}': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
     ],
-    ids=["dotdot", "slash", "hidden", "long"],
+    ids=["dotdot", "slash", "hidden", "dash", "long"],
 )
 @pytest.mark.parametrize("source", ["watch", "model"])
 def test_a_bad_session_name_is_refused_before_anything_is_made_or_run(

@@ -43,7 +43,7 @@ from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
-from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
+from dumpcmp.proto.session_names import CLOSING_REFUSAL, SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -133,6 +133,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
         self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
+        self._closing: Counter[str] = Counter()  # closes under way of each session (under _lock)
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
         # The run whose golden files each session takes, claimed by its first golden FileStart: two
         # runs' first golden files on the way at once both found the session without golden data.
@@ -283,12 +284,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
-        if not record.closed:
-            with self._lock:
-                self._refuse_while_streaming(name, "close", context)
         worker = None if record.closed else self._worker(name)
         if worker is not None:
-            done = worker.close()
+            with self._lock:  # from here until it ends, a run starting is refused (``run_mark``)
+                self._refuse_while_streaming(name, "close", context)
+                done = worker.close()
+                self._closing[name] += 1
+            done.add_done_callback(lambda _done: self._closed(name))
             while not done.done():  # bounded waits: a cancelled call or a stopping server ends it
                 if not context.is_active():
                     _abort(context, grpc.StatusCode.CANCELLED, f"session {name}: close abandoned")
@@ -298,6 +300,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             except DumpcmpError as exc:
                 _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
         return self._info(name, context, with_files=True)
+
+    def _closed(self, name: str) -> None:
+        """A close of session ``name`` ended, closed or not."""
+        with self._lock:
+            self._closing[name] -= 1
+            if self._closing[name] <= 0:
+                del self._closing[name]
+
+    def _closing_now(self, name: str) -> bool:
+        with self._lock:
+            return bool(self._closing[name])
 
     def DeleteSession(
         self, request: pb.DeleteSessionRequest, context: grpc.ServicerContext
@@ -480,6 +493,8 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(str(exc)) from None
         if record.closed:
             raise _Refused(f"session {name} is closed")
+        if self._closing_now(name):  # a run refused at its START sends its files all the same
+            raise _Refused(CLOSING_REFUSAL.format(name))
         if start.run_id and (gone := record.gone(start.run_id)):
             raise _Refused(gone, run_dropped=True)
         if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
@@ -638,7 +653,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
-        started = self.store.start_run(name, mark.run_id, mark.agent_id)
+        with self._lock:  # atomic with a close beginning: a START then replaced the closing run
+            closed = self.store.is_closed(name)
+            if closed or self._closing[name]:
+                ack.status = Ack.REFUSED
+                ack.message = f"session {name} is closed" if closed else CLOSING_REFUSAL.format(name)
+                return ack
+            started = self.store.start_run(name, mark.run_id, mark.agent_id)
         self._drop_files(name, started.dropped)
         ack.status = Ack.RUN_ACCEPTED
         ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""

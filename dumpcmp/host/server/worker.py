@@ -168,6 +168,10 @@ class SessionWorker:
         # store again only after a plan file landed or the settings changed.
         self._waiting_for_plan = bool(self._missing_plan_files())
         self._plan_changed = False
+        # None while the thread runs; then "" (the session closed) or why it stopped: a close
+        # asked for after that is answered at once, nobody would take it off the queue.
+        self._ended: str | None = None
+        self._ending = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"compare-{name}", daemon=True)
         self._thread.start()
 
@@ -193,7 +197,11 @@ class SessionWorker:
 
     def close(self) -> Future[None]:
         done: Future[None] = Future()
-        self._events.put(_Close(done))
+        with self._ending:
+            if self._ended is None:
+                self._events.put(_Close(done))
+                return done
+        _answer(done, self._ended)
         return done
 
     def stop(self) -> None:
@@ -216,14 +224,32 @@ class SessionWorker:
         return not self._thread.is_alive()
 
     def _run(self) -> None:
+        ended = f"session {self.name}: its comparison stopped (the host is stopping, or the session was deleted)"
+        try:
+            while True:
+                batch = self._next_batch()
+                if any(isinstance(e, _Stop) for e in batch):
+                    return
+                self._compare_safely(batch)
+                closing = [e for e in batch if isinstance(e, _Close)]
+                if closing and self._finish(closing):
+                    ended = ""
+                    return
+        finally:
+            self._answer_queued(ended)
+
+    def _answer_queued(self, ended: str) -> None:
+        """Answer every close still queued as the thread ends (a second `host close` of a session
+        waited until its --timeout, holding a host thread): closed already, or why not."""
+        with self._ending:
+            self._ended = ended
         while True:
-            batch = self._next_batch()
-            if any(isinstance(e, _Stop) for e in batch):
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
                 return
-            self._compare_safely(batch)
-            closing = [e for e in batch if isinstance(e, _Close)]
-            if closing and self._finish(closing):
-                return
+            if isinstance(event, _Close):
+                _answer(event.done, ended)
 
     def _compare_safely(self, batch: list[_Event]) -> None:
         try:
@@ -355,6 +381,14 @@ class SessionWorker:
         for event in closing:
             event.done.set_result(None)
         return True
+
+
+def _answer(done: Future[None], ended: str) -> None:
+    """A close's answer once the worker has ended: done ("", the session closed) or why not."""
+    if ended:
+        done.set_exception(DumpcmpError(ended))
+    else:
+        done.set_result(None)
 
 
 def _final_table(
