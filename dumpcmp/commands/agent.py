@@ -253,7 +253,7 @@ def run_command(
                 elif outcome.undelivered:
                     # Refused, perhaps, because another agent closed the session meanwhile: the
                     # summary says where the session stands, not where this agent left it.
-                    outcome.closed_elsewhere = closed_on_host(outcome.target)
+                    outcome.closed_elsewhere = _refused_as_closing(outcome) or closed_on_host(outcome.target)
             finally:
                 _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
@@ -660,6 +660,15 @@ def _refused(outcome: AgentOutcome) -> bool:
     return any(REFUSED in line for line in outcome.report.problems) or any(
         NOT_WATCHED in line for line in outcome.not_sent
     )
+
+
+def _refused_as_closing(outcome: AgentOutcome) -> bool:
+    """Whether the host refused files because another agent (or a hand) was closing the session:
+    closed for this agent, though the host says open until its comparison ends."""
+    from dumpcmp.proto.session_names import CLOSING_REFUSAL
+
+    closing = CLOSING_REFUSAL.format(outcome.target.name)
+    return any(line.endswith(closing) for line in outcome.report.problems)
 
 
 def _grouped_refusals(problems: Sequence[str]) -> list[str]:

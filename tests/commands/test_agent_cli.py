@@ -771,6 +771,26 @@ def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
     )
 
 
+def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_closed(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # An agent starting while another closes the session: the host says "open" until the close
+    # ends, and the refused agent said to close or delete a session already being closed.
+    from dumpcmp.proto.session_names import CLOSING_REFUSAL
+
+    server.host.refuse_runs = True
+    server.host.run_refusal = CLOSING_REFUSAL.format("e2")
+    code, out = run("--host", server.target, "--session", "e2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1, out
+    assert f"session e2 on {server.target} (closed): " in out
+    assert (
+        out.strip()
+        .splitlines()[-1]
+        .endswith("session e2 was closed meanwhile (not by this agent): its results lack them")
+    )
+
+
 def _close_when_opened(host: RecordingHost, session: str) -> None:
     """Close ``session`` as another agent would, once it exists (bounded)."""
     deadline = time.monotonic() + 30

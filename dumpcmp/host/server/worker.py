@@ -224,7 +224,9 @@ class SessionWorker:
         return not self._thread.is_alive()
 
     def _run(self) -> None:
-        ended = f"session {self.name}: its comparison stopped (the host is stopping, or the session was deleted)"
+        ended = (
+            f"session {self.name}: its comparison stopped (the host is stopping, or the session was deleted)"
+        )
         try:
             while True:
                 batch = self._next_batch()
