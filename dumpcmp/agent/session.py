@@ -19,7 +19,7 @@ from dumpcmp import __version__
 from dumpcmp.agent.completeness import not_sendable
 from dumpcmp.agent.journal import Journal, agent_id
 from dumpcmp.agent.uploader import Uploader, UploadSettings
-from dumpcmp.errors import TransferError
+from dumpcmp.errors import SessionClosed, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
@@ -92,10 +92,9 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
     until --give-up."""
     channel = open_channel(host)
     try:
-        pb_grpc.DumpCompareStub(channel).GetSession(
+        info = pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=session), timeout=_PROBE_TIMEOUT_S
         )
-        return HostSession(host, session, existed=True)
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
         if code in _REFUSALS or tls_hint(exc, host) is not None:
@@ -103,6 +102,11 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
         return HostSession(host, session, existed=False if code is grpc.StatusCode.NOT_FOUND else None)
     finally:
         channel.close()
+    if info.state == pb.SessionInfo.CLOSED:
+        # A rerun after a Ctrl-C during the close that the host finished: said now, not as the
+        # host's refusal to open it once a model run was spent.
+        raise SessionClosed(session, host.address)
+    return HostSession(host, session, existed=True)
 
 
 def open_uploader(

@@ -27,8 +27,8 @@ from dumpcmp.printable import skipped_lines
 if TYPE_CHECKING:
     from dumpcmp.agent.hunt import HuntOutcome, HuntPass
     from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun
-    from dumpcmp.agent.session import HostSession, RunFile
-    from dumpcmp.agent.uploader import Uploader
+    from dumpcmp.agent.session import HostSession, RunFile, SessionPlan
+    from dumpcmp.agent.uploader import Uploader, UploadSettings
     from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
@@ -165,7 +165,7 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.run import AgentRun, extra_files, new_run_token
+    from dumpcmp.agent.run import extra_files, new_run_token
     from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
@@ -216,8 +216,7 @@ def run_command(
             )
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
-            agent = AgentRun(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings,
-                             error_console())  # fmt: skip
+            agent = _agent_run(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings)
             with _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
@@ -225,7 +224,7 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
-            agent = AgentRun(address, plan, state_dir, settings, error_console())
+            agent = _agent_run(address, plan, state_dir, settings)
             with _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
@@ -260,6 +259,20 @@ def run_command(
 
 
 # --------------------------------------------------------------------------- pieces
+
+
+def _agent_run(
+    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+) -> AgentRun:
+    """The host reached; a session closed already is one line that says how to see its results."""
+    from dumpcmp.agent.run import AgentRun
+    from dumpcmp.errors import SessionClosed, TransferError
+
+    try:
+        return AgentRun(address, plan, state_dir, settings, error_console())
+    except SessionClosed as exc:
+        results = _host_command(["results", exc.session, "--host", address.address], address)
+        raise TransferError(f"{exc}: see them with {results}, or stream into a new session name") from None
 
 
 @dataclass(frozen=True)
@@ -507,6 +520,9 @@ _RERUN = {
 }
 
 
+_WHILE_CLOSING = "while the session was closing"
+
+
 def _dropped(target: HostSession) -> str:
     return (
         f"session {target.name}, opened by this run and holding no dump file, "
@@ -523,6 +539,13 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
         where = _dropped(target)
     elif not opened:
         where = f"session {session} was not opened on host {host} (not reached); run the same command again"
+    elif when == _WHILE_CLOSING:
+        # The host may have closed it all the same: the close had reached it.
+        results = _host_command(["results", session, "--host", host], target.host)
+        where = (
+            f"session {session} may have closed on host {host} (the close had reached it): see how it "
+            f"stands with {results}; if it is still open, run the same command again to finish it"
+        )
     else:
         delete = _host_command(["delete", session, "--host", host], target.host)
         where = (
@@ -539,7 +562,7 @@ def _close(outcome: AgentOutcome) -> None:
     from dumpcmp.errors import StillStreaming
 
     # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
-    with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
+    with _stopping(outcome.target, outcome.uploader, outcome.source, _WHILE_CLOSING):
         if outcome.dump_files == 0 and _drop_if_empty(outcome.target, outcome.uploader):
             passed_over = (
                 f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"

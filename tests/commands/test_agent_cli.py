@@ -700,15 +700,31 @@ def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
     finally:
         server.host.close_gate.set()
     assert agent.returncode == 130, output
-    assert (
-        output.strip()
-        .splitlines()[-1]
-        .startswith(
-            f"interrupted: the agent stopped while the session was closing; session c1 is left open on host "
-            f"{server.target}: run the same command again to finish it"
-        )
+    # It said "session c1 is left open", and the host closed it: the close had reached it.
+    assert output.strip().splitlines()[-1] == (
+        f"interrupted: the agent stopped while the session was closing; session c1 may have closed on "
+        f"host {server.target} (the close had reached it): see how it stands with dumpcmp host results c1 "
+        f"--host {server.target}; if it is still open, run the same command again to finish it"
     )
     assert not list((tmp_path / "state" / "runs").iterdir())  # the rerun simulates afresh
+
+
+def test_a_rerun_into_a_closed_session_says_so_and_how_to_see_its_results(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # After a Ctrl-C during a close that the host finished, the rerun ran the model, then failed
+    # with "FAILED_PRECONDITION: session cl8 is closed and its results are final".
+    code, out = run("--host", server.target, "--session", "c2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 0, out
+    code, out = run("--host", server.target, "--session", "c2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1
+    assert out.strip() == (
+        f"Error: session c2 on host {server.target} is closed and its results are final: see them with "
+        f"dumpcmp host results c2 --host {server.target}, or stream into a new session name"
+    )
+    assert server.host.opened == 1
 
 
 def test_a_simulated_run_that_gives_up_says_its_rerun_simulates_afresh(tmp_path: Path) -> None:
