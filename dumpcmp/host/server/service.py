@@ -795,7 +795,7 @@ def _receive(
 ) -> None:  # fmt: skip
     upload = _Upload(service)
     if session:
-        upload.streams_into(session)
+        upload.streams_into(session, "")
     last: _Step = None
     try:
         for message in pulse.messages(requests, upload):
@@ -961,12 +961,24 @@ class _Upload:
         self.service = service
         self.receiving: _Receiving | None = None
         self._sessions: set[str] = set()  # the sessions this call streams into
+        # Runs of this call refused or replaced: their files still come, each refused, and do not
+        # hold the session (an agent whose run was refused kept its first agent from closing it,
+        # then failed; the session stayed open with nobody to close it).
+        self._dropped_runs: set[str] = set()
         self._states = _States(service.store)
 
-    def streams_into(self, session: str) -> None:
-        if session not in self._sessions:
+    def streams_into(self, session: str, run_id: str) -> None:
+        if session not in self._sessions and (not run_id or run_id not in self._dropped_runs):
             self._sessions.add(session)
             self.service.streaming(session, +1)
+
+    def run_dropped(self, session: str, run_id: str) -> None:
+        """Run ``run_id`` no longer counts: this call holds the session no more, unless a file
+        of another run follows."""
+        self._dropped_runs.add(run_id)
+        if session in self._sessions:
+            self._sessions.discard(session)
+            self.service.streaming(session, -1)
 
     def stopped_streaming(self) -> None:
         for session in self._sessions:
@@ -994,10 +1006,12 @@ class _Upload:
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
-            self.streams_into(message.run.session)
+            self.streams_into(message.run.session, message.run.run_id)
             # Marked as it is received: the FileStarts after it in the stream are checked against
             # it (a rerun's first golden file was refused as another run's, its START not yet applied).
             ack = self.service.run_mark(message.run)
+            if ack.run_dropped:
+                self.run_dropped(message.run.session, message.run.run_id)
             self._states.forget()  # a run's start replaces runs: files after it are checked afresh
             return ack
         self._fail("an empty UploadMessage")
@@ -1011,11 +1025,13 @@ class _Upload:
     def _start(self, start: pb.FileStart) -> Ack | None:
         if self.receiving is not None:
             self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
-        self.streams_into(start.session)
+        self.streams_into(start.session, start.run_id)
         try:
             self.receiving = _Receiving(start, self.service.start_file(start, self._states))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
+            if exc.run_dropped and start.run_id:
+                self.run_dropped(start.session, start.run_id)
             return Ack(
                 kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc),
                 run_dropped=exc.run_dropped,

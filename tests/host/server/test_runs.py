@@ -405,3 +405,42 @@ def test_a_close_asked_of_a_stopped_sessions_comparison_is_answered(tmp_path: Pa
             done.result(timeout=CALL_TIMEOUT_S)
     finally:
         store.close()
+
+
+def test_an_agent_whose_run_was_refused_does_not_hold_the_session_open(
+    client: Client, sim: SimulationResult
+) -> None:
+    # `agent run --sim --device 0` and `--device 1` into one session: the second run, refused
+    # for its own golden data, still streamed; the first agent's close was refused ("another
+    # agent is still streaming into it"), the second failed, and nobody closed the session.
+    client.open("s1", **session_settings())
+    first, second = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    client.send("s1", simulation_files(sim), run_id=first)
+    _mark(client, first, pb.RunMark.END, "a")
+    refused = threading.Event()
+    release = threading.Event()
+    acks: list[pb.UploadAck] = []
+
+    def still_streaming() -> Iterator[pb.UploadMessage]:
+        yield pb.UploadMessage(run=pb.RunMark(session="s1", run_id=second, event=pb.RunMark.START))
+        yield from file_messages("s1", pb.GOLDEN, "conv.0.2.npy", b"its own golden", run_id=second)
+        assert refused.wait(CALL_TIMEOUT_S)
+        assert release.wait(CALL_TIMEOUT_S)  # the agent simulates on: more files to come
+
+    def answers() -> None:
+        for ack in client.stub.Upload(still_streaming(), timeout=CALL_TIMEOUT_S):
+            acks.append(ack)
+            if ack.status == Ack.REFUSED:
+                refused.set()
+
+    sender = threading.Thread(target=answers)
+    sender.start()
+    try:
+        assert refused.wait(CALL_TIMEOUT_S)
+        info = client.close("s1")
+    finally:
+        release.set()
+        sender.join(CALL_TIMEOUT_S)
+    assert info.state == pb.SessionInfo.CLOSED
+    assert [a.status for a in acks] == [Ack.RUN_ACCEPTED, Ack.REFUSED]
