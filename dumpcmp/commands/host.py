@@ -56,6 +56,8 @@ __all__ = ["app"]
 DEFAULT_LISTEN = "127.0.0.1:50051"
 SessionName = Annotated[str, typer.Argument(help="The session's name.", show_default=False)]
 _APPEAR_POLL_S = 0.5  # how often --follow asks whether the session it waits for exists yet
+_FOLLOW_RECONNECT_S = 300.0  # how long --follow waits for a host that went away (as agent --give-up)
+_FOLLOW_RETRY_S = 0.5
 
 HOST_CLUSTER_HELP = (
     "Run every session's comparisons on a Dask cluster: its scheduler's address (tcp://HOST:8786), "
@@ -420,7 +422,7 @@ def results_command(
                     f"stopped following session {session}; the session is unchanged (still open on the "
                     "host), and nothing was written"
                 ):
-                    _follow(stub, session)
+                    _follow(stub, session, options.address)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
             streamed = _rows(stub, session, timeout)
             written: list[Path] = []
@@ -548,14 +550,36 @@ def _await_session(
         )
 
 
-def _follow(stub: DumpCompareStub, session: str) -> None:
+def _follow(stub: DumpCompareStub, session: str, address: str) -> None:
     """Say how the session stands whenever that changes, until it closes (no deadline: a session
-    may run for hours)."""
-    for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
-        if batch.session_closed:
-            return  # the results printed next begin with the closed session's line
-        if batch.HasField("progress"):
-            console().print(status_line(batch.progress), markup=False)
+    may run for hours). A host that goes away is waited for, as an agent waits for it: a
+    restarted host resumes its open sessions."""
+    lost_since: float | None = None
+    while True:
+        try:
+            for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
+                lost_since = None
+                if batch.session_closed:
+                    return  # the results printed next begin with the closed session's line
+                if batch.HasField("progress"):
+                    console().print(status_line(batch.progress), markup=False)
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            if lost_since is None:
+                lost_since = time.monotonic()
+                error_console().print(
+                    f"the host at {address} went away; waiting up to {_FOLLOW_RECONNECT_S:g} s for it to "
+                    "come back (Ctrl-C to stop)",
+                    markup=False,
+                    soft_wrap=True,
+                )
+            elif time.monotonic() - lost_since >= _FOLLOW_RECONNECT_S:
+                raise TransferError(
+                    f"the host at {address} went away and did not come back within {_FOLLOW_RECONNECT_S:g} s; "
+                    "run the same command again once it is back"
+                ) from None
+            time.sleep(_FOLLOW_RETRY_S)
 
 
 def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:

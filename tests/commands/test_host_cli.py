@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import openpyxl
 import pytest
 from typer.testing import CliRunner
@@ -824,3 +825,88 @@ def test_serve_takes_the_receive_window(
     code, output = invoke("serve", "--data", tmp_path / "data", "--listen", "127.0.0.1:0", *given)
     assert (code, output.strip()) == (1, "Error: not started (test)")
     assert [config.receive_window for config in started] == [window]
+
+
+def test_follow_waits_for_a_host_that_went_away_and_came_back(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # A host killed during `host results --follow` gave "it closed the connection at once, as a
+    # TLS host does to a plaintext client: pass --tls-ca", and the follow ended (exit 1).
+    hosts.client(host).open("s1", **session_settings())
+    address = f"127.0.0.1:{host.port}"
+    status = (
+        "session s1: open (results so far), 0 dump files received, 0 compared, 0 not compared yet, "
+        "0 rows so far, no agent streaming"
+    )
+    seen: list[str] = []
+    follower = _cli("results", "s1", "--host", address, "--follow", "--csv", tmp_path / "r.csv")
+    try:
+        _read_until(follower, status, seen)
+        hosts.stop(host)
+        _read_until(
+            follower,
+            f"the host at {address} went away; waiting up to 300 s for it to come back (Ctrl-C to stop)",
+            seen,
+        )
+        back = serve_module.start(HostConfig(address, tmp_path / "data"))  # on the same port
+        hosts.servers.append(back)
+        _read_until(follower, status, seen)  # followed again
+        client = hosts.client(back)
+        client.send("s1", simulation_files(sim))
+        client.close("s1")
+        stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+    assert follower.returncode == 0, "".join(seen) + stdout
+    assert (tmp_path / "r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
+
+
+class _FailedCall(grpc.RpcError, grpc.Call):  # type: ignore[misc]
+    """A call that failed as gRPC reports it: a code and its details."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+    def initial_metadata(self) -> None:
+        return None
+
+    def trailing_metadata(self) -> None:
+        return None
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> None:
+        return None
+
+    def cancel(self) -> bool:
+        return False
+
+    def add_callback(self, callback: object) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("tls_ca", [None, Path("ca.pem")])
+def test_a_host_killed_during_a_call_is_said_so_not_diagnosed_as_tls(tls_ca: Path | None) -> None:
+    # `host close` or `host results --follow` of a host killed -9 said "it closed the connection at
+    # once, as a TLS host does to a plaintext client: pass --tls-ca CA.pem".
+    from dumpcmp.proto.channel import ChannelOptions, call_failed
+
+    broken = _FailedCall(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)")
+    assert str(call_failed(broken, "h:1", ChannelOptions("h:1", tls_ca))) == (
+        "the host at h:1 went away during the call (Stream removed (Socket closed)); run the same "
+        "command again once it is back"
+    )
+    at_once = _FailedCall(
+        grpc.StatusCode.UNAVAILABLE,
+        "failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:1: Socket closed",
+    )
+    assert "TLS" in str(call_failed(at_once, "h:1", ChannelOptions("h:1", tls_ca)))
