@@ -23,6 +23,7 @@ from dumpcmp.errors import SessionClosed, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
+from dumpcmp.proto.wire_paths import wire_path_problem
 
 __all__ = [
     "HostSession",
@@ -194,9 +195,18 @@ def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
 
 def tree_files(kind: pb.FileKind, root: Path, skipped: list[str] | None = None) -> list[RunFile]:
     """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``
-    (files passed over go to ``skipped``, as ``_files`` says)."""
+    (files passed over go to ``skipped``, as ``_files`` says, and so do names the host refuses)."""
     base = root.parent if root.is_file() else root
-    return [(kind, wire_path(path, base), path) for path in _files(root, skipped)]
+    sent: list[RunFile] = []
+    for path in _files(root, skipped):
+        name = wire_path(path, base)
+        if why := wire_path_problem(name, single_part=kind == pb.FUSION_RULE):
+            # The host would refuse it, and with it the run's whole golden data: nothing was sent.
+            if skipped is not None:
+                skipped.append(f"{path}: a name the host takes no file by ({why})")
+            continue
+        sent.append((kind, name, path))
+    return sent
 
 
 def add_files(uploader: Uploader, files: list[RunFile], run_id: str = "") -> None:

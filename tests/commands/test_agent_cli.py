@@ -109,6 +109,33 @@ def test_a_fifo_a_device_link_and_a_link_out_in_the_golden_directory_are_skipped
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
 
+def test_a_golden_file_the_host_cannot_name_is_skipped_and_said_the_rest_sent(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # One `back\slash.0.1.npy` in --golden: the host refused the golden data, nothing was sent
+    # ("not watched"), and the session stayed open; an offline compare takes that directory.
+    dump = tmp_path / "dump"
+    write_dumps(dump, 1)
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    (golden / "back\\slash.0.1.npy").write_bytes(b"npy")
+    (golden / "a\nb.0.1.npy").write_bytes(b"npy")
+    rule = tmp_path / "rule.json"
+    rule.write_text(EMPTY_RULE)
+    code, out = run(
+        "--host", server.target, "--session", "g2", "--watch", str(dump), "--until-idle", "0.3",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
+    )  # fmt: skip
+    assert code == 0, out
+    assert out.splitlines()[:2] == [
+        f"skipped {golden}/a\\nb.0.1.npy: a name the host takes no file by (control character 0x0a in path)",
+        f"skipped {golden}/back\\slash.0.1.npy: a name the host takes no file by (backslash in path "
+        "(the separator is '/'))",
+    ]
+    assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+
+
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
     server: ServerHandle, tmp_path: Path
 ) -> None:
