@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
-from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
+from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile, host_command
 from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ def run_command(
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         closing = not keep_open and not outcome.undelivered
-        results = _host_command(["results", session, "--host", address.address], address)
+        results = host_command(["results", session, "--host", address.address], address)
         settled = f"the agent stopped once every file was answered; how session {session} stands: {results}"
         with user_errors(settled):
             try:
@@ -271,7 +271,7 @@ def _agent_run(
     try:
         return AgentRun(address, plan, state_dir, settings, error_console())
     except SessionClosed as exc:
-        results = _host_command(["results", exc.session, "--host", address.address], address)
+        results = host_command(["results", exc.session, "--host", address.address], address)
         raise TransferError(f"{exc}: see them with {results}, or stream into a new session name") from None
 
 
@@ -541,13 +541,13 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
         where = f"session {session} was not opened on host {host} (not reached); run the same command again"
     elif when == _WHILE_CLOSING:
         # The host may have closed it all the same: the close had reached it.
-        results = _host_command(["results", session, "--host", host], target.host)
+        results = host_command(["results", session, "--host", host], target.host)
         where = (
             f"session {session} may have closed on host {host} (the close had reached it): see how it "
             f"stands with {results}; if it is still open, run the same command again to finish it"
         )
     else:
-        delete = _host_command(["delete", session, "--host", host], target.host)
+        delete = host_command(["delete", session, "--host", host], target.host)
         where = (
             f"session {session} is left open on host {host}: run the same command again to finish it "
             f"({_RERUN[source.split()[0]]}), or drop it: {delete}"
@@ -579,7 +579,7 @@ def _close(outcome: AgentOutcome) -> None:
             # This agent's files are all in: another agent's, still on the way, would be refused
             # by a closed session. The host's rule leaves the close to the last one to finish.
             target = outcome.target
-            close = _host_command(["close", target.name, "--host", target.host.address], target.host)
+            close = host_command(["close", target.name, "--host", target.host.address], target.host)
             last = "the last agent to finish with every file delivered closes it"
             console().print(f"{exc}; {last}, or: {close}", markup=False)
 
@@ -601,21 +601,7 @@ def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
 
 def fetch_command(session: str, address: ChannelOptions) -> str:
     """The command that downloads the closed session's result files to this machine."""
-    return _host_command(["results", session, "--host", address.address, "--out", "DIR"], address)
-
-
-def _host_command(words: list[str], address: ChannelOptions) -> str:
-    """``dumpcmp host WORDS``, with the options that reach the host as this agent does."""
-    import shlex
-
-    words = ["dumpcmp", "host", *words]
-    for option, path in (
-        ("--tls-ca", address.tls_ca), ("--tls-cert", address.client_cert), ("--tls-key", address.client_key),
-        ("--token-file", address.token_file),
-    ):  # fmt: skip
-        if path is not None:
-            words += [option, str(path)]
-    return shlex.join(words)
+    return host_command(["results", session, "--host", address.address, "--out", "DIR"], address)
 
 
 def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: str = "") -> None:
@@ -659,10 +645,10 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     if outcome.closed_elsewhere:
         return f"; session {session} was closed meanwhile (not by this agent): its results lack them"
     host = outcome.target.host
-    close = _host_command(["close", session, "--host", host.address], host)
+    close = host_command(["close", session, "--host", host.address], host)
     if _refused(outcome):
         # Left open for a rerun, the session refuses the same files again: say what does work.
-        delete = _host_command(["delete", session, "--host", host.address], host)
+        delete = host_command(["delete", session, "--host", host.address], host)
         return (
             f"; the host refuses them again in a rerun into session {session}: stream into another "
             f"session name, or end this one first: {close} (its results then lack them) or {delete}"

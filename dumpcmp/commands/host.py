@@ -35,6 +35,7 @@ from dumpcmp.commands._remote import (
     TlsCa,
     TokenFile,
     channel_options,
+    host_command,
 )
 from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError, TransferError
@@ -436,7 +437,7 @@ def results_command(
                 with _claimed(html_out) as target, user_errors():
                     _write_html(stub, info, target, graph, streamed, timeout)
                 written.append(target)
-            written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
+            written += _download(stub, info, out_dir, options) if out_dir is not None else []
     out.print(status_line(info, len(streamed.rows)), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
         out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
@@ -490,15 +491,21 @@ def _claimed(path: Path) -> Iterator[Path]:
         raise
 
 
-def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:
+def _download(
+    stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, options: ChannelOptions
+) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name (or the next
     free one: a file already in --out is never replaced)."""
     from dumpcmp.outputs import atomic_path
 
     if info.state != pb.SessionInfo.CLOSED:
+        # --follow waits for an agent's close: with no agent streaming, it would wait for ever.
+        close = host_command(["close", info.session, "--host", options.address], options)
+        how = "use --follow" if info.streams else f"no agent is streaming into it: {close}"
         raise TransferError(
-            f"session {info.session} is open: its result files are written when it closes (use --follow)"
+            f"session {info.session} is open: its result files are written when it closes ({how})"
         )
+    timeout = options.timeout
     written = []
     for name in info.result_files:
         # a name from the wire never leaves --out
@@ -576,8 +583,8 @@ def _follow(stub: DumpCompareStub, session: str, address: str) -> None:
                 )
             elif time.monotonic() - lost_since >= _FOLLOW_RECONNECT_S:
                 raise TransferError(
-                    f"the host at {address} went away and did not come back within {_FOLLOW_RECONNECT_S:g} s; "
-                    "run the same command again once it is back"
+                    f"the host at {address} went away and did not come back within "
+                    f"{_FOLLOW_RECONNECT_S:g} s; run the same command again once it is back"
                 ) from None
             time.sleep(_FOLLOW_RETRY_S)
 
@@ -846,11 +853,11 @@ def _table_cells(
     return table[0], table[1:]
 
 
-def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
+def session_tables(options: ChannelOptions, session: str) -> tuple[list[tuple[str, list[list[str]]]], bool]:
     """A session's result tables as (name, header + rows): each result file of a closed session,
     else the rows so far (named after the session; when they are of several shards, a table per
     shard named as its result file will be, ``{device}_{model}_{step}_result_{now}``, so that the
-    shards are advised as one run). For ``advise --host``."""
+    shards are advised as one run); and whether the session is still open. For ``advise --host``."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
@@ -858,16 +865,17 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             split = streamed.by_shard()
             if len(split) < 2:
                 columns, rows = streamed.table()
-                return [(session, [columns, *rows])]
+                return [(session, [columns, *rows])], True
             labels, stamp = _shard_labels(list(split)), time.strftime("%Y%m%d%H%M%S")
-            return [(f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()]
+            shards = [(f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()]
+            return shards, True
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
-        return tables
+        return tables, False
 
 
 def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:

@@ -336,7 +336,11 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
     hosts.client(host).open("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--out", tmp_path / "got")
     assert code == 1
-    assert output.strip().endswith("its result files are written when it closes (use --follow)")
+    # "(use --follow)" waited for ever: no agent streamed into it to close it.
+    assert output.strip().endswith(
+        f"its result files are written when it closes (no agent is streaming into it: dumpcmp host close "
+        f"s1 --host 127.0.0.1:{host.port})"
+    )
     assert len(output.strip().splitlines()) == 1
     assert not (tmp_path / "got").exists()  # the --out it made, empty, is gone again
 
