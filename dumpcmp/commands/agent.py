@@ -188,7 +188,7 @@ def run_command(
         address = ChannelOptions(check_address(host), tls_ca, tls_cert, tls_key, token_file)
         plan = SessionPlan(
             session=session,
-            model=model_name or _model_label(watch, model),
+            model=model_name or _model_label(model),
             golden_uploaded=golden is not None or sim,
             golden_host_path=golden_on_host or "",
             fusion_rule_name=fusion_rule.name
@@ -305,11 +305,12 @@ def _check_source(session: str, watch: Path | None, model: str | None, *, with_m
         raise TransferError(f"--watch {watch.resolve()}: is a file, not a dump directory")
 
 
-def _model_label(watch: Path | None, model: str | None) -> str:
-    if model is not None:
-        return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
-    assert watch is not None
-    return watch.resolve().name
+def _model_label(model: str | None) -> str:
+    """The model's name from --model; "" for a watch: the host shows the model its dump paths name
+    (the watched directory's name said ``model wdB`` of a small_cnn dump)."""
+    if model is None:
+        return ""
+    return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
 
 
 def _check_extras(golden: Path | None, rule: Path | None) -> None:

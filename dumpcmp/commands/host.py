@@ -440,7 +440,7 @@ def results_command(
             written += _download(stub, info, out_dir, options) if out_dir is not None else []
     out.print(status_line(info, len(streamed.rows)), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
-        out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
+        out.print(f"replaced runs (their files dropped): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
         out.print(line, markup=False)
     for target in written:

@@ -134,6 +134,7 @@ def test_a_golden_file_the_host_cannot_name_is_skipped_and_said_the_rest_sent(
         "(the separator is '/'))",
     ]
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+    assert server.host.sessions["g2"].request.model == ""  # the host names it from the dump paths
 
 
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(

@@ -159,6 +159,19 @@ def test_sessions_lists_every_session(hosts: Hosts, host: HostServer, sim: Simul
     assert lines[1].startswith("open-one  open  0 rows")
 
 
+def test_sessions_shows_the_model_a_watchs_dump_paths_name(hosts: Hosts, host: HostServer) -> None:
+    # A watch's session showed "model wdB", the watched directory's name, for a small_cnn dump.
+    client = hosts.client(host)
+    client.stub.OpenSession(pb.OpenSessionRequest(session="w1"), timeout=CALL_TIMEOUT_S)  # a watch: no model
+    client.send("w1", {(pb.DUMP, "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"): b"d"})
+    client.open("named")  # an agent given --model-name (here "m") keeps it
+    client.send("named", {(pb.DUMP, "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"): b"d"})
+    code, output = invoke("sessions", "--host", f"127.0.0.1:{host.port}")
+    assert code == 0, output
+    assert "w1  open  0 rows  model small_cnn  " in output
+    assert "named  open  0 rows  model m  " in output
+
+
 def test_unknown_session_and_wrong_token_are_one_line(hosts: Hosts, tmp_path: Path) -> None:
     (tmp_path / "token").write_text("right\n")
     (tmp_path / "wrong").write_text("wrong\n")

@@ -52,6 +52,7 @@ from dumpcmp.proto.upload_wire import (
     read_upload_message,
     stored_file,
 )
+from dumpcmp.proto.walker import model_of
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
@@ -370,7 +371,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             worker = self._workers.get(record.name)
         return pb.SessionInfo(
             session=record.name,
-            model=record.model,
+            model=record.model or self._dump_model(record.name),
             state=pb.SessionInfo.CLOSED if record.closed else pb.SessionInfo.OPEN,
             settings=pb.CompareSettings.FromString(record.settings),
             files=[stored_file(f.kind, f.path, f.size, f.sha256) for f in stored],
@@ -391,6 +392,12 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             checksums=[pb.XXH3_128],
             whole_files=True,
         )
+
+    def _dump_model(self, name: str) -> str:
+        """The model a session's dump paths name, for one opened without a model name (a watch:
+        the watched directory's name was shown, ``wdB`` for a small_cnn dump)."""
+        first = self.store.first_path(name, pb.DUMP)
+        return "" if first is None else model_of(first)
 
     # ---- uploads
 

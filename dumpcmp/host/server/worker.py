@@ -372,7 +372,10 @@ class SessionWorker:
             if self._live is None:
                 raise DumpcmpError(self._closing_problem())
             outcome = self._live.close()
-            replaced = sorted(self._store.state(self.name).replaced_runs)
+            replaced = {
+                run: _NOT_ENDED if run in unfinished.replaced else _BY_LATER_RUN
+                for run in sorted(self._store.state(self.name).replaced_runs)
+            }
             self._store.close_session(self.name, *_final_table(outcome, self._plan, replaced))
         except Exception as exc:  # the closer hears why; the session stays open for a retry
             self._live = None
@@ -385,6 +388,12 @@ class SessionWorker:
         return True
 
 
+# Why a run's files do not count, in the closed session's summary. A run replaced by a rerun may
+# have finished (--keep-open, or a kill during the close): "interrupted" was untrue of it.
+_BY_LATER_RUN = "by a later run of its model and device"
+_NOT_ENDED = "not ended when the session closed"
+
+
 def _answer(done: Future[None], ended: str) -> None:
     """A close's answer once the worker has ended: done ("", the session closed) or why not."""
     if ended:
@@ -394,7 +403,7 @@ def _answer(done: Future[None], ended: str) -> None:
 
 
 def _final_table(
-    outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]
+    outcome: CompareOutcome, plan: Plan, replaced_runs: dict[str, str]
 ) -> tuple[list[ShardRow], list[str], list[str], str, str]:
     """The closed session's rows, columns, result file names, summary and the error line of a
     comparison that compared nothing ("" when something was)."""
@@ -411,8 +420,9 @@ def _final_table(
     tally = Tally.of(outcome, Thresholds())
     lines = summarize(outcome, Thresholds(), tally)
     lines += skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
-    if replaced_runs:  # the results describe one complete run, and say which did not count
-        lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
+    if replaced_runs:  # the results describe one complete run, and say which did not count, and why
+        runs = ", ".join(f"{run} ({why})" for run, why in replaced_runs.items())
+        lines.append(f"replaced runs (their files dropped): {runs}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
     return rows, columns, names, summary, nothing_compared(outcome, Thresholds(), plan.inputs, tally) or ""

@@ -290,7 +290,7 @@ def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, si
     client.send("s1", {key: files[key] for key in dumps[-3:]})
     info = client.close("s1")
     assert list(info.replaced_runs) == [part]
-    assert f"replaced runs (interrupted, their files dropped): {part}" in info.summary
+    assert f"replaced runs (their files dropped): {part} (not ended when the session closed)" in info.summary
     assert {f.path for f in info.files if f.kind == pb.DUMP} == {path for _kind, path in dumps}
     assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
 
