@@ -134,8 +134,11 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self.notifier = Notifier()
         self._workers: dict[str, SessionWorker] = {}
         self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
-        self._closing: Counter[str] = Counter()  # closes under way of each session (under _lock)
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        # Closes under way of each session. Its own lock (taken inside _lock, never the other way):
+        # a close's end is counted from the worker's thread, which a delete joins holding _lock.
+        self._closing: Counter[str] = Counter()
+        self._closing_lock = threading.Lock()
         # The run whose golden files each session takes, claimed by its first golden FileStart: two
         # runs' first golden files on the way at once both found the session without golden data.
         self._golden_runs: dict[str, str] = {}
@@ -287,7 +290,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         record = self._record(name, context)
         worker = None if record.closed else self._worker(name)
         if worker is not None:
-            with self._lock:  # from here until it ends, a run starting is refused (``run_mark``)
+            with self._lock, self._closing_lock:  # until it ends, a run starting is refused (``run_mark``)
                 self._refuse_while_streaming(name, "close", context)
                 done = worker.close()
                 self._closing[name] += 1
@@ -304,13 +307,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
 
     def _closed(self, name: str) -> None:
         """A close of session ``name`` ended, closed or not."""
-        with self._lock:
+        with self._closing_lock:
             self._closing[name] -= 1
             if self._closing[name] <= 0:
                 del self._closing[name]
 
     def _closing_now(self, name: str) -> bool:
-        with self._lock:
+        with self._closing_lock:
             return bool(self._closing[name])
 
     def DeleteSession(
@@ -660,7 +663,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
-        with self._lock:  # atomic with a close beginning: a START then replaced the closing run
+        with self._closing_lock:  # atomic with a close beginning: a START then replaced the closing run
             closed = self.store.is_closed(name)
             if closed or self._closing[name]:
                 ack.status = Ack.REFUSED
