@@ -114,11 +114,7 @@ def test_a_golden_file_the_host_cannot_name_is_skipped_and_said_the_rest_sent(
 ) -> None:
     # One `back\slash.0.1.npy` in --golden: the host refused the golden data, nothing was sent
     # ("not watched"), and the session stayed open; an offline compare takes that directory.
-    dump = tmp_path / "dump"
-    write_dumps(dump, 1)
-    golden = tmp_path / "golden"
-    golden.mkdir()
-    (golden / "conv0.0.1700000000000000.npy").write_bytes(b"npy")
+    dump, golden = _dump_and_golden(tmp_path)
     (golden / "back\\slash.0.1.npy").write_bytes(b"npy")
     (golden / "a\nb.0.1.npy").write_bytes(b"npy")
     rule = tmp_path / "rule.json"

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -485,6 +486,18 @@ def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) ->
     raise AssertionError(f"no line {wanted!r}: {seen}")
 
 
+@contextmanager
+def _following(address: str, *options: object) -> Iterator[subprocess.Popen[str]]:
+    """``host results s1 --follow OPTIONS`` running; killed at the end if it still runs."""
+    follower = _cli("results", "s1", "--host", address, "--follow", *options)
+    try:
+        yield follower
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
 def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -492,11 +505,8 @@ def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
     files = simulation_files(sim)
     dumps = {key: data for key, data in files.items() if key[0] == pb.DUMP}
     seen: list[str] = []
-    follower = _cli(
-        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--csv", tmp_path / "r.csv"
-    )
-    try:
-        address = f"127.0.0.1:{host.port}"
+    address = f"127.0.0.1:{host.port}"
+    with _following(address, "--csv", tmp_path / "r.csv") as follower:
         _read_until(
             follower,
             f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
@@ -515,10 +525,6 @@ def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
         assert {a.status for a in client.send("s1", files)} >= {pb.UploadAck.STORED}
         client.close("s1")
         stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
     assert follower.returncode == 0, "".join(seen) + stdout
     assert "Traceback" not in stdout
     rows = (tmp_path / "r.csv").read_text().count("\n") - 1
@@ -856,8 +862,7 @@ def test_follow_waits_for_a_host_that_went_away_and_came_back(
         "0 rows so far, no agent streaming"
     )
     seen: list[str] = []
-    follower = _cli("results", "s1", "--host", address, "--follow", "--csv", tmp_path / "r.csv")
-    try:
+    with _following(address, "--csv", tmp_path / "r.csv") as follower:
         _read_until(follower, status, seen)
         hosts.stop(host)
         _read_until(
@@ -872,10 +877,6 @@ def test_follow_waits_for_a_host_that_went_away_and_came_back(
         client.send("s1", simulation_files(sim))
         client.close("s1")
         stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
     assert follower.returncode == 0, "".join(seen) + stdout
     assert (tmp_path / "r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
 

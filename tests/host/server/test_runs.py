@@ -336,17 +336,23 @@ def _closing(client: Client, session: str) -> tuple[threading.Thread, list[objec
     return closer, answers
 
 
+def _ended_run(client: Client, sim: SimulationResult) -> None:
+    """A whole run of ``sim`` on device 0 in a new session s1, started and ended."""
+    client.open("s1", **session_settings())
+    run_id = _run(0, "aaaaaaaa")
+    _mark(client, run_id, pb.RunMark.START, "a")
+    client.send("s1", simulation_files(sim), run_id=run_id)
+    _mark(client, run_id, pb.RunMark.END, "a")
+
+
 def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_kept(
     client: Client, sim: SimulationResult, tmp_path: Path, held_close: _HeldClose
 ) -> None:
     # Two agents into one session, the second 0.3-0.5 s after the first: its START, during the
     # first agent's close, replaced the finished run; the closed session had 176 rows, 3 CSVs
     # and not one file in its store or on disk.
-    client.open("s1", **session_settings())
-    first, second = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
-    client.send("s1", simulation_files(sim), run_id=first)
-    _mark(client, first, pb.RunMark.END, "a")
+    _ended_run(client, sim)
+    second = _run(0, "bbbbbbbb")  # a rerun on the same device: it would replace the first run
     closer, answers = _closing(client, "s1")
     assert held_close.entered.wait(CALL_TIMEOUT_S)
     refused = _mark(client, second, pb.RunMark.START, "b")
@@ -413,11 +419,8 @@ def test_an_agent_whose_run_was_refused_does_not_hold_the_session_open(
     # `agent run --sim --device 0` and `--device 1` into one session: the second run, refused
     # for its own golden data, still streamed; the first agent's close was refused ("another
     # agent is still streaming into it"), the second failed, and nobody closed the session.
-    client.open("s1", **session_settings())
-    first, second = _run(0, "aaaaaaaa"), _run(1, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
-    client.send("s1", simulation_files(sim), run_id=first)
-    _mark(client, first, pb.RunMark.END, "a")
+    _ended_run(client, sim)
+    second = _run(1, "bbbbbbbb")
     refused = threading.Event()
     release = threading.Event()
     acks: list[pb.UploadAck] = []
