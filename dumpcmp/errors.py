@@ -148,6 +148,14 @@ class StillStreaming(TransferError):
     """The host did not close a session: another agent still streams into it, and closes it."""
 
 
+class SessionClosed(TransferError):
+    """An agent found its session closed before it sent anything: its results are final."""
+
+    def __init__(self, session: str, address: str) -> None:
+        self.session = session
+        super().__init__(f"session {session} on host {address} is closed and its results are final")
+
+
 class StoreError(DumpcmpError):
     """The session store cannot answer."""
 

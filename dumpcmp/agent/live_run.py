@@ -26,6 +26,7 @@ from dumpcmp.agent.runtime import AclRuntime
 from dumpcmp.agent.session import RunFile, add_files, wire_path
 from dumpcmp.agent.uploader import Uploader
 from dumpcmp.agent.watcher import DumpWatcher, NotSent
+from dumpcmp.errors import TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
 __all__ = ["RunStart", "StreamedRun", "stream_model_run"]
@@ -65,7 +66,8 @@ def stream_model_run(
     """Run ``model`` under ``acl_config`` (whose dump path is ``dump_root``), streaming each dump
     file of the run into ``uploader`` as it completes. ``start(model_id)``, called once the model
     is loaded, names the run and its files (sent after START, before any dump file). Raises what
-    ``run_model`` raises, after handing over the files already complete (the run then has no END).
+    ``run_model`` raises, after handing over the files already complete (the run then has no END),
+    and TransferError after a step once the host refused the run (``Uploader.run_dropped``).
     ``after_run(run_id, ran)``: files the run made of its result (a hunt's outputs), sent before END."""
     root = dump_root.resolve()
     earlier = set(_files(root))
@@ -93,10 +95,21 @@ def stream_model_run(
                 own_dir.append(directory.resolve())
             started.append(run.run_id)
 
+    def stepped(step: int) -> None:
+        # The host took none of the run: its other steps would only be refused (a second --sim
+        # device into one session simulated to the end, then failed). After the last step the
+        # run is whole: it ends, and the refusals are said as any others.
+        with lock:
+            run_id = started[0]
+        if step + 1 < steps and (why := uploader.run_dropped(run_id)):
+            raise TransferError(f"run {run_id} stopped after step {step}: the host refused it: {why}")
+
     watcher = DumpWatcher(root, ready, quiet=quiet, poll=poll, exclude=exclude)
     watcher.start()
     try:
-        ran = run_model(runtime, model, inputs, acl_config, device=device, steps=steps, on_load=loaded)
+        ran = run_model(
+            runtime, model, inputs, acl_config, device=device, steps=steps, on_load=loaded, on_step=stepped
+        )
     finally:
         ended = watcher.stop()
     with lock:

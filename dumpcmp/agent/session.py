@@ -19,10 +19,11 @@ from dumpcmp import __version__
 from dumpcmp.agent.completeness import not_sendable
 from dumpcmp.agent.journal import Journal, agent_id
 from dumpcmp.agent.uploader import Uploader, UploadSettings
-from dumpcmp.errors import TransferError
+from dumpcmp.errors import SessionClosed, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, tls_hint
+from dumpcmp.proto.wire_paths import wire_path_problem
 
 __all__ = [
     "HostSession",
@@ -92,10 +93,9 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
     until --give-up."""
     channel = open_channel(host)
     try:
-        pb_grpc.DumpCompareStub(channel).GetSession(
+        info = pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=session), timeout=_PROBE_TIMEOUT_S
         )
-        return HostSession(host, session, existed=True)
     except grpc.RpcError as exc:
         code = exc.code() if isinstance(exc, grpc.Call) else None
         if code in _REFUSALS or tls_hint(exc, host) is not None:
@@ -103,6 +103,11 @@ def reach_host(host: ChannelOptions, session: str) -> HostSession:
         return HostSession(host, session, existed=False if code is grpc.StatusCode.NOT_FOUND else None)
     finally:
         channel.close()
+    if info.state == pb.SessionInfo.CLOSED:
+        # A rerun after a Ctrl-C during the close that the host finished: said now, not as the
+        # host's refusal to open it once a model run was spent.
+        raise SessionClosed(session, host.address)
+    return HostSession(host, session, existed=True)
 
 
 def open_uploader(
@@ -190,9 +195,18 @@ def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
 
 def tree_files(kind: pb.FileKind, root: Path, skipped: list[str] | None = None) -> list[RunFile]:
     """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``
-    (files passed over go to ``skipped``, as ``_files`` says)."""
+    (files passed over go to ``skipped``, as ``_files`` says, and so do names the host refuses)."""
     base = root.parent if root.is_file() else root
-    return [(kind, wire_path(path, base), path) for path in _files(root, skipped)]
+    sent: list[RunFile] = []
+    for path in _files(root, skipped):
+        name = wire_path(path, base)
+        if why := wire_path_problem(name, single_part=kind == pb.FUSION_RULE):
+            # The host would refuse it, and with it the run's whole golden data: nothing was sent.
+            if skipped is not None:
+                skipped.append(f"{path}: a name the host takes no file by ({why})")
+            continue
+        sent.append((kind, name, path))
+    return sent
 
 
 def add_files(uploader: Uploader, files: list[RunFile], run_id: str = "") -> None:

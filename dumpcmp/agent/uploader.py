@@ -295,6 +295,12 @@ class Uploader:
     def failed(self) -> bool:
         return self._error is not None
 
+    def run_dropped(self, run_id: str) -> str:
+        """Why the host took none of run ``run_id`` (refused or replaced it, or refused its START);
+        "" while it counts. Its files still to come would be refused one by one."""
+        with self._cond:
+            return self._run_refusals.get(run_id, "") if run_id in self._dropped_runs else ""
+
     @property
     def journal_path(self) -> Path:
         return self._journal.path
@@ -768,7 +774,8 @@ class Uploader:
             why = ack.message or pb.UploadAck.Status.Name(status).lower()
             if item.run_id:
                 with self._cond:
-                    if ack.run_dropped:
+                    # A refused START: the session takes nothing of the run (it is closed or closing).
+                    if ack.run_dropped or (item.local is None and item.event == pb.RunMark.START):
                         self._dropped_runs.add(item.run_id)
                     refused_before = item.run_id in self._run_refusals
                     why = self._run_refusals.setdefault(item.run_id, why)

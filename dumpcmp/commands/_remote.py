@@ -33,3 +33,17 @@ def channel_options(
     token_file: Path | None, timeout: float,
 ) -> ChannelOptions:  # fmt: skip
     return ChannelOptions(host, tls_ca, client_cert, client_key, token_file, timeout)
+
+
+def host_command(words: list[str], address: ChannelOptions) -> str:
+    """``dumpcmp host WORDS``, with the options that reach the host as this client does."""
+    import shlex
+
+    words = ["dumpcmp", "host", *words]
+    for option, path in (
+        ("--tls-ca", address.tls_ca), ("--tls-cert", address.client_cert), ("--tls-key", address.client_key),
+        ("--token-file", address.token_file),
+    ):  # fmt: skip
+        if path is not None:
+            words += [option, str(path)]
+    return shlex.join(words)

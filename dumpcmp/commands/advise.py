@@ -244,6 +244,7 @@ def advise_command(
     from dumpcmp.outputs import prepare_output_dir
 
     tables: list[_ToAdvise] = []
+    still_open = False
     with user_errors():
         if (host is None) != (session is None):
             raise DumpcmpError("--host and --session go together: give both, or neither")
@@ -257,7 +258,7 @@ def advise_command(
         from dumpcmp.commands.host import session_tables
 
         options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
-        fetched = session_tables(options, session)
+        fetched, still_open = session_tables(options, session)
         with user_errors():
             tables = _read_cells(fetched)
     # Every table is read before anything is written: a bad one leaves no output behind.
@@ -268,6 +269,12 @@ def advise_command(
         runs = run_groups(tables, lambda t: t[1], lambda t: t[2])
         for run in runs:
             _advise_run(run, output, reports, op_graph, several=len(runs) > 1)
+    if still_open:
+        # Its dump files still coming may hold the first divergence: these findings are not final.
+        console().print(
+            f"session {session} is open: the findings cover only its rows so far (not final until it closes)",
+            markup=False,
+        )
 
 
 def _advise_run(

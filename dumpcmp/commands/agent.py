@@ -21,14 +21,14 @@ from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand
 from dumpcmp.commands._output import console, counted, error_console, fail, user_errors
-from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile
+from dumpcmp.commands._remote import ClientCert, ClientKey, HostAddress, TlsCa, TokenFile, host_command
 from dumpcmp.printable import skipped_lines
 
 if TYPE_CHECKING:
     from dumpcmp.agent.hunt import HuntOutcome, HuntPass
     from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun
-    from dumpcmp.agent.session import HostSession, RunFile
-    from dumpcmp.agent.uploader import Uploader
+    from dumpcmp.agent.session import HostSession, RunFile, SessionPlan
+    from dumpcmp.agent.uploader import Uploader, UploadSettings
     from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
@@ -165,7 +165,7 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.run import AgentRun, extra_files, new_run_token
+    from dumpcmp.agent.run import extra_files, new_run_token
     from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
@@ -198,7 +198,7 @@ def run_command(
         address = ChannelOptions(check_address(host), tls_ca, tls_cert, tls_key, token_file)
         plan = SessionPlan(
             session=session,
-            model=model_name or _model_label(watch, model),
+            model=model_name or _model_label(model),
             golden_uploaded=golden is not None or sim,
             golden_host_path=golden_on_host or "",
             fusion_rule_name=fusion_rule.name
@@ -226,8 +226,7 @@ def run_command(
             )
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
-            agent = AgentRun(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings,
-                             error_console())  # fmt: skip
+            agent = _agent_run(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings)
             with _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
@@ -235,7 +234,7 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
-            agent = AgentRun(address, plan, state_dir, settings, error_console())
+            agent = _agent_run(address, plan, state_dir, settings)
             with _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
@@ -254,7 +253,7 @@ def run_command(
         # A session closed without some of its files would give a final verdict that silently
         # lacks them (a truncated culprit file, and the blame moves downstream): it stays open.
         closing = not keep_open and not outcome.undelivered
-        results = _host_command(["results", session, "--host", address.address], address)
+        results = host_command(["results", session, "--host", address.address], address)
         settled = f"the agent stopped once every file was answered; how session {session} stands: {results}"
         with user_errors(settled):
             try:
@@ -263,13 +262,27 @@ def run_command(
                 elif outcome.undelivered:
                     # Refused, perhaps, because another agent closed the session meanwhile: the
                     # summary says where the session stands, not where this agent left it.
-                    outcome.closed_elsewhere = closed_on_host(outcome.target)
+                    outcome.closed_elsewhere = _refused_as_closing(outcome) or closed_on_host(outcome.target)
             finally:
                 _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
 
 
 # --------------------------------------------------------------------------- pieces
+
+
+def _agent_run(
+    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+) -> AgentRun:
+    """The host reached; a session closed already is one line that says how to see its results."""
+    from dumpcmp.agent.run import AgentRun
+    from dumpcmp.errors import SessionClosed, TransferError
+
+    try:
+        return AgentRun(address, plan, state_dir, settings, error_console())
+    except SessionClosed as exc:
+        results = host_command(["results", exc.session, "--host", address.address], address)
+        raise TransferError(f"{exc}: see them with {results}, or stream into a new session name") from None
 
 
 @dataclass(frozen=True)
@@ -302,11 +315,12 @@ def _check_source(session: str, watch: Path | None, model: str | None, *, with_m
         raise TransferError(f"--watch {watch.resolve()}: is a file, not a dump directory")
 
 
-def _model_label(watch: Path | None, model: str | None) -> str:
-    if model is not None:
-        return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
-    assert watch is not None
-    return watch.resolve().name
+def _model_label(model: str | None) -> str:
+    """The model's name from --model; "" for a watch: the host shows the model its dump paths name
+    (the watched directory's name said ``model wdB`` of a small_cnn dump)."""
+    if model is None:
+        return ""
+    return Path(model.split(":", 1)[1] if model.startswith("zoo:") else model).stem
 
 
 def _check_extras(golden: Path | None, rule: Path | None) -> None:
@@ -517,6 +531,9 @@ _RERUN = {
 }
 
 
+_WHILE_CLOSING = "while the session was closing"
+
+
 def _dropped(target: HostSession) -> str:
     return (
         f"session {target.name}, opened by this run and holding no dump file, "
@@ -533,8 +550,15 @@ def _interrupted(target: HostSession, source: str, when: str, *, opened: bool, d
         where = _dropped(target)
     elif not opened:
         where = f"session {session} was not opened on host {host} (not reached); run the same command again"
+    elif when == _WHILE_CLOSING:
+        # The host may have closed it all the same: the close had reached it.
+        results = host_command(["results", session, "--host", host], target.host)
+        where = (
+            f"session {session} may have closed on host {host} (the close had reached it): see how it "
+            f"stands with {results}; if it is still open, run the same command again to finish it"
+        )
     else:
-        delete = _host_command(["delete", session, "--host", host], target.host)
+        delete = host_command(["delete", session, "--host", host], target.host)
         where = (
             f"session {session} is left open on host {host}: run the same command again to finish it "
             f"({_RERUN[source.split()[0]]}), or drop it: {delete}"
@@ -549,7 +573,7 @@ def _close(outcome: AgentOutcome) -> None:
     from dumpcmp.errors import StillStreaming
 
     # Ctrl-C now comes after every file was sent: the line says so, not that files are missing.
-    with _stopping(outcome.target, outcome.uploader, outcome.source, "while the session was closing"):
+    with _stopping(outcome.target, outcome.uploader, outcome.source, _WHILE_CLOSING):
         if outcome.dump_files == 0 and _drop_if_empty(outcome.target, outcome.uploader):
             passed_over = (
                 f" ({counted(len(outcome.skipped), 'other file')} skipped, e.g. {outcome.skipped[0]})"
@@ -566,7 +590,7 @@ def _close(outcome: AgentOutcome) -> None:
             # This agent's files are all in: another agent's, still on the way, would be refused
             # by a closed session. The host's rule leaves the close to the last one to finish.
             target = outcome.target
-            close = _host_command(["close", target.name, "--host", target.host.address], target.host)
+            close = host_command(["close", target.name, "--host", target.host.address], target.host)
             last = "the last agent to finish with every file delivered closes it"
             console().print(f"{exc}; {last}, or: {close}", markup=False)
 
@@ -588,21 +612,7 @@ def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
 
 def fetch_command(session: str, address: ChannelOptions) -> str:
     """The command that downloads the closed session's result files to this machine."""
-    return _host_command(["results", session, "--host", address.address, "--out", "DIR"], address)
-
-
-def _host_command(words: list[str], address: ChannelOptions) -> str:
-    """``dumpcmp host WORDS``, with the options that reach the host as this agent does."""
-    import shlex
-
-    words = ["dumpcmp", "host", *words]
-    for option, path in (
-        ("--tls-ca", address.tls_ca), ("--tls-cert", address.client_cert), ("--tls-key", address.client_key),
-        ("--token-file", address.token_file),
-    ):  # fmt: skip
-        if path is not None:
-            words += [option, str(path)]
-    return shlex.join(words)
+    return host_command(["results", session, "--host", address.address, "--out", "DIR"], address)
 
 
 def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: str = "") -> None:
@@ -646,10 +656,10 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     if outcome.closed_elsewhere:
         return f"; session {session} was closed meanwhile (not by this agent): its results lack them"
     host = outcome.target.host
-    close = _host_command(["close", session, "--host", host.address], host)
+    close = host_command(["close", session, "--host", host.address], host)
     if _refused(outcome):
         # Left open for a rerun, the session refuses the same files again: say what does work.
-        delete = _host_command(["delete", session, "--host", host.address], host)
+        delete = host_command(["delete", session, "--host", host.address], host)
         return (
             f"; the host refuses them again in a rerun into session {session}: stream into another "
             f"session name, or end this one first: {close} (its results then lack them) or {delete}"
@@ -670,6 +680,15 @@ def _refused(outcome: AgentOutcome) -> bool:
     return any(REFUSED in line for line in outcome.report.problems) or any(
         NOT_WATCHED in line for line in outcome.not_sent
     )
+
+
+def _refused_as_closing(outcome: AgentOutcome) -> bool:
+    """Whether the host refused files because another agent (or a hand) was closing the session:
+    closed for this agent, though the host says open until its comparison ends."""
+    from dumpcmp.proto.session_names import CLOSING_REFUSAL
+
+    closing = CLOSING_REFUSAL.format(outcome.target.name)
+    return any(line.endswith(closing) for line in outcome.report.problems)
 
 
 def _grouped_refusals(problems: Sequence[str]) -> list[str]:

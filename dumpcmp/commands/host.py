@@ -35,6 +35,7 @@ from dumpcmp.commands._remote import (
     TlsCa,
     TokenFile,
     channel_options,
+    host_command,
 )
 from dumpcmp.commands._report_flags import Graph
 from dumpcmp.errors import DumpcmpError, OutputError, TransferError
@@ -57,6 +58,8 @@ __all__ = ["app"]
 DEFAULT_LISTEN = "127.0.0.1:50051"
 SessionName = Annotated[str, typer.Argument(help="The session's name.", show_default=False)]
 _APPEAR_POLL_S = 0.5  # how often --follow asks whether the session it waits for exists yet
+_FOLLOW_RECONNECT_S = 300.0  # how long --follow waits for a host that went away (as agent --give-up)
+_FOLLOW_RETRY_S = 0.5
 
 HOST_CLUSTER_HELP = (
     "Run every session's comparisons on a Dask cluster: its scheduler's address (tcp://HOST:8786), "
@@ -421,7 +424,7 @@ def results_command(
                     f"stopped following session {session}; the session is unchanged (still open on the "
                     "host), and nothing was written"
                 ):
-                    _follow(stub, session)
+                    _follow(stub, session, options.address)
                 info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=timeout)
             streamed = _rows(stub, session, timeout)
             written: list[Path] = []
@@ -435,10 +438,10 @@ def results_command(
                 with _claimed(html_out) as target, user_errors():
                     _write_html(stub, info, target, graph, streamed, timeout)
                 written.append(target)
-            written += _download(stub, info, out_dir, timeout) if out_dir is not None else []
+            written += _download(stub, info, out_dir, options) if out_dir is not None else []
     out.print(status_line(info, streamed.count), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
-        out.print(f"replaced runs (their dump was incomplete): {', '.join(info.replaced_runs)}", markup=False)
+        out.print(f"replaced runs (their files dropped): {', '.join(info.replaced_runs)}", markup=False)
     for line in info.summary.splitlines():
         out.print(line, markup=False)
     for target in written:
@@ -489,15 +492,21 @@ def _claimed(path: Path) -> Iterator[Path]:
         raise
 
 
-def _download(stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, timeout: float) -> list[Path]:
+def _download(
+    stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, options: ChannelOptions
+) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name (or the next
     free one: a file already in --out is never replaced)."""
     from dumpcmp.outputs import atomic_path
 
     if info.state != pb.SessionInfo.CLOSED:
+        # --follow waits for an agent's close: with no agent streaming, it would wait for ever.
+        close = host_command(["close", info.session, "--host", options.address], options)
+        how = "use --follow" if info.streams else f"no agent is streaming into it: {close}"
         raise TransferError(
-            f"session {info.session} is open: its result files are written when it closes (use --follow)"
+            f"session {info.session} is open: its result files are written when it closes ({how})"
         )
+    timeout = options.timeout
     written = []
     for name in info.result_files:
         # a name from the wire never leaves --out
@@ -549,14 +558,36 @@ def _await_session(
         )
 
 
-def _follow(stub: DumpCompareStub, session: str) -> None:
+def _follow(stub: DumpCompareStub, session: str, address: str) -> None:
     """Say how the session stands whenever that changes, until it closes (no deadline: a session
-    may run for hours)."""
-    for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
-        if batch.session_closed:
-            return  # the results printed next begin with the closed session's line
-        if batch.HasField("progress"):
-            console().print(status_line(batch.progress), markup=False)
+    may run for hours). A host that goes away is waited for, as an agent waits for it: a
+    restarted host resumes its open sessions."""
+    lost_since: float | None = None
+    while True:
+        try:
+            for batch in stub.WatchRows(pb.WatchRowsRequest(session=session, follow=True)):
+                lost_since = None
+                if batch.session_closed:
+                    return  # the results printed next begin with the closed session's line
+                if batch.HasField("progress"):
+                    console().print(status_line(batch.progress), markup=False)
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+            if lost_since is None:
+                lost_since = time.monotonic()
+                error_console().print(
+                    f"the host at {address} went away; waiting up to {_FOLLOW_RECONNECT_S:g} s for it to "
+                    "come back (Ctrl-C to stop)",
+                    markup=False,
+                    soft_wrap=True,
+                )
+            elif time.monotonic() - lost_since >= _FOLLOW_RECONNECT_S:
+                raise TransferError(
+                    f"the host at {address} went away and did not come back within "
+                    f"{_FOLLOW_RECONNECT_S:g} s; run the same command again once it is back"
+                ) from None
+            time.sleep(_FOLLOW_RETRY_S)
 
 
 def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
@@ -896,11 +927,11 @@ def _table_cells(
     return table[0], table[1:]
 
 
-def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, list[list[str]]]]:
+def session_tables(options: ChannelOptions, session: str) -> tuple[list[tuple[str, list[list[str]]]], bool]:
     """A session's result tables as (name, header + rows): each result file of a closed session,
     else the rows so far (named after the session; when they are of several shards, a table per
     shard named as its result file will be, ``{device}_{model}_{step}_result_{now}``, so that the
-    shards are advised as one run). For ``advise --host``."""
+    shards are advised as one run); and whether the session is still open. For ``advise --host``."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
@@ -910,22 +941,23 @@ def session_tables(options: ChannelOptions, session: str) -> list[tuple[str, lis
             if len(split) < 2 and len(stats) < 2:
                 columns, rows = streamed.table()
                 tables = [(session, [columns, *rows])] if rows or not stats else []
-                return tables + [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
+                return tables + [(f"{session}_statistics", [c, *r]) for c, r in stats.values()], True
             labels, stamp = _shard_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
-            return [
+            shards = [
                 *((f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()),
                 *(
                     (f"{labels[k]}_stats_result_{stamp}", [header, *rows])
                     for k, (header, rows) in stats.items()
                 ),
             ]
+            return shards, True
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
-        return tables
+        return tables, False
 
 
 def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:

@@ -28,6 +28,9 @@ SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_MESSAGE),)
 CLIENT_OPTIONS = (
     ("grpc.max_send_message_length", MAX_MESSAGE),
     ("grpc.max_receive_message_length", MAX_ANSWER),
+    # A host that went away and came back is reached again within seconds (gRPC's backoff grows
+    # to two minutes): `host results --follow` waits for it on the same channel.
+    ("grpc.max_reconnect_backoff_ms", 2000),
 )
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 
@@ -105,6 +108,11 @@ def call_failed(exc: grpc.RpcError, address: str, options: ChannelOptions | None
     hint = None if options is None else tls_hint(exc, options)
     if hint is not None:
         return TransferError(f"cannot reach the host at {address}: {hint}")
+    if code is grpc.StatusCode.UNAVAILABLE and not _at_connect(details):
+        return TransferError(
+            f"the host at {address} went away during the call ({details}); run the same command again "
+            "once it is back"
+        )
     if code is grpc.StatusCode.UNAVAILABLE:
         return TransferError(f"cannot reach the host at {address}: {details}")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -123,8 +131,11 @@ def tls_hint(exc: grpc.RpcError, options: ChannelOptions) -> str | None:
     handshake is a certificate problem.
     """
     details = " ".join(((exc.details() if isinstance(exc, grpc.Call) else "") or "").split())
+    # Only a connection refused at its start is the TLS handshake's doing: a host killed during
+    # an established call ("Stream removed (Socket closed)") was diagnosed as a TLS host.
+    closed_at_once = "Socket closed" in details and _at_connect(details)
     if options.tls_ca is None:
-        if "Socket closed" in details:
+        if closed_at_once:
             return (
                 "it closed the connection at once, as a TLS host does to a plaintext client: "
                 "pass --tls-ca CA.pem (the CA of the host's certificate)"
@@ -140,7 +151,7 @@ def tls_hint(exc: grpc.RpcError, options: ChannelOptions) -> str | None:
             f"the host's certificate is not made out to {name}: connect by a name or address the "
             "certificate holds (--host)"
         )
-    if "Socket closed" in details:
+    if closed_at_once:
         if options.client_cert is None:
             return (
                 "it closed the TLS connection at once, as a host asking for client certificates "
@@ -153,6 +164,12 @@ def tls_hint(exc: grpc.RpcError, options: ChannelOptions) -> str | None:
     if "handshake failed" in details.lower():
         return f"the TLS handshake failed ({details}); check --tls-ca {options.tls_ca}"
     return None
+
+
+def _at_connect(details: str) -> bool:
+    """Whether a failed call's details say the connection failed as it was made (gRPC's words),
+    not that an established one broke."""
+    return "failed to connect" in details
 
 
 def check_key_pair(cert: Path, key: Path) -> None:

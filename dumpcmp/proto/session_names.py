@@ -15,6 +15,9 @@ SESSION_METADATA = "dumpcmp-session"
 # Trailing metadata of a CloseSession or DeleteSession refused because an agent still streams
 # into the session: an agent that ends while another still streams leaves the close to it.
 STREAMING_METADATA = "dumpcmp-streaming"
+# Why a run (and each file of it) is refused while its session closes: the agent then knows the
+# session is as good as closed, though the host still says open until the comparison ends.
+CLOSING_REFUSAL = "session {} is closing: its results are final; stream into a new session name"
 
 
 def session_name_problem(name: str) -> str | None:
@@ -23,4 +26,7 @@ def session_name_problem(name: str) -> str | None:
         return "a session name is 1 to 128 of A-Z a-z 0-9 _ . -"
     if name.startswith("."):
         return "a session name must not start with '.'"
+    if name.startswith("-"):
+        # The commands printed for it (`dumpcmp host results -rf ...`) read it as an option.
+        return "a session name must not start with '-'"
     return None

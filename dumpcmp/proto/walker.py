@@ -203,6 +203,13 @@ def directory_group(directory: Path, base: Path) -> GroupKey:
 _SESSION = re.compile(r"^[0-9]{14}$")
 
 
+def model_of(wire_path: str) -> str:
+    """The model name a dump file's '/'-separated path names (``…/{device}/{model}/{model_id}/{step}/FILE``),
+    or "" when its directories are no dump group."""
+    parts = tuple(wire_path.split("/")[:-1])
+    return parts[-3] if _is_group(parts) else ""
+
+
 def _is_group(parts: tuple[str, ...]) -> bool:
     """``{device}/{model}/{model_id}/{step}``: three numeric levels around the model name."""
     return len(parts) >= 4 and parts[-4].isdigit() and parts[-2].isdigit() and parts[-1].isdigit()

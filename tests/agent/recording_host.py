@@ -62,6 +62,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.ack_delay = 0.0  # seconds before each acknowledgement
         self.drop_after: int | None = None  # end the stream UNAVAILABLE after this many acks
         self.refuse_runs = False  # answer run marks REFUSED (as for a replaced run)
+        self.run_refusal = "run was replaced"  # why, then
         self.opened = 0
         self.largest_chunk = 0
         self.checksums: list[int] = [pb.XXH3_128]  # what OpenSession says it verifies ([]: an older host)
@@ -152,7 +153,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                                 session.start_run(message.run.run_id)
                             session.runs.append((message.run.run_id, message.run.event))
                         self.acks.append((message.run.session, f"run:{message.run.run_id}", status))
-                    why = "run was replaced" if self.refuse_runs else ""
+                    why = self.run_refusal if self.refuse_runs else ""
                     yield pb.UploadAck(status=status, run_id=message.run.run_id, message=why)
                 elif body == "start":
                     current = message.start

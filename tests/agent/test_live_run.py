@@ -11,7 +11,7 @@ import pytest
 from dumpcmp.agent.live_run import RunStart, stream_model_run
 from dumpcmp.agent.runtime import AclRuntime, open_backend
 from dumpcmp.agent.uploader import Uploader
-from dumpcmp.errors import AclError
+from dumpcmp.errors import AclError, TransferError
 from dumpcmp.fakes.simulate import prepare_simulation
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import dump_content
@@ -77,6 +77,38 @@ def test_a_failed_run_has_no_end_mark(server: ServerHandle, tmp_path: Path) -> N
         )
     uploader.finish()
     assert server.host.sessions[SESSION].runs == [("r2", pb.RunMark.START)]
+
+
+def test_a_run_the_host_refused_stops_after_its_step(
+    server: ServerHandle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A second --sim device into a session holding another run's golden data simulated every
+    # step, each of its files refused, then failed: the refusal came right after its START.
+    setup = prepare_simulation("zoo:small_cnn", tmp_path / "sim", steps=3)
+    uploader = _uploader(server, tmp_path / "state")
+    monkeypatch.setattr(uploader, "run_dropped", lambda run_id: "session live is closing")
+    runtime = AclRuntime(open_backend("sim", **setup.backend_options))
+    with pytest.raises(
+        TransferError, match=r"^run r4 stopped after step 0: the host refused it: session live is closing$"
+    ):
+        stream_model_run(
+            runtime, uploader, setup.model_path, setup.inputs, setup.acl_config, setup.npu_dump_dir,
+            start=lambda _model_id: RunStart("r4"), steps=3, quiet=0.05,
+        )  # fmt: skip
+    uploader.finish()
+    assert server.host.sessions[SESSION].runs == [("r4", pb.RunMark.START)]  # no END: replaced later
+
+
+def test_an_uploader_says_a_run_whose_start_was_refused_is_dropped(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    server.host.refuse_runs = True
+    uploader = _uploader(server, tmp_path / "state")
+    uploader.add_run_mark("r5", pb.RunMark.START)
+    uploader.settle()
+    assert uploader.run_dropped("r5") == "run was replaced"
+    assert uploader.run_dropped("r6") == ""
+    uploader.finish()
 
 
 def test_a_model_that_does_not_load_starts_no_run(server: ServerHandle, tmp_path: Path) -> None:

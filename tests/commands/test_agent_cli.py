@@ -109,6 +109,30 @@ def test_a_fifo_a_device_link_and_a_link_out_in_the_golden_directory_are_skipped
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
 
+def test_a_golden_file_the_host_cannot_name_is_skipped_and_said_the_rest_sent(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # One `back\slash.0.1.npy` in --golden: the host refused the golden data, nothing was sent
+    # ("not watched"), and the session stayed open; an offline compare takes that directory.
+    dump, golden = _dump_and_golden(tmp_path)
+    (golden / "back\\slash.0.1.npy").write_bytes(b"npy")
+    (golden / "a\nb.0.1.npy").write_bytes(b"npy")
+    rule = tmp_path / "rule.json"
+    rule.write_text(EMPTY_RULE)
+    code, out = run(
+        "--host", server.target, "--session", "g2", "--watch", str(dump), "--until-idle", "0.3",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(rule),
+    )  # fmt: skip
+    assert code == 0, out
+    assert out.splitlines()[:2] == [
+        f"skipped {golden}/a\\nb.0.1.npy: a name the host takes no file by (control character 0x0a in path)",
+        f"skipped {golden}/back\\slash.0.1.npy: a name the host takes no file by (backslash in path "
+        "(the separator is '/'))",
+    ]
+    assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
+    assert server.host.sessions["g2"].request.model == ""  # the host names it from the dump paths
+
+
 def test_the_hosts_paths_are_said_to_be_the_hosts_with_how_to_fetch_them(
     server: ServerHandle, tmp_path: Path
 ) -> None:
@@ -364,9 +388,11 @@ def test_watch_dot_keeps_its_state_beside_the_dump_path(
         ("../escape2", "--session '../escape2': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
         ("a/b", "--session 'a/b': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
         (".hidden", "--session '.hidden': a session name must not start with '.'"),
+        # The commands printed for it (`dumpcmp host results -rf ...`) read it as an option.
+        ("-rf", "--session '-rf': a session name must not start with '-'"),
         ("x" * 129, f"--session '{'x' * 129}': a session name is 1 to 128 of A-Z a-z 0-9 _ . -"),
     ],
-    ids=["dotdot", "slash", "hidden", "long"],
+    ids=["dotdot", "slash", "hidden", "dash", "long"],
 )
 @pytest.mark.parametrize("source", ["watch", "model"])
 def test_a_bad_session_name_is_refused_before_anything_is_made_or_run(
@@ -722,15 +748,31 @@ def test_ctrl_c_while_the_session_closes_says_every_file_was_sent(
     finally:
         server.host.close_gate.set()
     assert agent.returncode == 130, output
-    assert (
-        output.strip()
-        .splitlines()[-1]
-        .startswith(
-            f"interrupted: the agent stopped while the session was closing; session c1 is left open on host "
-            f"{server.target}: run the same command again to finish it"
-        )
+    # It said "session c1 is left open", and the host closed it: the close had reached it.
+    assert output.strip().splitlines()[-1] == (
+        f"interrupted: the agent stopped while the session was closing; session c1 may have closed on "
+        f"host {server.target} (the close had reached it): see how it stands with dumpcmp host results c1 "
+        f"--host {server.target}; if it is still open, run the same command again to finish it"
     )
     assert not list((tmp_path / "state" / "runs").iterdir())  # the rerun simulates afresh
+
+
+def test_a_rerun_into_a_closed_session_says_so_and_how_to_see_its_results(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # After a Ctrl-C during a close that the host finished, the rerun ran the model, then failed
+    # with "FAILED_PRECONDITION: session cl8 is closed and its results are final".
+    code, out = run("--host", server.target, "--session", "c2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 0, out
+    code, out = run("--host", server.target, "--session", "c2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1
+    assert out.strip() == (
+        f"Error: session c2 on host {server.target} is closed and its results are final: see them with "
+        f"dumpcmp host results c2 --host {server.target}, or stream into a new session name"
+    )
+    assert server.host.opened == 1
 
 
 def test_a_simulated_run_that_gives_up_says_its_rerun_simulates_afresh(tmp_path: Path) -> None:
@@ -790,6 +832,26 @@ def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
     assert out.strip().splitlines()[-1] == (
         "Error: 1 file not delivered (see the warnings above); session e1 was closed meanwhile "
         "(not by this agent): its results lack them"
+    )
+
+
+def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_closed(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # An agent starting while another closes the session: the host says "open" until the close
+    # ends, and the refused agent said to close or delete a session already being closed.
+    from dumpcmp.proto.session_names import CLOSING_REFUSAL
+
+    server.host.refuse_runs = True
+    server.host.run_refusal = CLOSING_REFUSAL.format("e2")
+    code, out = run("--host", server.target, "--session", "e2", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1, out
+    assert f"session e2 on {server.target} (closed): " in out
+    assert (
+        out.strip()
+        .splitlines()[-1]
+        .endswith("session e2 was closed meanwhile (not by this agent): its results lack them")
     )
 
 

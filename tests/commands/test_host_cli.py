@@ -11,8 +11,10 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import grpc
 import openpyxl
 import pytest
 from typer.testing import CliRunner
@@ -156,6 +158,19 @@ def test_sessions_lists_every_session(hosts: Hosts, host: HostServer, sim: Simul
     lines = output.splitlines()
     assert lines[0].startswith("closed-one  closed  ")
     assert lines[1].startswith("open-one  open  0 rows")
+
+
+def test_sessions_shows_the_model_a_watchs_dump_paths_name(hosts: Hosts, host: HostServer) -> None:
+    # A watch's session showed "model wdB", the watched directory's name, for a small_cnn dump.
+    client = hosts.client(host)
+    client.stub.OpenSession(pb.OpenSessionRequest(session="w1"), timeout=CALL_TIMEOUT_S)  # a watch: no model
+    client.send("w1", {(pb.DUMP, "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"): b"d"})
+    client.open("named")  # an agent given --model-name (here "m") keeps it
+    client.send("named", {(pb.DUMP, "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"): b"d"})
+    code, output = invoke("sessions", "--host", f"127.0.0.1:{host.port}")
+    assert code == 0, output
+    assert "w1  open  0 rows  model small_cnn  " in output
+    assert "named  open  0 rows  model m  " in output
 
 
 def test_unknown_session_and_wrong_token_are_one_line(hosts: Hosts, tmp_path: Path) -> None:
@@ -335,7 +350,11 @@ def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_
     hosts.client(host).open("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--out", tmp_path / "got")
     assert code == 1
-    assert output.strip().endswith("its result files are written when it closes (use --follow)")
+    # "(use --follow)" waited for ever: no agent streamed into it to close it.
+    assert output.strip().endswith(
+        f"its result files are written when it closes (no agent is streaming into it: dumpcmp host close "
+        f"s1 --host 127.0.0.1:{host.port})"
+    )
     assert len(output.strip().splitlines()) == 1
     assert not (tmp_path / "got").exists()  # the --out it made, empty, is gone again
 
@@ -467,6 +486,18 @@ def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) ->
     raise AssertionError(f"no line {wanted!r}: {seen}")
 
 
+@contextmanager
+def _following(address: str, *options: object) -> Iterator[subprocess.Popen[str]]:
+    """``host results s1 --follow OPTIONS`` running; killed at the end if it still runs."""
+    follower = _cli("results", "s1", "--host", address, "--follow", *options)
+    try:
+        yield follower
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
+
+
 def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -474,11 +505,8 @@ def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
     files = simulation_files(sim)
     dumps = {key: data for key, data in files.items() if key[0] == pb.DUMP}
     seen: list[str] = []
-    follower = _cli(
-        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--follow", "--csv", tmp_path / "r.csv"
-    )
-    try:
-        address = f"127.0.0.1:{host.port}"
+    address = f"127.0.0.1:{host.port}"
+    with _following(address, "--csv", tmp_path / "r.csv") as follower:
         _read_until(
             follower,
             f"waiting for session s1 to appear on {address} (an agent opens it; Ctrl-C to stop)",
@@ -497,10 +525,6 @@ def test_follow_waits_for_a_session_no_agent_opened_yet_and_says_how_it_stands(
         assert {a.status for a in client.send("s1", files)} >= {pb.UploadAck.STORED}
         client.close("s1")
         stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
-    finally:
-        if follower.poll() is None:
-            follower.kill()
-            follower.wait()
     assert follower.returncode == 0, "".join(seen) + stdout
     assert "Traceback" not in stdout
     rows = (tmp_path / "r.csv").read_text().count("\n") - 1
@@ -824,3 +848,83 @@ def test_serve_takes_the_receive_window(
     code, output = invoke("serve", "--data", tmp_path / "data", "--listen", "127.0.0.1:0", *given)
     assert (code, output.strip()) == (1, "Error: not started (test)")
     assert [config.receive_window for config in started] == [window]
+
+
+def test_follow_waits_for_a_host_that_went_away_and_came_back(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # A host killed during `host results --follow` gave "it closed the connection at once, as a
+    # TLS host does to a plaintext client: pass --tls-ca", and the follow ended (exit 1).
+    hosts.client(host).open("s1", **session_settings())
+    address = f"127.0.0.1:{host.port}"
+    status = (
+        "session s1: open (results so far), 0 dump files received, 0 compared, 0 not compared yet, "
+        "0 rows so far, no agent streaming"
+    )
+    seen: list[str] = []
+    with _following(address, "--csv", tmp_path / "r.csv") as follower:
+        _read_until(follower, status, seen)
+        hosts.stop(host)
+        _read_until(
+            follower,
+            f"the host at {address} went away; waiting up to 300 s for it to come back (Ctrl-C to stop)",
+            seen,
+        )
+        back = serve_module.start(HostConfig(address, tmp_path / "data"))  # on the same port
+        hosts.servers.append(back)
+        _read_until(follower, status, seen)  # followed again
+        client = hosts.client(back)
+        client.send("s1", simulation_files(sim))
+        client.close("s1")
+        stdout, _ = follower.communicate(timeout=CALL_TIMEOUT_S)
+    assert follower.returncode == 0, "".join(seen) + stdout
+    assert (tmp_path / "r.csv").read_bytes() == offline_csv(sim, tmp_path / "offline")
+
+
+class _FailedCall(grpc.RpcError, grpc.Call):  # type: ignore[misc]
+    """A call that failed as gRPC reports it: a code and its details."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+    def initial_metadata(self) -> None:
+        return None
+
+    def trailing_metadata(self) -> None:
+        return None
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> None:
+        return None
+
+    def cancel(self) -> bool:
+        return False
+
+    def add_callback(self, callback: object) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("tls_ca", [None, Path("ca.pem")])
+def test_a_host_killed_during_a_call_is_said_so_not_diagnosed_as_tls(tls_ca: Path | None) -> None:
+    # `host close` or `host results --follow` of a host killed -9 said "it closed the connection at
+    # once, as a TLS host does to a plaintext client: pass --tls-ca CA.pem".
+    from dumpcmp.proto.channel import ChannelOptions, call_failed
+
+    broken = _FailedCall(grpc.StatusCode.UNAVAILABLE, "Stream removed (Socket closed)")
+    assert str(call_failed(broken, "h:1", ChannelOptions("h:1", tls_ca))) == (
+        "the host at h:1 went away during the call (Stream removed (Socket closed)); run the same "
+        "command again once it is back"
+    )
+    at_once = _FailedCall(
+        grpc.StatusCode.UNAVAILABLE,
+        "failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:1: Socket closed",
+    )
+    assert "TLS" in str(call_failed(at_once, "h:1", ChannelOptions("h:1", tls_ca)))

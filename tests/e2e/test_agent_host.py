@@ -106,10 +106,16 @@ def test_agent_killed_mid_stream_and_rerun_replaces_its_run(procs: Processes, tm
     info = assert_holds_exactly_the_run(host, "k1", run2)  # nothing of the interrupted run is left
     (replaced,) = info.replaced_runs  # the run's identity ends with the name of its local directory
     assert replaced.startswith("small_cnn@dev0@") and replaced.endswith(f"@{run1.name}")
-    assert f"replaced runs (interrupted, their files dropped): {replaced}" in done.output
+    assert (
+        f"replaced runs (their files dropped): {replaced} (by a later run of its model and device)"
+        in done.output
+    )
 
     shown = assert_results_are_offline_compare(host, "k1", tmp_path)
-    assert f"replaced runs (interrupted, their files dropped): {replaced}" in shown.output
+    assert (
+        f"replaced runs (their files dropped): {replaced} (by a later run of its model and device)"
+        in shown.output
+    )
     assert shown.output.count("replaced runs") == 1  # the closed session's summary says it, once
     sessions = dumpcmp("host", "sessions", "--host", host.address)
     assert sessions.code == 0 and f"replaced runs: {replaced}" in sessions.output, sessions.output

@@ -45,7 +45,10 @@ def test_a_rerun_after_keep_open_replaces_the_first_run(procs: Processes, tmp_pa
     info = assert_session_holds(host, "ko", run_files(Path(rerun.group(2))))  # the second run's only
     assert list(info.replaced_runs) == [first_run]
     assert info.state == pb.SessionInfo.CLOSED
-    assert f"replaced runs (interrupted, their files dropped): {first_run}" in second.output
+    assert (
+        f"replaced runs (their files dropped): {first_run} (by a later run of its model and device)"
+        in second.output
+    )
     assert_results_are_offline_compare(host, "ko", tmp_path)  # the host's tree holds nothing else
 
 

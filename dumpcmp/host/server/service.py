@@ -45,7 +45,7 @@ from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
-from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
+from dumpcmp.proto.session_names import CLOSING_REFUSAL, SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -54,7 +54,7 @@ from dumpcmp.proto.upload_wire import (
     read_upload_message,
     stored_file,
 )
-from dumpcmp.proto.walker import GroupKey
+from dumpcmp.proto.walker import GroupKey, model_of
 
 DEFAULT_MAX_FILE_SIZE = 64 * 1024**3
 _ROWS_PER_BATCH = 1000
@@ -137,6 +137,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._workers: dict[str, SessionWorker] = {}
         self._streams: Counter[str] = Counter()  # upload calls streaming into each session now
         self._lock = threading.Lock()  # one worker per session, however many calls race for it
+        # Closes under way of each session. Its own lock (taken inside _lock, never the other way):
+        # a close's end is counted from the worker's thread, which a delete joins holding _lock.
+        self._closing: Counter[str] = Counter()
+        self._closing_lock = threading.Lock()
         # The run whose golden files each session takes, claimed by its first golden FileStart: two
         # runs' first golden files on the way at once both found the session without golden data.
         self._golden_runs: dict[str, str] = {}
@@ -286,12 +290,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     def CloseSession(self, request: pb.CloseSessionRequest, context: grpc.ServicerContext) -> pb.SessionInfo:
         name = _checked_session(request.session, context)
         record = self._record(name, context)
-        if not record.closed:
-            with self._lock:
-                self._refuse_while_streaming(name, "close", context)
         worker = None if record.closed else self._worker(name)
         if worker is not None:
-            done = worker.close()
+            with self._lock, self._closing_lock:  # until it ends, a run starting is refused (``run_mark``)
+                self._refuse_while_streaming(name, "close", context)
+                done = worker.close()
+                self._closing[name] += 1
+            done.add_done_callback(lambda _done: self._closed(name))
             while not done.done():  # bounded waits: a cancelled call or a stopping server ends it
                 if not context.is_active():
                     _abort(context, grpc.StatusCode.CANCELLED, f"session {name}: close abandoned")
@@ -301,6 +306,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             except DumpcmpError as exc:
                 _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
         return self._info(name, context, with_files=True)
+
+    def _closed(self, name: str) -> None:
+        """A close of session ``name`` ended, closed or not."""
+        with self._closing_lock:
+            self._closing[name] -= 1
+            if self._closing[name] <= 0:
+                del self._closing[name]
+
+    def _closing_now(self, name: str) -> bool:
+        with self._closing_lock:
+            return bool(self._closing[name])
 
     def DeleteSession(
         self, request: pb.DeleteSessionRequest, context: grpc.ServicerContext
@@ -360,7 +376,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             worker = self._workers.get(record.name)
         return pb.SessionInfo(
             session=record.name,
-            model=record.model,
+            model=record.model or self._dump_model(record.name),
             state=pb.SessionInfo.CLOSED if record.closed else pb.SessionInfo.OPEN,
             settings=pb.CompareSettings.FromString(record.settings),
             files=[stored_file(f.kind, f.path, f.size, f.sha256) for f in stored],
@@ -381,6 +397,12 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             checksums=[pb.XXH3_128],
             whole_files=True,
         )
+
+    def _dump_model(self, name: str) -> str:
+        """The model a session's dump paths name, for one opened without a model name (a watch:
+        the watched directory's name was shown, ``wdB`` for a small_cnn dump)."""
+        first = self.store.first_path(name, pb.DUMP)
+        return "" if first is None else model_of(first)
 
     # ---- uploads
 
@@ -483,6 +505,8 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             raise _Refused(str(exc)) from None
         if record.closed:
             raise _Refused(f"session {name} is closed")
+        if self._closing_now(name):  # a run refused at its START sends its files all the same
+            raise _Refused(CLOSING_REFUSAL.format(name))
         if start.run_id and (gone := record.gone(start.run_id)):
             raise _Refused(gone, run_dropped=True)
         if start.kind == pb.GOLDEN and (other := self._claim_golden(name, start)) is not None:
@@ -641,7 +665,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             self.store.end_run(name, mark.run_id)
             ack.status = Ack.RUN_ACCEPTED
             return ack
-        started = self.store.start_run(name, mark.run_id, mark.agent_id)
+        with self._closing_lock:  # atomic with a close beginning: a START then replaced the closing run
+            closed = self.store.is_closed(name)
+            if closed or self._closing[name]:
+                ack.status = Ack.REFUSED
+                ack.message = f"session {name} is closed" if closed else CLOSING_REFUSAL.format(name)
+                return ack
+            started = self.store.start_run(name, mark.run_id, mark.agent_id)
         self._drop_files(name, started.dropped)
         ack.status = Ack.RUN_ACCEPTED
         ack.message = f"replaced runs: {', '.join(started.replaced)}" if started.replaced else ""
@@ -784,7 +814,7 @@ def _receive(
 ) -> None:  # fmt: skip
     upload = _Upload(service)
     if session:
-        upload.streams_into(session)
+        upload.streams_into(session, "")
     last: _Step = None
     try:
         for message in pulse.messages(requests, upload):
@@ -950,12 +980,24 @@ class _Upload:
         self.service = service
         self.receiving: _Receiving | None = None
         self._sessions: set[str] = set()  # the sessions this call streams into
+        # Runs of this call refused or replaced: their files still come, each refused, and do not
+        # hold the session (an agent whose run was refused kept its first agent from closing it,
+        # then failed; the session stayed open with nobody to close it).
+        self._dropped_runs: set[str] = set()
         self._states = _States(service.store)
 
-    def streams_into(self, session: str) -> None:
-        if session not in self._sessions:
+    def streams_into(self, session: str, run_id: str) -> None:
+        if session not in self._sessions and (not run_id or run_id not in self._dropped_runs):
             self._sessions.add(session)
             self.service.streaming(session, +1)
+
+    def run_dropped(self, session: str, run_id: str) -> None:
+        """Run ``run_id`` no longer counts: this call holds the session no more, unless a file
+        of another run follows."""
+        self._dropped_runs.add(run_id)
+        if session in self._sessions:
+            self._sessions.discard(session)
+            self.service.streaming(session, -1)
 
     def stopped_streaming(self) -> None:
         for session in self._sessions:
@@ -983,10 +1025,12 @@ class _Upload:
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
-            self.streams_into(message.run.session)
+            self.streams_into(message.run.session, message.run.run_id)
             # Marked as it is received: the FileStarts after it in the stream are checked against
             # it (a rerun's first golden file was refused as another run's, its START not yet applied).
             ack = self.service.run_mark(message.run)
+            if ack.run_dropped:
+                self.run_dropped(message.run.session, message.run.run_id)
             self._states.forget()  # a run's start replaces runs: files after it are checked afresh
             return ack
         self._fail("an empty UploadMessage")
@@ -1000,11 +1044,13 @@ class _Upload:
     def _start(self, start: pb.FileStart) -> Ack | None:
         if self.receiving is not None:
             self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
-        self.streams_into(start.session)
+        self.streams_into(start.session, start.run_id)
         try:
             self.receiving = _Receiving(start, self.service.start_file(start, self._states))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
+            if exc.run_dropped and start.run_id:
+                self.run_dropped(start.session, start.run_id)
             return Ack(
                 kind=start.kind, path=start.path, run_id=start.run_id, status=Ack.REFUSED, message=str(exc),
                 run_dropped=exc.run_dropped,

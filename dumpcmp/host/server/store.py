@@ -295,6 +295,13 @@ class SessionStore:
             query = "SELECT 1 FROM files WHERE session=? AND kind=? LIMIT 1"
             return db.execute(query, (session, kind)).fetchone() is not None
 
+    def first_path(self, session: str, kind: int) -> str | None:
+        """The path of one of the session's files of this kind (the first by name), None when none."""
+        with self._transaction() as db:
+            query = "SELECT path FROM files WHERE session=? AND kind=? ORDER BY path LIMIT 1"
+            row = db.execute(query, (session, kind)).fetchone()
+        return None if row is None else str(row[0])
+
     def files_named(self, session: str, keys: Sequence[tuple[int, str]]) -> list[StoredFile | None]:
         """The stored file of each (kind, path), None where there is none; one transaction."""
         with self._transaction() as db:

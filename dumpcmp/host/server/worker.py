@@ -169,6 +169,10 @@ class SessionWorker:
         # store again only after a plan file landed or the settings changed.
         self._waiting_for_plan = bool(self._missing_plan_files())
         self._plan_changed = False
+        # None while the thread runs; then "" (the session closed) or why it stopped: a close
+        # asked for after that is answered at once, nobody would take it off the queue.
+        self._ended: str | None = None
+        self._ending = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"compare-{name}", daemon=True)
         self._thread.start()
 
@@ -194,7 +198,11 @@ class SessionWorker:
 
     def close(self) -> Future[None]:
         done: Future[None] = Future()
-        self._events.put(_Close(done))
+        with self._ending:
+            if self._ended is None:
+                self._events.put(_Close(done))
+                return done
+        _answer(done, self._ended)
         return done
 
     def stop(self) -> None:
@@ -217,14 +225,34 @@ class SessionWorker:
         return not self._thread.is_alive()
 
     def _run(self) -> None:
+        ended = (
+            f"session {self.name}: its comparison stopped (the host is stopping, or the session was deleted)"
+        )
+        try:
+            while True:
+                batch = self._next_batch()
+                if any(isinstance(e, _Stop) for e in batch):
+                    return
+                self._compare_safely(batch)
+                closing = [e for e in batch if isinstance(e, _Close)]
+                if closing and self._finish(closing):
+                    ended = ""
+                    return
+        finally:
+            self._answer_queued(ended)
+
+    def _answer_queued(self, ended: str) -> None:
+        """Answer every close still queued as the thread ends (a second `host close` of a session
+        waited until its --timeout, holding a host thread): closed already, or why not."""
+        with self._ending:
+            self._ended = ended
         while True:
-            batch = self._next_batch()
-            if any(isinstance(e, _Stop) for e in batch):
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
                 return
-            self._compare_safely(batch)
-            closing = [e for e in batch if isinstance(e, _Close)]
-            if closing and self._finish(closing):
-                return
+            if isinstance(event, _Close):
+                _answer(event.done, ended)
 
     def _compare_safely(self, batch: list[_Event]) -> None:
         try:
@@ -343,7 +371,10 @@ class SessionWorker:
             if self._live is None:
                 raise DumpcmpError(self._closing_problem())
             outcome = self._live.close()
-            replaced = sorted(self._store.state(self.name).replaced_runs)
+            replaced = {
+                run: _NOT_ENDED if run in unfinished.replaced else _BY_LATER_RUN
+                for run in sorted(self._store.state(self.name).replaced_runs)
+            }
             final = _final_table(outcome, self._plan, replaced)
             self._store.close_session(
                 self.name, final.rows, final.columns, final.result_files, final.summary,
@@ -360,6 +391,20 @@ class SessionWorker:
         return True
 
 
+# Why a run's files do not count, in the closed session's summary. A run replaced by a rerun may
+# have finished (--keep-open, or a kill during the close): "interrupted" was untrue of it.
+_BY_LATER_RUN = "by a later run of its model and device"
+_NOT_ENDED = "not ended when the session closed"
+
+
+def _answer(done: Future[None], ended: str) -> None:
+    """A close's answer once the worker has ended: done ("", the session closed) or why not."""
+    if ended:
+        done.set_exception(DumpcmpError(ended))
+    else:
+        done.set_result(None)
+
+
 @dataclass(frozen=True, slots=True)
 class _FinalTable:
     """What a closed session stores: its rows, columns, result file names, summary, the error line
@@ -373,7 +418,7 @@ class _FinalTable:
     stats: list[ShardRow[StatsResult]]
 
 
-def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]) -> _FinalTable:
+def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: dict[str, str]) -> _FinalTable:
     rows = [
         ShardRow(_dump_file_of(row, shard.dump_files, plan.dump_root), shard.key, row)
         for shard in outcome.shards
@@ -392,8 +437,9 @@ def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: list[str]) 
     tally = Tally.of(outcome, Thresholds())
     lines = summarize(outcome, Thresholds(), tally)
     lines += skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
-    if replaced_runs:  # the results describe one complete run, and say which did not count
-        lines.append(f"replaced runs (interrupted, their files dropped): {', '.join(replaced_runs)}")
+    if replaced_runs:  # the results describe one complete run, and say which did not count, and why
+        runs = ", ".join(f"{run} ({why})" for run, why in replaced_runs.items())
+        lines.append(f"replaced runs (their files dropped): {runs}")
     # A remote client splits the summary at newlines: one in a path must not make two lines.
     summary = "\n".join(map(printable, lines))
     nothing = nothing_compared(outcome, Thresholds(), plan.inputs, tally) or ""

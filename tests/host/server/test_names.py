@@ -36,7 +36,7 @@ def test_hostile_paths_are_refused(name: str) -> None:
         check_relative_path(name)
 
 
-@pytest.mark.parametrize("name", ["", ".hidden", "a/b", "..", "x" * 129, "a b", "é"])
+@pytest.mark.parametrize("name", ["", ".hidden", "-rf", "a/b", "..", "x" * 129, "a b", "é"])
 def test_bad_session_names_are_refused(name: str) -> None:
     with pytest.raises(BadWireName):
         check_session_name(name)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import pytest
 
 from dumpcmp.fakes.simulate import SimulationResult
@@ -288,6 +290,160 @@ def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, si
     client.send("s1", {key: files[key] for key in dumps[-3:]})
     info = client.close("s1")
     assert list(info.replaced_runs) == [part]
-    assert f"replaced runs (interrupted, their files dropped): {part}" in info.summary
+    assert f"replaced runs (their files dropped): {part} (not ended when the session closed)" in info.summary
     assert {f.path for f in info.files if f.kind == pb.DUMP} == {path for _kind, path in dumps}
     assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
+
+
+@dataclass(frozen=True)
+class _HeldClose:
+    entered: threading.Event  # a closing comparison is waiting
+    release: threading.Event
+
+
+@pytest.fixture(name="held_close")
+def held_close_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[_HeldClose]:
+    """The sessions' closing comparisons wait until released (at the end, whatever happens)."""
+    from dumpcmp.host.live import LiveCompare
+
+    held = _HeldClose(threading.Event(), threading.Event())
+    real_close = LiveCompare.close
+
+    def close(self: LiveCompare) -> object:
+        held.entered.set()
+        assert held.release.wait(CALL_TIMEOUT_S)
+        return real_close(self)
+
+    monkeypatch.setattr(LiveCompare, "close", close)
+    try:
+        yield held
+    finally:
+        held.release.set()
+
+
+def _closing(client: Client, session: str) -> tuple[threading.Thread, list[object]]:
+    """A close of ``session`` in a thread: its answer (or error) lands in the list."""
+    answers: list[object] = []
+
+    def close() -> None:
+        try:
+            answers.append(client.close(session))
+        except grpc.RpcError as exc:
+            answers.append(exc)
+
+    closer = threading.Thread(target=close)
+    closer.start()
+    return closer, answers
+
+
+def _ended_run(client: Client, sim: SimulationResult) -> None:
+    """A whole run of ``sim`` on device 0 in a new session s1, started and ended."""
+    client.open("s1", **session_settings())
+    run_id = _run(0, "aaaaaaaa")
+    _mark(client, run_id, pb.RunMark.START, "a")
+    client.send("s1", simulation_files(sim), run_id=run_id)
+    _mark(client, run_id, pb.RunMark.END, "a")
+
+
+def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_kept(
+    client: Client, sim: SimulationResult, tmp_path: Path, held_close: _HeldClose
+) -> None:
+    # Two agents into one session, the second 0.3-0.5 s after the first: its START, during the
+    # first agent's close, replaced the finished run; the closed session had 176 rows, 3 CSVs
+    # and not one file in its store or on disk.
+    _ended_run(client, sim)
+    second = _run(0, "bbbbbbbb")  # a rerun on the same device: it would replace the first run
+    closer, answers = _closing(client, "s1")
+    assert held_close.entered.wait(CALL_TIMEOUT_S)
+    refused = _mark(client, second, pb.RunMark.START, "b")
+    assert (refused.status, refused.message, refused.run_dropped) == (
+        Ack.REFUSED,
+        "session s1 is closing: its results are final; stream into a new session name",
+        False,
+    )
+    (file_of_it,) = client.send("s1", {(pb.DUMP, "t/0/m/1/0/Add.z.1.1.1"): b"z"}, run_id=second)
+    assert (file_of_it.status, file_of_it.message) == (Ack.REFUSED, refused.message)
+    held_close.release.set()
+    closer.join(CALL_TIMEOUT_S)
+    (info,) = answers
+    assert isinstance(info, pb.SessionInfo) and info.state == pb.SessionInfo.CLOSED
+    assert not info.replaced_runs
+    kept = {f.path for f in info.files if f.kind == pb.DUMP}
+    assert kept and kept == {row.dump_file for row in client.rows("s1") if row.dump_file}
+    dump = tmp_path / "data/sessions/s1/dump"
+    assert {p.relative_to(dump).as_posix() for p in dump.rglob("*") if p.is_file()} == kept
+    late = _mark(client, _run(0, "cccccccc"), pb.RunMark.START, "c")
+    assert (late.status, late.message) == (Ack.REFUSED, "session s1 is closed")
+
+
+def test_two_closes_at_once_both_answer(
+    client: Client, sim: SimulationResult, held_close: _HeldClose
+) -> None:
+    # The second `host close` waited until --timeout (600 s), holding a host thread: the worker
+    # ended after the first close and never answered the second one queued behind it.
+    client.open("s1", **session_settings())
+    client.send("s1", simulation_files(sim))
+    one, answers_one = _closing(client, "s1")
+    two, answers_two = _closing(client, "s1")
+    assert held_close.entered.wait(CALL_TIMEOUT_S)
+    time.sleep(0.3)  # the second call waiting too
+    held_close.release.set()
+    one.join(CALL_TIMEOUT_S)
+    two.join(CALL_TIMEOUT_S)
+    assert not one.is_alive() and not two.is_alive()
+    for answers in (answers_one, answers_two):
+        (info,) = answers
+        assert isinstance(info, pb.SessionInfo) and info.state == pb.SessionInfo.CLOSED
+
+
+def test_a_close_asked_of_a_stopped_sessions_comparison_is_answered(tmp_path: Path) -> None:
+    # A close queued behind the worker's end (host shutdown, a delete) was never answered.
+    from dumpcmp.errors import DumpcmpError
+    from dumpcmp.host.server.worker import Notifier, SessionWorker
+
+    store = SessionStore(tmp_path)
+    try:
+        store.open_session("s1", "m", pb.CompareSettings(golden_uploaded=True).SerializeToString(), None)
+        worker = SessionWorker(tmp_path, "s1", store, Notifier())
+        worker.stop()
+        done = worker.close()
+        with pytest.raises(DumpcmpError, match="its comparison stopped"):
+            done.result(timeout=CALL_TIMEOUT_S)
+    finally:
+        store.close()
+
+
+def test_an_agent_whose_run_was_refused_does_not_hold_the_session_open(
+    client: Client, sim: SimulationResult
+) -> None:
+    # `agent run --sim --device 0` and `--device 1` into one session: the second run, refused
+    # for its own golden data, still streamed; the first agent's close was refused ("another
+    # agent is still streaming into it"), the second failed, and nobody closed the session.
+    _ended_run(client, sim)
+    second = _run(1, "bbbbbbbb")
+    refused = threading.Event()
+    release = threading.Event()
+    acks: list[pb.UploadAck] = []
+
+    def still_streaming() -> Iterator[pb.UploadMessage]:
+        yield pb.UploadMessage(run=pb.RunMark(session="s1", run_id=second, event=pb.RunMark.START))
+        yield from file_messages("s1", pb.GOLDEN, "conv.0.2.npy", b"its own golden", run_id=second)
+        assert refused.wait(CALL_TIMEOUT_S)
+        assert release.wait(CALL_TIMEOUT_S)  # the agent simulates on: more files to come
+
+    def answers() -> None:
+        for ack in client.stub.Upload(still_streaming(), timeout=CALL_TIMEOUT_S):
+            acks.append(ack)
+            if ack.status == Ack.REFUSED:
+                refused.set()
+
+    sender = threading.Thread(target=answers)
+    sender.start()
+    try:
+        assert refused.wait(CALL_TIMEOUT_S)
+        info = client.close("s1")
+    finally:
+        release.set()
+        sender.join(CALL_TIMEOUT_S)
+    assert info.state == pb.SessionInfo.CLOSED
+    assert [a.status for a in acks] == [Ack.RUN_ACCEPTED, Ack.REFUSED]

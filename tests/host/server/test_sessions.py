@@ -160,7 +160,10 @@ def test_unfinished_run_is_replaced_by_the_next(
     assert client.upload([end2])[0].status == Ack.RUN_ACCEPTED
     info = client.close("s1")
     assert list(info.replaced_runs) == ["r1"]
-    assert info.summary.splitlines()[-1] == "replaced runs (interrupted, their files dropped): r1"
+    assert (
+        info.summary.splitlines()[-1]
+        == "replaced runs (their files dropped): r1 (by a later run of its model and device)"
+    )
     assert result_csv(client, "s1") == expected_csv
     # An ended run is not replaced by the next one.
     assert client.info("s1").replaced_runs == ["r1"]
