@@ -41,6 +41,7 @@ from dumpcmp.errors import InternalError
 from dumpcmp.host.core import ComparePlan, FileRows, compare_batch
 from dumpcmp.host.pipeline import freeze_long_lived
 from dumpcmp.host.row_batch import FileBatch
+from dumpcmp.host.row_verdicts import RowVerdicts
 from dumpcmp.proto.walker import DumpEntry
 
 # Threads run the metric kernels in parallel (they release the GIL) but not the per-file Python
@@ -112,14 +113,20 @@ class Work:
 
 def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
     """A worker's files through the core, and what it sends back of them: their rows, column by
-    column, and their lines of the result table (the coordinator's CPU is what limits a cluster,
-    and formatting a row there cost as much as reading it back), not the entries: the parent has
-    them, and pickling an entry there and back cost more than the file's rows."""
+    column, their lines of the result table and the rows' verdicts (the coordinator's CPU is what
+    limits a cluster: formatting a row there cost as much as reading it back, and the summary
+    then need not read it back), not the entries: the parent has them, and pickling an entry
+    there and back cost more than the file's rows."""
+    results = compare_batch(pairs)
     files = [
         (result.rows, result.stats, plan.family.row_text(result.rows, plan))
-        for result, (_, plan) in zip(compare_batch(pairs), pairs, strict=True)
+        for result, (_, plan) in zip(results, pairs, strict=True)
     ]
-    return FileBatch.of(files)
+    judged = [plan.family.row_verdicts(r.rows, plan) for r, (_, plan) in zip(results, pairs, strict=True)]
+    verdicts = [v for v in judged if v is not None]
+    if len(verdicts) < len(judged) or len({v.thresholds for v in verdicts}) != 1:
+        return FileBatch.of(files)  # a family that judges its own rows, or no rows at all
+    return FileBatch.of(files, RowVerdicts.joined(verdicts, verdicts[0].thresholds))
 
 
 # (work, workers, progress callback) -> each file's rows, in the order of the work's files;
