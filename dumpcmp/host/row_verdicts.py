@@ -60,7 +60,7 @@ def row_flags(row: ResultRow, thresholds: Thresholds) -> int:
     return flags | (SAME_SPECIAL if m.finite is not None else 0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class RowVerdicts:
     """The flag word of each of consecutive rows, the reason of each ``MISSING`` one (in order),
     and the thresholds they were judged by."""
@@ -89,6 +89,14 @@ class RowVerdicts:
 
     def __len__(self) -> int:
         return len(self.flags)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowVerdicts):
+            return NotImplemented
+        same = (self.missing, self.thresholds) == (other.missing, other.thresholds)
+        return same and np.array_equal(self.flags, other.flags)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable inside (an array)
 
     def sliced(self, start: int, stop: int) -> RowVerdicts:
         """Rows ``start`` to ``stop`` of these."""
