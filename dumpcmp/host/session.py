@@ -11,6 +11,7 @@ land (``LiveCompare``).
 from __future__ import annotations
 
 import bisect
+import itertools
 import time
 import typing
 from collections.abc import Hashable, Iterator, Sequence
@@ -160,7 +161,9 @@ class NumberedRows(Sequence[Row]):
     def __init__(self, files: list[FileRows[Row]], closing: Sequence[Row] = ()) -> None:
         self.files = files
         self.closing = tuple(closing)
-        self._targets = sum(len(f.rows) for f in files)
+        # Each file's first row's place; last, the number of target rows
+        self._starts = list(itertools.accumulate((len(f.rows) for f in files), initial=0))
+        self._targets = self._starts[-1]
         self._made: tuple[Row, ...] | None = None
 
     def _all(self) -> tuple[Row, ...]:
@@ -184,7 +187,13 @@ class NumberedRows(Sequence[Row]):
             start, stop, step = at.indices(len(self))
             if step == 1 and start >= self._targets:
                 return self.closing[start - self._targets : stop - self._targets]
-        return self._all()[at]
+            return self._all()[at]
+        place = at + len(self) if at < 0 else at
+        if self._made is not None or not 0 <= place < self._targets:
+            return self._all()[at]  # made already, or a closing row (or none: IndexError)
+        number = bisect.bisect_right(self._starts, place) - 1  # the file's, made alone
+        row = self.files[number].rows[place - self._starts[number]]
+        return row if row.index == number else numbered(row, number)
 
     def __iter__(self) -> Iterator[Row]:
         return iter(self._all())

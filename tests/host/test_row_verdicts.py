@@ -4,6 +4,7 @@ compare never makes a worker's rows back."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from dumpcmp.host import row_batch, workers
+from dumpcmp.host.core import FileRows
 from dumpcmp.host.metrics import MetricValues, compare_arrays
 from dumpcmp.host.offline import run_compare
 from dumpcmp.host.request import CompareRequest
@@ -31,6 +33,8 @@ from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import NumberedRows
 from dumpcmp.host.summary import Tally, summarize
 from dumpcmp.host.verdict import Thresholds
+from dumpcmp.proto.names import parse_dump_name
+from dumpcmp.proto.walker import DumpEntry, GroupKey
 from tests.host.test_compare_summary import (
     _all_nan,
     _corrupt,
@@ -175,3 +179,42 @@ def test_a_plain_compare_never_makes_a_worker_rows_back(
     (written,) = expected.shards
     assert shard.result_file is not None and written.result_file is not None
     assert shard.result_file.read_bytes() == written.result_file.read_bytes()
+
+
+def test_a_shard_table_numbers_each_row_by_its_file_wherever_it_is_read() -> None:
+    def file(number: int, rows: Sequence[ResultRow]) -> FileRows[ResultRow]:
+        name = f"Add.op{number}.{number}.1.{1763700000000000 + number}"
+        return FileRows(DumpEntry(Path(name), parse_dump_name(name), GroupKey("0", "m", "1", "0")), rows)
+
+    sent = _batch_files([ROWS[:1], [], ROWS[1:3]], Thresholds())
+    files = [file(0, sent[0]), file(1, sent[1]), file(2, ()), file(3, sent[2]), file(4, ROWS[3:5])]
+    table = NumberedRows(files, ROWS[5:])
+    read = [table[at] for at in range(-len(table), len(table))]  # one at a time, each file made alone
+    made = list(NumberedRows(files, ROWS[5:]))  # all at once
+    assert [r.index for r in made] == [0, 3, 3, 4, 4, None]
+    assert repr(read) == repr(made * 2) and repr(table[1:3]) == repr(tuple(made[1:3]))
+    assert table[5:] == (ROWS[5],)
+    with pytest.raises(IndexError):
+        table[6]
+
+
+@forked
+def test_a_divergence_makes_back_only_the_batches_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    golden = write_tree(tmp_path / "golden")
+    target = write_tree(tmp_path / "npu", lambda i, values: values + 1.0 if i == 2 else values)
+    monkeypatch.setattr(workers, "PROCESS_MIN_FILES", 0)  # four files, four batches (one each)
+    made: list[object] = []
+    rows_of = row_batch._Batch.rows
+
+    def counted(self: row_batch._Batch) -> tuple[ResultRow, ...]:
+        made.append(self)
+        return rows_of(self)
+
+    monkeypatch.setattr(row_batch._Batch, "rows", counted)
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out", jobs=2))
+    lines = summarize(outcome, Thresholds())
+    assert any(line.startswith("first divergence: step 0, index 2 Conv2D block2/conv") for line in lines)
+    # Its own file's batch, and the one before (whether its last row is of the same file)
+    assert len({id(batch) for batch in made}) == 2
