@@ -495,7 +495,29 @@ class _Batch:
         return self._golden_keys
 
 
-class BatchRows(Sequence[Any]):
+class MadeOnUse(Sequence[R]):
+    """A sequence of records made on its first use (``_made``), equal to, hashed and shown as
+    the tuple of them."""
+
+    __slots__ = ()
+
+    def _made(self) -> tuple[R, ...]:
+        raise NotImplementedError
+
+    def __iter__(self) -> typing.Iterator[R]:
+        return iter(self._made())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._made() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._made())
+
+    def __repr__(self) -> str:
+        return repr(self._made())
+
+
+class BatchRows(MadeOnUse[Any]):
     """One file's rows of a worker's batch, a sequence like the tuple they were: the batch's rows
     are made on the first use of any (``_Batch``); their golden keys and verdicts
     (``row_verdicts.verdicts_of``) are read without making them."""
@@ -507,7 +529,7 @@ class BatchRows(Sequence[Any]):
         self.start = start
         self.stop = stop
 
-    def _own(self) -> tuple[Any, ...]:
+    def _made(self) -> tuple[Any, ...]:
         return self.batch.rows()[self.start : self.stop]
 
     def __len__(self) -> int:
@@ -520,19 +542,7 @@ class BatchRows(Sequence[Any]):
     def __getitem__(self, at: slice) -> tuple[Any, ...]: ...
 
     def __getitem__(self, at: int | slice) -> Any:
-        return self._own()[at]
-
-    def __iter__(self) -> typing.Iterator[Any]:
-        return iter(self._own())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and self._own() == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(self._own())
-
-    def __repr__(self) -> str:
-        return repr(self._own())
+        return self._made()[at]
 
     def golden_keys(self) -> list[str]:
         return self.batch.golden_keys()[self.start : self.stop]

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, FileText, ResultFamily, Row, numbered
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
-from dumpcmp.host.row_batch import BatchRows
+from dumpcmp.host.row_batch import BatchRows, MadeOnUse
 from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv, write_stats_xlsx
 from dumpcmp.host.verdict import Thresholds
 
@@ -152,7 +152,7 @@ def _golden_keys(rows: Sequence[Row]) -> Iterator[str] | list[str]:
     return rows.golden_keys() if isinstance(rows, BatchRows) else (r.golden_key for r in rows)
 
 
-class NumberedRows(Sequence[Row]):
+class NumberedRows(MadeOnUse[Row]):
     """A shard's table as a sequence: each tensor file's rows with its Index (rows that came
     with it, ``Work.places``, kept as they are), then the closing rows. The files' rows are made
     on first use: a compare whose sinks read the lines workers formatted and the verdicts they
@@ -164,14 +164,14 @@ class NumberedRows(Sequence[Row]):
         # Each file's first row's place; last, the number of target rows
         self._starts = list(itertools.accumulate((len(f.rows) for f in files), initial=0))
         self._targets = self._starts[-1]
-        self._made: tuple[Row, ...] | None = None
+        self._rows: tuple[Row, ...] | None = None  # every row, once made
 
-    def _all(self) -> tuple[Row, ...]:
-        if self._made is None:
+    def _made(self) -> tuple[Row, ...]:
+        if self._rows is None:
             files = enumerate(self.files)
             targets = (r if r.index == i else numbered(r, i) for i, f in files for r in f.rows)
-            self._made = (*targets, *self.closing)
-        return self._made
+            self._rows = (*targets, *self.closing)
+        return self._rows
 
     def __len__(self) -> int:
         return self._targets + len(self.closing)
@@ -187,25 +187,13 @@ class NumberedRows(Sequence[Row]):
             start, stop, step = at.indices(len(self))
             if step == 1 and start >= self._targets:
                 return self.closing[start - self._targets : stop - self._targets]
-            return self._all()[at]
+            return self._made()[at]
         place = at + len(self) if at < 0 else at
-        if self._made is not None or not 0 <= place < self._targets:
-            return self._all()[at]  # made already, or a closing row (or none: IndexError)
+        if self._rows is not None or not 0 <= place < self._targets:
+            return self._made()[at]  # made already, or a closing row (or none: IndexError)
         number = bisect.bisect_right(self._starts, place) - 1  # the file's, made alone
         row = self.files[number].rows[place - self._starts[number]]
         return row if row.index == number else numbered(row, number)
-
-    def __iter__(self) -> Iterator[Row]:
-        return iter(self._all())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and self._all() == tuple(other)
-
-    def __hash__(self) -> int:
-        return hash(self._all())
-
-    def __repr__(self) -> str:
-        return repr(self._all())
 
 
 def _holds_rows(result: FileRows[Row]) -> bool:
