@@ -13,7 +13,8 @@ does not grow with the tree. The pools:
   parent's golden index, rules and loaded kernels; the work (every plan, every file) reaches a
   pool through its initializer, inherited through the fork, never pickled; a batch is a range of
   file numbers, and only its rows come back, as one columnar ``FileBatch`` with each row's
-  line of the result table (the parent puts the Index in front: ``FileRows.text``);
+  line of the result table (the parent puts the Index in front: ``FileRows.text``) and verdict
+  (``row_verdicts``): the parent makes the rows back only where a sink reads them;
 * a Dask cluster (``dumpcmp.host.cluster``): the same loop, its own pool.
 
 Forked workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a
@@ -34,7 +35,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
-from itertools import islice
+from itertools import groupby, islice
 from typing import Protocol
 
 from dumpcmp.errors import InternalError
@@ -122,7 +123,13 @@ def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
         (result.rows, result.stats, plan.family.row_text(result.rows, plan))
         for result, (_, plan) in zip(results, pairs, strict=True)
     ]
-    judged = [plan.family.row_verdicts(r.rows, plan) for r, (_, plan) in zip(results, pairs, strict=True)]
+    # Judged plan by plan (the files of a plan come together), not file by file: an array a file
+    # cost the worker more than judging its rows.
+    judged = []
+    for _, run in groupby(zip(results, pairs, strict=True), key=lambda pair: id(pair[1][1])):
+        files_of_plan = list(run)
+        plan = files_of_plan[0][1][1]
+        judged.append(plan.family.row_verdicts([r for result, _ in files_of_plan for r in result.rows], plan))
     verdicts = [v for v in judged if v is not None]
     if len(verdicts) < len(judged) or len({v.thresholds for v in verdicts}) != 1:
         return FileBatch.of(files)  # a family that judges its own rows, or no rows at all
