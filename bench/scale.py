@@ -5,7 +5,8 @@ hold tens of thousands of small files a step).
     python bench/scale.py --dir /tmp/scale --repeat 5
 
 Builds (or reuses) ``bench/compare.py``'s tree with outputs of 1x16x2x2 (its builder, a tiny shape)
-and its 1,500-file subset, then measures on both trees, alternating, the fastest of ``--repeat``:
+and its 1,500-file subset, then measures on both trees, alternating, ``--repeat`` times each (the
+slope of the fastest runs, and the median of the slopes of each repeat's two runs):
 
 * ``-j 1``: the real command line (``dumpcmp compare ... -j 1``), CPU of its process from start to
   exit: interpreter, imports, walk, match, compare, CSV;
@@ -26,6 +27,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,19 +101,27 @@ def standing_cluster(workers: int) -> Iterator[str]:
 
 def _slope(
     measure: Callable[[Path], float], trees: dict[int, Path], repeat: int
-) -> tuple[float, float, float]:
-    """(fastest CPU on the small tree, on the large one, per-file slope), the runs alternating."""
+) -> tuple[float, float, float, float]:
+    """(fastest CPU on the small tree, on the large one, per-file slope of the fastest, median of
+    the slopes of each repeat's pair), the runs alternating. On a loaded machine one slow run of
+    the small tree makes the fastest's slope look good, one of the large tree bad; the median of
+    the pairs says how often either happened."""
     runs: dict[int, list[float]] = {count: [] for count in trees}
     for _ in range(repeat):
         for count, tree in trees.items():
             runs[count].append(measure(tree))
     small, large = (min(runs[count]) for count in SIZES)
-    return small, large, (large - small) / (SIZES[1] - SIZES[0])
+    files = SIZES[1] - SIZES[0]
+    pairs = [(b - a) / files for a, b in zip(runs[SIZES[0]], runs[SIZES[1]], strict=True)]
+    return small, large, (large - small) / files, statistics.median(pairs)
 
 
-def _print(name: str, figures: tuple[float, float, float], target_us: float) -> None:
-    small, large, slope = figures
-    print(f"{name:>30} {small:8.3f} s {large:8.3f} s {slope * 1e6:9.0f} µs/file   (target ≤ {target_us:.0f})")
+def _print(name: str, figures: tuple[float, float, float, float], target_us: float) -> None:
+    small, large, slope, median = figures
+    print(
+        f"{name:>30} {small:8.3f} s {large:8.3f} s {slope * 1e6:9.0f} µs/file {median * 1e6:9.0f} µs/file"
+        f"   (target ≤ {target_us:.0f})"
+    )
 
 
 def main() -> None:
@@ -122,7 +132,9 @@ def main() -> None:
         "--dir", type=Path, default=None, help="build (or reuse) the trees here and keep them"
     )
     parser.add_argument("--workers", type=int, default=2, help="worker processes of the Dask cluster")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each; the fastest counts")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs of each: the fastest's slope and the pairs' median"
+    )
     args = parser.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="dumpcmp-scale-"))
     try:
@@ -133,7 +145,7 @@ def main() -> None:
             if path.is_file():
                 path.read_bytes()
         print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}, {os.cpu_count()} cores")
-        print(f"{'CPU of':>30} {SIZES[0]:>8} f {SIZES[1]:>8} f {'slope':>16}")
+        print(f"{'CPU of':>30} {SIZES[0]:>8} f {SIZES[1]:>8} f {'slope, fastest':>16} {'pairs median':>16}")
         in_process_cpu(trees[SIZES[0]])  # loads the kernels (and compiles them on a first run)
         _print("-j 1, command line", _slope(cli_cpu, trees, args.repeat), 250)
         _print("-j 1, in-process", _slope(in_process_cpu, trees, args.repeat), 250)

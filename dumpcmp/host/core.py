@@ -33,6 +33,7 @@ from dumpcmp.host.pipeline import (
     held_cheaply,
     unreadable_file_job,
 )
+from dumpcmp.host.row_verdicts import RowVerdicts
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
@@ -79,10 +80,11 @@ def _after_index(cls: type) -> Callable[[object], tuple[object, ...]]:
 
 @dataclass(frozen=True, slots=True)
 class FileRows(Generic[Row]):
-    """The rows of one dump file, Index not yet assigned (it is the file's place in its shard)."""
+    """The rows of one dump file, Index not yet assigned (it is the file's place in its shard).
+    ``rows``: a tuple, or the file's part of a worker's batch (``row_batch.BatchRows``)."""
 
     entry: DumpEntry
-    rows: tuple[Row, ...] = ()
+    rows: Sequence[Row] = ()
     stats: tuple[StatsResult, ...] = ()
     # Each row's line of the result table after its Index cell, formatted where the file was
     # compared (a worker: the coordinator then only puts the Index in front), or None (see
@@ -121,6 +123,11 @@ class ResultFamily(Protocol):
     def row_text(self, rows: Sequence[Any], plan: ComparePlan) -> tuple[str, ...] | None:
         """Each row's line of the result table after its Index cell (newline included), as far
         as the file alone decides it; None where a column of its rows depends on the whole shard."""
+        ...
+
+    def row_verdicts(self, rows: Sequence[Any], plan: ComparePlan) -> RowVerdicts | None:
+        """The verdicts of a file's rows (``dumpcmp.host.row_verdicts``), or None where the family's
+        summary judges rows of its own (TorchAir's PASS/FAIL)."""
         ...
 
     def shard_order(self, key: Any) -> tuple[object, ...]: ...
@@ -189,6 +196,9 @@ class OfflineData:
             return None
         return row_lines(rows, TableShape(op_sequence=True, overflow=plan.options.overflow_detection))
 
+    def row_verdicts(self, rows: Sequence[ResultRow], plan: ComparePlan) -> RowVerdicts:
+        return RowVerdicts.of(rows, plan.options.thresholds)
+
     def shard_order(self, key: GroupKey) -> tuple[object, ...]:
         return shard_order(key)
 
@@ -201,7 +211,10 @@ class OfflineData:
     def write_table(
         self, path: Path, rows: Sequence[ResultRow], settings: ResultSettings, text: Sequence[FileText] = ()
     ) -> tuple[Path, Path | None]:
-        shape = TableShape.of(rows, op_sequence=settings.op_sequence, overflow=settings.overflow_detection)
+        # The rows given as text hold no address (``row_text``): the rest decide the shape, and
+        # rows a worker sent and formatted are not made back for it.
+        rest = rows[sum(len(lines) for _, lines in text) :]
+        shape = TableShape.of(rest, op_sequence=settings.op_sequence, overflow=settings.overflow_detection)
         result = write_csv(path, rows, shape, text)
         xlsx = None
         if settings.xlsx:

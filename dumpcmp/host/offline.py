@@ -109,6 +109,7 @@ def _compare(
         file_pair=request.target.is_file() and request.golden.is_file(),
         # A dump file against a dump file pairs every input and output by kind and index.
         golden_is_one_tensor=request.golden.is_file() and isinstance(golden, NpyGoldenDir),
+        thresholds=request.thresholds,
     )
     rules = RuleSet.load(request)
     shards_in = [

@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from dumpcmp.host.golden import GoldenSource, GoldenTensor, NpyGoldenDir
 from dumpcmp.host.matcher import GoldenRef, Matcher, NoGolden, TensorIO, identity_ref
 from dumpcmp.host.metrics.offline_data import MetricValues, compare_arrays, compare_rows
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow, dtype_label
+from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.dtypes import DataType, Format, format_by_name, stored_as_is
@@ -39,6 +40,9 @@ class CompareOptions:
     custom: CustomConverters | None = None
     file_pair: bool = False  # -tp and -gp each name one file
     golden_is_one_tensor: bool = False  # -gp names one npy file: only output 0 has a counterpart
+    # What the rows are judged by where they are made (``ResultFamily.row_verdicts``): the
+    # summary's, so that it counts the workers' verdicts instead of reading every row back.
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     @property
     def exact_shapes(self) -> bool:

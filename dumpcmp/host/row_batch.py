@@ -7,7 +7,9 @@ or one of a union, gets a table of its own holding only the rows that have it), 
 distinct strings as one NUL-joined UTF-8 blob, and one flat integer array for the
 variable-length fields (shapes, reasons). Pickled, that is a few buffers and a class reference,
 not one Python object per row and cell. The coordinator makes the typed records again
-(``ResultRow``, ``TorchairRow``, ``StatsResult``: what the session layer and the sinks read).
+(``ResultRow``, ``TorchairRow``, ``StatsResult``: what the session layer and the sinks read), a
+batch's rows on their first use (``BatchRows``): a plain compare writes the lines the workers
+formatted and counts the verdicts they sent (``row_verdicts``), and never makes them.
 
 The layout is derived from the record's type hints, so a field added to a row travels without
 a change here. Supported fields: ``float``, ``int``, ``bool``, ``str``, ``Path``, enums, each
@@ -29,11 +31,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from dumpcmp.errors import InternalError
+
+if TYPE_CHECKING:
+    from dumpcmp.host.row_verdicts import RowVerdicts
 
 R = TypeVar("R")
 _SEPARATOR = "\x00"  # never in a tensor, op or file name, nor in a reason
@@ -413,35 +418,43 @@ def decode(columns: Columns[R] | None) -> list[R]:
 class FileBatch:
     """The rows and statistics rows of consecutive files: ``counts[i]`` = (rows, stats, formatted)
     of file i; ``text``: the lines of the files formatted by the worker (see ``FileRows.text``),
-    one per row, NUL-joined (a CSV line holds no NUL)."""
+    one per row, NUL-joined (a CSV line holds no NUL); ``verdicts``: the rows' verdicts, where the
+    worker's family judges its rows (``ResultFamily.row_verdicts``)."""
 
     counts: np.ndarray
     rows: Columns[Any] | None
     stats: Columns[Any] | None
     text: bytes = b""
+    verdicts: RowVerdicts | None = None
 
     @classmethod
-    def of(cls, files: Sequence[tuple[Sequence[Any], Sequence[Any], Sequence[str] | None]]) -> FileBatch:
-        """(rows, stats rows, each row's line or None) of each file, in file order."""
+    def of(
+        cls,
+        files: Sequence[tuple[Sequence[Any], Sequence[Any], Sequence[str] | None]],
+        verdicts: RowVerdicts | None = None,
+    ) -> FileBatch:
+        """(rows, stats rows, each row's line or None) of each file, in file order, and the
+        verdicts of all their rows, if judged."""
         counts = np.array(
             [(len(rows), len(stats), text is not None) for rows, stats, text in files], dtype=np.int32
         ).reshape(-1, 3)
         rows = encode([r for rows, _, _ in files for r in rows])
         stats = encode([s for _, stats, _ in files for s in stats])
         lines = [line for _, _, text in files if text is not None for line in text]
-        return cls(counts, rows, stats, _SEPARATOR.join(lines).encode())
+        return cls(counts, rows, stats, _SEPARATOR.join(lines).encode(), verdicts)
 
     def files(
         self, places: Sequence[int | None] | None = None
-    ) -> list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]]:
-        """(rows, stats rows, each row's line or None) of each file again; ``places``: each file's
-        rows' ``index`` instead of the one they were sent with (None: keep that)."""
+    ) -> list[tuple[BatchRows, tuple[Any, ...], tuple[str, ...] | None]]:
+        """(rows, stats rows, each row's line or None) of each file again, the rows made on their
+        first use (``BatchRows``); ``places``: each file's rows' ``index`` instead of the one they
+        were sent with (None: keep that)."""
         if places is not None and self.rows is not None:
             _place(self.rows.tables[0], places, self.counts[:, 0])
-        # Tuples sliced, each file's part a tuple at once
-        rows, stats = tuple(decode(self.rows)), tuple(decode(self.stats))
+        batch = _Batch(self.rows, self.verdicts)
+        stats = tuple(decode(self.stats))  # tuples sliced, each file's part a tuple at once
         lines = tuple(self.text.decode().split(_SEPARATOR)) if self.text else ()
-        out: list[tuple[tuple[Any, ...], tuple[Any, ...], tuple[str, ...] | None]] = []
+        out: list[tuple[BatchRows, tuple[Any, ...], tuple[str, ...] | None]] = []
         at_row = at_stat = at_line = 0
         for row_count, stat_count, formatted in self.counts.tolist():
             row_end, stat_end = at_row + row_count, at_stat + stat_count
@@ -449,9 +462,90 @@ class FileBatch:
             if formatted:
                 text = lines[at_line : at_line + row_count]
                 at_line += row_count
-            out.append((rows[at_row:row_end], stats[at_stat:stat_end], text))
+            out.append((BatchRows(batch, at_row, row_end), stats[at_stat:stat_end], text))
             at_row, at_stat = row_end, stat_end
         return out
+
+
+class _Batch:
+    """The rows of one batch a worker sent, made once, on the first use of any of them."""
+
+    __slots__ = ("_golden_keys", "_rows", "columns", "verdicts")
+
+    def __init__(self, columns: Columns[Any] | None, verdicts: RowVerdicts | None) -> None:
+        self.columns = columns
+        self.verdicts = verdicts
+        self._rows: tuple[Any, ...] | None = None
+        self._golden_keys: list[str] | None = None
+
+    def rows(self) -> tuple[Any, ...]:
+        if self._rows is None:
+            self._rows = tuple(decode(self.columns))
+        return self._rows
+
+    def golden_keys(self) -> list[str]:
+        """Each row's ``golden_key``, read from its column alone."""
+        if self._golden_keys is None:
+            if self._rows is not None or self.columns is None:
+                self._golden_keys = [r.golden_key for r in self.rows()]
+            else:
+                strings = self.columns.strings.decode().split(_SEPARATOR)
+                numbers = self.columns.tables[0][".golden_key"].tolist()
+                self._golden_keys = [strings[i] for i in numbers]
+        return self._golden_keys
+
+
+class MadeOnUse(Sequence[R]):
+    """A sequence of records made on its first use (``_made``), equal to, hashed and shown as
+    the tuple of them."""
+
+    __slots__ = ()
+
+    def _made(self) -> tuple[R, ...]:
+        raise NotImplementedError
+
+    def __iter__(self) -> typing.Iterator[R]:
+        return iter(self._made())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._made() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._made())
+
+    def __repr__(self) -> str:
+        return repr(self._made())
+
+
+class BatchRows(MadeOnUse[Any]):
+    """One file's rows of a worker's batch, a sequence like the tuple they were: the batch's rows
+    are made on the first use of any (``_Batch``); their golden keys and verdicts
+    (``row_verdicts.verdicts_of``) are read without making them."""
+
+    __slots__ = ("batch", "start", "stop")
+
+    def __init__(self, batch: _Batch, start: int, stop: int) -> None:
+        self.batch = batch
+        self.start = start
+        self.stop = stop
+
+    def _made(self) -> tuple[Any, ...]:
+        return self.batch.rows()[self.start : self.stop]
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @typing.overload
+    def __getitem__(self, at: int) -> Any: ...
+
+    @typing.overload
+    def __getitem__(self, at: slice) -> tuple[Any, ...]: ...
+
+    def __getitem__(self, at: int | slice) -> Any:
+        return self._made()[at]
+
+    def golden_keys(self) -> list[str]:
+        return self.batch.golden_keys()[self.start : self.stop]
 
 
 def _place(table: np.ndarray, places: Sequence[int | None], rows_per_file: np.ndarray) -> None:

@@ -11,8 +11,10 @@ land (``LiveCompare``).
 from __future__ import annotations
 
 import bisect
+import itertools
 import time
-from collections.abc import Hashable, Sequence
+import typing
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -20,12 +22,14 @@ from typing import Generic, TypeVar
 from dumpcmp.host.core import OFFLINE_DATA, FileOrder, FileRows, FileText, ResultFamily, Row, numbered
 from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.offline_table import golden_only_rows, result_name, shard_order
+from dumpcmp.host.row_batch import BatchRows, MadeOnUse
 from dumpcmp.host.stats_compare import StatsResult, golden_only_stats, write_stats_csv, write_stats_xlsx
 from dumpcmp.host.verdict import Thresholds
 
 __all__ = [
     "CompareOutcome",
     "CompareSession",
+    "NumberedRows",
     "ResultSettings",
     "ShardOutcome",
     "ShardRows",
@@ -47,7 +51,7 @@ class ShardOutcome(Generic[Row, Key]):
 
     key: Key
     result_file: Path | None  # None when the shard held statistics dumps only
-    rows: tuple[Row, ...]
+    rows: Sequence[Row]  # a tuple, or ``NumberedRows`` (made on first use)
     xlsx_file: Path | None = None
     dump_files: tuple[Path, ...] = ()
     stats_file: Path | None = None
@@ -124,8 +128,7 @@ class ShardRows(Generic[Row, Key]):
     def rows(self) -> list[Row]:
         """Target rows, Index = the dump file's place among the shard's tensor dumps (rows that
         came with it, ``Work.places``, are kept as they are)."""
-        files = enumerate(self.tensor_files())
-        return [r if r.index == i else numbered(r, i) for i, f in files for r in f.rows]
+        return list(NumberedRows(self.tensor_files()))
 
     def stats(self) -> list[StatsResult]:
         stats_files = [f for f in self.ordered() if f.entry.is_stats]
@@ -134,7 +137,7 @@ class ShardRows(Generic[Row, Key]):
     def used_golden(self) -> set[str]:
         """The golden tensors this shard's rows were compared with (or looked up and found)."""
         files = [f for _, f in self._files.values()]
-        used = {r.golden_key for f in files for r in f.rows}
+        used = {k for f in files for k in _golden_keys(f.rows)}
         used.update(s.golden_key for f in files for s in f.stats)
         used.discard("")
         return used
@@ -142,6 +145,55 @@ class ShardRows(Generic[Row, Key]):
 
 def _first(pair: tuple[FileOrder, FileRows[Row]]) -> FileOrder:
     return pair[0]
+
+
+def _golden_keys(rows: Sequence[Row]) -> Iterator[str] | list[str]:
+    """Each row's ``golden_key``; a worker's batch's read from their column, not made."""
+    return rows.golden_keys() if isinstance(rows, BatchRows) else (r.golden_key for r in rows)
+
+
+class NumberedRows(MadeOnUse[Row]):
+    """A shard's table as a sequence: each tensor file's rows with its Index (rows that came
+    with it, ``Work.places``, kept as they are), then the closing rows. The files' rows are made
+    on first use: a compare whose sinks read the lines workers formatted and the verdicts they
+    sent (``row_verdicts.verdicts_of``) never makes them; a slice of closing rows alone neither."""
+
+    def __init__(self, files: list[FileRows[Row]], closing: Sequence[Row] = ()) -> None:
+        self.files = files
+        self.closing = tuple(closing)
+        # Each file's first row's place; last, the number of target rows
+        self._starts = list(itertools.accumulate((len(f.rows) for f in files), initial=0))
+        self._targets = self._starts[-1]
+        self._rows: tuple[Row, ...] | None = None  # every row, once made
+
+    def _made(self) -> tuple[Row, ...]:
+        if self._rows is None:
+            files = enumerate(self.files)
+            targets = (r if r.index == i else numbered(r, i) for i, f in files for r in f.rows)
+            self._rows = (*targets, *self.closing)
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._targets + len(self.closing)
+
+    @typing.overload
+    def __getitem__(self, at: int) -> Row: ...
+
+    @typing.overload
+    def __getitem__(self, at: slice) -> Sequence[Row]: ...
+
+    def __getitem__(self, at: int | slice) -> Row | Sequence[Row]:
+        if isinstance(at, slice):
+            start, stop, step = at.indices(len(self))
+            if step == 1 and start >= self._targets:
+                return self.closing[start - self._targets : stop - self._targets]
+            return self._made()[at]
+        place = at + len(self) if at < 0 else at
+        if self._rows is not None or not 0 <= place < self._targets:
+            return self._made()[at]  # made already, or a closing row (or none: IndexError)
+        number = bisect.bisect_right(self._starts, place) - 1  # the file's, made alone
+        row = self.files[number].rows[place - self._starts[number]]
+        return row if row.index == number else numbered(row, number)
 
 
 def _holds_rows(result: FileRows[Row]) -> bool:
@@ -191,15 +243,16 @@ class CompareSession(Generic[Row, Key]):
         closing rows (offline_data: golden-only rows)."""
         shard = self.shard(key)
         ordered = self._ordered_keys()
-        rows = shard.rows()
         tensor_files = shard.tensor_files()
         stats = tuple(shard.stats())
+        closing: Sequence[Row] = ()
         if key == ordered[-1]:
             used = {k for s in self._shards.values() for k in s.used_golden()}
             if stats and not tensor_files:  # the statistics table is this shard's only result
                 stats += tuple(golden_only_stats(self.golden, used))
             else:
-                rows += self.family.closing_rows(self.golden, used)
+                closing = self.family.closing_rows(self.golden, used)
+        rows = NumberedRows(tensor_files, closing)
         written: ShardOutcome[Row, Key] = ShardOutcome(key, None, ())
         if tensor_files or rows:
             # The lines workers formatted, when every file's were (``FileRows.text``)
@@ -232,10 +285,12 @@ class CompareSession(Generic[Row, Key]):
                 self.write_shard(key)
         return tuple(self._written[k] for k in self._ordered_keys())
 
-    def write_rows(self, key: Key, rows: list[Row], text: Sequence[FileText] = ()) -> ShardOutcome[Row, Key]:
+    def write_rows(
+        self, key: Key, rows: Sequence[Row], text: Sequence[FileText] = ()
+    ) -> ShardOutcome[Row, Key]:
         """Write ``rows`` as ``key``'s result file (and xlsx); they are written as given, the
         first ones as ``text`` (see ``ResultFamily.write_table``)."""
         settings = self.settings
         name = self.family.result_name(key, self._ordered_keys(), settings.stamp)
         result, xlsx = self.family.write_table(settings.out_dir / name, rows, settings, text)
-        return ShardOutcome(key, result, tuple(rows), xlsx)
+        return ShardOutcome(key, result, rows if isinstance(rows, NumberedRows) else tuple(rows), xlsx)

@@ -20,14 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.host.file_pair import NPY_SUFFIX
+from dumpcmp.host.row_verdicts import (
+    APPEARED,
+    COMPARED,
+    DIVERGES,
+    NOTHING_FINITE,
+    OVERFLOW,
+    SAME_SPECIAL,
+    TARGET,
+    UNREADABLE,
+    RowVerdicts,
+    verdicts_of,
+)
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
-from dumpcmp.host.session import CompareOutcome, ShardOutcome
+from dumpcmp.host.session import CompareOutcome, NumberedRows, ShardOutcome
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.host.verdict import (
     Drift,
     Thresholds,
     judged,
-    nothing_finite,
     statistics_drift,
     statistics_error,
 )
@@ -106,6 +117,20 @@ class Divergence:
         return lines
 
 
+@dataclass(frozen=True, slots=True)
+class Found:
+    """How many target tensors hold a finding, and where the first of them is."""
+
+    count: int = 0
+    first: Place | None = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def first_text(self, *, with_model: bool) -> str:
+        return self.first.text(with_model=with_model) if self.first is not None else ""
+
+
 def _unseen_count(rows: tuple[Target, ...]) -> str:
     """``2 outputs``, ``1 unreadable dump file``, or both joined by "and"."""
     outputs = sum(1 for row in rows if row.dump_readable)
@@ -137,12 +162,12 @@ class Tally:
     target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
     # Compared, NaN/inf at the same positions on both sides and within the thresholds elsewhere:
     # no divergence, but not "within the thresholds" without a word either.
-    same_special: tuple[Place, ...] = ()
+    same_special: Found = Found()
     # Compared, NaN/inf at every position on both sides (``verdict.nothing_finite``): not judged.
-    nothing_finite: tuple[Place, ...] = ()
-    overflowed: tuple[Place, ...] = ()  # OverFlow YES (overflow detection on), in execution order
+    nothing_finite: Found = Found()
+    overflowed: Found = Found()  # OverFlow YES (overflow detection on), the first in execution order
     # Compared, holding NaN/inf where the golden does not (``SpecialValues.appeared``).
-    appeared: tuple[Place, ...] = ()
+    appeared: Found = Found()
     # Statistics rows: where they first leave the run's noise (``verdict.statistics_drift``).
     stats_drift: tuple[Place, Drift, str] | None = None  # and the row's ground truth
 
@@ -156,53 +181,60 @@ class Tally:
 
     @classmethod
     def of(cls, outcome: CompareOutcome, thresholds: Thresholds) -> Tally:
-        values = [(s, r) for s in outcome.shards for r in s.rows if r.index is not None]
-        stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
-        compared: list[tuple[ShardOutcome, ResultRow]] = []
+        """Counted from each shard's row verdicts (``row_verdicts``: the workers' where they sent
+        them); only the rows a line names are read (made back from a worker's batch)."""
+        targets = compared = diverging = golden_only = 0
         missing: list[str] = []
-        bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = []
-        same: list[tuple[ShardOutcome, ResultRow]] = []  # NaN/inf at the same positions, agreeing elsewhere
-        blank: list[Place] = []  # NaN/inf at every position on both sides
-        appeared: list[Place] = []
-        for shard, row in values:  # one pass, each row's thresholds asked once: 60k-row runs
-            if not judged(row.metrics):
-                if row.dump_readable:
-                    missing.append(_reason(row))
-                continue
-            compared.append((shard, row))
-            special = row.metrics.special
-            if special is not None and special.appeared:
-                appeared.append(Place.of(shard, row))
-            if nothing_finite(row.metrics):
-                blank.append(Place.of(shard, row))
-                continue
-            breaches = thresholds.breaches(row.metrics)
-            if breaches:
-                bad.append((shard, row, breaches))
-            elif row.metrics.finite is not None:
-                same.append((shard, row))
+        firsts: dict[str, Divergence] = {}  # each model's first diverging tensor, models in run order
+        unreadable: list[tuple[Path, str]] = []
+        found = {flag: Found() for flag in (SAME_SPECIAL, NOTHING_FINITE, OVERFLOW, APPEARED)}
+        for shard in outcome.shards:
+            verdicts = _verdicts(shard, thresholds)
+            targets += verdicts.count(TARGET)
+            compared += verdicts.count(COMPARED)
+            diverging += verdicts.count(DIVERGES)
+            golden_only += len(verdicts) - verdicts.count(TARGET)
+            golden_only += sum(1 for r in shard.stats_rows if r.index is None)
+            missing += verdicts.missing
+            for flag, so_far in found.items():
+                at = verdicts.first(flag)
+                if at is not None:
+                    first = so_far.first or Place.of(shard, shard.rows[at])
+                    found[flag] = Found(so_far.count + verdicts.count(flag), first)
+            at = verdicts.first(DIVERGES)
+            if at is not None and shard.key.model not in firsts:
+                firsts[shard.key.model] = _value_divergence(shard, verdicts, at, thresholds)
+            unreadable += _unreadable(shard, verdicts)
+        stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
         compared_stats = [(s, r) for s, r in stats if r.compared]
         missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
         bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
         return cls(
-            targets=len(values) + len(stats),
-            compared=len(compared),
+            targets=targets + len(stats),
+            compared=compared,
             compared_stats=len(compared_stats),
             not_compared=grouped_reasons(missing),
-            unreadable=tuple(dict.fromkeys(_unreadable(outcome))),
-            golden_only=sum(1 for s in outcome.shards for r in (*s.rows, *s.stats_rows) if r.index is None),
-            diverging=len(bad),
+            unreadable=tuple(dict.fromkeys(unreadable)),
+            golden_only=golden_only,
+            diverging=diverging,
             diverging_stats=len(bad_stats),
-            firsts=tuple(_value_divergence(*found) for found in _firsts_by_model(bad)),
+            firsts=tuple(firsts.values()),
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
             target_kind=_target_kind(outcome),
-            same_special=tuple(Place.of(s, r) for s, r in same),
-            nothing_finite=tuple(blank),
-            overflowed=tuple(Place.of(s, r) for s, r in values if r.overflow),
-            appeared=tuple(appeared),
+            same_special=found[SAME_SPECIAL],
+            nothing_finite=found[NOTHING_FINITE],
+            overflowed=found[OVERFLOW],
+            appeared=found[APPEARED],
             stats_drift=_stats_drift(outcome),
         )
+
+
+def _verdicts(shard: ShardOutcome, thresholds: Thresholds) -> RowVerdicts:
+    """The verdicts of a shard's value rows: the workers' as sent, the others decided here."""
+    if isinstance(shard.rows, NumberedRows):
+        return verdicts_of([*(f.rows for f in shard.rows.files), shard.rows.closing], thresholds)
+    return RowVerdicts.of(shard.rows, thresholds)
 
 
 def _stats_drift(outcome: CompareOutcome) -> tuple[Place, Drift, str] | None:
@@ -220,17 +252,6 @@ def _target_kind(outcome: CompareOutcome) -> str:
     """An .npy target (``-tp a.npy``) is no dump file: the summary must not call it one."""
     files = [p for s in outcome.shards for p in s.dump_files]
     return "npy file" if files and all(p.suffix == NPY_SUFFIX for p in files) else "dump file"
-
-
-def _firsts_by_model(
-    bad: list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]],
-) -> list[tuple[ShardOutcome, ResultRow, tuple[str, ...]]]:
-    """The first diverging row of each model, models in the order they come: one model's fault
-    is no other's cause."""
-    firsts: dict[str, tuple[ShardOutcome, ResultRow, tuple[str, ...]]] = {}
-    for found in bad:
-        firsts.setdefault(found[0].key.model, found)
-    return list(firsts.values())
 
 
 def _unseen_before(rows: Sequence[Target], first: Target) -> tuple[Target, ...]:
@@ -282,26 +303,36 @@ def grouped_reasons(reasons: list[str]) -> tuple[ReasonGroup, ...]:
     return tuple(ReasonGroup(n, first[kind]) for kind, n in counts.most_common())
 
 
-def _unreadable(outcome: CompareOutcome) -> Iterator[tuple[Path, str]]:
-    for shard in outcome.shards:
-        for row in shard.rows:
-            if not row.dump_readable and row.index is not None:
-                path = _dump_file(shard, row.index) or Path(row.npu_name)
-                # The reason of a whole-file failure names the file again: say it once.
-                yield path, _reason(row).replace(f"{path}: ", "")
-        for stat in shard.stats_rows:
-            if not stat.dump_readable and stat.dump_file is not None:  # golden-only rows have none
-                yield stat.dump_file, _reason(stat)
+def _unreadable(shard: ShardOutcome, verdicts: RowVerdicts) -> Iterator[tuple[Path, str]]:
+    """The shard's unreadable dump files, with why: its value rows', then its statistics rows'."""
+    for at in verdicts.positions(UNREADABLE):
+        row = shard.rows[at]
+        path = _dump_file(shard, row.index) or Path(row.npu_name)
+        # The reason of a whole-file failure names the file again: say it once.
+        yield path, _reason(row).replace(f"{path}: ", "")
+    for stat in shard.stats_rows:
+        if not stat.dump_readable and stat.dump_file is not None:  # golden-only rows have none
+            yield stat.dump_file, _reason(stat)
 
 
 def _dump_file(shard: ShardOutcome, index: int) -> Path | None:
     return shard.dump_files[index] if 0 <= index < len(shard.dump_files) else None
 
 
-def _value_divergence(shard: ShardOutcome, row: ResultRow, breaches: tuple[str, ...]) -> Divergence:
+def _value_divergence(
+    shard: ShardOutcome, verdicts: RowVerdicts, at: int, thresholds: Thresholds
+) -> Divergence:
+    """The divergence of the shard's row ``at``: what it breaches, and the rows of the files
+    before its own that may hide where it starts (``_unseen_before``, from the verdicts)."""
+    rows = shard.rows
+    row = rows[at]
     assert row.index is not None  # only target rows are judged
-    return Divergence(Place.of(shard, row), row.ground_truth, _dump_file(shard, row.index), breaches,
-                      row.reasons, _unseen_before(shard.rows, row))  # fmt: skip
+    start = at  # its file's first row: a file's own rows hide nothing of it
+    while start and rows[start - 1].index == row.index:
+        start -= 1
+    unseen = tuple(rows[i] for i in verdicts.unseen_before(start))
+    return Divergence(Place.of(shard, row), row.ground_truth, _dump_file(shard, row.index),
+                      thresholds.breaches(row.metrics), row.reasons, unseen)  # fmt: skip
 
 
 def _stats_divergence(
@@ -378,27 +409,28 @@ def _caveat_lines(tally: Tally) -> list[str]:
     if tally.overflowed:
         lines.append(
             f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {counted(len(tally.overflowed), 'tensor')}; "
-            f"the first: {tally.overflowed[0].text(with_model=many)}"
+            f"the first: {tally.overflowed.first_text(with_model=many)}"
         )
     if tally.appeared:
         hold = "holds" if len(tally.appeared) == 1 else "hold"
         lines.append(
             f"nan/inf appeared: {counted(len(tally.appeared), 'tensor')} {hold} NaN/inf where the golden "
-            f"does not; the first: {tally.appeared[0].text(with_model=many)}"
+            f"does not; the first: {tally.appeared.first_text(with_model=many)}"
         )
     if tally.same_special:
         count = len(tally.same_special)
         hold, agree = ("holds", "agrees") if count == 1 else ("hold", "agree")
+        first = tally.same_special.first_text(with_model=many)
         lines.append(
             f"{counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
-            f"elsewhere (not counted as divergence); the first: {tally.same_special[0].text(with_model=many)}"
+            f"elsewhere (not counted as divergence); the first: {first}"
         )
     if tally.nothing_finite:
         count = len(tally.nothing_finite)
         lines.append(
             f"{counted(count, 'tensor')} {'holds' if count == 1 else 'hold'} NaN/inf at every position on "
             "both sides: nothing in them could be judged (the golden holds them too: check the inputs); "
-            f"the first: {tally.nothing_finite[0].text(with_model=many)}"
+            f"the first: {tally.nothing_finite.first_text(with_model=many)}"
         )
     return lines
 

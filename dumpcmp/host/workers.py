@@ -13,7 +13,8 @@ does not grow with the tree. The pools:
   parent's golden index, rules and loaded kernels; the work (every plan, every file) reaches a
   pool through its initializer, inherited through the fork, never pickled; a batch is a range of
   file numbers, and only its rows come back, as one columnar ``FileBatch`` with each row's
-  line of the result table (the parent puts the Index in front: ``FileRows.text``);
+  line of the result table (the parent puts the Index in front: ``FileRows.text``) and verdict
+  (``row_verdicts``): the parent makes the rows back only where a sink reads them;
 * a Dask cluster (``dumpcmp.host.cluster``): the same loop, its own pool.
 
 Forked workers end with the parent: the kernel kills them when it dies (SIGTERM, SIGKILL, a
@@ -34,13 +35,14 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
-from itertools import islice
+from itertools import groupby, islice
 from typing import Protocol
 
 from dumpcmp.errors import InternalError
 from dumpcmp.host.core import ComparePlan, FileRows, compare_batch
 from dumpcmp.host.pipeline import freeze_long_lived
 from dumpcmp.host.row_batch import FileBatch
+from dumpcmp.host.row_verdicts import RowVerdicts
 from dumpcmp.proto.walker import DumpEntry
 
 # Threads run the metric kernels in parallel (they release the GIL) but not the per-file Python
@@ -112,14 +114,26 @@ class Work:
 
 def batch_of(pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> FileBatch:
     """A worker's files through the core, and what it sends back of them: their rows, column by
-    column, and their lines of the result table (the coordinator's CPU is what limits a cluster,
-    and formatting a row there cost as much as reading it back), not the entries: the parent has
-    them, and pickling an entry there and back cost more than the file's rows."""
+    column, their lines of the result table and the rows' verdicts (the coordinator's CPU is what
+    limits a cluster: formatting a row there cost as much as reading it back, and the summary
+    then need not read it back), not the entries: the parent has them, and pickling an entry
+    there and back cost more than the file's rows."""
+    results = compare_batch(pairs)
     files = [
         (result.rows, result.stats, plan.family.row_text(result.rows, plan))
-        for result, (_, plan) in zip(compare_batch(pairs), pairs, strict=True)
+        for result, (_, plan) in zip(results, pairs, strict=True)
     ]
-    return FileBatch.of(files)
+    # Judged plan by plan (the files of a plan come together), not file by file: an array a file
+    # cost the worker more than judging its rows.
+    judged = []
+    for _, run in groupby(zip(results, pairs, strict=True), key=lambda pair: id(pair[1][1])):
+        files_of_plan = list(run)
+        plan = files_of_plan[0][1][1]
+        judged.append(plan.family.row_verdicts([r for result, _ in files_of_plan for r in result.rows], plan))
+    verdicts = [v for v in judged if v is not None]
+    if len(verdicts) < len(judged) or len({v.thresholds for v in verdicts}) != 1:
+        return FileBatch.of(files)  # a family that judges its own rows, or no rows at all
+    return FileBatch.of(files, RowVerdicts.joined(verdicts, verdicts[0].thresholds))
 
 
 # (work, workers, progress callback) -> each file's rows, in the order of the work's files;

@@ -220,6 +220,9 @@ class Torchair:
     def row_text(self, rows: Sequence[TorchairRow], plan: ComparePlan) -> tuple[str, ...] | None:
         return None  # the TorchAir table is written from its rows
 
+    def row_verdicts(self, rows: Sequence[TorchairRow], plan: ComparePlan) -> None:
+        return None  # its summary reads each row's PASS/FAIL (``torchair.summary``)
+
     def write_table(
         self, path: Path, rows: Sequence[TorchairRow], settings: ResultSettings, text: Sequence[FileText] = ()
     ) -> tuple[Path, Path | None]:
