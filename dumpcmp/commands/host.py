@@ -810,6 +810,9 @@ def _write_csv_files(
     """--csv: the tensor rows, and each statistics table beside them (``FILE.statistics.csv``);
     a session of statistics alone (a fault-free hunt) has its one statistics table in FILE."""
     statistics = _statistics_results(info)
+    if len(statistics) > 1 and not streamed.rows:
+        # A closed multi-step session of statistics alone: no table of tensors to head the files.
+        return _write_statistics_alone(stub, info, csv_out, statistics, streamed.statistics, timeout)
     # Rows of an open session (or of a closed one whose tables were not kept): from their values.
     from_rows = bool(streamed.statistics.rows) and not statistics
     with _claimed(csv_out) as target:
@@ -829,6 +832,30 @@ def _write_csv_files(
     if from_rows:
         with _claimed(target.with_name(f"{target.stem}.statistics.csv")) as beside:
             _write_table(beside, *streamed.statistics.table())
+        written.append(beside)
+    return written
+
+
+def _write_statistics_alone(
+    stub: DumpCompareStub,
+    info: pb.SessionInfo,
+    csv_out: Path,
+    names: list[str],
+    streamed: StreamedStatistics,
+    timeout: float,
+) -> list[Path]:
+    """FILE holds every shard's statistics rows, led by the shard columns, as an open session's
+    --csv does; where the store holds none of them (a session migrated from a schema-4 store keeps
+    them in its result files only), each result file beside FILE instead, and no FILE of a header
+    alone."""
+    if streamed.rows:
+        with _claimed(csv_out) as target:
+            _write_table(target, *streamed.table())
+        return [target]
+    written = []
+    for name in names:
+        with _claimed(csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv")) as beside:
+            _write_result(stub, info, name, beside, timeout)
         written.append(beside)
     return written
 
