@@ -233,8 +233,11 @@ def sessions_command(
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"
         streaming = f"  {counted(info.streams, 'agent')} streaming" if info.streams else ""
+        rows = (
+            _IN_FILES_ONLY.partition(":")[0] if _rows_in_files_only(info, info.rows) else f"{info.rows} rows"
+        )
         out.print(
-            f"{info.session}  {state}  {info.rows} rows  model {model}  from {agents}{replaced}{streaming}",
+            f"{info.session}  {state}  {rows}  model {model}  from {agents}{replaced}{streaming}",
             markup=False,
         )
 
@@ -593,6 +596,8 @@ def _follow(stub: DumpCompareStub, session: str, address: str) -> None:
 def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
     """One line on how far the session is: files received and compared, rows, agents streaming."""
     rows = info.rows if rows is None else rows
+    if _rows_in_files_only(info, rows):
+        return f"session {info.session}: closed, {_IN_FILES_ONLY}"
     if info.state == pb.SessionInfo.CLOSED:
         compared = counted(info.compared_files, "dump file")
         return f"session {info.session}: closed, {compared} compared, {counted(rows, 'row')}"
@@ -604,6 +609,16 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
         f"{info.compared_files} compared, {pending} not compared yet{why}, {counted(rows, 'row')} so far, "
         f"{streaming}"
     )
+
+
+_IN_FILES_ONLY = "statistics rows in its result files only: use --out DIR to download them"
+
+
+def _rows_in_files_only(info: pb.SessionInfo, rows: int) -> bool:
+    """A closed session whose statistics rows the store does not hold: one migrated from a
+    schema-4 store (which kept no statistics rows) has them in its result files alone, and "0
+    rows" beside its summary's count of compared tensors would read as nothing compared."""
+    return not rows and not info.compared_files and bool(_statistics_results(info))
 
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
