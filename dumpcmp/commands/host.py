@@ -327,7 +327,9 @@ def migrate_command(
         from dumpcmp.host.server.serve import _lock_data_dir  # one process per data directory
 
         if not data.is_dir():
-            raise DumpcmpError(f"--data {data}: no such directory")
+            raise DumpcmpError(
+                f"--data {data}: {'not a directory' if data.exists() else 'no such directory'}"
+            )
         lock = _lock_data_dir(data)
         try:
             done = migrate_store(data)

@@ -233,6 +233,13 @@ def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_
         hosts.close()
 
 
+def test_migrate_data_that_is_a_file_or_missing_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    for data, says in [(tmp_path / "file", "not a directory"), (tmp_path / "gone", "no such directory")]:
+        done = dumpcmp("host", "migrate", "--data", data)
+        assert done.code != 0 and done.output.strip() == f"Error: --data {data}: {says}", done.output
+
+
 _ADD = Path("/d/Add._a_Add.3.1.7.csv")
 STATS = [
     StatsResult(
