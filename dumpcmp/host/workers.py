@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -344,8 +345,8 @@ class _Processes:
         # pool's thread then waits in recv for the rest, for ever (a SIGTERM to our PID alone, then
         # this kill: ``compare`` hung for minutes). The dead workers' ends of the pipe closed with
         # them; closing ours makes that recv end (EOF) and the pool's thread stop as broken.
-        pool._result_queue._writer.close()
-        thread = pool._executor_manager_thread
+        pool._result_queue._writer.close()  # type: ignore[attr-defined]  # private, not in typeshed
+        thread: threading.Thread | None = pool._executor_manager_thread  # type: ignore[assignment]  # typeshed: wrong type
         pool.shutdown(wait=False, cancel_futures=True)
         # Joined, but not for ever: a pool forked after this one holds a copy of the pipe's end
         # until it ends. Ended here, the thread cannot outlive the run and then be woken at the
