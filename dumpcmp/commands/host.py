@@ -233,8 +233,11 @@ def sessions_command(
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"
         streaming = f"  {counted(info.streams, 'agent')} streaming" if info.streams else ""
+        rows = (
+            _IN_FILES_ONLY.partition(":")[0] if _rows_in_files_only(info, info.rows) else f"{info.rows} rows"
+        )
         out.print(
-            f"{info.session}  {state}  {info.rows} rows  model {model}  from {agents}{replaced}{streaming}",
+            f"{info.session}  {state}  {rows}  model {model}  from {agents}{replaced}{streaming}",
             markup=False,
         )
 
@@ -324,7 +327,9 @@ def migrate_command(
         from dumpcmp.host.server.serve import _lock_data_dir  # one process per data directory
 
         if not data.is_dir():
-            raise DumpcmpError(f"--data {data}: no such directory")
+            raise DumpcmpError(
+                f"--data {data}: {'not a directory' if data.exists() else 'no such directory'}"
+            )
         lock = _lock_data_dir(data)
         try:
             done = migrate_store(data)
@@ -593,6 +598,8 @@ def _follow(stub: DumpCompareStub, session: str, address: str) -> None:
 def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
     """One line on how far the session is: files received and compared, rows, agents streaming."""
     rows = info.rows if rows is None else rows
+    if _rows_in_files_only(info, rows):
+        return f"session {info.session}: closed, {_IN_FILES_ONLY}"
     if info.state == pb.SessionInfo.CLOSED:
         compared = counted(info.compared_files, "dump file")
         return f"session {info.session}: closed, {compared} compared, {counted(rows, 'row')}"
@@ -604,6 +611,16 @@ def status_line(info: pb.SessionInfo, rows: int | None = None) -> str:
         f"{info.compared_files} compared, {pending} not compared yet{why}, {counted(rows, 'row')} so far, "
         f"{streaming}"
     )
+
+
+_IN_FILES_ONLY = "statistics rows in its result files only: use --out DIR to download them"
+
+
+def _rows_in_files_only(info: pb.SessionInfo, rows: int) -> bool:
+    """A closed session whose statistics rows the store does not hold: one migrated from a
+    schema-4 store (which kept no statistics rows) has them in its result files alone, and "0
+    rows" beside its summary's count of compared tensors would read as nothing compared."""
+    return not rows and not info.compared_files and bool(_statistics_results(info))
 
 
 def _rows(stub: DumpCompareStub, session: str, timeout: float) -> StreamedRows:
@@ -810,6 +827,9 @@ def _write_csv_files(
     """--csv: the tensor rows, and each statistics table beside them (``FILE.statistics.csv``);
     a session of statistics alone (a fault-free hunt) has its one statistics table in FILE."""
     statistics = _statistics_results(info)
+    if len(statistics) > 1 and not streamed.rows:
+        # A closed multi-step session of statistics alone: no table of tensors to head the files.
+        return _write_statistics_alone(stub, info, csv_out, statistics, streamed.statistics, timeout)
     # Rows of an open session (or of a closed one whose tables were not kept): from their values.
     from_rows = bool(streamed.statistics.rows) and not statistics
     with _claimed(csv_out) as target:
@@ -829,6 +849,30 @@ def _write_csv_files(
     if from_rows:
         with _claimed(target.with_name(f"{target.stem}.statistics.csv")) as beside:
             _write_table(beside, *streamed.statistics.table())
+        written.append(beside)
+    return written
+
+
+def _write_statistics_alone(
+    stub: DumpCompareStub,
+    info: pb.SessionInfo,
+    csv_out: Path,
+    names: list[str],
+    streamed: StreamedStatistics,
+    timeout: float,
+) -> list[Path]:
+    """FILE holds every shard's statistics rows, led by the shard columns, as an open session's
+    --csv does; where the store holds none of them (a session migrated from a schema-4 store keeps
+    them in its result files only), each result file beside FILE instead, and no FILE of a header
+    alone."""
+    if streamed.rows:
+        with _claimed(csv_out) as target:
+            _write_table(target, *streamed.table())
+        return [target]
+    written = []
+    for name in names:
+        with _claimed(csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv")) as beside:
+            _write_result(stub, info, name, beside, timeout)
         written.append(beside)
     return written
 

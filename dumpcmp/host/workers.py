@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -52,6 +53,7 @@ PROCESS_MIN_FILES = 64
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 BATCHES_PER_WORKER = 4  # batches in flight per worker: enough to balance the tail
 MAX_BATCH_FILES = 32
+_STOP_S = 5.0  # longest wait for a killed worker, then for its pool's thread, when stopped early
 
 OnFiles = Callable[[int], None] | None
 
@@ -330,12 +332,27 @@ class _Processes:
 
         Interpreter exit would otherwise wait for every running batch, and Ctrl-C would seem ignored.
         """
-        if not finished:  # ended first, so that the shutdown below has nothing to wait for
-            for process in list((self._pool._processes or {}).values()):  # no public handle before 3.14
-                process.kill()
-        # Waited for even when stopped early: the pool's own thread otherwise outlives the run, and
-        # the interpreter's exit then wakes it through a pipe it may have closed (a traceback).
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if finished:
+            self._pool.shutdown(wait=True)
+            return
+        pool = self._pool
+        processes = list((pool._processes or {}).values())  # no public handle before 3.14
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join(_STOP_S)
+        # A worker killed while it sent its rows leaves half a message in the result pipe, and the
+        # pool's thread then waits in recv for the rest, for ever (a SIGTERM to our PID alone, then
+        # this kill: ``compare`` hung for minutes). The dead workers' ends of the pipe closed with
+        # them; closing ours makes that recv end (EOF) and the pool's thread stop as broken.
+        pool._result_queue._writer.close()  # type: ignore[attr-defined]  # private, not in typeshed
+        thread: threading.Thread | None = pool._executor_manager_thread  # type: ignore[assignment]  # typeshed: wrong type
+        pool.shutdown(wait=False, cancel_futures=True)
+        # Joined, but not for ever: a pool forked after this one holds a copy of the pipe's end
+        # until it ends. Ended here, the thread cannot outlive the run and then be woken at the
+        # interpreter's exit through a pipe it closed (a traceback).
+        if thread is not None:
+            thread.join(_STOP_S)
 
 
 def each_file(runner: Runner, pairs: Sequence[tuple[DumpEntry, ComparePlan]]) -> list[FileRows]:

@@ -198,3 +198,34 @@ def test_forked_workers_write_the_result_file_this_process_writes(tmp_path: Path
         written[jobs] = shard.result_file.read_bytes()
     assert written[1] == written[2]
     assert written[1].count(b"\n") == 71 and b"\n69,Add,layer69/Add," in written[1]
+
+
+# A pool whose worker died while sending its rows: the result pipe holds the start of a message
+# (its length says 4096 bytes, 5 came) and the pool's own thread waits in recv for the rest. A
+# SIGKILL that lands mid-send (a scheduler's SIGTERM to the PID, then our kill of the workers)
+# left ``compare`` hung in ``close`` for minutes, with no output.
+HALF_SENT = """
+import os, struct, time
+from dumpcmp.host import workers
+
+pool = workers._Processes(None, 2)
+pool._pool.submit(time.sleep, 30)
+time.sleep(1)  # the workers are up, one sleeping
+os.write(pool._pool._result_queue._writer.fileno(), struct.pack("!i", 4096) + b"rows ")
+time.sleep(0.5)  # the pool's thread reads the length, then waits for the rest
+started = time.monotonic()
+pool.close(finished=False)
+print("closed in", round(time.monotonic() - started, 1))
+"""
+
+
+def test_an_early_close_does_not_wait_on_a_worker_killed_mid_send() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", HALF_SENT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "closed in" in done.stdout

@@ -351,12 +351,22 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
         at, k = start.inconsistent_input
         first = _rows(walked[at])
         row = first.inputs[k]
+        differ = "the network's inputs (or constants) differ between the two runs: feed both sides the same "
+        differ += "input data"
+        # Without the rule the walk cannot know the input's maker: where the table's numbering
+        # skips places before the op, its maker may be an op that was not dumped.
+        if graph is None and _gap_before(judge.table.header, walked, at):
+            advice = (
+                "an op before it may not have been dumped (the table's op numbering skips places "
+                "before it): pass --graph RULE.json to trace the input to its maker; if every op was "
+                f"dumped, {differ}."
+            )
+        else:
+            advice = f"{differ} before judging any op."
         findings.append(
             _op_finding(
                 INPUT_INCONSISTENCY, judge, first, row,
-                f"{_tensor(row)} differs though every earlier op's outputs agree",
-                "the network's inputs (or constants) differ between the two runs: feed both "
-                "sides the same input data before judging any op.",
+                f"{_tensor(row)} differs though every earlier op's outputs agree", advice,
             )
         )  # fmt: skip
     if start.op is None or start.row is None:
@@ -370,6 +380,30 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
         return [*findings, _unseen_start(judge, [_rows(walked[i]) for i in start.unseen], op, row)]
     undumped = [_name(walked[i]) for i in start.undumped]
     return [*findings, _divergence(judge, walked, op, row, start, undumped)]
+
+
+def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bool:
+    """Whether the table numbers an op it has no rows for right before op ``at``: its Index (or
+    GE's OpSequence, where the table has one) skips a place."""
+    here = _rows(walked[at])
+    if at == 0:
+        return here.order > 0
+    before = _rows(walked[at - 1])
+    if here.order - before.order > 1:
+        return True
+    if "OpSequence" not in header:
+        return False
+    column = header.index("OpSequence")
+    numbers = [_sequence(op, column) for op in (before, here)]
+    return None not in numbers and numbers[1] - numbers[0] > 1  # type: ignore[operator]
+
+
+def _sequence(op: OpRows, column: int) -> int | None:
+    cells = (op.inputs or op.outputs)[0].cells
+    try:
+        return int(cells[column])
+    except (IndexError, ValueError):
+        return None
 
 
 def _rows(op: _Walked) -> OpRows:

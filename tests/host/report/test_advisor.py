@@ -259,3 +259,25 @@ def test_nothing_compared_quotes_the_rows_reason_instead_of_guessing() -> None:
     advice = advise(torchair_table(*rows))
     (finding,) = [f for f in advice.findings if f.kind == NOTHING_COMPARED]
     assert finding.advice == f"the rows say why (2 of 2): {why}"
+
+
+def _add_after_relu(add: int) -> ResultTable:
+    """conv #0, relu #1, then an add numbered ``add`` whose input differs though relu agrees."""
+    return offline_table(
+        offline(0, "conv", red=0.001),
+        offline(1, "relu", red=0.001),
+        offline(add, "add", "input", cos=0.8, red=0.4),
+        offline(add, "add", cos=0.9, red=0.3),
+    )
+
+
+def test_an_input_differing_after_a_gap_in_the_numbering_is_hedged_without_the_rule() -> None:
+    # Index 2 is missing: the op that made add's input may not have been dumped, and without the
+    # fusion rule the advisor cannot tell that from differing network inputs.
+    (finding,) = advise(_add_after_relu(3)).findings
+    assert finding.kind == INPUT_INCONSISTENCY
+    assert finding.advice.startswith("an op before it may not have been dumped"), finding.advice
+    assert "pass --graph RULE.json to trace the input to its maker" in finding.advice
+    # numbered without a gap, the network's inputs (or constants) are what differ
+    (finding,) = advise(_add_after_relu(2)).findings
+    assert finding.advice.startswith("the network's inputs (or constants) differ"), finding.advice

@@ -221,8 +221,23 @@ def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_
         client = hosts.client(hosts.start(data))
         (name,) = client.info("stats").result_files
         assert client.fetch("stats", name) == (V4 / "sessions/stats/results" / name).read_bytes()
+        # and it says where its rows are, not "0 dump files compared, 0 rows" above "compared: 41"
+        address = f"127.0.0.1:{hosts.servers[0].port}"
+        shown = dumpcmp("host", "results", "stats", "--host", address).output.splitlines()
+        assert shown[0] == (
+            "session stats: closed, statistics rows in its result files only: use --out DIR to download them"
+        )
+        listed = dumpcmp("host", "sessions", "--host", address).output
+        assert "stats  closed  statistics rows in its result files only  model" in listed, listed
     finally:
         hosts.close()
+
+
+def test_migrate_data_that_is_a_file_or_missing_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    for data, says in [(tmp_path / "file", "not a directory"), (tmp_path / "gone", "no such directory")]:
+        done = dumpcmp("host", "migrate", "--data", data)
+        assert done.code != 0 and done.output.strip() == f"Error: --data {data}: {says}", done.output
 
 
 _ADD = Path("/d/Add._a_Add.3.1.7.csv")
