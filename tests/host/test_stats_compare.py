@@ -281,3 +281,40 @@ def test_xlsx_writes_the_statistics_tables_twin_and_says_so(golden_tree: Path, t
     finally:
         book.close()
     assert f"statistics result: {shard.stats_xlsx}" in summarize(outcome, Thresholds())
+
+
+def test_nan_the_device_counted_beyond_the_golden_fails_where_it_appears(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    nan = _stats_row(_golden_values(1))  # its statistics skip the NaN: they agree with the golden's
+    rows[OPS[1]] = StatsRow(nan.kind, nan.index, nan.data_size, nan.data_type, nan.format, nan.shape, nan.count,
+                            {**nan.stats, "Nan Count": 5.0})  # fmt: skip
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
+    assert table[1]["CompareFailReason"] == "target holds 5 Nan"
+    text = "\n".join(summarize(outcome, Thresholds()))
+    assert (
+        "nan/inf appeared: 1 tensor holds NaN/inf where the golden does not; the first: step 0, index 1"
+        in text
+    )
+    assert (
+        "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0): NaN/inf "
+        in text
+    )
+    assert "first at step 0, index 1 Conv2D block1_conv" in text  # the drift agrees: one verdict
+
+
+def test_an_infinite_statistic_against_a_finite_golden_fails(golden_tree: Path, tmp_path: Path) -> None:
+    rows = {OPS[0]: _stats_row(_golden_values(0))}
+    inf = rows[OPS[0]]
+    rows[OPS[0]] = StatsRow(inf.kind, inf.index, inf.data_size, inf.data_type, inf.format, inf.shape, inf.count,
+                            {**inf.stats, "Max Value": math.inf})  # fmt: skip
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    (row,) = target_rows(outcome.shards[0].stats_file)
+    assert row["Result"] == "FAIL"

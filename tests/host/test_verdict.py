@@ -464,7 +464,9 @@ def test_an_infinite_statistic_against_a_finite_golden_fails_and_is_named() -> N
     assert statistic_distance(INF, 12.0) == INF and statistic_distance(-INF, INF) == INF
     assert statistic_distance(INF, INF) == 0.0
     verdict, why = stats_verdict(_stats((INF, 0, INF, INF), (12, 0, 1, 3)), LIMITS)
-    assert verdict == FAIL and why == ("Max NPU inf, Mean NPU inf, L2norm NPU inf where the other side is finite",)
+    assert verdict == FAIL and why == (
+        "Max NPU inf, Mean NPU inf, L2norm NPU inf where the other side is finite",
+    )
     error = statistics_error(_stats_row((INF, 0.0, 1.0, None), (12.0, 0.0, 1.0, None)))
     assert error.value == INF and error.words() == "Max target inf where the other side is finite"
 
