@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -288,8 +289,7 @@ def test_nan_the_device_counted_beyond_the_golden_fails_where_it_appears(
 ) -> None:
     rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
     nan = _stats_row(_golden_values(1))  # its statistics skip the NaN: they agree with the golden's
-    rows[OPS[1]] = StatsRow(nan.kind, nan.index, nan.data_size, nan.data_type, nan.format, nan.shape, nan.count,
-                            {**nan.stats, "Nan Count": 5.0})  # fmt: skip
+    rows[OPS[1]] = replace(nan, stats={**nan.stats, "Nan Count": 5.0})
     target = write_stats_tree(tmp_path / "npu", rows)
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert outcome.shards[0].stats_file is not None
@@ -311,8 +311,7 @@ def test_nan_the_device_counted_beyond_the_golden_fails_where_it_appears(
 def test_an_infinite_statistic_against_a_finite_golden_fails(golden_tree: Path, tmp_path: Path) -> None:
     rows = {OPS[0]: _stats_row(_golden_values(0))}
     inf = rows[OPS[0]]
-    rows[OPS[0]] = StatsRow(inf.kind, inf.index, inf.data_size, inf.data_type, inf.format, inf.shape, inf.count,
-                            {**inf.stats, "Max Value": math.inf})  # fmt: skip
+    rows[OPS[0]] = replace(inf, stats={**inf.stats, "Max Value": math.inf})
     target = write_stats_tree(tmp_path / "npu", rows)
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert outcome.shards[0].stats_file is not None
