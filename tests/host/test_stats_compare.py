@@ -317,3 +317,19 @@ def test_an_infinite_statistic_against_a_finite_golden_fails(golden_tree: Path, 
     assert outcome.shards[0].stats_file is not None
     (row,) = target_rows(outcome.shards[0].stats_file)
     assert row["Result"] == "FAIL"
+
+
+def test_nan_in_the_golden_is_named_and_not_held_against_the_target(tmp_path: Path) -> None:
+    def one_nan(i: int, values: np.ndarray) -> np.ndarray:
+        values[0, 0] = np.nan if i == 0 else values[0, 0]
+        return values
+
+    golden = write_tree(tmp_path / "golden", one_nan)
+    finite = _golden_values(0).ravel()[1:]  # the device's statistics skip the NaN as the golden's do
+    row = replace(_stats_row(finite), shape=(4, 64), count=256)
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: replace(row, stats={**row.stats, "Nan Count": 1.0})})
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    (result,) = target_rows(outcome.shards[0].stats_file)
+    assert result["Result"] == "PASS"
+    assert result["CompareFailReason"] == "target holds 1 Nan golden holds 1 NaN"
