@@ -53,6 +53,11 @@ STATS_RESULT_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+# The columns of statistics compared as values, and of the NaN/inf counts.
+_COMPARABLE = tuple(_CSV_COLUMN.values())
+_COUNTS = tuple(STAT_COLUMNS[k] for k in ("Nan", "Negative Inf", "Positive Inf"))
+# The reason of a row whose dump carries no statistic to compare (a count of zero says nothing).
+NO_STATISTIC = "the stats dump holds no comparable statistic"
 # What ``StatsResult.failing`` names for NaN/inf counted in the target beyond the golden's.
 NAN_INF_APPEARED = "NaN/inf"
 
@@ -135,10 +140,11 @@ class StatsResult:
     @property
     def compared(self) -> bool:
         """At least one statistic is known on both sides and a number on one: NaN on one side
-        only (NaN or inf in its data) is a comparison, and a failing one."""
+        only (NaN or inf in its data) is a comparison, and a failing one; so are NaN/inf the
+        device counted beyond the golden's, even in a dump of counts only (``dump_stats: Nan``)."""
         return any(
             t is not None and g is not None and not (math.isnan(t) and math.isnan(g)) for t, g in self.pairs()
-        )
+        ) or (self.golden is not None and self.target_nan_inf > 0)
 
     def diffs(self) -> tuple[Stat, ...]:
         """Target minus golden of each statistic, None where either side lacks it."""
@@ -241,6 +247,9 @@ def _compare_row(
             f"the golden tensor holds {array.size}"
         )
         return _with(base, ground_truth=truth, reason=reason)
+    if not any(name in row.stats for name in _COMPARABLE) and not any(row.stats.get(c) for c in _COUNTS):
+        reason = f"{NO_STATISTIC} (add Max, Min, Avg or L2norm to dump_stats)"
+        return _with(base, ground_truth=truth, reason=reason)
     golden_nan, golden_inf = _golden_special(array)
     # The golden's own NaN/inf are skipped by its statistics too: said, and not held against the target.
     held = [f"{n} {name}" for n, name in ((golden_nan, "NaN"), (golden_inf, "inf")) if n]
@@ -262,7 +271,7 @@ def _golden_special(array: np.ndarray) -> tuple[int, int]:
 
 
 def _nan_inf(row: StatsRow) -> int:
-    counts = (row.stats.get(STAT_COLUMNS[k], 0.0) for k in ("Nan", "Negative Inf", "Positive Inf"))
+    counts = (row.stats.get(column, 0.0) for column in _COUNTS)
     return sum(int(n) for n in counts if n and not math.isnan(n))
 
 

@@ -34,7 +34,7 @@ from dumpcmp.host.row_verdicts import (
 )
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, NumberedRows, ShardOutcome
-from dumpcmp.host.stats_compare import NAN_INF_APPEARED, StatsResult
+from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NO_STATISTIC, StatsResult
 from dumpcmp.host.verdict import (
     Drift,
     Thresholds,
@@ -517,6 +517,8 @@ def nothing_compared(
         else:
             unreadable = f"all {tally.targets} {tally.target_kind}s are unreadable"
         return f"nothing compared: {unreadable}; check {inputs.target}"
+    if tally.not_compared and tally.not_compared[0].example.startswith(NO_STATISTIC):
+        return f"nothing compared: {tally.not_compared[0].example}"  # no other input to check
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
     check = (

@@ -333,3 +333,25 @@ def test_nan_in_the_golden_is_named_and_not_held_against_the_target(tmp_path: Pa
     (result,) = target_rows(outcome.shards[0].stats_file)
     assert result["Result"] == "PASS"
     assert result["CompareFailReason"] == "target holds 1 Nan golden holds 1 NaN"
+
+
+def test_a_dump_of_nan_counts_only_compares_them_with_the_golden(golden_tree: Path, tmp_path: Path) -> None:
+    counts = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    counts[OPS[1]] = replace(counts[OPS[1]], stats={**counts[OPS[1]].stats, "Nan Count": 5.0})
+    target = write_stats_tree(tmp_path / "npu", counts, ("Nan",))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert nothing_compared(outcome, Thresholds()) is None
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["N/A", "FAIL", "N/A", "N/A"]
+    text = "\n".join(summarize(outcome, Thresholds()))
+    assert "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0)" in text
+
+
+def test_a_dump_without_comparable_statistics_says_so_in_one_line(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ("Nan",))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert nothing_compared(outcome, Thresholds()) == (
+        "nothing compared: the stats dump holds no comparable statistic "
+        "(add Max, Min, Avg or L2norm to dump_stats)"
+    )
