@@ -344,10 +344,10 @@ def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
     beyond = [name for name in failing if name != NAN_INF_APPEARED]
-    breaches = (f"{', '.join(beyond)} differ by more than {threshold:g} of their size",) if beyond else ()
+    breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
     if NAN_INF_APPEARED in failing:
-        breaches += ("NaN/inf counted in the target beyond the golden's",)
-    return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, breaches,
+        breaches.append("NaN/inf counted in the target beyond the golden's")
+    return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, tuple(breaches),
                       unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
 
 
