@@ -53,6 +53,14 @@ STATS_RESULT_COLUMNS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+# The columns of statistics compared as values, and of the NaN/inf counts.
+_COMPARABLE = tuple(_CSV_COLUMN.values())
+_COUNTS = tuple(STAT_COLUMNS[k] for k in ("Nan", "Negative Inf", "Positive Inf"))
+# The reason of a row whose dump carries no statistic to compare (a count of zero says nothing).
+NO_STATISTIC = "the stats dump holds no comparable statistic"
+# What ``StatsResult.failing`` names for NaN/inf counted in the target beyond the golden's.
+NAN_INF_APPEARED = "NaN/inf"
+
 Stat = float | None  # None: the dump does not carry this statistic ("N/A" in the table)
 
 
@@ -120,7 +128,9 @@ class StatsResult:
     reasons: tuple[str, ...] = ()
     dump_readable: bool = True
     golden_key: str = ""  # the golden tensor looked up, "" when none was found
-    target_nan_inf: int = 0  # NaN and ±inf the device counted in the target (its statistics skip them)
+    # NaN and ±inf the device counted in the target beyond those of the golden tensor (its
+    # statistics skip them): above 0, values the golden does not hold appeared, a FAIL.
+    target_nan_inf: int = 0
 
     def pairs(self) -> tuple[tuple[Stat, Stat], ...]:
         target = self.target.values() if self.target is not None else _NONE
@@ -130,10 +140,11 @@ class StatsResult:
     @property
     def compared(self) -> bool:
         """At least one statistic is known on both sides and a number on one: NaN on one side
-        only (NaN or inf in its data) is a comparison, and a failing one."""
+        only (NaN or inf in its data) is a comparison, and a failing one; so are NaN/inf the
+        device counted beyond the golden's, even in a dump of counts only (``dump_stats: Nan``)."""
         return any(
             t is not None and g is not None and not (math.isnan(t) and math.isnan(g)) for t, g in self.pairs()
-        )
+        ) or (self.golden is not None and self.target_nan_inf > 0)
 
     def diffs(self) -> tuple[Stat, ...]:
         """Target minus golden of each statistic, None where either side lacks it."""
@@ -152,12 +163,14 @@ class StatsResult:
 
     def failing(self, threshold: float) -> tuple[str, ...]:
         """The statistics whose |diff| / (max(|target|, |golden|) + 1e-10) exceeds ``threshold``
-        (``verdict.statistic_distance``: NaN on one side only is beyond it)."""
-        return tuple(
+        (``verdict.statistic_distance``: NaN on one side only is beyond it), and ``NaN/inf`` when
+        the device counted more NaN/inf in the target than the golden holds."""
+        beyond = tuple(
             name
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
             if t is not None and g is not None and statistic_distance(t, g) > threshold
         )
+        return (*beyond, NAN_INF_APPEARED) if self.target_nan_inf > 0 else beyond
 
 
 def golden_only_stats(golden: GoldenSource | None, used: set[str]) -> list[StatsResult]:
@@ -234,11 +247,31 @@ def _compare_row(
             f"the golden tensor holds {array.size}"
         )
         return _with(base, ground_truth=truth, reason=reason)
-    return _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding))
+    if not any(name in row.stats for name in _COMPARABLE) and not any(row.stats.get(c) for c in _COUNTS):
+        reason = f"{NO_STATISTIC} (add Max, Min, Avg or L2norm to dump_stats)"
+        return _with(base, ground_truth=truth, reason=reason)
+    golden_nan, golden_inf = _golden_special(array)
+    # The golden's own NaN/inf are skipped by its statistics too: said, and not held against the target.
+    held = [f"{n} {name}" for n, name in ((golden_nan, "NaN"), (golden_inf, "inf")) if n]
+    return replace(
+        _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding),
+              reason=f"golden holds {', '.join(held)}" if held else ""),
+        target_nan_inf=max(0, base.target_nan_inf - golden_nan - golden_inf),
+    )  # fmt: skip
+
+
+def _golden_special(array: np.ndarray) -> tuple[int, int]:
+    """The golden tensor's NaN and ±inf counts (0, 0 for integer data)."""
+    nan = inf = 0
+    if np.issubdtype(array.dtype, np.inexact):
+        for chunk in flat_chunks(array, _CHUNK):
+            nan += int(np.count_nonzero(np.isnan(chunk)))
+            inf += int(np.count_nonzero(np.isinf(chunk)))
+    return nan, inf
 
 
 def _nan_inf(row: StatsRow) -> int:
-    counts = (row.stats.get(STAT_COLUMNS[k], 0.0) for k in ("Nan", "Negative Inf", "Positive Inf"))
+    counts = (row.stats.get(column, 0.0) for column in _COUNTS)
     return sum(int(n) for n in counts if n and not math.isnan(n))
 
 

@@ -34,7 +34,7 @@ from dumpcmp.host.row_verdicts import (
 )
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, NumberedRows, ShardOutcome
-from dumpcmp.host.stats_compare import StatsResult
+from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NO_STATISTIC, StatsResult
 from dumpcmp.host.verdict import (
     Drift,
     Thresholds,
@@ -209,6 +209,11 @@ class Tally:
         compared_stats = [(s, r) for s, r in stats if r.compared]
         missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
         bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
+        # A statistics row whose device counted NaN/inf the golden does not hold: the same finding.
+        grown = [(s, r) for s, r in compared_stats if r.target_nan_inf > 0]
+        if grown:
+            so_far = found[APPEARED]
+            found[APPEARED] = Found(so_far.count + len(grown), so_far.first or Place.of(*grown[0]))
         return cls(
             targets=targets + len(stats),
             compared=compared,
@@ -338,8 +343,11 @@ def _value_divergence(
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
-    breaches = (f"{', '.join(failing)} differ by more than {threshold:g} of their size",)
-    return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, breaches,
+    beyond = [name for name in failing if name != NAN_INF_APPEARED]
+    breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
+    if NAN_INF_APPEARED in failing:
+        breaches.append("NaN/inf counted in the target beyond the golden's")
+    return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, tuple(breaches),
                       unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
 
 
@@ -509,6 +517,8 @@ def nothing_compared(
         else:
             unreadable = f"all {tally.targets} {tally.target_kind}s are unreadable"
         return f"nothing compared: {unreadable}; check {inputs.target}"
+    if tally.not_compared and tally.not_compared[0].example.startswith(NO_STATISTIC):
+        return f"nothing compared: {tally.not_compared[0].example}"  # no other input to check
     top = f" (most often: {tally.not_compared[0].example})" if tally.not_compared else ""
     golden = f"; the {tally.golden_only} golden tensors went unused" if tally.golden_only else ""
     check = (

@@ -277,7 +277,9 @@ def statistic_distance(target: float, golden: float) -> float:
     """metrics.md §2's measure of one statistic: |diff| / (max(|target|, |golden|) + 1e-10).
 
     0 where both are NaN or equal (equal infinities too, whose difference is NaN); inf where
-    exactly one side is NaN (NaN or inf in its data): beyond any threshold.
+    exactly one side is NaN (NaN or inf in its data), or the two are not the same infinity (an
+    infinity against a finite value, whose formula inf / inf is NaN and would pass): beyond any
+    threshold.
     """
     if math.isnan(target) and math.isnan(golden):
         return 0.0
@@ -285,6 +287,8 @@ def statistic_distance(target: float, golden: float) -> float:
         return math.inf
     if target == golden:
         return 0.0
+    if math.isinf(target) or math.isinf(golden):
+        return math.inf
     return abs(target - golden) / (max(abs(target), abs(golden)) + _STATISTIC_EPS)
 
 
@@ -295,6 +299,9 @@ def stats_verdict(values: StatsValues, limits: TorchairThresholds) -> tuple[str,
     one_sided = values.nan_on_one_side()
     if one_sided:
         return FAIL, (f"{', '.join(one_sided)} NaN on one side only (NaN or inf in the data)",)
+    infinite = values.infinite_on_one_side()
+    if infinite:
+        return FAIL, (f"{', '.join(infinite)} where the other side is finite",)
     if failing:
         verb = "differs" if len(failing) == 1 else "differ"
         return FAIL, (f"{', '.join(failing)} {verb} by more than {limits.statistics:g} of their size",)
@@ -388,6 +395,10 @@ def statistics_error(row: StatisticsRow) -> StatisticError:
             return StatisticError(math.inf, f"{name} NaN on one side only")
         if math.isnan(t) or t == g:
             continue
+        if math.isinf(t) or math.isinf(g):  # not the same infinity: no scale measures it
+            # The golden's value is not named: a TorchAir table read back writes only the diffs.
+            side = f"target {_shown(t)}" if math.isinf(t) else f"golden {_shown(g)}"
+            return StatisticError(math.inf, f"{name} {side} where the other side is finite")
         if name == "L2norm" or scale == 0:  # a golden of zeros: against the statistic itself
             error = StatisticError(
                 statistic_distance(t, g), _L2 if name == "L2norm" else name + " {:.2%} apart"

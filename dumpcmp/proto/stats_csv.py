@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.errors import DumpFormatError
+from dumpcmp.errors import DumpFormatError, UnsupportedDtypeError
+from dumpcmp.proto.dtypes import dtype_by_name
 
 FIXED_COLUMNS = ("Input/Output", "Index", "Data Size", "Data Type", "Format", "Shape")
 # The selectable statistics, in the fixed order the device writes them, keyed by acl.json name.
@@ -22,6 +23,7 @@ STAT_COLUMNS: dict[str, str] = {
     "Positive Inf": "Positive Inf Count",
     "L2norm": "l2norm",
 }
+_KNOWN_STATS = frozenset(STAT_COLUMNS.values())
 DEFAULT_STATS = ("Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf")
 
 
@@ -74,6 +76,10 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
             source, 0, f"not a stats CSV: the header must start with {', '.join(FIXED_COLUMNS)}"
         )
     header = rows[0]
+    # A misspelt statistic would silently drop that statistic from every row of the file.
+    unknown = [c for c in header[len(FIXED_COLUMNS) :] if c != "Count" and c not in _KNOWN_STATS]
+    if unknown:
+        raise DumpFormatError(source, 0, f"unknown column {unknown[0]!r} in the header")
     result = []
     for line_no, row in enumerate(rows[1:], start=2):
         if not row:
@@ -89,7 +95,7 @@ def read_stats_csv(path: str | os.PathLike[str]) -> list[StatsRow]:
                     kind=values["Input/Output"].lower(),
                     index=int(values["Index"]),
                     data_size=int(values["Data Size"]),
-                    data_type=values["Data Type"],
+                    data_type=_data_type(values["Data Type"]),
                     format=values["Format"],
                     shape=_shape(values["Shape"]),
                     count=int(values["Count"]),
@@ -112,7 +118,7 @@ def format_stats_csv(rows: Sequence[StatsRow], stats: Sequence[str] = DEFAULT_ST
             "Data Size": str(r.data_size),
             "Data Type": r.data_type,
             "Format": r.format,
-            "Shape": "x".join(str(d) for d in r.shape) if r.shape is not None else "-",
+            "Shape": _shape_text(r.shape),
             "Count": str(r.count),
         }
         lines.append(",".join(fixed.get(c) or _text(r.stats.get(c, math.nan)) for c in header))
@@ -120,10 +126,31 @@ def format_stats_csv(rows: Sequence[StatsRow], stats: Sequence[str] = DEFAULT_ST
 
 
 def _shape(text: str) -> tuple[int, ...] | None:
+    """Dims joined by ``x``; ``NA``: a scalar (the device writes no dims); ``-``: unknown."""
     text = text.strip()
     if text in ("-", ""):
         return None
-    return tuple(int(d) for d in text.split("x"))
+    if text.upper() == "NA":
+        return ()
+    dims = tuple(int(d) for d in text.split("x"))
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimension in shape {text!r}")
+    return dims
+
+
+def _shape_text(shape: tuple[int, ...] | None) -> str:
+    if shape is None:
+        return "-"
+    return "x".join(str(d) for d in shape) if shape else "NA"
+
+
+def _data_type(text: str) -> str:
+    """The dtype name as written, refused when it names no data type (a corrupt file)."""
+    try:
+        dtype_by_name(text)
+    except UnsupportedDtypeError:
+        raise ValueError(f"unknown data type {text!r}") from None
+    return text
 
 
 def _number(text: str) -> float:

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dumpcmp.cli import app
+from dumpcmp.host.report.table import read_result
 from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS
 from tests.commands.test_advise_cli import STAMP, files, one_error_line, write_csv
 from tests.e2e.test_sim_compare import _stats_simulation as stats_simulation
@@ -87,3 +88,12 @@ def test_an_empty_result_path_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     before = files(tmp_path)
     one_error_line(runner.invoke(app, ["advise", ""]), "RESULT is an empty path")
     assert files(tmp_path) == before
+
+
+def test_nan_the_golden_holds_too_is_not_counted_against_the_target(tmp_path: Path) -> None:
+    rows = [stats_row(0, "conv", "output", "PASS"), stats_row(1, "add", "output", "PASS")]
+    reason = STATS_RESULT_COLUMNS.index("CompareFailReason")
+    rows[0][reason] = "target holds 3 Nan golden holds 3 NaN"  # the golden's own: agreed
+    rows[1][reason] = "target holds 5 Nan golden holds 2 NaN"  # 3 beyond the golden's
+    table = read_result(write_stats(tmp_path / f"stats_result_{STAMP}.csv", rows))
+    assert [r.target_nan_inf for r in table.rows] == [0, 3]

@@ -151,6 +151,22 @@ def test_statistics_name_where_they_move_away_not_the_first_fail_downstream(
     (first,) = (line for line in lines if line.startswith("first divergence:"))
     assert first.startswith(f"first divergence: op #13 {FAULTY_GE_OP} ")
     assert "its statistics move away from the golden's here" in first and "accumulating" in first
+    assert "Statistics cannot see noise or a permutation" in first  # the op blamed may be downstream
+
+
+def test_an_infinite_statistic_against_a_finite_golden_fails_where_it_appears(tmp_path: Path) -> None:
+    # inf/inf made its distance NaN, which passed: the first FAIL and the advisor named Conv2D_4.
+    sim = tmp_path / "sim"
+    cli("sim", "run", "zoo:small_cnn", "--out", sim, "--torchair", "--inject", "/block2/Add=inf:0.1")
+    out = tmp_path / "out"
+    result = cli("compare", "-m", "torchair", "-tp", sim / "msprobe_ge_dump", "-gp", sim / "msprobe_fx_dump",
+                 "-o", out, "--summary-mode", "statistics", "--advisor")  # fmt: skip
+    lines = result.output.splitlines()
+    (fail,) = (line for line in lines if line.startswith("first FAIL:"))
+    assert fail.startswith(f"first FAIL: rank 0 token 0, {FAULTY_GE_OP}.output.0: Max NPU inf")
+    assert fail.endswith("where the other side is finite")
+    (first,) = (line for line in lines if line.startswith("first divergence:"))
+    assert first.startswith(f"first divergence: op #13 {FAULTY_GE_OP} ")
 
 
 @pytest.mark.parametrize("kept", [None, "min,max"])

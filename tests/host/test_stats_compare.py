@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -281,3 +282,76 @@ def test_xlsx_writes_the_statistics_tables_twin_and_says_so(golden_tree: Path, t
     finally:
         book.close()
     assert f"statistics result: {shard.stats_xlsx}" in summarize(outcome, Thresholds())
+
+
+def test_nan_the_device_counted_beyond_the_golden_fails_where_it_appears(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    nan = _stats_row(_golden_values(1))  # its statistics skip the NaN: they agree with the golden's
+    rows[OPS[1]] = replace(nan, stats={**nan.stats, "Nan Count": 5.0})
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
+    assert table[1]["CompareFailReason"] == "target holds 5 Nan"
+    text = "\n".join(summarize(outcome, Thresholds()))
+    assert (
+        "nan/inf appeared: 1 tensor holds NaN/inf where the golden does not; the first: step 0, index 1"
+        in text
+    )
+    assert (
+        "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0): NaN/inf "
+        in text
+    )
+    assert "first at step 0, index 1 Conv2D block1_conv" in text  # the drift agrees: one verdict
+
+
+def test_an_infinite_statistic_against_a_finite_golden_fails(golden_tree: Path, tmp_path: Path) -> None:
+    rows = {OPS[0]: _stats_row(_golden_values(0))}
+    inf = rows[OPS[0]]
+    rows[OPS[0]] = replace(inf, stats={**inf.stats, "Max Value": math.inf})
+    target = write_stats_tree(tmp_path / "npu", rows)
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    (row,) = target_rows(outcome.shards[0].stats_file)
+    assert row["Result"] == "FAIL"
+
+
+def test_nan_in_the_golden_is_named_and_not_held_against_the_target(tmp_path: Path) -> None:
+    def one_nan(i: int, values: np.ndarray) -> np.ndarray:
+        values[0, 0] = np.nan if i == 0 else values[0, 0]
+        return values
+
+    golden = write_tree(tmp_path / "golden", one_nan)
+    finite = _golden_values(0).ravel()[1:]  # the device's statistics skip the NaN as the golden's do
+    row = replace(_stats_row(finite), shape=(4, 64), count=256)
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: replace(row, stats={**row.stats, "Nan Count": 1.0})})
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    (result,) = target_rows(outcome.shards[0].stats_file)
+    assert result["Result"] == "PASS"
+    assert result["CompareFailReason"] == "target holds 1 Nan golden holds 1 NaN"
+
+
+def test_a_dump_of_nan_counts_only_compares_them_with_the_golden(golden_tree: Path, tmp_path: Path) -> None:
+    counts = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    counts[OPS[1]] = replace(counts[OPS[1]], stats={**counts[OPS[1]].stats, "Nan Count": 5.0})
+    target = write_stats_tree(tmp_path / "npu", counts, ("Nan",))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert nothing_compared(outcome, Thresholds()) is None
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["N/A", "FAIL", "N/A", "N/A"]
+    text = "\n".join(summarize(outcome, Thresholds()))
+    assert "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0)" in text
+
+
+def test_a_dump_without_comparable_statistics_says_so_in_one_line(golden_tree: Path, tmp_path: Path) -> None:
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ("Nan",))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    assert nothing_compared(outcome, Thresholds()) == (
+        "nothing compared: the stats dump holds no comparable statistic "
+        "(add Max, Min, Avg or L2norm to dump_stats)"
+    )

@@ -43,6 +43,7 @@ from dumpcmp.host.verdict import (
     nothing_finite,
     real_verdict,
     special_appearance,
+    statistic_distance,
     statistics_drift,
     statistics_drifts,
     statistics_error,
@@ -258,6 +259,9 @@ def _stats(t: tuple[float, float, float, float], g: tuple[float, float, float, f
         (_stats((NAN, 0, 1, 3), (2, 0, 1, 3)), FAIL),  # NaN on one side only
         (_stats((NAN, NAN, NAN, NAN), (NAN, NAN, NAN, NAN)), NOT_COMPARED),
         (_stats((INF, 0, 1, 3), (INF, 0, 1, 3)), PASS),  # equal infinities
+        (_stats((INF, 0, 1, 3), (2, 0, 1, 3)), FAIL),  # inf against a finite golden
+        (_stats((2, 0, 1, 3), (2, -INF, 1, 3)), FAIL),  # a finite target against -inf
+        (_stats((INF, 0, 1, 3), (-INF, 0, 1, 3)), FAIL),  # opposite infinities
         (StatsValues(None, None), NOT_COMPARED),
     ],
 )
@@ -454,6 +458,17 @@ def test_statistics_error_of_nan_is_infinite() -> None:
     counted = statistics_error(_stats_row(golden, golden, special=True))
     assert counted.value == math.inf and counted.words() == "NaN/inf on the target side only"
     assert statistics_error(_stats_row((NAN,) * 4, (NAN,) * 4)).value == 0.0  # NaN on both sides
+
+
+def test_an_infinite_statistic_against_a_finite_golden_fails_and_is_named() -> None:
+    assert statistic_distance(INF, 12.0) == INF and statistic_distance(-INF, INF) == INF
+    assert statistic_distance(INF, INF) == 0.0
+    verdict, why = stats_verdict(_stats((INF, 0, INF, INF), (12, 0, 1, 3)), LIMITS)
+    assert verdict == FAIL and why == (
+        "Max NPU inf, Mean NPU inf, L2norm NPU inf where the other side is finite",
+    )
+    error = statistics_error(_stats_row((INF, 0.0, 1.0, None), (12.0, 0.0, 1.0, None)))
+    assert error.value == INF and error.words() == "Max target inf where the other side is finite"
 
 
 A, D, U = Agreement.AGREE, Agreement.DISAGREE, Agreement.UNKNOWN

@@ -97,6 +97,31 @@ def test_na_values_and_unknown_shapes(tmp_path: Path) -> None:
     assert format_stats_csv([row]) == text  # NaN is written back as NA, an unknown shape as '-'
 
 
+def test_a_scalar_shape_is_written_na(tmp_path: Path) -> None:
+    text = ",".join(header_for()) + "\nOutput,0,4,DT_FLOAT,ND,NA,2,2,2,1,0,0,0\n"
+    (row,) = read_stats_csv(_write(tmp_path, text))
+    assert row.shape == ()
+    assert format_stats_csv([row]) == text
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("Output,0,4,DT_WHAT,ND,1,2,2,2,1,0,0,0", "line 2: unknown data type 'DT_WHAT'"),
+        ("Output,0,4,DT_FLOAT,ND,1x32x-1,2,2,2,1,0,0,0", "line 2: negative dimension in shape '1x32x-1'"),
+    ],
+)
+def test_a_corrupt_dtype_or_shape_is_refused(tmp_path: Path, line: str, why: str) -> None:
+    with pytest.raises(DumpFormatError, match=why):
+        read_stats_csv(_write(tmp_path, ",".join(header_for()) + "\n" + line + "\n"))
+
+
+def test_a_misspelt_statistic_column_is_refused(tmp_path: Path) -> None:
+    header = ",".join(header_for()).replace("Max Value", "Maxx Value")
+    with pytest.raises(DumpFormatError, match="unknown column 'Maxx Value' in the header"):
+        read_stats_csv(_write(tmp_path, header + "\nOutput,0,4,DT_FLOAT,ND,1,2,2,2,1,0,0,0\n"))
+
+
 def test_windows_line_endings_and_blank_lines(tmp_path: Path) -> None:
     rows = read_stats_csv(_write(tmp_path, SPEC_EXAMPLE.replace("\n", "\r\n") + "\r\n"))
     assert len(rows) == 2
@@ -115,7 +140,7 @@ _ROWS = st.builds(
     data_size=st.integers(0, 2**40),
     data_type=st.sampled_from(["DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_INT8", "DT_BOOL"]),
     format=st.sampled_from(["ND", "NCHW", "NC1HWC0", "FRACTAL_NZ"]),
-    shape=st.none() | st.lists(st.integers(0, 4096), min_size=1, max_size=5).map(tuple),
+    shape=st.none() | st.lists(st.integers(0, 4096), max_size=5).map(tuple),
     count=st.integers(0, 2**40),
     stats=st.just({}),
 )

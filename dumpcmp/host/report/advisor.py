@@ -76,6 +76,12 @@ NAN_APPEARED = "nan/inf appeared"
 UNREADABLE_CELLS = "unreadable cells"
 INPUT_INCONSISTENCY = "input inconsistency"
 FIRST_DIVERGENCE = "first divergence"
+# Statistics agree on tensors that differ (noise of zero mean, a permutation as a layout fault
+# makes): an op blamed from statistics may be downstream of a change they could not see.
+STATISTICS_BLIND_SPOT = (
+    "Statistics cannot see noise or a permutation (a layout fault): the change may start upstream, "
+    "where they stayed within limits; compare full tensors to rule it out."
+)
 NETWORK_CONSISTENT = "network consistent"
 NO_FINITE_DATA = "no finite data"
 NOTHING_COMPARED = "nothing compared"
@@ -556,6 +562,8 @@ def _divergence(
             f"(the nearest: {undumped[-1]}): the error may start there rather than here; {words}"
         )
         advice = f"dump the ops before it (at least {undumped[-1]}) to see whether the error starts here."
+    if judge.table.mode == "statistics":
+        advice += " " + STATISTICS_BLIND_SPOT
     return _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
 
 

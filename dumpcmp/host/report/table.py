@@ -47,6 +47,8 @@ _SPECIAL = re.compile(
 )
 # What a statistics row says of the device's NaN/inf counts (stats_compare's "target holds …").
 _COUNTED = re.compile(r"(\d+) (?:Nan|Negative Inf|Positive Inf)\b")
+# … and of the golden tensor's own ("golden holds 1 NaN, 2 inf"), which the target may hold too.
+_GOLDEN_HOLDS = re.compile(r"golden holds (\d+) (?:NaN|inf)(?:, (\d+) inf)?")
 _FINITE = re.compile(r"\(where both are finite: ([^)]*)\)")
 _SPREAD = re.compile(r"^\(([^;]*);([^)]*)\),\(([^;]*);([^)]*)\)$")
 
@@ -381,10 +383,17 @@ def _offline_table(
                 unreadable=unreadable,
                 values=None if mode == "statistics" else metric_values(values, spread, reason, special),
                 special=special,
-                target_nan_inf=sum(int(n) for n in _COUNTED.findall(reason)) if mode == "statistics" else 0,
+                target_nan_inf=_counted_beyond_golden(reason) if mode == "statistics" else 0,
             )
         )
     return ResultTable(OFFLINE_DATA, header, tuple(rows), source, mode, reader.bad, reader.example)
+
+
+def _counted_beyond_golden(reason: str) -> int:
+    """The NaN/inf a statistics row's device counted beyond the golden's (``StatsResult.target_nan_inf``)."""
+    golden = _GOLDEN_HOLDS.search(reason)
+    held = sum(int(n) for n in golden.groups() if n) if golden else 0
+    return max(0, sum(int(n) for n in _COUNTED.findall(reason)) - held)
 
 
 def _torchair_table(

@@ -72,6 +72,17 @@ class StatsValues:
             if t is not None and g is not None and math.isnan(t) != math.isnan(g)
         )
 
+    def infinite_on_one_side(self) -> tuple[str, ...]:
+        """The statistics that are ±inf on one side and not the same on the other, in words
+        (``Max NPU inf``): inf against a finite golden is a fault, whatever its relative error."""
+        return tuple(
+            f"{name} {side} {value:g}"
+            for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
+            if t is not None and g is not None and t != g
+            for side, value in (("NPU", t), ("bench", g))
+            if math.isinf(value)
+        )
+
     def failing(self, threshold: float) -> tuple[str, ...]:
         """The statistics beyond ``threshold``; NaN on one side only counts as beyond."""
         return tuple(
