@@ -207,6 +207,10 @@ def _stats_issues(dump: DumpSection) -> Issues:
         return
     if not dump.dump_stats:
         yield ConfigIssue("dump.dump_stats", "9", "must not be empty; leave it out for the default set")
+    repeated = sorted({name for index, name in enumerate(dump.dump_stats) if name in dump.dump_stats[:index]})
+    if repeated:
+        names = ", ".join(repeated)
+        yield ConfigIssue("dump.dump_stats", "9", f"names {names} more than once; name each once")
     if dump.data != "stats":
         yield ConfigIssue(
             "dump.dump_stats", "9", f"is only allowed with dump_data 'stats', not {dump.data!r}"

@@ -110,13 +110,16 @@ def acl_command(
     repeated = next((name for i, name in enumerate(models) if name in models[:i]), None)
     if repeated is not None:
         fail(f"--model {repeated} is given twice; give each model once")
+    stat_names = [name.strip() for given in stats or () for name in given.split(",") if name.strip()]
+    if stats and not stat_names:
+        fail("--stats names no statistic; leave it out for the default set")
     raw = build_raw(
         _absolute_local(dump_path),
         targets=_targets(given_in_order(ctx, ("model", "layer", "watcher_node"))),
         mode=mode,
         step=step,
         data=data,
-        stats=[name.strip() for given in stats or () for name in given.split(",") if name.strip()],
+        stats=stat_names,
         op_switch=op_switch,
         level=level,
         debug=debug,

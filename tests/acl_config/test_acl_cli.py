@@ -321,3 +321,23 @@ def test_an_unknown_statistic_is_one_problem_not_two(tmp_path: Path) -> None:
     written.write_text(json.dumps({"dump": {**dump, "dump_stats": ["Foo", "Bar"]}}))
     code, output = run("check", str(written))
     assert code == 1 and "must not be empty" not in output and output.count("is not allowed") == 2, output
+
+
+@pytest.mark.parametrize(
+    ("stats", "said"),
+    [
+        (["Max", "Max"], "dump.dump_stats: names Max more than once; name each once (rule 9)"),
+        (["Max,Min", "Min"], "dump.dump_stats: names Min more than once; name each once (rule 9)"),
+        ([""], "Error: --stats names no statistic; leave it out for the default set"),
+        ([" , "], "Error: --stats names no statistic; leave it out for the default set"),
+    ],
+)
+def test_acl_refuses_stats_named_twice_or_none(tmp_path: Path, stats: list[str], said: str) -> None:
+    # Both were written without a word: 'Max, Max' as given, and no name as CANN's default set.
+    out = tmp_path / "acl.json"
+    given = [arg for name in stats for arg in ("--stats", name)]
+    code, output = run("acl", "-o", str(out), "--dump-path", str(tmp_path), "--model", "m", "--data", "stats",
+                       *given)  # fmt: skip
+    assert code == 1
+    assert said in output
+    assert not out.exists()

@@ -255,6 +255,7 @@ FAILING: list[tuple[str, Any, set[tuple[str, str]]]] = [
     ("9-stats-empty", doc(dump_data="stats", dump_stats=[]), {("dump.dump_stats", "9")}),
     ("9-stats-without-data", doc(dump_stats=["Max"]), {("dump.dump_stats", "9")}),
     ("9-stats-with-tensor", doc(dump_data="tensor", dump_stats=["Max"]), {("dump.dump_stats", "9")}),
+    ("9-stats-repeated", doc(dump_data="stats", dump_stats=["Max", "Max"]), {("dump.dump_stats", "9")}),
 ]
 
 # (id, document) — the passing side of every rule.
