@@ -25,6 +25,11 @@ def check_detail_op(detail: DetailRequest, tree: DumpTree) -> None:
     found = [e for entries in tree.groups.values() for e in _entries_of(detail.op, entries)]
     if not found:
         raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
+    if all(e.is_stats for e in found):
+        raise MatchError(
+            f"op {detail.op!r} (-d) has statistics only in the target dump: -d compares a tensor "
+            "element by element; dump it with dump_data tensor"
+        )
     try:
         dump = read_dump(found[-1].path)
     except DumpcmpError:

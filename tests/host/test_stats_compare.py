@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dumpcmp.errors import MatchError
 from dumpcmp.host.offline import run_compare
-from dumpcmp.host.request import CompareRequest
+from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.stats_compare import STATS_RESULT_COLUMNS, Statistics
 from dumpcmp.host.summary import Tally, nothing_compared, summarize
 from dumpcmp.host.verdict import Thresholds
@@ -355,3 +356,15 @@ def test_a_dump_without_comparable_statistics_says_so_in_one_line(golden_tree: P
         "nothing compared: the stats dump holds no comparable statistic "
         "(add Max, Min, Avg or L2norm to dump_stats)"
     )
+
+
+def test_detail_of_an_op_with_statistics_only_is_refused_before_comparing(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # It compared the whole tree, wrote its results, then said "has no output 0 in its dump file".
+    rows = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    target = write_stats_tree(tmp_path / "npu", rows)
+    request = CompareRequest(target, golden_tree, out_dir=tmp_path / "out", detail=DetailRequest(OPS[1]))
+    with pytest.raises(MatchError, match="has statistics only in the target dump: -d compares a tensor"):
+        run_compare(request)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
