@@ -240,6 +240,27 @@ def test_compare_with_advisor_prints_and_writes_findings(tmp_path: Path) -> None
     assert again.exit_code == 0 and again.output.splitlines()[0] in result.output
 
 
+def test_another_models_graph_is_named_not_silently_left_unused(tmp_path: Path) -> None:
+    # advise --graph with another model's rule gave the same findings as none, without a word.
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=["/block2/Add=bias"])
+    other = simulate("zoo:transformer_block", tmp_path / "other")
+    out = tmp_path / "out"
+    compared = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir), "-fr", str(sim.fusion_rule),
+         "-o", str(out)],
+    )  # fmt: skip
+    assert compared.exit_code == 0, compared.output
+    (result_file,) = out.glob("result_*.csv")
+    wrong = advise(result_file, "--graph", other.fusion_rule, "-o", tmp_path / "wrong")
+    assert wrong.exit_code == 0, wrong.output
+    first = wrong.output.splitlines()[0]
+    assert first.startswith("warning: --graph holds ") and "is it this model's?" in first
+    right = advise(result_file, "--graph", sim.fusion_rule, "-o", tmp_path / "right")
+    assert right.exit_code == 0 and "warning" not in right.output
+    assert right.output.splitlines()[0] == wrong.output.splitlines()[1]
+
+
 def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> None:
     sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=["/block2.pw/bn/BatchNormalization=bias"])
     loose = ["--cosine-threshold", "0", "--euclidean-threshold", "100", "--kl-threshold", "1e9",

@@ -9,7 +9,7 @@ by topological generation, so the drawing reads in execution direction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +51,14 @@ class OpGraph:
         found = {sanitize_dump_name(n): n for n in self.nodes}
         found.update({n: n for n in self.nodes})
         return found
+
+
+def strangers(graph: OpGraph, op_names: Iterable[str]) -> tuple[int, int]:
+    """How many of the distinct ``op_names`` (a result table's) are no node of ``graph``, of how
+    many: all of them when the graph is another model's."""
+    lookup = graph.lookup()
+    names = set(op_names) - {""}
+    return sum(1 for name in names if name not in lookup), len(names)
 
 
 def graph_from_rules(rules: FusionRules) -> OpGraph:
