@@ -205,7 +205,9 @@ def tree_files(kind: pb.FileKind, root: Path, skipped: list[str] | None = None) 
             if skipped is not None:
                 skipped.append(f"{path}: a name the host takes no file by ({why})")
             continue
-        sent.append((kind, name, path))
+        # A file named on the command line is read through its link, if it is one: the user chose
+        # it (the uploader opens no link); links met inside a directory were passed over above.
+        sent.append((kind, name, path.resolve() if path == root else path))
     return sent
 
 

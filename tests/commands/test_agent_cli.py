@@ -109,6 +109,25 @@ def test_a_fifo_a_device_link_and_a_link_out_in_the_golden_directory_are_skipped
     assert [p for _s, p, _st in server.host.acks[:2]] == ["conv0.0.1700000000000000.npy", "rule.json"]
 
 
+def test_a_fusion_rule_given_as_a_link_is_sent(server: ServerHandle, tmp_path: Path) -> None:
+    # A file named on the command line is the user's choice, link or not; only links met inside a
+    # directory are passed over. The uploader's O_NOFOLLOW open refused it ("not sent").
+    dump, golden = _dump_and_golden(tmp_path)
+    rule = tmp_path / "rules" / "model.json"
+    rule.parent.mkdir()
+    rule.write_text(EMPTY_RULE)
+    link = tmp_path / "rule.json"
+    link.symlink_to(rule)
+    code, out = run(
+        "--host", server.target, "--session", "l1", "--watch", str(dump), "--until-idle", "0.3",
+        "--quiet-time", "0.1", "--golden", str(golden), "--fusion-rule", str(link),
+    )  # fmt: skip
+    assert code == 0, out
+    assert "not sent" not in out
+    assert server.host.stored_count("rule.json") == 1
+    assert server.host.sessions["l1"].request.settings.fusion_rule_name == "rule.json"
+
+
 def test_a_golden_file_the_host_cannot_name_is_skipped_and_said_the_rest_sent(
     server: ServerHandle, tmp_path: Path
 ) -> None:
