@@ -183,7 +183,7 @@ def read_result(path: str | Path) -> ResultTable:
     if suffix == ".csv":
         rows, ended = _csv_rows(path)
         table = table_from_cells(rows, source=str(path))
-        data = sum(1 for row in rows[1:] if any(cell.strip() for cell in row))
+        data = len(_filled(rows[1:]))
         if not ended and not _last_row_whole(rows):
             cut = f"does not end with a line break: it may be cut short in row {data}, its last"
             return replace(table, cut=f"{cut} (perhaps in its last cell)")
@@ -230,7 +230,7 @@ def _csv_rows(path: Path) -> tuple[list[list[str]], bool]:
             text = handle.read()
         rows = refuse_cut_table(list(csv.reader(io.StringIO(text, newline=""))), str(path))
         ended = not text.strip() or text.endswith(("\n", "\r"))
-        if not ended and sum(1 for row in rows if any(cell.strip() for cell in row)) == 1:
+        if not ended and len(_filled(rows)) == 1:
             raise FormatError(
                 f"{path}: the result table was cut off inside its header (no line break after it) - "
                 "not judged; use the complete file or regenerate it"
@@ -248,7 +248,7 @@ def _last_row_whole(rows: list[list[str]]) -> bool:
     """Whether a table without its final line break (an editor strips it) still ends whole: its
     last row as wide as its header, and its last cell empty or a number, which a cut cannot leave
     looking so from text (a reason cut short still reads as a reason: told as maybe cut)."""
-    filled = [row for row in rows if any(cell.strip() for cell in row)]
+    filled = _filled(rows)
     if len(filled) < 2 or len(filled[-1]) != len(filled[0]):
         return False
     last = filled[-1][-1].strip()
@@ -261,6 +261,11 @@ def _last_row_whole(rows: list[list[str]]) -> bool:
     return True
 
 
+def _filled(rows: Sequence[Sequence[str]]) -> list[Sequence[str]]:
+    """The rows with any text: blank lines are no rows of a result table."""
+    return [row for row in rows if any(cell.strip() for cell in row)]
+
+
 def refuse_cut_table(rows: list[list[str]], source: str) -> list[list[str]]:
     """``rows`` (header first), unless the last row is shorter than the header.
 
@@ -268,7 +273,7 @@ def refuse_cut_table(rows: list[list[str]], source: str) -> list[list[str]]:
     was cut (a copy stopped by a full disk, ``head -c``, a transfer that broke): judging the rows
     before it would give an all-clear for a table whose later ops were never seen.
     """
-    filled = [row for row in rows if any(cell.strip() for cell in row)]
+    filled = _filled(rows)
     if len(filled) > 1 and len(filled[-1]) < len(filled[0]):
         raise FormatError(
             f"{source}: the result table was cut off: its last row has {len(filled[-1])} of the "
