@@ -523,7 +523,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.kind in _PLAN_KINDS:
             held = self.store.file(name, start.kind, start.path)
             if held is not None and held.size != start.size:
-                raise _Refused(self._refuse_other_plan(name, start, held), run_dropped=bool(start.run_id))
+                raise _Refused(self._refuse_other_content(name, start, held), run_dropped=bool(start.run_id))
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -575,9 +575,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             elif gone:
                 step.file.discard()
                 ack.status, ack.message, ack.run_dropped = Ack.REFUSED, gone, True
-            elif held is not None and step.start.kind in _PLAN_KINDS and _other_content(held, step.digest):
+            elif (
+                held is not None
+                and _other_content(held, step.digest)
+                and not (held.run_id and state.gone(held.run_id))
+            ):
                 step.file.discard()
-                ack.status, ack.message = Ack.REFUSED, self._refuse_other_plan(session, step.start, held)
+                ack.status, ack.message = Ack.REFUSED, self._refuse_other_content(session, step.start, held)
                 ack.run_dropped = bool(step.start.run_id)
             else:
                 fresh.append((step, ack))
@@ -610,16 +614,23 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 worker.landed(step.start.kind, step.start.path)
             ack.status = Ack.STORED
 
-    def _refuse_other_plan(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
-        """Why ``start``, a golden or rule file other than the one the session holds at its path,
-        is refused, with its whole run: replaced, the session's dump files would be compared
-        through another run's rule or golden data (a refused watch's rule was stored over the
-        session's, and the close blamed the wrong op)."""
+    def _refuse_other_content(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
+        """Why ``start``, a file other than the one the session holds at its path, is refused,
+        with its whole run. A golden or rule file replaced, the session's dump files would be
+        compared through another run's rule or golden data (a refused watch's rule was stored over
+        the session's, and the close blamed the wrong op); a dump file replaced, an acknowledged
+        file (perhaps deleted from the device since) would be lost."""
         if start.run_id:
             self._drop_files(name, self.store.refuse_run(name, start.run_id))
+        of_run = f"of run {held.run_id or '(no run)'}"
+        if start.kind == pb.DUMP:
+            return (
+                f"session {name} already holds another dump file {start.path} ({of_run}, acknowledged: it is "
+                "never replaced); stream a dump of other content into a new session"
+            )
         what = "fusion rule" if start.kind == pb.FUSION_RULE else "golden file"
         return (
-            f"session {name} already holds another {what} {start.path} (of run {held.run_id or '(no run)'}); "
+            f"session {name} already holds another {what} {start.path} ({of_run}); "
             "stream a run with golden data and a rule of its own into a new session"
         )
 

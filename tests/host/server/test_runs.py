@@ -127,6 +127,27 @@ def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_ru
     assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
 
 
+@pytest.mark.parametrize("second_run", [False, True])
+def test_a_stored_dump_file_is_never_replaced_by_other_content(
+    client: Client, tmp_path: Path, second_run: bool
+) -> None:
+    # Two `--watch` agents whose trees share relative paths: the second's bytes were renamed over
+    # the first's acknowledged files (deleted from the device with --delete-acked): data lost.
+    client.open("s1")
+    path = "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"
+    (first,) = client.send("s1", {(pb.DUMP, path): b"agent A"})
+    assert first.status == Ack.STORED
+    run = _run(1, "bbbbbbbb") if second_run else ""
+    if run:
+        _mark(client, run, pb.RunMark.START, "b")
+    (again,) = client.send("s1", {(pb.DUMP, path): b"agent A"}, run_id=run)
+    assert again.status == Ack.DUPLICATE  # the same file once more (a rerun after a crash)
+    (other,) = client.send("s1", {(pb.DUMP, path): b"agent B"}, run_id=run)
+    assert other.status == Ack.REFUSED
+    assert other.message.startswith(f"session s1 already holds another dump file {path} (of run (no run), ")
+    assert (tmp_path / "data/sessions/s1/dump" / path).read_bytes() == b"agent A"
+
+
 def test_an_agent_whose_run_is_refused_counts_none_of_its_files_as_delivered(
     host: HostServer, client: Client, tmp_path: Path
 ) -> None:
