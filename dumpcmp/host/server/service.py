@@ -520,6 +520,17 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 "stream a run with golden data of its own into a new session",
                 run_dropped=bool(start.run_id),
             )
+        if (
+            start.kind == pb.GOLDEN
+            and not start.run_id
+            and (twin := self.store.golden_twin(name, start.path))
+        ):
+            # Two `--watch` agents (no runs to tell apart; runs have their claim) bringing golden
+            # data of their own: the close compared the first's dump with the second's golden files.
+            raise _Refused(
+                f"session {name} already holds {twin}, another golden file of this tensor; a session "
+                "compares with one set of golden data: stream other golden data into a new session"
+            )
         if start.kind in _PLAN_KINDS:
             held = self.store.file(name, start.kind, start.path)
             if held is not None and held.size != start.size:

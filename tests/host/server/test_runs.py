@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import grpc
 import pytest
@@ -146,6 +146,34 @@ def test_a_stored_dump_file_is_never_replaced_by_other_content(
     assert other.status == Ack.REFUSED
     assert other.message.startswith(f"session s1 already holds another dump file {path} (of run (no run), ")
     assert (tmp_path / "data/sessions/s1/dump" / path).read_bytes() == b"agent A"
+
+
+def test_a_watch_bringing_another_golden_file_of_a_tensor_the_session_holds_is_refused(
+    client: Client, tmp_path: Path
+) -> None:
+    # Two `--watch --golden` agents (no runs) with golden data of other seeds: the close compared
+    # the first's dump with the second's golden files, every tensor "diverging" from op 0.
+    client.open("s1")
+    held = "golden/_block1_Relu.0.1795895639031834.npy"
+    assert client.send("s1", {(pb.GOLDEN, held): b"seed 0"})[0].status == Ack.STORED
+    assert client.send("s1", {(pb.GOLDEN, held): b"seed 0"})[0].status == Ack.DUPLICATE  # resent
+    twin, other_op = (
+        "golden/_block1_Relu.0.1795895639039999.npy",
+        "golden/_block1_Relu.1.1795895639039999.npy",
+    )
+    (refused, other_output) = client.send(
+        "s1", {(pb.GOLDEN, twin): b"seed 1", (pb.GOLDEN, other_op): b"seed 1"}
+    )
+    assert (refused.status, refused.message) == (
+        Ack.REFUSED,
+        f"session s1 already holds {held}, another golden file of this tensor; a session compares with one "
+        "set of golden data: stream other golden data into a new session",
+    )
+    assert other_output.status == Ack.STORED  # output 1: another tensor
+    golden_dir = tmp_path / "data/sessions/s1/golden"
+    assert sorted(p.name for p in golden_dir.rglob("*.npy")) == sorted(
+        PurePosixPath(p).name for p in (held, other_op)
+    )
 
 
 def test_an_agent_whose_run_is_refused_counts_none_of_its_files_as_delivered(
