@@ -703,6 +703,7 @@ class Uploader:
         if known is not None and (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns):
             if held == (bytes.fromhex(known.sha256), known.size):
                 handle.close()
+                self._delete_held([(item, st.st_size, st.st_mtime_ns)])
                 self._done_without_sending()
                 return None
             log.info("%s: acknowledged earlier but the host does not hold it; sending again", item.local)
@@ -713,6 +714,7 @@ class Uploader:
             if digest == held[0]:
                 handle.close()
                 self._journal.record(_entry(item, kind, st.st_size, digest, st.st_mtime_ns))
+                self._delete_held([(item, st.st_size, st.st_mtime_ns)])
                 self._done_without_sending()
                 return None
             handle.seek(0)
@@ -798,15 +800,20 @@ class Uploader:
                         count, size = self._stored_of_run.get(run, (0, 0))
                         self._stored_of_run[run] = (count + 1, size + entry.size)
                 self._bytes_done += entry.size
-        doomed = [e for e, _dup in held if self._settings.delete_acked and e.item.kind == pb.DUMP]
+        self._delete_held([(e.item, e.size, e.mtime_ns) for e, _dup in held])
+
+    def _delete_held(self, held: list[tuple[_Item, int, int]]) -> None:
+        """With --delete-acked, the dump files of ``held`` (item, size, mtime) the host holds and
+        the journal names, unless changed since they were read."""
+        doomed = [h for h in held if self._settings.delete_acked and h[0].kind == pb.DUMP]
         if doomed:
             self._journal.sync()  # durable before the files are gone for good: one fsync for them all
-        for entry in doomed:
-            local = entry.item.local
+        for item, size, mtime_ns in doomed:
+            local = item.local
             assert local is not None
             try:
                 st = local.stat()
-                if (st.st_size, st.st_mtime_ns) == (entry.size, entry.mtime_ns):
+                if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
                     local.unlink()
             except OSError as exc:
                 log.info("%s: not deleted (%s)", local, exc)
