@@ -20,6 +20,7 @@ import re
 
 __all__ = [
     "HUNT_PROTOCOL",
+    "REPLACED_REFUSAL",
     "hunt_files_label",
     "hunt_pass_label",
     "run_identity",
@@ -28,6 +29,9 @@ __all__ = [
     "slot_of",
 ]
 
+# Why the host refuses a file or mark of a run a later run of its slot replaced: the agent then
+# says the session holds that later run (a rerun of it would replace the later one in turn).
+REPLACED_REFUSAL = "run {} was replaced by a later run"
 HUNT_PROTOCOL = 1  # NextCapture's protocol (dumpcmp_v1.proto): agent and host say which they speak
 _SEPARATOR = "@"
 _STARTED = re.compile(r"\d{14}")

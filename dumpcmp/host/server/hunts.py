@@ -117,15 +117,12 @@ class Hunts:
             return self._step(name, key, plan, hunt)
 
     def _plan(self, name: str) -> Plan:
-        """The session's golden data and rule, checked to be there: a hunt plans with both."""
+        """The session's golden data and rule, checked to be there: a hunt plans with both. (A
+        closed or closing session the service refused, atomically with the close's start.)"""
         try:
             record = self._store.session(name)
         except SessionNotFound as exc:
             raise HuntRefused(grpc.StatusCode.NOT_FOUND, str(exc)) from None
-        if record.closed:
-            raise HuntRefused(
-                grpc.StatusCode.FAILED_PRECONDITION, f"session {name} is closed; hunt in a new session"
-            )
         settings = pb.CompareSettings.FromString(record.settings)
         plan = Plan.of(session_dir(self._data_dir, name), settings)
         sent = not plan.needs_golden or self._store.holds(name, pb.GOLDEN)
