@@ -178,6 +178,8 @@ def serve_command(
             error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
         if (exposed := exposure_warning(config)) is not None:
             error_console().print(f"[yellow]warning[/yellow]: {escape(exposed)}", soft_wrap=True)
+        for problem in server.service.start_problems:
+            error_console().print(f"[yellow]warning[/yellow]: {escape(problem)}", soft_wrap=True)
         host = listen.rpartition(":")[0]
         out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
         server.wait()

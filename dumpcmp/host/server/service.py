@@ -152,6 +152,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
         self._hunts = Hunts(data_dir, self.store, self._drop_files)
+        # One line per open session whose acknowledged files are gone from the disk, for the
+        # command that starts the host to say (closed sessions' results are in the store already).
+        self.start_problems: list[str] = []
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -165,6 +168,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        if lost:
+            # Deleted by hand (or lost with a disk): said now, and by the session's close if no
+            # agent sends them again; its results were silently short of them.
+            names = [f"{files.KIND_DIRS[f.kind]}/{f.path}" for f in lost]
+            files.record_missing(self.data_dir, name, names)
+            self.start_problems.append(
+                f"session {name}: {len(lost)} acknowledged file{'s' if len(lost) > 1 else ''} missing or "
+                f"changed in {files.session_dir(self.data_dir, name)} (e.g. {names[0]}); an agent that "
+                "resumes the session sends them again; its close says the results lack any that never come"
+            )
         # Renamed into place, then the host died before recording it: never acknowledged (the
         # agent sends it again, maybe as part of a run that replaces this one), so not the session's.
         kept = {(f.kind, f.path) for f in self.store.files(name)}
