@@ -70,6 +70,15 @@ def pass_run(client: Client, sim: SimulationResult, index: int, *, hunt: str = H
     return run
 
 
+def hunted_one_pass(client: Client, sim: SimulationResult) -> str:
+    """A hunt in session s1 whose first pass ended and was taken: that pass's run id."""
+    session_files(client, sim)
+    ask(client)
+    done = pass_run(client, sim, 1)
+    ask(client, done)
+    return done
+
+
 def test_a_hunt_begins_with_a_statistics_pass_and_takes_each_ended_pass(
     client: Client, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -104,10 +113,7 @@ def test_a_new_hunt_drops_the_passes_of_the_older_one(
     client: Client, sim: SimulationResult, tmp_path: Path
 ) -> None:
     # An agent killed between passes and run again: its passes must not mix with the new hunt's.
-    session_files(client, sim)
-    ask(client)
-    old = pass_run(client, sim, 1)
-    ask(client, old)
+    old = hunted_one_pass(client, sim)
     assert ask(client, hunt=OTHER_HUNT).pass_index == 1
     info = client.info("s1")
     assert list(info.replaced_runs) == [old]
@@ -175,10 +181,7 @@ def test_a_hunt_asking_while_its_session_closes_is_refused_and_drops_nothing(
     # NextCapture checked only for a closed session: during a close, a new hunt's begin dropped
     # the earlier hunt's passes (files and rows) under the closing comparison, and a new pass was
     # planned whose START was refused once the model had run again.
-    session_files(client, sim)
-    ask(client)
-    old = pass_run(client, sim, 1)
-    ask(client, old)
+    old = hunted_one_pass(client, sim)
     held = {f.path for f in client.info("s1").files}
     answers: list[object] = []
     closer = threading.Thread(target=lambda: answers.append(client.close("s1")))

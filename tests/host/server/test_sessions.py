@@ -169,17 +169,22 @@ def test_unfinished_run_is_replaced_by_the_next(
     assert client.info("s1").replaced_runs == ["r1"]
 
 
+def _sent_while_up(hosts: Hosts, data: Path, files: dict[tuple[int, str], bytes]) -> None:
+    """``files`` sent into a new open session s1 of a host on ``data``, then the host stopped."""
+    host = hosts.start(data)
+    client = hosts.client(host)
+    client.open("s1", **session_settings())
+    client.send("s1", files)
+    hosts.stop(host)
+
+
 def test_host_restart_resumes_open_sessions(
     hosts: Hosts, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
 ) -> None:
     data = tmp_path / "data"
-    first = hosts.start(data)
-    client = hosts.client(first)
-    client.open("s1", **session_settings())
     files = simulation_files(sim)
     items = list(files.items())
-    client.send("s1", dict(items[: len(items) // 2]))
-    hosts.stop(first)
+    _sent_while_up(hosts, data, dict(items[: len(items) // 2]))
     # A crash leaves a temporary upload behind, and loses one stored file.
     (data / "sessions/s1/.incoming/dead.part").write_bytes(b"half")
     lost_kind, lost_path = items[0][0]
@@ -211,12 +216,8 @@ def test_acknowledged_files_deleted_by_hand_are_said_at_start_and_by_the_close(
     # Dump files deleted from an open session's directory while the host was down went unmentioned:
     # the store forgot them, and the close's summary said "no divergence" of the files left.
     data = tmp_path / "data"
-    first = hosts.start(data)
-    client = hosts.client(first)
-    client.open("s1", **session_settings())
     files = simulation_files(sim)
-    client.send("s1", files)
-    hosts.stop(first)
+    _sent_while_up(hosts, data, files)
     dumps = sorted(path for kind, path in files if kind == pb.DUMP)
     for path in dumps[:3]:
         (data / "sessions/s1/dump" / path).unlink()
