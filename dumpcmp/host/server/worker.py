@@ -13,6 +13,7 @@ in one transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -389,6 +390,7 @@ class SessionWorker:
                 if self._store.file(self.name, *_wire_file(name)) is None
             ]
             final = _final_table(outcome, self._plan, replaced, missing)
+            final = _with_hunts(final, self._data_dir, self._store, self.name)
             self._store.close_session(
                 self.name, final.rows, final.columns, final.result_files, final.summary,
                 final.nothing_compared, final.stats,
@@ -429,6 +431,18 @@ class _FinalTable:
     summary: str
     nothing_compared: str
     stats: list[ShardRow[StatsResult]]
+
+
+def _with_hunts(final: _FinalTable, data_dir: Path, store: SessionStore, name: str) -> _FinalTable:
+    """``final`` with the session's hunts first in its summary: what each concluded, and which
+    pass each capture is."""
+    from dumpcmp.host.server.hunts import hunt_lines  # it reads this module's Plan
+
+    lines = hunt_lines(data_dir, store, name)
+    if not lines:
+        return final
+    summary = "\n".join([*map(printable, lines), final.summary])
+    return dataclasses.replace(final, summary=summary)
 
 
 def _wire_file(name: str) -> tuple[int, str]:

@@ -70,13 +70,13 @@ def pass_run(client: Client, sim: SimulationResult, index: int, *, hunt: str = H
     return run
 
 
-def hunted_one_pass(client: Client, sim: SimulationResult) -> str:
-    """A hunt in session s1 whose first pass ended and was taken: that pass's run id."""
+def hunted_one_pass(client: Client, sim: SimulationResult) -> tuple[str, pb.CapturePlan]:
+    """A hunt in session s1 whose first pass ended and was taken: that pass's run id, and the
+    host's answer to it (the next capture, or the verdict)."""
     session_files(client, sim)
     ask(client)
     done = pass_run(client, sim, 1)
-    ask(client, done)
-    return done
+    return done, ask(client, done)
 
 
 def test_a_hunt_begins_with_a_statistics_pass_and_takes_each_ended_pass(
@@ -113,7 +113,7 @@ def test_a_new_hunt_drops_the_passes_of_the_older_one(
     client: Client, sim: SimulationResult, tmp_path: Path
 ) -> None:
     # An agent killed between passes and run again: its passes must not mix with the new hunt's.
-    old = hunted_one_pass(client, sim)
+    old, _answer = hunted_one_pass(client, sim)
     assert ask(client, hunt=OTHER_HUNT).pass_index == 1
     info = client.info("s1")
     assert list(info.replaced_runs) == [old]
@@ -181,7 +181,7 @@ def test_a_hunt_asking_while_its_session_closes_is_refused_and_drops_nothing(
     # NextCapture checked only for a closed session: during a close, a new hunt's begin dropped
     # the earlier hunt's passes (files and rows) under the closing comparison, and a new pass was
     # planned whose START was refused once the model had run again.
-    old = hunted_one_pass(client, sim)
+    old, _answer = hunted_one_pass(client, sim)
     held = {f.path for f in client.info("s1").files}
     answers: list[object] = []
     closer = threading.Thread(target=lambda: answers.append(client.close("s1")))
@@ -238,3 +238,19 @@ def test_a_close_while_a_hunt_plans_its_next_pass_is_refused_as_during_an_upload
         asker.join(CALL_TIMEOUT_S)
     assert answers and answers[0].pass_index == 1
     assert client.close("s1").state == pb.SessionInfo.CLOSED  # the plan answered: nothing holds it
+
+
+def test_the_close_of_a_hunt_session_says_what_the_hunt_concluded_and_which_pass_each_capture_is(
+    client: Client, sim: SimulationResult
+) -> None:
+    # Its summary read as one run's: the passes' captures as shards, a first divergence of its own.
+    done, answer = hunted_one_pass(client, sim)
+    concluded = answer.WhichOneof("next") == "verdict"
+    info = client.close("s1")
+    first, second, *_rest = info.summary.splitlines()
+    ended = "verdict " if concluded else "no verdict (it ended before one)"
+    assert first.startswith(f"hunt of small_cnn@dev0 (hunt {HUNT}): {ended}"), first
+    assert first.endswith("; the rows below are its passes' captures, each compared on its own"), first
+    assert second == f"  pass 1 (statistics of every op): run {done}: dump/20260101000001/0/small_cnn/1", (
+        second
+    )
