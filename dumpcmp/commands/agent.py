@@ -459,12 +459,12 @@ def _hunted(
 
 
 def _pass_line(done: HuntPass) -> str:
+    from dumpcmp.proto.runs import CAPTURED_DATA, capture_ops
+
     capture = done.capture
-    layers = list(capture.layers)
-    more = ", …" if len(layers) > _OPS_SHOWN else ""
-    ops = f"{counted(len(layers), 'op')} ({', '.join(layers[:_OPS_SHOWN])}{more})" if layers else "every op"
+    ops = capture_ops(list(capture.layers))
     what = (
-        f"{_CAPTURED_DATA.get(capture.data, capture.data)} ({_CAPTURED_MODE.get(capture.mode, capture.mode)})"
+        f"{CAPTURED_DATA.get(capture.data, capture.data)} ({_CAPTURED_MODE.get(capture.mode, capture.mode)})"
     )
     return (
         f"pass {done.index}: {what} of {ops}: {counted(done.dump_files, 'file')}, "
@@ -472,9 +472,7 @@ def _pass_line(done: HuntPass) -> str:
     )
 
 
-_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
-# A capture's acl.json dump_data and dump_mode, in a pass's line.
-_CAPTURED_DATA = {"stats": "statistics", "tensor": "tensors"}
+# A capture's acl.json dump_mode, in a pass's line.
 _CAPTURED_MODE = {"output": "outputs", "input": "inputs", "all": "inputs and outputs"}
 
 

@@ -17,10 +17,13 @@ before its passes as a run labelled ``{model}.hunt``: the session's golden data 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = [
+    "CAPTURED_DATA",
     "HUNT_PROTOCOL",
     "REPLACED_REFUSAL",
+    "capture_ops",
     "hunt_files_label",
     "hunt_pass_label",
     "run_identity",
@@ -77,3 +80,16 @@ def run_slot(run_id: str) -> str:
     ):
         return ""
     return f"{model}{_SEPARATOR}{device}"
+
+
+# A hunt capture's acl.json dump_data, as the agent's pass lines and the host's summary say it.
+CAPTURED_DATA = {"stats": "statistics", "tensor": "tensors"}
+_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
+
+
+def capture_ops(layers: Sequence[str]) -> str:
+    """A hunt capture's ops in words: "every op", or how many and the first few."""
+    if not layers:
+        return "every op"
+    more = ", …" if len(layers) > _OPS_SHOWN else ""
+    return f"{len(layers)} op{'' if len(layers) == 1 else 's'} ({', '.join(layers[:_OPS_SHOWN])}{more})"

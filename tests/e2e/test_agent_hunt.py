@@ -73,8 +73,8 @@ def test_host_results_and_advise_of_a_hunt_session_say_the_verdict_and_each_pass
     said = [
         f"hunt of small_cnn@dev0 (hunt {run_token(runs[0])}): verdict isolated: /block2/Add, after 2 passes; "
         "the rows below are its passes' captures, each compared on its own",
-        f"  pass 1 (statistics of every op): run {runs[0]}: dump/{dumps[runs[0]]}",
-        f"  pass 2 (tensors of 1 op: /block2/Add): run {runs[1]}: dump/{dumps[runs[1]]}",
+        f"  pass 1: statistics of every op: run {runs[0]}: dump/{dumps[runs[0]]}",
+        f"  pass 2: tensors of 1 op (/block2/Add): run {runs[1]}: dump/{dumps[runs[1]]}",
     ]
     code, out = cli("host", "results", "h1", "--host", address)
     assert code == 0 and out.splitlines()[1:4] == said, out

@@ -39,7 +39,15 @@ from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.host.server.worker import Plan
 from dumpcmp.outputs import atomic_path, sync_dir
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_pass_label, run_slot, run_token, slot_of
+from dumpcmp.proto.runs import (
+    CAPTURED_DATA,
+    HUNT_PROTOCOL,
+    capture_ops,
+    hunt_pass_label,
+    run_slot,
+    run_token,
+    slot_of,
+)
 
 if TYPE_CHECKING:  # the planner (and numpy, the golden index) only once a hunt asks
     from dumpcmp.host.hunt import Capture, PassFiles, Verdict
@@ -304,22 +312,12 @@ def hunt_lines(data_dir: Path, store: SessionStore, name: str) -> list[str]:
         for done in hunt.passes:
             dirs = sorted({"/".join(f.path.split("/")[:4]) for f in held if f.run_id == done.run_id})
             where = ", ".join(f"{KIND_DIRS[pb.DUMP]}/{d}" for d in dirs) or "no dump file kept"
-            lines.append(f"  pass {done.index} ({_capture_words(done.capture)}): run {done.run_id}: {where}")
+            lines.append(f"  pass {done.index}: {_capture_words(done.capture)}: run {done.run_id}: {where}")
     return lines
 
 
 def _capture_words(capture: Capture) -> str:
-    data = {"stats": "statistics", "tensor": "tensors"}.get(capture.data, capture.data)
-    layers = list(capture.layers)
-    if not layers:
-        return f"{data} of every op"
-    more = ", …" if len(layers) > _OPS_SHOWN else ""
-    return (
-        f"{data} of {len(layers)} op{'' if len(layers) == 1 else 's'}: {', '.join(layers[:_OPS_SHOWN])}{more}"
-    )
-
-
-_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
+    return f"{CAPTURED_DATA.get(capture.data, capture.data)} of {capture_ops(capture.layers)}"
 
 
 def _capture_message(capture: Capture) -> pb.Capture:

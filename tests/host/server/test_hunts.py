@@ -251,6 +251,6 @@ def test_the_close_of_a_hunt_session_says_what_the_hunt_concluded_and_which_pass
     ended = "verdict " if concluded else "no verdict (it ended before one)"
     assert first.startswith(f"hunt of small_cnn@dev0 (hunt {HUNT}): {ended}"), first
     assert first.endswith("; the rows below are its passes' captures, each compared on its own"), first
-    assert second == f"  pass 1 (statistics of every op): run {done}: dump/20260101000001/0/small_cnn/1", (
+    assert second == f"  pass 1: statistics of every op: run {done}: dump/20260101000001/0/small_cnn/1", (
         second
     )
