@@ -45,7 +45,13 @@ from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
-from dumpcmp.proto.session_names import CLOSING_REFUSAL, SESSION_METADATA, STREAMING_METADATA
+from dumpcmp.proto.session_names import (
+    CLOSED_METADATA,
+    CLOSED_REFUSAL,
+    CLOSING_REFUSAL,
+    SESSION_METADATA,
+    STREAMING_METADATA,
+)
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -146,6 +152,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
         self._hunts = Hunts(data_dir, self.store, self._drop_files)
+        # One line per open session whose acknowledged files are gone from the disk, for the
+        # command that starts the host to say (closed sessions' results are in the store already).
+        self.start_problems: list[str] = []
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -159,6 +168,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        if lost:
+            # Deleted by hand (or lost with a disk): said now, and by the session's close if no
+            # agent sends them again; its results were silently short of them.
+            names = [f"{files.KIND_DIRS[f.kind]}/{f.path}" for f in lost]
+            files.record_missing(self.data_dir, name, names)
+            self.start_problems.append(
+                f"session {name}: {len(lost)} acknowledged file{'s' if len(lost) > 1 else ''} missing or "
+                f"changed in {files.session_dir(self.data_dir, name)} (e.g. {names[0]}); an agent that "
+                "resumes the session sends them again; its close says the results lack any that never come"
+            )
         # Renamed into place, then the host died before recording it: never acknowledged (the
         # agent sends it again, maybe as part of a run that replaces this one), so not the session's.
         kept = {(f.kind, f.path) for f in self.store.files(name)}
@@ -210,11 +229,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         with self._lock:
             if self.store.is_closed(name):
                 # Files sent now would be refused one by one; a closed session's results are final.
-                _abort(
-                    context,
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"session {name} is closed and its results are final; stream into a new session name",
-                )
+                _refuse_closed(context, _CLOSED_FINAL.format(name))
             created = self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
             stored = pb.CompareSettings.FromString(self.store.session(name).settings)
             completed = stored if created else _completed_settings(name, stored, settings, context)
@@ -504,7 +519,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         except SessionNotFound as exc:
             raise _Refused(str(exc)) from None
         if record.closed:
-            raise _Refused(f"session {name} is closed")
+            raise _Refused(CLOSED_REFUSAL.format(name))
         if self._closing_now(name):  # a run refused at its START sends its files all the same
             raise _Refused(CLOSING_REFUSAL.format(name))
         if start.run_id and (gone := record.gone(start.run_id)):
@@ -681,7 +696,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             return ack
         if record.closed or (gone := record.gone(mark.run_id)):
             ack.status, ack.run_dropped = Ack.REFUSED, not record.closed
-            ack.message = f"session {name} is closed" if record.closed else gone
+            ack.message = CLOSED_REFUSAL.format(name) if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
             self.store.end_run(name, mark.run_id)
@@ -691,7 +706,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             closed = self.store.is_closed(name)
             if closed or self._closing[name]:
                 ack.status = Ack.REFUSED
-                ack.message = f"session {name} is closed" if closed else CLOSING_REFUSAL.format(name)
+                ack.message = (CLOSED_REFUSAL if closed else CLOSING_REFUSAL).format(name)
                 return ack
             started = self.store.start_run(name, mark.run_id, mark.agent_id)
         self._drop_files(name, started.dropped)
@@ -714,10 +729,25 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     # ---- hunts
 
     def NextCapture(self, request: pb.NextCaptureRequest, context: grpc.ServicerContext) -> pb.CapturePlan:
+        name = _checked_session(request.session, context)
+        # Atomic with a close beginning, as a run's START is (``run_mark``): a hunt's next pass is
+        # refused once a close began, and a close that begins while the pass is planned (the
+        # planner drops an earlier hunt's passes, and compares this one's) is refused as one
+        # during an upload is. A new pass planned during the close had its START refused after
+        # the model ran, and a new hunt dropped passes the closing comparison was reading.
+        with self._lock, self._closing_lock:
+            closed = self.store.is_closed(name)
+            if closed or self._closing[name]:
+                _refuse_closed(
+                    context, (_CLOSED_FINAL if closed else CLOSING_REFUSAL).format(name), closing=not closed
+                )
+            self._streams[name] += 1
         try:
             return self._hunts.next_capture(request)
         except HuntRefused as exc:
             _abort(context, exc.code, str(exc))
+        finally:
+            self.streaming(name, -1)
 
     # ---- rows and results
 
@@ -1171,6 +1201,17 @@ def _other_content(held: StoredFile, digest: bytes) -> bool:
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
     context.abort(code, message)  # raises: the call ends with this status
     raise AssertionError("ServicerContext.abort returned")
+
+
+# Why a call into a closed session is refused (files would be refused one by one).
+_CLOSED_FINAL = "session {} is closed and its results are final; stream into a new session name"
+
+
+def _refuse_closed(context: grpc.ServicerContext, message: str, *, closing: bool = False) -> NoReturn:
+    """End a call refused because its session is closed (or closing), saying so in the trailing
+    metadata too: the agent turns that into its one line, whichever call it made."""
+    context.set_trailing_metadata(((CLOSED_METADATA, "closing" if closing else "closed"),))
+    _abort(context, grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
 def _checked_session(name: str, context: grpc.ServicerContext) -> str:

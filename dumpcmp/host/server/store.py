@@ -32,7 +32,8 @@ from dumpcmp.host.server.stored_stats import (
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
 from dumpcmp.proto.names import parse_golden_name
-from dumpcmp.proto.runs import run_slot
+from dumpcmp.proto.runs import REPLACED_REFUSAL, run_slot
+from dumpcmp.proto.session_names import CLOSED_REFUSAL
 
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
 # columns (``stored_rows``), not JSON lists of CSV cells; 5: statistics rows too (``stored_stats``).
@@ -132,7 +133,7 @@ class SessionState:
     def gone(self, run_id: str) -> str:
         """Why a file or mark of ``run_id`` is refused now; "" when it is welcome."""
         if run_id in self.replaced_runs:
-            return f"run {run_id} was replaced by a later run"
+            return REPLACED_REFUSAL.format(run_id)
         if run_id in self.refused_runs:
             return f"run {run_id} was refused: {_REFUSED_RUN}"
         return ""
@@ -333,7 +334,7 @@ class SessionStore:
         with self._transaction() as db:
             state = db.execute("SELECT state FROM sessions WHERE name=?", (session,)).fetchone()
             if state is None or state[0] == "closed":
-                return [f"session {session} is closed"] * len(files)
+                return [CLOSED_REFUSAL.format(session)] * len(files)
             runs = dict(
                 db.execute(
                     "SELECT run_id, state FROM runs WHERE session=? AND state IN ('replaced', 'refused')",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import grpc
@@ -20,11 +19,13 @@ from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
 from tests.agent.recording_host import uploader_for
-from tests.host.server.hostkit import (
+from tests.host.server.hostkit import (  # noqa: F401 (fixture: held_close)
     CALL_TIMEOUT_S,
     Client,
+    HeldClose,
     Hosts,
     file_messages,
+    held_close_fixture,
     session_settings,
     simulation_files,
 )
@@ -344,32 +345,6 @@ def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, si
     assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
 
 
-@dataclass(frozen=True)
-class _HeldClose:
-    entered: threading.Event  # a closing comparison is waiting
-    release: threading.Event
-
-
-@pytest.fixture(name="held_close")
-def held_close_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[_HeldClose]:
-    """The sessions' closing comparisons wait until released (at the end, whatever happens)."""
-    from dumpcmp.host.live import LiveCompare
-
-    held = _HeldClose(threading.Event(), threading.Event())
-    real_close = LiveCompare.close
-
-    def close(self: LiveCompare) -> object:
-        held.entered.set()
-        assert held.release.wait(CALL_TIMEOUT_S)
-        return real_close(self)
-
-    monkeypatch.setattr(LiveCompare, "close", close)
-    try:
-        yield held
-    finally:
-        held.release.set()
-
-
 def _closing(client: Client, session: str) -> tuple[threading.Thread, list[object]]:
     """A close of ``session`` in a thread: its answer (or error) lands in the list."""
     answers: list[object] = []
@@ -395,7 +370,7 @@ def _ended_run(client: Client, sim: SimulationResult) -> None:
 
 
 def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_kept(
-    client: Client, sim: SimulationResult, tmp_path: Path, held_close: _HeldClose
+    client: Client, sim: SimulationResult, tmp_path: Path, held_close: HeldClose
 ) -> None:
     # Two agents into one session, the second 0.3-0.5 s after the first: its START, during the
     # first agent's close, replaced the finished run; the closed session had 176 rows, 3 CSVs
@@ -425,9 +400,7 @@ def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_k
     assert (late.status, late.message) == (Ack.REFUSED, "session s1 is closed")
 
 
-def test_two_closes_at_once_both_answer(
-    client: Client, sim: SimulationResult, held_close: _HeldClose
-) -> None:
+def test_two_closes_at_once_both_answer(client: Client, sim: SimulationResult, held_close: HeldClose) -> None:
     # The second `host close` waited until --timeout (600 s), holding a host thread: the worker
     # ended after the first close and never answered the second one queued behind it.
     client.open("s1", **session_settings())
