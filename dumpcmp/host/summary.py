@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.errors import BadFileNameError
 from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.row_verdicts import (
     APPEARED,
@@ -43,6 +44,7 @@ from dumpcmp.host.verdict import (
     statistics_error,
 )
 from dumpcmp.printable import counted
+from dumpcmp.proto.names import STATS_SUFFIX, parse_dump_name
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
@@ -97,12 +99,22 @@ class Divergence:
     reasons: tuple[str, ...] = ()  # the row's own words, e.g. which side holds the NaN
     # Right before it, tensors without numbers that may hide where it starts (``_unseen_before``).
     unseen_before: tuple[Target, ...] = ()
+    # The task ids of the dump file before its own and of its own, where they skip (``_skipped``).
+    skipped: tuple[int, int] | None = None
 
     def lines(self, label: str) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
         why = "".join(f" ({reason})" for reason in self.reasons)
         breaches = ", ".join(self.breaches)
         lines = [f"{label}: {self.place.text()}: {breaches}{why}; ground truth {self.ground_truth}{where}"]
+        if self.skipped is not None:
+            # The advisor's hedge for a gap in the op numbering; the Index never shows one.
+            before, own = self.skipped
+            lines.append(
+                "warning: it may start earlier: an op before it may not have been dumped (the dump's "
+                f"task ids skip from {before} to {own} right before it; index {self.place.index} counts "
+                "the dumped ops only)"
+            )
         if self.unseen_before:
             lines.append(
                 f"warning: it may start earlier: {_unseen_count(self.unseen_before)} right before it "
@@ -336,8 +348,24 @@ def _value_divergence(
     while start and rows[start - 1].index == row.index:
         start -= 1
     unseen = tuple(rows[i] for i in verdicts.unseen_before(start))
-    return Divergence(Place.of(shard, row), row.ground_truth, _dump_file(shard, row.index),
-                      thresholds.breaches(row.metrics), row.reasons, unseen)  # fmt: skip
+    own = _dump_file(shard, row.index)
+    return Divergence(Place.of(shard, row), row.ground_truth, own, thresholds.breaches(row.metrics),
+                      row.reasons, unseen, _skipped(_dump_file(shard, row.index - 1), own))  # fmt: skip
+
+
+def _skipped(before: Path | None, own: Path | None) -> tuple[int, int] | None:
+    """The task ids of a shard's dump file ``before`` and of the next one, ``own``, where a task
+    lies between them (of one stream): an op that was not dumped (or a task that dumps nothing).
+    The Index numbers the dumped ops only, so it never shows the gap."""
+    if before is None or own is None:
+        return None
+    try:  # a statistics dump's name is a tensor dump's, plus .csv
+        first, then = (parse_dump_name(p.name.removesuffix(STATS_SUFFIX)) for p in (before, own))
+    except BadFileNameError:  # npy files, a mapping's short names: nothing to tell by
+        return None
+    if first.stream_id != then.stream_id or then.task_id - first.task_id <= 1:
+        return None
+    return first.task_id, then.task_id
 
 
 def _stats_divergence(
@@ -347,8 +375,12 @@ def _stats_divergence(
     breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
     if NAN_INF_APPEARED in failing:
         breaches.append("NaN/inf counted in the target beyond the golden's")
+    before = next(
+        (r.dump_file for r in shard.stats_rows if r.index is not None and r.index == row.index - 1), None
+    )
     return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, tuple(breaches),
-                      unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
+                      unseen_before=_unseen_before(shard.stats_rows, row),
+                      skipped=_skipped(before, row.dump_file))  # fmt: skip
 
 
 def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | None = None) -> list[str]:
