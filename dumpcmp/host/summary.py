@@ -35,7 +35,7 @@ from dumpcmp.host.row_verdicts import (
 )
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, NumberedRows, ShardOutcome
-from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NO_STATISTIC, StatsResult
+from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NAN_INF_MISSING, NO_STATISTIC, StatsResult
 from dumpcmp.host.verdict import (
     Drift,
     Thresholds,
@@ -371,10 +371,11 @@ def _skipped(before: Path | None, own: Path | None) -> tuple[int, int] | None:
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
-    beyond = [name for name in failing if name != NAN_INF_APPEARED]
+    counts = {NAN_INF_APPEARED: "NaN/inf counted in the target beyond the golden's",
+              NAN_INF_MISSING: "NaN/inf of the golden's not counted in the target"}  # fmt: skip
+    beyond = [name for name in failing if name not in counts]
     breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
-    if NAN_INF_APPEARED in failing:
-        breaches.append("NaN/inf counted in the target beyond the golden's")
+    breaches += [words for name, words in counts.items() if name in failing]
     before = next(
         (r.dump_file for r in shard.stats_rows if r.index is not None and r.index == row.index - 1), None
     )

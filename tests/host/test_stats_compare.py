@@ -344,13 +344,34 @@ def test_a_dump_of_nan_counts_only_compares_them_with_the_golden(golden_tree: Pa
     assert nothing_compared(outcome, Thresholds()) is None
     assert outcome.shards[0].stats_file is not None
     table = target_rows(outcome.shards[0].stats_file)
-    assert [r["Result"] for r in table] == ["N/A", "FAIL", "N/A", "N/A"]
+    # a zero count equal to the golden's is a compared, agreeing statistic (they were "N/A")
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
     text = "\n".join(summarize(outcome, Thresholds()))
     assert "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0)" in text
+    assert "compared: 4 (4 by statistics), not compared: 0" in text
+
+
+def test_a_nan_count_below_the_goldens_is_a_finding(tmp_path: Path) -> None:
+    # The golden holds 2 NaN, the device counted none: the row was "not compared" (N/A), no finding.
+    def two_nan(i: int, values: np.ndarray) -> np.ndarray:
+        values.flat[:2] = np.nan if i == 1 else values.flat[:2]
+        return values
+
+    golden = write_tree(tmp_path / "golden", two_nan)
+    counts = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    target = write_stats_tree(tmp_path / "npu", counts, ("Nan", "Positive Inf"))
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
+    assert table[1]["CompareFailReason"] == "golden holds 2 NaN"
+    (line,) = [x for x in summarize(outcome, Thresholds()) if x.startswith("first statistics divergence")]
+    assert "(block1_conv:output:0): NaN/inf of the golden's not counted in the target;" in line
 
 
 def test_a_dump_without_comparable_statistics_says_so_in_one_line(golden_tree: Path, tmp_path: Path) -> None:
-    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ("Nan",))
+    # Neither a statistic nor a NaN/inf count (Count alone): nothing to compare.
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ())
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert nothing_compared(outcome, Thresholds()) == (
         "nothing compared: the stats dump holds no comparable statistic "
