@@ -44,7 +44,7 @@ from dumpcmp.host.verdict import (
     statistics_error,
 )
 from dumpcmp.printable import counted
-from dumpcmp.proto.names import STATS_SUFFIX, parse_dump_name
+from dumpcmp.proto.names import STATS_SUFFIX, DumpName, parse_dump_name
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
@@ -350,22 +350,35 @@ def _value_divergence(
     unseen = tuple(rows[i] for i in verdicts.unseen_before(start))
     own = _dump_file(shard, row.index)
     return Divergence(Place.of(shard, row), row.ground_truth, own, thresholds.breaches(row.metrics),
-                      row.reasons, unseen, _skipped(_dump_file(shard, row.index - 1), own))  # fmt: skip
+                      row.reasons, unseen, _skipped(shard, own))  # fmt: skip
 
 
-def _skipped(before: Path | None, own: Path | None) -> tuple[int, int] | None:
-    """The task ids of a shard's dump file ``before`` and of the next one, ``own``, where a task
-    lies between them (of one stream): an op that was not dumped (or a task that dumps nothing).
-    The Index numbers the dumped ops only, so it never shows the gap."""
-    if before is None or own is None:
+def _skipped(shard: ShardOutcome, own: Path | None) -> tuple[int, int] | None:
+    """The task id of the shard's dump file right before ``own`` (of its stream; tensor and
+    statistics dumps alike) and ``own``'s, where a task lies between them: an op that was not
+    dumped (or a task that dumps nothing). The Index numbers the dumped ops only, so it never
+    shows the gap."""
+    mine = _task(own)
+    if mine is None:
         return None
-    try:  # a statistics dump's name is a tensor dump's, plus .csv
-        first, then = (parse_dump_name(p.name.removesuffix(STATS_SUFFIX)) for p in (before, own))
-    except BadFileNameError:  # npy files, a mapping's short names: nothing to tell by
+    files = (*shard.dump_files, *(r.dump_file for r in shard.stats_rows))
+    tasks = (_task(path) for path in files)
+    same_stream = (t.task_id for t in tasks if t is not None and t.stream_id == mine.stream_id)
+    before = [task for task in same_stream if task < mine.task_id]
+    if not before or mine.task_id - max(before) <= 1:
+        return None  # no gap, or the first of its stream (nothing is known of the tasks before it)
+    return max(before), mine.task_id
+
+
+def _task(path: Path | None) -> DumpName | None:
+    """The fields of a dump file's name (a statistics dump's: a tensor dump's plus .csv); None for
+    npy files and a mapping's short names, which tell nothing of tasks."""
+    if path is None:
         return None
-    if first.stream_id != then.stream_id or then.task_id - first.task_id <= 1:
+    try:
+        return parse_dump_name(path.name.removesuffix(STATS_SUFFIX))
+    except BadFileNameError:
         return None
-    return first.task_id, then.task_id
 
 
 def _stats_divergence(
@@ -376,12 +389,9 @@ def _stats_divergence(
     beyond = [name for name in failing if name not in counts]
     breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
     breaches += [words for name, words in counts.items() if name in failing]
-    before = next(
-        (r.dump_file for r in shard.stats_rows if r.index is not None and r.index == row.index - 1), None
-    )
     return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, tuple(breaches),
                       unseen_before=_unseen_before(shard.stats_rows, row),
-                      skipped=_skipped(before, row.dump_file))  # fmt: skip
+                      skipped=_skipped(shard, row.dump_file))  # fmt: skip
 
 
 def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | None = None) -> list[str]:

@@ -21,7 +21,7 @@ from dumpcmp.proto.layouts import to_device
 from dumpcmp.proto.names import STATS_SUFFIX, dump_file_name
 from dumpcmp.proto.stats_csv import DEFAULT_STATS, StatsRow, format_stats_csv
 
-from .test_compare_summary import OPS, SESSION, STAMP0, _golden_values, write_tree
+from .test_compare_summary import OPS, SESSION, STAMP0, _golden_values, dump_file_of, write_tree
 
 ALL_STATS = (*DEFAULT_STATS, "L2norm")
 
@@ -389,3 +389,20 @@ def test_detail_of_an_op_with_statistics_only_is_refused_before_comparing(
     with pytest.raises(MatchError, match="has statistics only in the target dump: -d compares a tensor"):
         run_compare(request)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_op_dumped_as_statistics_is_no_gap_before_a_tensor_divergence(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # block1/conv dumped as statistics (task 2), the others as tensors: the tensor rows' Index
+    # skips it, but it was dumped, and the summary must not say an op may be missing before
+    # block2/conv's divergence.
+    target = write_tree(tmp_path / "npu", lambda i, v: v + 1.0 if i >= 2 else v)
+    dump_file_of(target, "block1/conv").unlink()
+    step = target / SESSION / "0" / "model" / "1" / "0"
+    name = dump_file_name("Conv2D", OPS[1], 2, 1, STAMP0 + 1) + STATS_SUFFIX
+    (step / name).write_text(format_stats_csv([_stats_row(_golden_values(1))], ALL_STATS))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    assert any(line.startswith("first divergence: step 0, index 1 Conv2D block2/conv") for line in lines)
+    assert not [line for line in lines if "not have been dumped" in line]
