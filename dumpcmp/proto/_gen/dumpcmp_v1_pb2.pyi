@@ -296,7 +296,7 @@ class Row(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ..., row: _Optional[_Union[ResultRow, _Mapping]] = ..., stats: _Optional[_Union[StatsRow, _Mapping]] = ...) -> None: ...
 
 class StatsRow(_message.Message):
-    __slots__ = ("index", "op_type", "npu_name", "ground_truth", "tensor_index", "dump_path", "data_type", "format", "shape", "shape_known", "count", "target", "golden", "reasons", "dump_unreadable", "golden_key", "target_nan_inf")
+    __slots__ = ("index", "op_type", "npu_name", "ground_truth", "tensor_index", "dump_path", "data_type", "format", "shape", "shape_known", "count", "target", "golden", "reasons", "dump_unreadable", "golden_key", "target_nan_inf", "missing_nan_inf", "counts_compared")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     OP_TYPE_FIELD_NUMBER: _ClassVar[int]
     NPU_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -314,6 +314,8 @@ class StatsRow(_message.Message):
     DUMP_UNREADABLE_FIELD_NUMBER: _ClassVar[int]
     GOLDEN_KEY_FIELD_NUMBER: _ClassVar[int]
     TARGET_NAN_INF_FIELD_NUMBER: _ClassVar[int]
+    MISSING_NAN_INF_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_COMPARED_FIELD_NUMBER: _ClassVar[int]
     index: int
     op_type: str
     npu_name: str
@@ -331,7 +333,9 @@ class StatsRow(_message.Message):
     dump_unreadable: bool
     golden_key: str
     target_nan_inf: int
-    def __init__(self, index: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., ground_truth: _Optional[str] = ..., tensor_index: _Optional[str] = ..., dump_path: _Optional[str] = ..., data_type: _Optional[str] = ..., format: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., count: _Optional[int] = ..., target: _Optional[_Union[Statistics, _Mapping]] = ..., golden: _Optional[_Union[Statistics, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ..., target_nan_inf: _Optional[int] = ...) -> None: ...
+    missing_nan_inf: int
+    counts_compared: bool
+    def __init__(self, index: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., ground_truth: _Optional[str] = ..., tensor_index: _Optional[str] = ..., dump_path: _Optional[str] = ..., data_type: _Optional[str] = ..., format: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., count: _Optional[int] = ..., target: _Optional[_Union[Statistics, _Mapping]] = ..., golden: _Optional[_Union[Statistics, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ..., target_nan_inf: _Optional[int] = ..., missing_nan_inf: _Optional[int] = ..., counts_compared: _Optional[bool] = ...) -> None: ...
 
 class Statistics(_message.Message):
     __slots__ = ("max", "min", "mean", "l2norm")
