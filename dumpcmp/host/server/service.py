@@ -396,6 +396,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             waiting="" if record.closed or worker is None else worker.problem,
             checksums=[pb.XXH3_128],
             whole_files=True,
+            whole_file_batches=True,
         )
 
     def _dump_model(self, name: str) -> str:
@@ -406,14 +407,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
 
     # ---- uploads
 
-    def Upload(
-        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
-    ) -> Iterator[Ack]:
+    def Upload(self, request_iterator: Iterable[_Received], context: grpc.ServicerContext) -> Iterator[Ack]:
         return self._uploads.holding(context, self._upload(request_iterator, context))
 
-    def _upload(
-        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
-    ) -> Iterator[Ack]:
+    def _upload(self, request_iterator: Iterable[_Received], context: grpc.ServicerContext) -> Iterator[Ack]:
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable and answers, in stream order. The files finished while it
         # committed the last group are the next group, made durable together (group commit:
@@ -803,24 +800,25 @@ class _StreamError(Exception):
 
 # What the receiving thread hands over, in stream order; None: the stream ended.
 _Step = Ack | _Finished | _StreamError | None
+# An Upload message as read_upload_message decodes it.
+_Received = pb.UploadMessage | memoryview | Whole | tuple[Whole, ...]
 # Steps waiting for the committing thread, at most: the largest group it commits together. Each
 # holds a file's descriptor, no file data.
 _FILES_COMMITTING = 32
 
 
 def _receive(
-    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str,
-    pulse: _Pulse,
-) -> None:  # fmt: skip
+    service: DumpCompareService, requests: Iterable[_Received], steps: _Handoff, session: str, pulse: _Pulse
+) -> None:
     upload = _Upload(service)
     if session:
         upload.streams_into(session, "")
     last: _Step = None
     try:
         for message in pulse.messages(requests, upload):
-            step = upload.feed(message)
-            if step is not None and not steps.put(step):
-                return
+            for step in upload.feed(message):
+                if not steps.put(step):
+                    return
         if upload.receiving is not None:
             raise _StreamError(
                 grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}"
@@ -832,8 +830,7 @@ def _receive(
     except Exception as exc:  # a bug here ends this call (as it did on the handler's thread), not the server
         last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
     finally:
-        upload.abandon()
-        upload.stopped_streaming()
+        upload.close()
         if last is not None:
             steps.put(last)
         steps.put(None)
@@ -876,7 +873,7 @@ class _Pulse:
     def __init__(self) -> None:
         self._waiting: tuple[str, float] | None = None  # the file's path, since when
 
-    def messages(self, requests: Iterable[pb.UploadMessage], upload: _Upload) -> Iterator[pb.UploadMessage]:
+    def messages(self, requests: Iterable[_Received], upload: _Upload) -> Iterator[_Received]:
         """``requests``, timing each wait that falls inside a file (between files, an agent
         watching a directory waits for the next dump file as long as it likes)."""
         received = iter(requests)
@@ -999,29 +996,33 @@ class _Upload:
             self._sessions.discard(session)
             self.service.streaming(session, -1)
 
-    def stopped_streaming(self) -> None:
+    def close(self) -> None:
+        """The stream ended: a file it was inside is not kept, and the sessions are no longer held."""
+        self.abandon()
         for session in self._sessions:
             self.service.streaming(session, -1)
         self._sessions.clear()
 
-    def feed(self, message: pb.UploadMessage | memoryview | Whole) -> _Step:
-        # A data message or a WholeFile as read_upload_message decodes them, or any message.
+    def feed(self, message: _Received) -> Sequence[_Step]:
+        """The steps ``message`` finishes (answers, files received whole), in stream order."""
+        # A data message, a WholeFile or WholeFiles as read_upload_message decodes them, or any message.
         if isinstance(message, memoryview):
             self._data(message)
-            return None
-        if isinstance(message, Whole):
-            return self._whole(message.start, message.data, message.end)
+            return ()
+        if isinstance(message, Whole | tuple):
+            return self._wholes((message,) if isinstance(message, Whole) else message)
         body = message.WhichOneof("body")
         if body == "start":
-            return self._start(message.start)
+            refused = self._start(message.start)
+            return () if refused is None else (refused,)
         if body == "data":
             self._data(message.data)  # each access of a bytes field copies it: once only
-            return None
+            return ()
         if body == "end":
-            return self._end(message.end)
-        if body == "whole":
-            whole = message.whole
-            return self._whole(whole.start, whole.data, whole.end)
+            finished = self._end(message.end)
+            return () if finished is None else (finished,)
+        if body in ("whole", "wholes"):
+            return self._wholes((message.whole,) if body == "whole" else message.wholes.files)
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
@@ -1032,14 +1033,18 @@ class _Upload:
             if ack.run_dropped:
                 self.run_dropped(message.run.session, message.run.run_id)
             self._states.forget()  # a run's start replaces runs: files after it are checked afresh
-            return ack
+            return (ack,)
         self._fail("an empty UploadMessage")
 
-    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> _Step:
+    def _wholes(self, wholes: Iterable[Whole | pb.WholeFile]) -> list[_Step]:
+        return [step for whole in wholes for step in self._whole(whole.start, whole.data, whole.end)]
+
+    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> tuple[_Step, ...]:
         refused = self._start(start)
         self._data(data)
         finished = self._end(end)
-        return refused or finished  # at most one: a file refused at its start is not finished
+        # at most one: a file refused at its start is not finished
+        return (refused,) if refused is not None else () if finished is None else (finished,)
 
     def _start(self, start: pb.FileStart) -> Ack | None:
         if self.receiving is not None:
