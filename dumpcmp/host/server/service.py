@@ -485,7 +485,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             acks.append(step)
         return acks + self.end_files(group), False
 
-    def start_file(self, start: pb.FileStart, states: _States) -> IncomingFile:
+    def start_file(self, start: pb.FileStart, states: _States, dirs: files.IncomingDirs) -> IncomingFile:
         """The file about to be received, or _Refused."""
         try:
             name = check_session_name(start.session)
@@ -524,7 +524,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
-            return IncomingFile(self.data_dir, name, start.kind, parts, start.checksum)
+            return IncomingFile(self.data_dir, name, start.kind, parts, start.checksum, dirs)
         except (OSError, DumpcmpError) as exc:
             raise _Refused(f"cannot store it: {_reason(exc)}") from None
 
@@ -982,6 +982,7 @@ class _Upload:
         # then failed; the session stayed open with nobody to close it).
         self._dropped_runs: set[str] = set()
         self._states = _States(service.store)
+        self._dirs = files.IncomingDirs(service.data_dir)
 
     def streams_into(self, session: str, run_id: str) -> None:
         if session not in self._sessions and (not run_id or run_id not in self._dropped_runs):
@@ -999,6 +1000,7 @@ class _Upload:
     def close(self) -> None:
         """The stream ended: a file it was inside is not kept, and the sessions are no longer held."""
         self.abandon()
+        self._dirs.close()
         for session in self._sessions:
             self.service.streaming(session, -1)
         self._sessions.clear()
@@ -1051,7 +1053,7 @@ class _Upload:
             self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
         self.streams_into(start.session, start.run_id)
         try:
-            self.receiving = _Receiving(start, self.service.start_file(start, self._states))
+            self.receiving = _Receiving(start, self.service.start_file(start, self._states, self._dirs))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             if exc.run_dropped and start.run_id:

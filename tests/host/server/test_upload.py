@@ -13,7 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from dumpcmp.host.server.files import IncomingFile
+from dumpcmp.host.server.files import INCOMING_DIR, IncomingDirs, IncomingFile
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
@@ -246,6 +246,40 @@ def test_a_cancelled_upload_leaves_no_partial_files(client: Client, tmp_path: Pa
         time.sleep(0.01)  # the host notices the cancellation and drops the half file
     assert not any(incoming.iterdir())
     assert [f.path for f in client.info("s1").files] == ["whole"]
+
+
+def test_a_stream_finds_its_sessions_incoming_directory_once_not_for_every_file(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file received made sure of ``.incoming`` again: three mkdirs and four opens a file."""
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        made.append(os.fspath(path))
+        real_mkdir(path, mode, dir_fd=dir_fd)
+
+    client.open("s1")
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    acks = client.send("s1", {(DUMP, f"f{number}"): b"x" for number in range(20)})
+    assert [a.status for a in acks] == [Ack.STORED] * 20
+    assert made.count(INCOMING_DIR) == 1
+
+
+def test_incoming_directories_are_opened_again_once_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = IncomingDirs(tmp_path)
+    first = dirs.get("s1")
+    assert dirs.get("s1") == first and os.path.samefile(
+        f"/proc/self/fd/{first}", tmp_path / "sessions/s1/.incoming"
+    )
+    monkeypatch.setattr(IncomingDirs, "FRESH_S", -1.0)
+    second = dirs.get("s1")  # the old one closed first: the same number may come back
+    assert os.path.samefile(f"/proc/self/fd/{second}", tmp_path / "sessions/s1/.incoming")
+    dirs.close()
+    with pytest.raises(OSError):
+        os.fstat(second)
 
 
 def test_short_writes_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
