@@ -816,9 +816,8 @@ def _receive(
     last: _Step = None
     try:
         for message in pulse.messages(requests, upload):
-            for step in upload.feed(message):
-                if not steps.put(step):
-                    return
+            if not steps.put(upload.feed(message)):
+                return
         if upload.receiving is not None:
             raise _StreamError(
                 grpc.StatusCode.INVALID_ARGUMENT, f"stream ended inside file {upload.receiving.path!r}"
@@ -831,9 +830,7 @@ def _receive(
         last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
     finally:
         upload.close()
-        if last is not None:
-            steps.put(last)
-        steps.put(None)
+        steps.put((None,) if last is None else (last, None))
 
 
 class _Slots:
@@ -910,16 +907,21 @@ class _Handoff:
         self._changed = threading.Condition()
         self._closed = False
 
-    def put(self, step: _Step) -> bool:
-        """Queue ``step``; False (and its file discarded) once the call is over."""
+    def put(self, steps: Sequence[_Step]) -> bool:
+        """Queue ``steps`` in order; False once the call is over, the files of those it did not
+        queue discarded (a WholeFiles message's files after the first one refused too)."""
         with self._changed:
-            while not self._closed and len(self._steps) >= _FILES_COMMITTING and self._context.is_active():
-                self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
-            if self._closed or len(self._steps) >= _FILES_COMMITTING:
-                _discard(step)
-                return False
-            self._steps.append(step)
-            self._changed.notify_all()
+            for number, step in enumerate(steps):
+                full = len(self._steps) >= _FILES_COMMITTING
+                while not self._closed and full and self._context.is_active():
+                    self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
+                    full = len(self._steps) >= _FILES_COMMITTING
+                if self._closed or full:
+                    for left in steps[number:]:
+                        _discard(left)
+                    return False
+                self._steps.append(step)
+                self._changed.notify_all()
             return True
 
     def take(self) -> list[_Step]:
@@ -1039,7 +1041,15 @@ class _Upload:
         self._fail("an empty UploadMessage")
 
     def _wholes(self, wholes: Iterable[Whole | pb.WholeFile]) -> list[_Step]:
-        return [step for whole in wholes for step in self._whole(whole.start, whole.data, whole.end)]
+        steps: list[_Step] = []
+        try:
+            for whole in wholes:
+                steps += self._whole(whole.start, whole.data, whole.end)
+        except BaseException:  # the stream breaks: the files of the message received so far are not kept
+            for step in steps:
+                _discard(step)
+            raise
+        return steps
 
     def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> tuple[_Step, ...]:
         refused = self._start(start)
