@@ -4,7 +4,8 @@ One thread owns the connection. It opens (or resumes) the session, then runs one
 stream: gRPC's own thread sends messages (files read from disk chunk by chunk straight into the
 messages, hashed as they are read: XXH3-128 where the host verifies it, else SHA-256), prepared a
 few ahead by a reader thread where the machine has cores to spare, while this thread reads the
-host's per-file acknowledgements.
+host's per-file acknowledgements. Small files waiting together go in one message (WholeFiles),
+where the host takes that: a message's fixed cost on each side is paid once for all of them.
 What is in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so
 memory does not depend on how much is waiting; gRPC's flow control bounds the rest.
 
@@ -606,7 +607,7 @@ class Uploader:
                     opened = self._opened(gen, item, checksum)
                     if opened is None:
                         continue
-                    if opened.cost > room:  # grew since it was queued
+                    if opened.cost > room:  # with its head (or grown since queued): it starts the next one
                         pending = opened
                         break
                     files.append(opened)
