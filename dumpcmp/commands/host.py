@@ -48,6 +48,7 @@ from dumpcmp.host.server.limits import (
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+from dumpcmp.proto.session_names import CLOSED_METADATA, STREAMING_METADATA
 
 if TYPE_CHECKING:
     from dumpcmp.host.rows import ResultRow
@@ -271,7 +272,10 @@ def close_command(
                 f"session {session}: {counted(before.streams, 'agent')} streaming into it right now; "
                 "an agent closes its session itself when it is done (stop it first to close it here)"
             )
-        info = stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=timeout)
+        try:
+            info = stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise _close_refused(exc, before, options) from None
     out = console()
     out.print(status_line(info), markup=False)
     for line in info.summary.splitlines():
@@ -282,6 +286,20 @@ def close_command(
         )
     if info.nothing_compared:
         fail(info.nothing_compared)
+
+
+def _close_refused(exc: grpc.RpcError, before: pb.SessionInfo, options: ChannelOptions) -> TransferError:
+    """The one line of a refused close, with the way out: a session that cannot close stays open
+    until it is mended or deleted (one stalled upload left nothing but an empty session)."""
+    said = call_failed(exc, options.address, options)
+    trailing = dict(exc.trailing_metadata() or ()) if isinstance(exc, grpc.Call) else {}
+    refused = isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.FAILED_PRECONDITION
+    if not refused or STREAMING_METADATA in trailing or CLOSED_METADATA in trailing:
+        return said  # streamed into, or closed meanwhile: the host's line says what to do
+    delete = host_command(["delete", before.session, "--host", options.address, "--yes"], options)
+    if not before.dump_files:
+        return TransferError(f"{said}; nothing to compare, so delete it: {delete}")
+    return TransferError(f"{said}; it stays open until that is mended (then close it again), or delete it: {delete}")
 
 
 @app.command("delete", cls=StrictCommand)

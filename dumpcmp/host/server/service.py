@@ -319,7 +319,8 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             try:
                 done.result()
             except DumpcmpError as exc:
-                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
+                # The worker's reasons do not name the session: said once, here.
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name} cannot be closed: {exc}")
         return self._info(name, context, with_files=True)
 
     def _closed(self, name: str) -> None:
