@@ -680,10 +680,10 @@ def _refused_run_line(outcome: AgentOutcome, refused: RefusedRun, session: str) 
         said = str(SessionClosed(session, host.address, closing=state == "closing"))
         return f"{_results_are_final(said, session, host)}; run {refused.run_id} was refused: {held}"
     if refused.why == REPLACED_REFUSAL.format(refused.run_id):
-        return (
-            f"{refused.why} of its model and device: {held}; session {session} holds that run now "
-            "(a rerun would replace it in turn)"
-        )
+        holds = f"{refused.why} of its model and device: {held}; session {session} holds that run now"
+        if outcome.closed_elsewhere:
+            return f"{holds}, and was closed meanwhile (not by this agent)"
+        return f"{holds} (a rerun would replace it in turn)"
     line = f"run {refused.run_id} was refused by the host ({refused.why}): {held}"
     if outcome.closed_elsewhere:
         return f"{line}; session {session} was closed meanwhile (not by this agent)"

@@ -231,7 +231,7 @@ def sessions_command(
     if not reply.sessions:
         out.print(f"no sessions on {host}", markup=False)
     for info in reply.sessions:
-        state = "closed" if info.state == pb.SessionInfo.CLOSED else "open"
+        state = "closed" if info.state == pb.SessionInfo.CLOSED else "closing" if info.closing else "open"
         agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"

@@ -885,12 +885,43 @@ def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_close
     )
 
 
-def _close_when_opened(host: RecordingHost, session: str) -> None:
-    """Close ``session`` as another agent would, once it exists (bounded)."""
+def test_a_replaced_run_refused_while_another_agent_closes_the_session_says_so(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # Two --sim agents of one state dir into one session: the loser ended while the winner's close
+    # compared, which the host called "open", and said "(open)" of a session closed a moment later.
+    from dumpcmp.proto.runs import REPLACED_REFUSAL
+
+    server.host.refuse_runs = True
+    server.host.run_refusal = REPLACED_REFUSAL
+    closer = threading.Thread(target=_close_when_opened, args=(server.host, "e3"), kwargs={"closing": True})
+    closer.start()
+    try:
+        code, out = run("--host", server.target, "--session", "e3", "--model", "zoo:small_cnn", "--sim",
+                        "--state", str(tmp_path / "state"))  # fmt: skip
+    finally:
+        closer.join(timeout=30)
+    assert code == 1, out
+    assert f"session e3 on {server.target} (closed): " in out, out
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"Error: run small_cnn@dev0@\d{14}@[0-9a-f]{16} was replaced by a later run of its model and device: "
+        r"the host holds none of its 48 files \(48 acknowledged before the host dropped them with the run\); "
+        r"session e3 holds that run now, and was closed meanwhile \(not by this agent\)",
+        last,
+    ), last
+
+
+def _close_when_opened(host: RecordingHost, session: str, *, closing: bool = False) -> None:
+    """Close ``session`` as another agent would, once it exists (bounded); ``closing``: that close
+    is still comparing (the host says the session is open, and closing)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with host.lock:
             if session in host.sessions:
-                host.sessions[session].closed = True
+                if closing:
+                    host.sessions[session].closing = True
+                else:
+                    host.sessions[session].closed = True
                 return
         time.sleep(0.01)

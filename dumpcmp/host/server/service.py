@@ -412,6 +412,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             waiting="" if record.closed or worker is None else worker.problem,
             checksums=[pb.XXH3_128],
             whole_files=True,
+            closing=not record.closed and self._closing_now(record.name),
         )
 
     def _dump_model(self, name: str) -> str:
