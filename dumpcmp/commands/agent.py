@@ -165,7 +165,7 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.run import extra_files, new_run_token
+    from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
     from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
@@ -234,6 +234,8 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            if sim:
+                remove_abandoned_runs(state_dir / "runs")
             agent = _agent_run(address, plan, state_dir, settings)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before

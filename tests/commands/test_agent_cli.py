@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from dumpcmp.commands import agent
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, dump_content, dump_name, write_dumps
-from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.agent.recording_host import RecordingHost, ServerHandle, _Session, serving
 
 REPO = Path(__file__).resolve().parents[2]
 EMPTY_RULE = '{"graph": [{"name": "g", "op": []}]}'  # an ATC --mode=1 json with no ops
@@ -830,6 +830,24 @@ def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_
                         "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 0, out
     assert sorted(p.name for p in runs.iterdir()) == ["00000000aaaaaaaa", "fedcba9876543210"]
+
+
+def test_a_killed_agents_run_directory_goes_with_a_rerun_the_host_refuses(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # Killed during its close, which the host finished: the rerun was refused ("closed ... results
+    # are final") before it cleaned up, and the killed run's 11 MB stayed, unnamed.
+    runs = tmp_path / "state" / "runs"
+    killed = runs / "0123456789abcdef"
+    (killed / "npu").mkdir(parents=True)
+    (killed / ".running").touch()
+    server.host.sessions["d4"] = _Session("d4", pb.OpenSessionRequest(session="d4"), closed=True)
+    code, out = run("--host", server.target, "--session", "d4", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1 and out.startswith(
+        f"Error: session d4 on host {server.target} is closed and its results are final"
+    ), out
+    assert not list(runs.iterdir())
 
 
 def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
