@@ -232,7 +232,7 @@ def sessions_command(
         out.print(f"no sessions on {host}", markup=False)
     for info in reply.sessions:
         state = "closed" if info.state == pb.SessionInfo.CLOSED else "closing" if info.closing else "open"
-        agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
+        agents = _uploaders_text(info.uploaders) or "-"
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"
         streaming = f"  {counted(info.streams, 'agent')} streaming" if info.streams else ""
@@ -243,6 +243,20 @@ def sessions_command(
             f"{info.session}  {state}  {rows}  model {model}  from {agents}{replaced}{streaming}",
             markup=False,
         )
+
+
+def _uploaders_text(uploaders: Iterable[pb.Uploader]) -> str:
+    """Each HOST:DEVICE that streamed into a session once; several agents of one (other state
+    directories) told apart by the start of their ids (STATE/agent-id): it read "vm:0, vm:0"."""
+    agents: dict[str, set[str]] = {}
+    for u in uploaders:
+        agents.setdefault(f"{u.host}:{u.device}", set()).add(u.agent_id[:_AGENT_ID_SHOWN])
+    return ", ".join(
+        where if len(ids) == 1 else f"{where} (agents {', '.join(sorted(ids))})" for where, ids in agents.items()
+    )
+
+
+_AGENT_ID_SHOWN = 8  # hex digits: tells a session's few agents apart, and the user finds it in agent-id
 
 
 @app.command("close", cls=StrictCommand)
