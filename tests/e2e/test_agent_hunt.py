@@ -93,6 +93,15 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     assert "verdict: isolated: /block2/Add, after 2 passes" in lines, out
     assert any(line.startswith("hunt: 2 passes, ") and "of a full capture's ~" in line for line in lines), out
     assert "session h1 on" in out and "(closed)" in out
+    # One numbering in the closing summary, the op's place in the model: pass 2's capture of one
+    # op called it "index 0", the statistics line below "index 8".
+    named = [
+        re.search(r"first(?: divergence:| at) step 0, index (\d+) Add /block2/Add \(", line)
+        for line in lines
+        if line.startswith(("first divergence: ", "statistics move away from the golden's first at "))
+    ]
+    assert len(named) == 2 and all(named) and len({m[1] for m in named if m}) == 1, out
+    assert {m[1] for m in named if m} != {"0"}, out
     client = hosts.client(host)
     # Pass 1's statistics land in the statistics result file, pass 2's tensors as rows: each pass
     # its own model load, so its own directory and shard.
