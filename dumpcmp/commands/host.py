@@ -252,7 +252,8 @@ def _uploaders_text(uploaders: Iterable[pb.Uploader]) -> str:
     for u in uploaders:
         agents.setdefault(f"{u.host}:{u.device}", set()).add(u.agent_id[:_AGENT_ID_SHOWN])
     return ", ".join(
-        where if len(ids) == 1 else f"{where} (agents {', '.join(sorted(ids))})" for where, ids in agents.items()
+        where if len(ids) == 1 else f"{where} (agents {', '.join(sorted(ids))})"
+        for where, ids in agents.items()
     )
 
 
@@ -313,7 +314,9 @@ def _close_refused(exc: grpc.RpcError, before: pb.SessionInfo, options: ChannelO
     delete = host_command(["delete", before.session, "--host", options.address, "--yes"], options)
     if not before.dump_files:
         return TransferError(f"{said}; nothing to compare, so delete it: {delete}")
-    return TransferError(f"{said}; it stays open until that is mended (then close it again), or delete it: {delete}")
+    return TransferError(
+        f"{said}; it stays open until that is mended (then close it again), or delete it: {delete}"
+    )
 
 
 @app.command("delete", cls=StrictCommand)

@@ -818,10 +818,7 @@ def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_
     # A SIGKILLed --sim agent cannot clean up: its STATE/runs/ID stayed for ever, unnamed.
     from dumpcmp.agent.run import claim_run_dir
 
-    runs = tmp_path / "state" / "runs"
-    killed = runs / "0123456789abcdef"
-    (killed / "npu").mkdir(parents=True)
-    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    runs = _killed_run_dir(tmp_path / "state").parent
     kept = runs / "fedcba9876543210"
     (kept / "npu").mkdir(parents=True)
     (kept / ".kept").touch()
@@ -837,10 +834,7 @@ def test_a_killed_agents_run_directory_goes_with_a_rerun_the_host_refuses(
 ) -> None:
     # Killed during its close, which the host finished: the rerun was refused ("closed ... results
     # are final") before it cleaned up, and the killed run's 11 MB stayed, unnamed.
-    runs = tmp_path / "state" / "runs"
-    killed = runs / "0123456789abcdef"
-    (killed / "npu").mkdir(parents=True)
-    (killed / ".running").touch()
+    runs = _killed_run_dir(tmp_path / "state").parent
     server.host.sessions["d4"] = _Session("d4", pb.OpenSessionRequest(session="d4"), closed=True)
     code, out = run("--host", server.target, "--session", "d4", "--model", "zoo:small_cnn", "--sim",
                     "--state", str(tmp_path / "state"))  # fmt: skip
@@ -850,19 +844,21 @@ def test_a_killed_agents_run_directory_goes_with_a_rerun_the_host_refuses(
     assert not list(runs.iterdir())
 
 
+def _killed_run_dir(state: Path) -> Path:
+    """A simulated run's directory in ``state`` as a SIGKILLed agent leaves it."""
+    killed = state / "runs" / "0123456789abcdef"
+    (killed / "npu").mkdir(parents=True)
+    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    return killed
+
+
 def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
     server: ServerHandle, tmp_path: Path
 ) -> None:
     # The loser of two racing agents said "session d is left open" of a session the winner had
     # closed; its START and END refusals were two lines (and two "files") for one refused run.
     server.host.refuse_runs = True
-    closer = threading.Thread(target=_close_when_opened, args=(server.host, "e1"))
-    closer.start()
-    try:
-        code, out = run("--host", server.target, "--session", "e1", "--model", "zoo:small_cnn", "--sim",
-                        "--state", str(tmp_path / "state"))  # fmt: skip
-    finally:
-        closer.join(timeout=30)
+    code, out = _run_as_another_closes(server, "e1", tmp_path)
     assert code == 1, out
     (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
     assert warning.startswith("warning: run small_cnn@dev0@") and "refused by the host" in warning
@@ -912,13 +908,7 @@ def test_a_replaced_run_refused_while_another_agent_closes_the_session_says_so(
 
     server.host.refuse_runs = True
     server.host.run_refusal = REPLACED_REFUSAL
-    closer = threading.Thread(target=_close_when_opened, args=(server.host, "e3"), kwargs={"closing": True})
-    closer.start()
-    try:
-        code, out = run("--host", server.target, "--session", "e3", "--model", "zoo:small_cnn", "--sim",
-                        "--state", str(tmp_path / "state"))  # fmt: skip
-    finally:
-        closer.join(timeout=30)
+    code, out = _run_as_another_closes(server, "e3", tmp_path, closing=True)
     assert code == 1, out
     assert f"session e3 on {server.target} (closed): " in out, out
     last = out.strip().splitlines()[-1]
@@ -928,6 +918,21 @@ def test_a_replaced_run_refused_while_another_agent_closes_the_session_says_so(
         r"session e3 holds that run now, and was closed meanwhile \(not by this agent\)",
         last,
     ), last
+
+
+def _run_as_another_closes(
+    server: ServerHandle, session: str, tmp_path: Path, *, closing: bool = False
+) -> tuple[int, str]:
+    """A --sim run into ``session`` that another agent closes (``closing``: is closing) meanwhile."""
+    closer = threading.Thread(
+        target=_close_when_opened, args=(server.host, session), kwargs={"closing": closing}
+    )
+    closer.start()
+    try:
+        return run("--host", server.target, "--session", session, "--model", "zoo:small_cnn", "--sim",
+                   "--state", str(tmp_path / "state"))  # fmt: skip
+    finally:
+        closer.join(timeout=30)
 
 
 def _close_when_opened(host: RecordingHost, session: str, *, closing: bool = False) -> None:

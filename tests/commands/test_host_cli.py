@@ -165,10 +165,12 @@ def test_sessions_tells_two_agents_of_one_device_apart(hosts: Hosts, host: HostS
     client = hosts.client(host)
     for agent_id, device in (("de05fde3a71a4e99", 0), ("1c0a2409855845ec", 0), ("1c0a2409855845ec", 1)):
         uploader = pb.Uploader(host="vm", device=device, agent_id=agent_id, version="0.1.0")
-        client.stub.OpenSession(pb.OpenSessionRequest(session="two", uploader=uploader), timeout=CALL_TIMEOUT_S)
+        opening = pb.OpenSessionRequest(session="two", uploader=uploader)
+        client.stub.OpenSession(opening, timeout=CALL_TIMEOUT_S)
     code, output = invoke("sessions", "--host", f"127.0.0.1:{host.port}")
     assert code == 0, output
-    assert output.startswith("two  open  0 rows  model -  from vm:0 (agents 1c0a2409, de05fde3), vm:1\n"), output
+    listed = "two  open  0 rows  model -  from vm:0 (agents 1c0a2409, de05fde3), vm:1\n"
+    assert output.startswith(listed), output
 
 
 def test_sessions_shows_the_model_a_watchs_dump_paths_name(hosts: Hosts, host: HostServer) -> None:

@@ -234,7 +234,8 @@ def test_a_host_without_golden_data_is_one_line(host: HostServer, tmp_path: Path
     with pytest.raises(TransferError) as caught:
         run_hunt(_agent(f"127.0.0.1:{host.port}", tmp_path, golden=False), no_golden, "--model zoo:small_cnn")
     said = str(caught.value)
-    assert said.startswith(f"host 127.0.0.1:{host.port}: session h1 holds no golden data") and "\n" not in said
+    assert said.startswith(f"host 127.0.0.1:{host.port}: session h1 holds no golden data"), said
+    assert "\n" not in said
 
 
 @pytest.fixture

@@ -320,7 +320,8 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 done.result()
             except DumpcmpError as exc:
                 # The worker's reasons do not name the session: said once, here.
-                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name} cannot be closed: {exc}")
+                refused = f"session {name} cannot be closed: {exc}"
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, refused)
         return self._info(name, context, with_files=True)
 
     def _closed(self, name: str) -> None:

@@ -233,9 +233,7 @@ class SessionWorker:
         return not self._thread.is_alive()
 
     def _run(self) -> None:
-        ended = (
-            "its comparison stopped (the host is stopping, or the session was deleted)"
-        )
+        ended = "its comparison stopped (the host is stopping, or the session was deleted)"
         try:
             while True:
                 batch = self._next_batch()

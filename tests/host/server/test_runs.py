@@ -376,7 +376,7 @@ def test_a_session_being_closed_says_so_until_its_close_ends(
     # told the user to close a session that was closed a moment later.
     _ended_run(client, sim)
     assert not client.info("s1").closing
-    closer, answers = _closing(client, "s1")
+    closer, _answers = _closing(client, "s1")
     assert held_close.entered.wait(CALL_TIMEOUT_S)
     info = client.info("s1")
     assert (info.state, info.closing) == (pb.SessionInfo.OPEN, True)
