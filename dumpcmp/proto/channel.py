@@ -132,8 +132,20 @@ def call_failed(exc: grpc.RpcError, address: str, options: ChannelOptions | None
         return TransferError(f"the host at {address} did not answer in time ({details}); see --timeout")
     if code in _HOST_REFUSALS:
         return TransferError(f"host {address}: {details}")
+    if code is grpc.StatusCode.UNAUTHENTICATED:
+        return TransferError(f"host {address}: {_token_refused(options)}")
     name = code.name if code is not None else "error"
     return TransferError(f"host {address}: {name}: {details}")
+
+
+def _token_refused(options: ChannelOptions | None) -> str:
+    """Why the host refused this client's bearer token, and what to pass instead."""
+    given = None if options is None else options.token_file
+    if options is not None and given is None:
+        return "it takes calls only with its bearer token: pass --token-file FILE (the host's token)"
+    if given is None:
+        return "it refused the bearer token (none, or not the host's): check --token-file"
+    return f"it refused the bearer token in --token-file {given}: not the host's token"
 
 
 def session_closed(exc: grpc.RpcError, session: str, address: str) -> SessionClosed | None:

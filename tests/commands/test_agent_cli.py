@@ -267,7 +267,10 @@ def test_bad_host_address_and_token(server: ServerHandle, tmp_path: Path) -> Non
     code, out = run("--host", server.target, "--session", "x", "--watch", str(tmp_path / "d"),
                     "--token-file", str(token), "--until-idle", "0")  # fmt: skip
     assert code == 1
-    assert out.strip() == (f"Error: host {server.target}: UNAUTHENTICATED: missing or wrong bearer token")
+    assert out.strip() == (
+        f"Error: host {server.target}: it refused the bearer token in --token-file {token}: not the host's "
+        "token"
+    )
 
 
 def _agent_process(

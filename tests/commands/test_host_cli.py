@@ -199,7 +199,10 @@ def test_unknown_session_and_wrong_token_are_one_line(hosts: Hosts, tmp_path: Pa
     code, output = invoke("sessions", "--host", address, "--token-file", tmp_path / "wrong")
     assert code == 1
     assert len(output.strip().splitlines()) == 1
-    assert "UNAUTHENTICATED" in output
+    assert output == (  # it read "UNAUTHENTICATED: a valid 'authorization: Bearer <token>' is required"
+        f"Error: host {address}: it refused the bearer token in --token-file {tmp_path / 'wrong'}: not the "
+        "host's token\n"
+    )
 
 
 def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) -> None:
