@@ -175,6 +175,9 @@ class AgentOutcome:
     closed_elsewhere: bool = False  # found closed by another agent (or by hand) while files were refused
     run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
     run_id: str = ""
+    # The other runs whose files lie in run_dir (a hunt's earlier passes, its golden data's run):
+    # forgotten by the journal with run_id.
+    other_runs: tuple[str, ...] = ()
 
     @property
     def undelivered(self) -> int:
@@ -311,12 +314,13 @@ class AgentRun:
         state = self.state_dir.resolve()
         return () if dump_root.resolve().is_relative_to(state) else (state,)
 
-    def forget_run(self, run_dir: Path | None, run_id: str) -> None:
-        """A simulated run's local files, and its journal entries (its files are gone: nothing
-        to resend, and a later open must not report them as lost); not those kept on request."""
+    def forget_run(self, run_dir: Path | None, *run_ids: str) -> None:
+        """A simulated run's local files, and the journal entries of the runs whose files they are
+        (gone: nothing to resend, and a later open must not report them as lost); not those kept
+        on request."""
         if run_dir is None or (run_dir / _KEPT).exists():
             return
-        if run_id:
+        for run_id in filter(None, run_ids):
             forget_run(self.uploader.journal_path, run_id)
         shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -620,7 +620,7 @@ def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
         keep_run_dir(outcome.run_dir)
         console().print(f"run {outcome.run_id}: its local files are in {outcome.run_dir}", markup=False)
     else:
-        agent.forget_run(outcome.run_dir, outcome.run_id)
+        agent.forget_run(outcome.run_dir, outcome.run_id, *outcome.other_runs)
 
 
 def fetch_command(session: str, address: ChannelOptions) -> str:

@@ -137,6 +137,20 @@ def _csv_rows(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()[1:]
 
 
+def test_a_hunt_run_again_after_its_session_was_deleted_sends_everything_afresh(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # The journal kept the earlier passes' entries of a finished hunt (only the last pass's were
+    # forgotten): the rerun said 373 files "acknowledged earlier, but the host no longer has it and
+    # it is gone here", failed, and left the session open.
+    address = f"127.0.0.1:{host.port}"
+    code, out = hunt_cli(address, "h1", tmp_path, "--inject", FAULT)
+    assert code == 0, out
+    hosts.client(host).stub.DeleteSession(pb.DeleteSessionRequest(session="h1"), timeout=30)
+    code, out = hunt_cli(address, "h1", tmp_path, "--inject", FAULT)
+    assert code == 0 and "warning" not in out and "(closed)" in out, out
+
+
 def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
     code, out = hunt_cli(f"127.0.0.1:{host.port}", "h1", tmp_path)
     assert code == 0, out
