@@ -145,6 +145,9 @@ def run_hunt(
     files = sum(p.dump_files for p in passes)
     outcome = AgentOutcome(uploader, report, agent.target, source, files)
     outcome.run_dir, outcome.run_id = run.work_dir, passes[-1].run_id if passes else ""
+    # Only the last pass's entries were forgotten: a rerun after `host delete` of the session said
+    # 373 files of the earlier passes were lost, and failed.
+    outcome.other_runs = tuple(r for r in runs if r != outcome.run_id)
     full = plan.full_capture_bytes * run.steps  # the host's estimate is of one execution's dump
     return HuntOutcome(hunt_id, tuple(passes), plan.verdict, full, time.monotonic() - started, outcome)
 

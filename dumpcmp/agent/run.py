@@ -63,6 +63,7 @@ __all__ = [
     "keep_run_dir",
     "new_run_token",
     "prepared_acl_run",
+    "remove_abandoned_runs",
 ]
 
 # In a simulated run's local directory: held locked by the agent process running it, and a mark
@@ -85,17 +86,25 @@ def new_run_token() -> str:
 def claim_run_dir(work: Path, *, keep: bool = False) -> IO[bytes]:
     """Make ``work`` (STATE/runs/TOKEN) a simulated run's directory, held by this process until
     the returned handle closes (or the process ends, however it ends), and kept for good with
-    ``keep`` (--keep-run: even if the agent is killed); and remove its siblings that a killed
-    agent left (neither held nor kept): they piled up, unnamed, one per kill."""
+    ``keep`` (--keep-run: even if the agent is killed)."""
     work.mkdir(parents=True)
     if keep:
         keep_run_dir(work)
     handle = (work / _RUNNING).open("wb")
     fcntl.flock(handle, fcntl.LOCK_EX)
-    for other in work.parent.iterdir():
-        if other != work and other.is_dir() and not (other / _KEPT).exists():
-            _remove_if_abandoned(other)
     return handle
+
+
+def remove_abandoned_runs(runs: Path) -> None:
+    """Remove the simulated runs' directories under ``runs`` (STATE/runs) that a killed agent
+    left (neither held nor kept): they piled up, unnamed, one per kill. Done as a --sim run
+    starts, before the host answers: a rerun the host refuses (its session closed by the killed
+    agent's close) left the killed run's files for good, though a rerun simulates afresh."""
+    if not runs.is_dir():
+        return
+    for other in runs.iterdir():
+        if other.is_dir() and not (other / _KEPT).exists():
+            _remove_if_abandoned(other)
 
 
 def _remove_if_abandoned(run_dir: Path) -> None:
@@ -166,6 +175,9 @@ class AgentOutcome:
     closed_elsewhere: bool = False  # found closed by another agent (or by hand) while files were refused
     run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
     run_id: str = ""
+    # The other runs whose files lie in run_dir (a hunt's earlier passes, its golden data's run):
+    # forgotten by the journal with run_id.
+    other_runs: tuple[str, ...] = ()
 
     @property
     def undelivered(self) -> int:
@@ -302,12 +314,13 @@ class AgentRun:
         state = self.state_dir.resolve()
         return () if dump_root.resolve().is_relative_to(state) else (state,)
 
-    def forget_run(self, run_dir: Path | None, run_id: str) -> None:
-        """A simulated run's local files, and its journal entries (its files are gone: nothing
-        to resend, and a later open must not report them as lost); not those kept on request."""
+    def forget_run(self, run_dir: Path | None, *run_ids: str) -> None:
+        """A simulated run's local files, and the journal entries of the runs whose files they are
+        (gone: nothing to resend, and a later open must not report them as lost); not those kept
+        on request."""
         if run_dir is None or (run_dir / _KEPT).exists():
             return
-        if run_id:
+        for run_id in filter(None, run_ids):
             forget_run(self.uploader.journal_path, run_id)
         shutil.rmtree(run_dir, ignore_errors=True)
 

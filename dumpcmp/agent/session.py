@@ -149,14 +149,15 @@ def drop_if_empty(target: HostSession) -> bool:
 
 
 def closed_on_host(target: HostSession) -> bool:
-    """Whether the host says the session is closed now (another agent may have closed it while
-    this one's files were refused); False when the host does not answer: not known to be."""
+    """Whether the host says the session is closed, or closing, now (another agent may have closed
+    it while this one's files were refused); False when the host does not answer: not known to be."""
     channel = open_channel(target.host)
     try:
         info = pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S
         )
-        return bool(info.state == pb.SessionInfo.CLOSED)
+        # Closing is closed for this agent: its files are refused, and the results will be final.
+        return bool(info.state == pb.SessionInfo.CLOSED or info.closing)
     except grpc.RpcError:
         return False
     finally:

@@ -165,7 +165,7 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.run import extra_files, new_run_token
+    from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
     from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
@@ -234,6 +234,8 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            if sim:
+                remove_abandoned_runs(state_dir / "runs")
             agent = _agent_run(address, plan, state_dir, settings)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
@@ -618,7 +620,7 @@ def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
         keep_run_dir(outcome.run_dir)
         console().print(f"run {outcome.run_id}: its local files are in {outcome.run_dir}", markup=False)
     else:
-        agent.forget_run(outcome.run_dir, outcome.run_id)
+        agent.forget_run(outcome.run_dir, outcome.run_id, *outcome.other_runs)
 
 
 def fetch_command(session: str, address: ChannelOptions) -> str:
@@ -680,10 +682,10 @@ def _refused_run_line(outcome: AgentOutcome, refused: RefusedRun, session: str) 
         said = str(SessionClosed(session, host.address, closing=state == "closing"))
         return f"{_results_are_final(said, session, host)}; run {refused.run_id} was refused: {held}"
     if refused.why == REPLACED_REFUSAL.format(refused.run_id):
-        return (
-            f"{refused.why} of its model and device: {held}; session {session} holds that run now "
-            "(a rerun would replace it in turn)"
-        )
+        holds = f"{refused.why} of its model and device: {held}; session {session} holds that run now"
+        if outcome.closed_elsewhere:
+            return f"{holds}, and was closed meanwhile (not by this agent)"
+        return f"{holds} (a rerun would replace it in turn)"
     line = f"run {refused.run_id} was refused by the host ({refused.why}): {held}"
     if outcome.closed_elsewhere:
         return f"{line}; session {session} was closed meanwhile (not by this agent)"

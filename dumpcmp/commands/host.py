@@ -48,6 +48,7 @@ from dumpcmp.host.server.limits import (
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareStub
 from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+from dumpcmp.proto.session_names import CLOSED_METADATA, STREAMING_METADATA
 
 if TYPE_CHECKING:
     from dumpcmp.host.rows import ResultRow
@@ -230,8 +231,8 @@ def sessions_command(
     if not reply.sessions:
         out.print(f"no sessions on {host}", markup=False)
     for info in reply.sessions:
-        state = "closed" if info.state == pb.SessionInfo.CLOSED else "open"
-        agents = ", ".join(f"{u.host}:{u.device}" for u in info.uploaders) or "-"
+        state = "closed" if info.state == pb.SessionInfo.CLOSED else "closing" if info.closing else "open"
+        agents = _uploaders_text(info.uploaders) or "-"
         replaced = f"  replaced runs: {', '.join(info.replaced_runs)}" if info.replaced_runs else ""
         model = info.model or "-"
         streaming = f"  {counted(info.streams, 'agent')} streaming" if info.streams else ""
@@ -242,6 +243,21 @@ def sessions_command(
             f"{info.session}  {state}  {rows}  model {model}  from {agents}{replaced}{streaming}",
             markup=False,
         )
+
+
+def _uploaders_text(uploaders: Iterable[pb.Uploader]) -> str:
+    """Each HOST:DEVICE that streamed into a session once; several agents of one (other state
+    directories) told apart by the start of their ids (STATE/agent-id): it read "vm:0, vm:0"."""
+    agents: dict[str, set[str]] = {}
+    for u in uploaders:
+        agents.setdefault(f"{u.host}:{u.device}", set()).add(u.agent_id[:_AGENT_ID_SHOWN])
+    return ", ".join(
+        where if len(ids) == 1 else f"{where} (agents {', '.join(sorted(ids))})"
+        for where, ids in agents.items()
+    )
+
+
+_AGENT_ID_SHOWN = 8  # hex digits: tells a session's few agents apart, and the user finds it in agent-id
 
 
 @app.command("close", cls=StrictCommand)
@@ -271,7 +287,10 @@ def close_command(
                 f"session {session}: {counted(before.streams, 'agent')} streaming into it right now; "
                 "an agent closes its session itself when it is done (stop it first to close it here)"
             )
-        info = stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=timeout)
+        try:
+            info = stub.CloseSession(pb.CloseSessionRequest(session=session), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise _close_refused(exc, before, options) from None
     out = console()
     out.print(status_line(info), markup=False)
     for line in info.summary.splitlines():
@@ -282,6 +301,22 @@ def close_command(
         )
     if info.nothing_compared:
         fail(info.nothing_compared)
+
+
+def _close_refused(exc: grpc.RpcError, before: pb.SessionInfo, options: ChannelOptions) -> TransferError:
+    """The one line of a refused close, with the way out: a session that cannot close stays open
+    until it is mended or deleted (one stalled upload left nothing but an empty session)."""
+    said = call_failed(exc, options.address, options)
+    trailing = dict(exc.trailing_metadata() or ()) if isinstance(exc, grpc.Call) else {}
+    refused = isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.FAILED_PRECONDITION
+    if not refused or STREAMING_METADATA in trailing or CLOSED_METADATA in trailing:
+        return said  # streamed into, or closed meanwhile: the host's line says what to do
+    delete = host_command(["delete", before.session, "--host", options.address, "--yes"], options)
+    if not before.dump_files:
+        return TransferError(f"{said}; nothing to compare, so delete it: {delete}")
+    return TransferError(
+        f"{said}; it stays open until that is mended (then close it again), or delete it: {delete}"
+    )
 
 
 @app.command("delete", cls=StrictCommand)

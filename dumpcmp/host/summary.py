@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
@@ -218,6 +218,12 @@ class Tally:
                 firsts[shard.key.model] = _value_divergence(shard, verdicts, at, thresholds)
             unreadable += _unreadable(shard, verdicts)
         stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
+        places = _model_places(stats)
+        firsts = {model: _numbered_in_model(first, places) for model, first in firsts.items()}
+        found = {
+            flag: so_far if so_far.first is None else Found(so_far.count, _in_model(so_far.first, places))
+            for flag, so_far in found.items()
+        }
         compared_stats = [(s, r) for s, r in stats if r.compared]
         missing += [_reason(r) for _, r in stats if r.dump_readable and not r.compared]
         bad_stats = [(s, r, f) for s, r in compared_stats if (f := r.failing(thresholds.statistics))]
@@ -245,6 +251,29 @@ class Tally:
             appeared=found[APPEARED],
             stats_drift=_stats_drift(outcome),
         )
+
+
+def _model_places(stats: Sequence[tuple[ShardOutcome, StatsResult]]) -> dict[tuple[str, str, str], int]:
+    """Each op's Index in the run's statistics capture, by (model, step, op name).
+
+    A --hunt session captures statistics of every op, then the tensors of a few ops around the
+    divergence, a capture of its own whose Index counts from 0 there: its summary called one op
+    "index 3" (first divergence) and "index 9" (statistics) on consecutive lines."""
+    places: dict[tuple[str, str, str], int] = {}
+    for shard, row in stats:
+        if row.index is not None:
+            places.setdefault((shard.key.model, shard.key.step, row.npu_name), row.index)
+    return places
+
+
+def _in_model(place: Place, places: dict[tuple[str, str, str], int]) -> Place:
+    """``place`` with the op's Index in the statistics capture, where there is one."""
+    index = places.get((place.model, place.step, place.npu_name))
+    return place if index is None else replace(place, index=index)
+
+
+def _numbered_in_model(divergence: Divergence, places: dict[tuple[str, str, str], int]) -> Divergence:
+    return replace(divergence, place=_in_model(divergence.place, places))
 
 
 def _verdicts(shard: ShardOutcome, thresholds: Thresholds) -> RowVerdicts:

@@ -33,6 +33,18 @@ CLIENT_OPTIONS = (
     # to two minutes): `host results --follow` waits for it on the same channel.
     ("grpc.max_reconnect_backoff_ms", 2000),
 )
+# Codes the host refuses a call with, its details a sentence of its own that names the session
+# and the way out: the code's name added nothing but noise ("FAILED_PRECONDITION: session s1: ...").
+_HOST_REFUSALS = frozenset(
+    {
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.DATA_LOSS,
+    }
+)
 _ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})")
 
 
@@ -118,8 +130,22 @@ def call_failed(exc: grpc.RpcError, address: str, options: ChannelOptions | None
         return TransferError(f"cannot reach the host at {address}: {details}")
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return TransferError(f"the host at {address} did not answer in time ({details}); see --timeout")
+    if code in _HOST_REFUSALS:
+        return TransferError(f"host {address}: {details}")
+    if code is grpc.StatusCode.UNAUTHENTICATED:
+        return TransferError(f"host {address}: {_token_refused(options)}")
     name = code.name if code is not None else "error"
     return TransferError(f"host {address}: {name}: {details}")
+
+
+def _token_refused(options: ChannelOptions | None) -> str:
+    """Why the host refused this client's bearer token, and what to pass instead."""
+    given = None if options is None else options.token_file
+    if options is not None and given is None:
+        return "it takes calls only with its bearer token: pass --token-file FILE (the host's token)"
+    if given is None:
+        return "it refused the bearer token (none, or not the host's): check --token-file"
+    return f"it refused the bearer token in --token-file {given}: not the host's token"
 
 
 def session_closed(exc: grpc.RpcError, session: str, address: str) -> SessionClosed | None:

@@ -37,6 +37,7 @@ class _Session:
     request: Any
     files: dict[tuple[int, str], tuple[bytes, int]] = field(default_factory=dict)
     closed: bool = False
+    closing: bool = False  # another's close is comparing it (SessionInfo.closing)
     runs: list[tuple[str, int]] = field(default_factory=list)
     file_runs: dict[tuple[int, str], str] = field(default_factory=dict)
 
@@ -62,7 +63,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
         self.ack_delay = 0.0  # seconds before each acknowledgement
         self.drop_after: int | None = None  # end the stream UNAVAILABLE after this many acks
         self.refuse_runs = False  # answer run marks REFUSED (as for a replaced run)
-        self.run_refusal = "run was replaced"  # why, then
+        self.run_refusal = "run was replaced"  # why, then ({} is the run's id)
         self.opened = 0
         self.largest_chunk = 0
         self.checksums: list[int] = [pb.XXH3_128]  # what OpenSession says it verifies ([]: an older host)
@@ -92,6 +93,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
             session=session.name,
             model=session.request.model,
             state=pb.SessionInfo.CLOSED if session.closed else pb.SessionInfo.OPEN,
+            closing=session.closing and not session.closed,
             settings=session.request.settings,
             files=[
                 stored_file(kind, path, size, digest)
@@ -153,7 +155,7 @@ class RecordingHost(pb_grpc.DumpCompareServicer):
                                 session.start_run(message.run.run_id)
                             session.runs.append((message.run.run_id, message.run.event))
                         self.acks.append((message.run.session, f"run:{message.run.run_id}", status))
-                    why = self.run_refusal if self.refuse_runs else ""
+                    why = self.run_refusal.format(message.run.run_id) if self.refuse_runs else ""
                     yield pb.UploadAck(status=status, run_id=message.run.run_id, message=why)
                 elif body == "start":
                     current = message.start

@@ -197,7 +197,9 @@ def test_wrong_token_is_refused_at_once(tmp_path: Path) -> None:
         uploader = make_uploader(server.target, tmp_path / "state", token="wrong")
         send(uploader, root, files)
         with pytest.raises(
-            TransferError, match=r"host 127\.0\.0\.1:\d+: UNAUTHENTICATED: missing or wrong bearer token"
+            TransferError,
+            match=r"host 127\.0\.0\.1:\d+: it refused the bearer token \(none, or not the host's\): "
+            r"check --token-file",
         ):
             uploader.finish()
         assert upload(server.target, tmp_path / "state2", root, files, token="right").stored == 1

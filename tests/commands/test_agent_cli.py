@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from dumpcmp.commands import agent
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.agent.dumps import STEP_DIR, dump_content, dump_name, write_dumps
-from tests.agent.recording_host import RecordingHost, ServerHandle, serving
+from tests.agent.recording_host import RecordingHost, ServerHandle, _Session, serving
 
 REPO = Path(__file__).resolve().parents[2]
 EMPTY_RULE = '{"graph": [{"name": "g", "op": []}]}'  # an ATC --mode=1 json with no ops
@@ -267,7 +267,10 @@ def test_bad_host_address_and_token(server: ServerHandle, tmp_path: Path) -> Non
     code, out = run("--host", server.target, "--session", "x", "--watch", str(tmp_path / "d"),
                     "--token-file", str(token), "--until-idle", "0")  # fmt: skip
     assert code == 1
-    assert out.strip() == (f"Error: host {server.target}: UNAUTHENTICATED: missing or wrong bearer token")
+    assert out.strip() == (
+        f"Error: host {server.target}: it refused the bearer token in --token-file {token}: not the host's "
+        "token"
+    )
 
 
 def _agent_process(
@@ -827,10 +830,7 @@ def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_
     # A SIGKILLed --sim agent cannot clean up: its STATE/runs/ID stayed for ever, unnamed.
     from dumpcmp.agent.run import claim_run_dir
 
-    runs = tmp_path / "state" / "runs"
-    killed = runs / "0123456789abcdef"
-    (killed / "npu").mkdir(parents=True)
-    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    runs = _killed_run_dir(tmp_path / "state").parent
     kept = runs / "fedcba9876543210"
     (kept / "npu").mkdir(parents=True)
     (kept / ".kept").touch()
@@ -841,19 +841,36 @@ def test_a_killed_agents_run_directory_goes_with_the_next_run_a_kept_or_running_
     assert sorted(p.name for p in runs.iterdir()) == ["00000000aaaaaaaa", "fedcba9876543210"]
 
 
+def test_a_killed_agents_run_directory_goes_with_a_rerun_the_host_refuses(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # Killed during its close, which the host finished: the rerun was refused ("closed ... results
+    # are final") before it cleaned up, and the killed run's 11 MB stayed, unnamed.
+    runs = _killed_run_dir(tmp_path / "state").parent
+    server.host.sessions["d4"] = _Session("d4", pb.OpenSessionRequest(session="d4"), closed=True)
+    code, out = run("--host", server.target, "--session", "d4", "--model", "zoo:small_cnn", "--sim",
+                    "--state", str(tmp_path / "state"))  # fmt: skip
+    assert code == 1 and out.startswith(
+        f"Error: session d4 on host {server.target} is closed and its results are final"
+    ), out
+    assert not list(runs.iterdir())
+
+
+def _killed_run_dir(state: Path) -> Path:
+    """A simulated run's directory in ``state`` as a SIGKILLed agent leaves it."""
+    killed = state / "runs" / "0123456789abcdef"
+    (killed / "npu").mkdir(parents=True)
+    (killed / ".running").touch()  # its agent died holding it: the lock went with the process
+    return killed
+
+
 def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
     server: ServerHandle, tmp_path: Path
 ) -> None:
     # The loser of two racing agents said "session d is left open" of a session the winner had
     # closed; its START and END refusals were two lines (and two "files") for one refused run.
     server.host.refuse_runs = True
-    closer = threading.Thread(target=_close_when_opened, args=(server.host, "e1"))
-    closer.start()
-    try:
-        code, out = run("--host", server.target, "--session", "e1", "--model", "zoo:small_cnn", "--sim",
-                        "--state", str(tmp_path / "state"))  # fmt: skip
-    finally:
-        closer.join(timeout=30)
+    code, out = _run_as_another_closes(server, "e1", tmp_path)
     assert code == 1, out
     (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
     assert warning.startswith("warning: run small_cnn@dev0@") and "refused by the host" in warning
@@ -894,12 +911,52 @@ def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_close
     )
 
 
-def _close_when_opened(host: RecordingHost, session: str) -> None:
-    """Close ``session`` as another agent would, once it exists (bounded)."""
+def test_a_replaced_run_refused_while_another_agent_closes_the_session_says_so(
+    server: ServerHandle, tmp_path: Path
+) -> None:
+    # Two --sim agents of one state dir into one session: the loser ended while the winner's close
+    # compared, which the host called "open", and said "(open)" of a session closed a moment later.
+    from dumpcmp.proto.runs import REPLACED_REFUSAL
+
+    server.host.refuse_runs = True
+    server.host.run_refusal = REPLACED_REFUSAL
+    code, out = _run_as_another_closes(server, "e3", tmp_path, closing=True)
+    assert code == 1, out
+    assert f"session e3 on {server.target} (closed): " in out, out
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"Error: run small_cnn@dev0@\d{14}@[0-9a-f]{16} was replaced by a later run of its model and device: "
+        r"the host holds none of its 48 files \(48 acknowledged before the host dropped them with the run\); "
+        r"session e3 holds that run now, and was closed meanwhile \(not by this agent\)",
+        last,
+    ), last
+
+
+def _run_as_another_closes(
+    server: ServerHandle, session: str, tmp_path: Path, *, closing: bool = False
+) -> tuple[int, str]:
+    """A --sim run into ``session`` that another agent closes (``closing``: is closing) meanwhile."""
+    closer = threading.Thread(
+        target=_close_when_opened, args=(server.host, session), kwargs={"closing": closing}
+    )
+    closer.start()
+    try:
+        return run("--host", server.target, "--session", session, "--model", "zoo:small_cnn", "--sim",
+                   "--state", str(tmp_path / "state"))  # fmt: skip
+    finally:
+        closer.join(timeout=30)
+
+
+def _close_when_opened(host: RecordingHost, session: str, *, closing: bool = False) -> None:
+    """Close ``session`` as another agent would, once it exists (bounded); ``closing``: that close
+    is still comparing (the host says the session is open, and closing)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with host.lock:
             if session in host.sessions:
-                host.sessions[session].closed = True
+                if closing:
+                    host.sessions[session].closing = True
+                else:
+                    host.sessions[session].closed = True
                 return
         time.sleep(0.01)

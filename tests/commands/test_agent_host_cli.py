@@ -127,7 +127,7 @@ def test_a_session_that_lacked_its_golden_and_rule_is_fixed_by_running_again_wit
     code, out = agent_watch(host, "q1", sim, tmp_path)
     assert code == 1, out
     assert out.splitlines()[-1] == (
-        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session q1: waiting for golden data: "
+        f"Error: host 127.0.0.1:{host.port}: session q1 cannot be closed: waiting for golden data: "
         "run the agent into this session again with --golden DIR to send it"
     )
     code, out = agent_watch(
@@ -154,7 +154,7 @@ def test_a_session_refuses_a_run_that_names_another_rule_in_one_line(
     code, out = agent_watch(host, "r1", sim, tmp_path, "--fusion-rule", other)
     assert code == 1 and len(out.strip().splitlines()) == 1, out
     assert out.strip() == (
-        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session r1 compares with the fusion rule "
+        f"Error: host 127.0.0.1:{host.port}: session r1 compares with the fusion rule "
         f"{sim.fusion_rule.name} sent by an agent (--fusion-rule), this run gives other.json sent by an "
         "agent (--fusion-rule); delete the session first (dumpcmp host delete r1) or stream into a new "
         "session name"

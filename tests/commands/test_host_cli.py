@@ -180,6 +180,19 @@ def test_sessions_lists_every_session(hosts: Hosts, host: HostServer, sim: Simul
     assert lines[1].startswith("open-one  open  0 rows")
 
 
+def test_sessions_tells_two_agents_of_one_device_apart(hosts: Hosts, host: HostServer) -> None:
+    # Two agents (two state directories) on one machine and device read "from vm:0, vm:0".
+    client = hosts.client(host)
+    for agent_id, device in (("de05fde3a71a4e99", 0), ("1c0a2409855845ec", 0), ("1c0a2409855845ec", 1)):
+        uploader = pb.Uploader(host="vm", device=device, agent_id=agent_id, version="0.1.0")
+        opening = pb.OpenSessionRequest(session="two", uploader=uploader)
+        client.stub.OpenSession(opening, timeout=CALL_TIMEOUT_S)
+    code, output = invoke("sessions", "--host", f"127.0.0.1:{host.port}")
+    assert code == 0, output
+    listed = "two  open  0 rows  model -  from vm:0 (agents 1c0a2409, de05fde3), vm:1\n"
+    assert output.startswith(listed), output
+
+
 def test_sessions_shows_the_model_a_watchs_dump_paths_name(hosts: Hosts, host: HostServer) -> None:
     # A watch's session showed "model wdB", the watched directory's name, for a small_cnn dump.
     client = hosts.client(host)
@@ -201,12 +214,15 @@ def test_unknown_session_and_wrong_token_are_one_line(hosts: Hosts, tmp_path: Pa
     code, output = invoke("results", "nope", "--host", address, "--token-file", tmp_path / "token")
     assert (code, output.strip()) == (
         1,
-        "Error: host 127.0.0.1:" + str(server.port) + ": NOT_FOUND: no session 'nope' in the store",
+        "Error: host 127.0.0.1:" + str(server.port) + ": no session 'nope' in the store",
     )
     code, output = invoke("sessions", "--host", address, "--token-file", tmp_path / "wrong")
     assert code == 1
     assert len(output.strip().splitlines()) == 1
-    assert "UNAUTHENTICATED" in output
+    assert output == (  # it read "UNAUTHENTICATED: a valid 'authorization: Bearer <token>' is required"
+        f"Error: host {address}: it refused the bearer token in --token-file {tmp_path / 'wrong'}: not the "
+        "host's token\n"
+    )
 
 
 def test_unreachable_and_silent_hosts_fail_within_the_timeout(tmp_path: Path) -> None:
@@ -477,7 +493,7 @@ def test_an_agent_naming_a_host_file_outside_host_paths_is_refused_in_one_line(
     )  # fmt: skip
     assert (result.exit_code, result.output.strip()) == (
         1,
-        f"Error: host {target}: PERMISSION_DENIED: --fusion-rule-on-host {str(secret)!r}: this host allows "
+        f"Error: host {target}: --fusion-rule-on-host {str(secret)!r}: this host allows "
         "no host paths (dumpcmp host serve --host-paths DIR); or send the fusion rule with --fusion-rule",
     )
     assert "Traceback" not in result.output
@@ -658,6 +674,36 @@ def test_close_ends_a_session_an_agent_left_open(
     assert invoke("close", "s1", "--host", address) == (1, "Error: session s1 is closed already\n")
 
 
+def test_a_refused_close_is_one_line_with_the_way_out(
+    hosts: Hosts, host: HostServer, sim: SimulationResult
+) -> None:
+    # It read "Error: host H: FAILED_PRECONDITION: session st1: session st1 holds no dump files"
+    # (an upload that stalled and was ended left the session empty): the gRPC code, the session
+    # named twice, and nothing said of `host delete`, the only way out.
+    client = hosts.client(host)
+    address = f"127.0.0.1:{host.port}"
+    client.open("st1")
+    delete = f"dumpcmp host delete st1 --host {address} --yes"
+    assert invoke("close", "st1", "--host", address) == (
+        1,
+        f"Error: host {address}: session st1 cannot be closed: it holds no dump files; nothing to compare, "
+        f"so delete it: {delete}\n",
+    )
+    # Dump files without the rule and golden data they are compared with: send them, or delete.
+    client.open("st2", **session_settings())
+    dumps = {key: data for key, data in simulation_files(sim).items() if key[0] == pb.DUMP}
+    client.send("st2", dumps)
+    code, output = invoke("close", "st2", "--host", address)
+    assert code == 1 and len(output.splitlines()) == 1, output
+    assert output.startswith(
+        f"Error: host {address}: session st2 cannot be closed: waiting for the fusion rule fusion_rule.json: "
+        "run the agent into this session again with --fusion-rule fusion_rule.json to send it; it stays open "
+        "until that is mended"
+    ), output
+    assert output.endswith(f"or delete it: dumpcmp host delete st2 --host {address} --yes\n"), output
+    assert "FAILED_PRECONDITION" not in output
+
+
 def test_delete_drops_a_session_from_the_store_and_the_disk(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -689,7 +735,7 @@ def test_delete_drops_a_session_from_the_store_and_the_disk(
     assert client.open("s1").rows == 0 and not client.info("s1").files
     assert invoke("delete", "nope", "--host", address, "--yes") == (
         1,
-        f"Error: host {address}: NOT_FOUND: no session 'nope' in the store\n",
+        f"Error: host {address}: no session 'nope' in the store\n",
     )
 
 
@@ -705,7 +751,7 @@ def test_delete_refuses_a_session_an_agent_streams_into(
         streaming.end()
     assert code == 1
     assert output.strip() == (
-        f"Error: host 127.0.0.1:{host.port}: FAILED_PRECONDITION: session s1: 1 agent upload streaming "
+        f"Error: host 127.0.0.1:{host.port}: session s1: 1 agent upload streaming "
         "into it right now; stop the agent (or let it finish and close the session), then delete it"
     )
     assert Path(client.info("s1").data_dir).is_dir() and client.info("s1").files

@@ -172,6 +172,14 @@ def test_a_corrupted_dump_file_gets_its_reason_row_as_offline(
     assert any(reason.encode() in table for table in here.values())
 
 
+# What a host that wants a token says through the client (by whether --token-file was given): it
+# read "UNAUTHENTICATED: a valid 'authorization: Bearer <token>' is required".
+_REFUSED = {
+    False: "it takes calls only with its bearer token: pass --token-file FILE",
+    True: "it refused the bearer token in --token-file ",
+}
+
+
 def one_line_error(done: Done, *said: str) -> None:
     assert done.code == 1, done.output
     lines = done.output.strip().splitlines()
@@ -192,16 +200,16 @@ def test_a_wrong_or_missing_token_is_one_line_and_stores_nothing(
         done = procs.agent(
             tmp_path / f"agent{len(token)}.log", host, "t1", *watch_args(sim_tree, dump), *token
         ).wait()
-        one_line_error(done, f"host {host.address}: UNAUTHENTICATED")
+        one_line_error(done, f"host {host.address}: {_REFUSED[bool(token)]}")
     done = procs.agent(
         tmp_path / "sim-agent.log", host, "t2", "--model", "zoo:small_cnn", "--sim",
         "--state", tmp_path / "state", "--token-file", tmp_path / "wrong",
     ).wait()  # fmt: skip
-    one_line_error(done, "UNAUTHENTICATED")
+    one_line_error(done, _REFUSED[True])
     assert not (tmp_path / "state" / "runs").exists()  # refused before the model run, not after
     for command in (("sessions",), ("results", "t1")):
         done = dumpcmp("host", *command, "--host", host.address, "--token-file", tmp_path / "wrong")
-        one_line_error(done, "UNAUTHENTICATED")
+        one_line_error(done, _REFUSED[True])
     assert list((host.data / "sessions").iterdir()) == []
     done = dumpcmp("host", "sessions", "--host", host.address, "--token-file", tmp_path / "token")
     assert (done.code, done.output.strip()) == (0, f"no sessions on {host.address}")

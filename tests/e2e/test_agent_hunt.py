@@ -93,6 +93,15 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     assert "verdict: isolated: /block2/Add, after 2 passes" in lines, out
     assert any(line.startswith("hunt: 2 passes, ") and "of a full capture's ~" in line for line in lines), out
     assert "session h1 on" in out and "(closed)" in out
+    # One numbering in the closing summary, the op's place in the model: pass 2's capture of one
+    # op called it "index 0", the statistics line below "index 8".
+    named = [
+        re.search(r"first(?: divergence:| at) step 0, index (\d+) Add /block2/Add \(", line)
+        for line in lines
+        if line.startswith(("first divergence: ", "statistics move away from the golden's first at "))
+    ]
+    assert len(named) == 2 and all(named) and len({m[1] for m in named if m}) == 1, out
+    assert {m[1] for m in named if m} != {"0"}, out
     client = hosts.client(host)
     # Pass 1's statistics land in the statistics result file, pass 2's tensors as rows: each pass
     # its own model load, so its own directory and shard.
@@ -126,6 +135,20 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
 
 def _csv_rows(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()[1:]
+
+
+def test_a_hunt_run_again_after_its_session_was_deleted_sends_everything_afresh(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # The journal kept the earlier passes' entries of a finished hunt (only the last pass's were
+    # forgotten): the rerun said 373 files "acknowledged earlier, but the host no longer has it and
+    # it is gone here", failed, and left the session open.
+    address = f"127.0.0.1:{host.port}"
+    code, out = hunt_cli(address, "h1", tmp_path, "--inject", FAULT)
+    assert code == 0, out
+    hosts.client(host).stub.DeleteSession(pb.DeleteSessionRequest(session="h1"), timeout=30)
+    code, out = hunt_cli(address, "h1", tmp_path, "--inject", FAULT)
+    assert code == 0 and "warning" not in out and "(closed)" in out, out
 
 
 def test_a_fault_free_model_stops_after_pass_1_with_no_divergence(host: HostServer, tmp_path: Path) -> None:
@@ -225,7 +248,8 @@ def test_a_host_without_golden_data_is_one_line(host: HostServer, tmp_path: Path
     with pytest.raises(TransferError) as caught:
         run_hunt(_agent(f"127.0.0.1:{host.port}", tmp_path, golden=False), no_golden, "--model zoo:small_cnn")
     said = str(caught.value)
-    assert "FAILED_PRECONDITION" in said and "session h1 holds no golden data" in said and "\n" not in said
+    assert said.startswith(f"host 127.0.0.1:{host.port}: session h1 holds no golden data"), said
+    assert "\n" not in said
 
 
 @pytest.fixture

@@ -319,7 +319,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             try:
                 done.result()
             except DumpcmpError as exc:
-                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: {exc}")
+                # The worker's reasons do not name the session: said once, here.
+                refused = f"session {name} cannot be closed: {exc}"
+                _abort(context, grpc.StatusCode.FAILED_PRECONDITION, refused)
         return self._info(name, context, with_files=True)
 
     def _closed(self, name: str) -> None:
@@ -412,6 +414,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             checksums=[pb.XXH3_128],
             whole_files=True,
             whole_file_batches=True,
+            closing=not record.closed and self._closing_now(record.name),
         )
 
     def _dump_model(self, name: str) -> str:

@@ -233,9 +233,7 @@ class SessionWorker:
         return not self._thread.is_alive()
 
     def _run(self) -> None:
-        ended = (
-            f"session {self.name}: its comparison stopped (the host is stopping, or the session was deleted)"
-        )
+        ended = "its comparison stopped (the host is stopping, or the session was deleted)"
         try:
             while True:
                 batch = self._next_batch()
@@ -335,7 +333,7 @@ class SessionWorker:
     def _closing_problem(self) -> str:
         """Why the session cannot close; a golden or rule it still waits for says how to send it."""
         if not self.problem:
-            return f"session {self.name} holds no dump files"
+            return "it holds no dump files"
         if self.problem != self._missing_plan_files():
             return self.problem
         option = (

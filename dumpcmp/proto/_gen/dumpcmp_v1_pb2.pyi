@@ -208,7 +208,7 @@ class StoredFile(_message.Message):
     def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files", "whole_file_batches")
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files", "whole_file_batches", "closing")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
@@ -236,6 +236,7 @@ class SessionInfo(_message.Message):
     CHECKSUMS_FIELD_NUMBER: _ClassVar[int]
     WHOLE_FILES_FIELD_NUMBER: _ClassVar[int]
     WHOLE_FILE_BATCHES_FIELD_NUMBER: _ClassVar[int]
+    CLOSING_FIELD_NUMBER: _ClassVar[int]
     session: str
     model: str
     state: SessionInfo.State
@@ -255,7 +256,8 @@ class SessionInfo(_message.Message):
     checksums: _containers.RepeatedScalarFieldContainer[Checksum]
     whole_files: bool
     whole_file_batches: bool
-    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ..., whole_file_batches: _Optional[bool] = ...) -> None: ...
+    closing: bool
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ..., whole_file_batches: _Optional[bool] = ..., closing: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsReply(_message.Message):
     __slots__ = ("sessions",)

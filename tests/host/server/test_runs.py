@@ -369,6 +369,25 @@ def _ended_run(client: Client, sim: SimulationResult) -> None:
     _mark(client, run_id, pb.RunMark.END, "a")
 
 
+def test_a_session_being_closed_says_so_until_its_close_ends(
+    client: Client, sim: SimulationResult, held_close: HeldClose
+) -> None:
+    # It said only "open" until the comparison ended: an agent refused meanwhile said "(open)" and
+    # told the user to close a session that was closed a moment later.
+    _ended_run(client, sim)
+    assert not client.info("s1").closing
+    closer, _answers = _closing(client, "s1")
+    assert held_close.entered.wait(CALL_TIMEOUT_S)
+    info = client.info("s1")
+    assert (info.state, info.closing) == (pb.SessionInfo.OPEN, True)
+    (listed,) = client.stub.ListSessions(pb.ListSessionsRequest(), timeout=CALL_TIMEOUT_S).sessions
+    assert listed.closing
+    held_close.release.set()
+    closer.join(CALL_TIMEOUT_S)
+    info = client.info("s1")
+    assert (info.state, info.closing) == (pb.SessionInfo.CLOSED, False)
+
+
 def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_kept(
     client: Client, sim: SimulationResult, tmp_path: Path, held_close: HeldClose
 ) -> None:
