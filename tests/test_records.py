@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field, replace
+from dataclasses import FrozenInstanceError, dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from dumpcmp.errors import InternalError
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.proto.names import parse_dump_name, parse_golden_name
-from dumpcmp.proto.records import pickled_as_values
+from dumpcmp.proto.records import pickled_as_values, set_through_slots
 from dumpcmp.proto.walker import DumpEntry, GroupKey
 
 
@@ -63,3 +63,33 @@ def test_dump_entries_and_golden_names_come_back_equal() -> None:
     golden = parse_golden_name("conv1.0.1700000000000000.npy")
     for record in (name, entry, golden, replace(entry, is_stats=True)):
         assert pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL)) == record
+
+
+@set_through_slots
+@dataclass(frozen=True, slots=True)
+class _Quick:
+    name: str
+    shape: tuple[int, ...] = ()
+    inner: _One | None = None
+
+
+def test_a_record_set_through_its_slots_takes_the_same_arguments_and_stays_frozen() -> None:
+    assert _Quick("a") == _Quick(name="a", shape=(), inner=None)
+    assert _Quick("b", (1,), inner=_One("c")).inner == _One("c")
+    assert replace(_Quick("d"), shape=(2,)) == _Quick("d", (2,))
+    assert pickle.loads(pickle.dumps(_Quick("e", (3,)))) == _Quick("e", (3,))
+    with pytest.raises(FrozenInstanceError):
+        _Quick("f").name = "g"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'name'"):
+        _Quick()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="takes from 2 to 4 positional arguments"):
+        _Quick("h", (), None, 1)  # type: ignore[call-arg]
+
+
+def test_a_record_with_a_default_factory_is_not_set_through_its_slots() -> None:
+    with pytest.raises(InternalError, match="no plain field with a slot"):
+
+        @set_through_slots
+        @dataclass(frozen=True, slots=True)
+        class _Made:
+            names: list[str] = field(default_factory=list)

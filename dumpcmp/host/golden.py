@@ -30,9 +30,11 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, listed_files, mapping_of, walk_dump_tree
+from dumpcmp.proto.records import set_through_slots
+from dumpcmp.proto.walker import DumpEntry, child_path, listed_files, mapping_of, walk_dump_tree
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class GoldenTensor:
     """One golden tensor, loaded on demand (npy files are memory-mapped)."""
@@ -147,7 +149,7 @@ class NpyGoldenDir(_Keyed):
         if found is None:
             return None
         parsed, directory, filename, has_sidecar = found
-        path = directory / filename
+        path = child_path(directory, filename)
         if parsed.suffix != ".npy":
             return GoldenTensor(filename, path, lambda: _load_legacy_output(path), key)
         return GoldenTensor(filename, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)

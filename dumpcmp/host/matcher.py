@@ -43,7 +43,7 @@ from typing import Literal, TypeAlias
 from dumpcmp.errors import MatchError
 from dumpcmp.host.fusion_rules import FusionRules, InputRef, RuleOp, TensorDesc
 from dumpcmp.proto.names import sanitize_dump_name, sanitize_golden_name
-from dumpcmp.proto.records import pickled_as_values
+from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
 __all__ = [
     "SKIPPED_PRODUCER_TYPES",
@@ -103,6 +103,7 @@ class FusionGroup:
 
 
 @pickled_as_values
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class GoldenRef:
     """The golden tensor for one NPU tensor: output ``index`` of golden op ``op_name``.

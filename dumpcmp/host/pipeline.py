@@ -27,6 +27,7 @@ from dumpcmp.proto.codec import DumpTensor, TensorKind, read_dump
 from dumpcmp.proto.custom_converters import CustomConverters
 from dumpcmp.proto.dtypes import DataType, Format, format_by_name, stored_as_is
 from dumpcmp.proto.layouts import convert
+from dumpcmp.proto.records import set_through_slots
 from dumpcmp.proto.walker import DumpEntry
 
 FP16_MAX = 65504.0
@@ -50,6 +51,7 @@ class CompareOptions:
         return self.file_pair
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class TensorJob:
     """Everything needed to produce one row; ``tensor`` views its dump file's memory map.

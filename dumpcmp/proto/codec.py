@@ -33,6 +33,7 @@ from dumpcmp.proto.dtypes import (
     known_format,
     storage_bytes,
 )
+from dumpcmp.proto.records import set_through_slots
 
 if TYPE_CHECKING:
     from dumpcmp.proto.custom_converters import CustomConverters
@@ -69,6 +70,7 @@ class Layout(str, Enum):
     NANO = "nano"
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class OriginalOp:
     """The pre-fusion op an output came from, as GE records it (informative)."""
@@ -79,6 +81,7 @@ class OriginalOp:
     format: int
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class DumpTensor:
     """One tensor of a dump: its header fields and its raw device bytes."""
@@ -178,6 +181,7 @@ def _to_logical() -> Callable[..., np.ndarray]:
     return to_logical
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class DumpFile:
     """A parsed dump file; tensor payloads view the file's memory map."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
-from dumpcmp.proto.records import pickled_as_values
+from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
 # Chained str.replace, not str.translate: translate with a mapping costs ~1.3 us a name, the
 # replaces ~0.15 us, and names are sanitised several times for every dump file.
@@ -50,6 +50,7 @@ class FftsFields:
 
 
 @pickled_as_values
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class DumpName:
     """``{op_type}.{op_name}.{task_id}[.{stream_id}].{timestamp}[+FFTS fields]`` (formats.md §2.3)."""

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from dumpcmp.errors import InternalError, UnsupportedDtypeError
 from dumpcmp.host.verdict import SpecialValues
+from dumpcmp.proto.records import set_through_slots
 
 if TYPE_CHECKING:
     from dumpcmp.host.metrics._native import Chunks
@@ -136,6 +137,7 @@ class Partial:
 _NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite", "special"})
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class MetricValues:
     """The ten offline-data metrics of one pair as floats, plus why any of them is odd.
