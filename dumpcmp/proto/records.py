@@ -70,6 +70,5 @@ def set_through_slots(cls: R) -> R:
     exec(f"def __init__(self, {', '.join(params)}):\n{body}", setters, made)
     init = made["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
     return cls
