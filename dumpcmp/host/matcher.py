@@ -487,7 +487,7 @@ class Matcher:
 
         ``times`` maps op names (as dump files spell them) to their dump timestamps.
         """
-        if not any(g.relation is Relation.L1_FUSION for g in self.groups):
+        if not self.has_l1_fusion:
             return self
         by_op: dict[str, int] = {}
         for name, stamp in times.items():
@@ -500,6 +500,11 @@ class Matcher:
         bound = copy.copy(self)
         bound._index(_l1_reasons(self.groups, by_op))
         return bound
+
+    @functools.cached_property
+    def has_l1_fusion(self) -> bool:
+        """Whether any fusion group is an L1 fusion group (``with_dump_times`` changes nothing else)."""
+        return any(g.relation is Relation.L1_FUSION for g in self.groups)
 
     def depends_on_dump_times(self, op_name: str) -> bool:
         """Whether ``op_name``'s rows change with other files' dump times (an L1 fusion member)."""

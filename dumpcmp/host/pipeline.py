@@ -75,8 +75,8 @@ def matcher_for_dump(matcher: Matcher | None, entries: Iterable[DumpEntry]) -> M
 
     Call it with the whole shard before cutting it into batches; a batch alone cannot tell.
     """
-    if matcher is None:
-        return None
+    if matcher is None or not matcher.has_l1_fusion:
+        return matcher  # nothing depends on the dump times: the shard's files are not read through
     times: dict[str, int] = {}
     for entry in entries:
         name = entry.name.op_name

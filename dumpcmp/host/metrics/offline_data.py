@@ -781,7 +781,8 @@ def _finished_rows(
             continue
         cos, max_abs, acc_rel, red, m_x, s_x, m_y, s_y, mae, rmse, max_rel, mre = values[r]
         reasons: list[str] = []
-        kl = _kl_of(*kl_sums[r], reasons)
+        kl_sum_p, kl_sum_q, kl_sum_plogr = kl_sums[r]
+        kl = _kl_of(kl_sum_p, kl_sum_q, kl_sum_plogr, reasons)
         out.append(MetricValues(cos, max_abs, acc_rel, red, kl, m_x, s_x, m_y, s_y, mae, rmse, max_rel, mre,
                                 reasons=tuple(reasons)))  # fmt: skip
     return out
