@@ -92,7 +92,7 @@ def walk_dump_tree(root: str | os.PathLike[str]) -> DumpTree:
             found = (
                 SkippedFile(path, irregular)
                 if irregular
-                else _entry(path, mapping.get(filename, filename), group)
+                else _entry(path, mapping.get(filename, filename), group, filename)
             )
             if isinstance(found, DumpEntry):
                 if grouped is None:
@@ -117,10 +117,11 @@ def listed_files(root: Path) -> Iterator[tuple[Path, list[tuple[str, str]]]]:
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return
-    files = [e for e in entries if not _is_directory(e)]
+    directories = [_is_directory(e) for e in entries]  # asked once an entry: a call and a try each
+    files = [e for e, is_directory in zip(entries, directories, strict=True) if not is_directory]
     yield root, [(e.name, "" if _is_regular(e) else not_regular(Path(e.path))) for e in files]
-    for entry in entries:
-        if _is_directory(entry) and not entry.is_symlink():  # os.walk's default: links not followed
+    for entry, is_directory in zip(entries, directories, strict=True):
+        if is_directory and not entry.is_symlink():  # os.walk's default: links not followed
             yield from listed_files(root / entry.name)
 
 
@@ -179,9 +180,10 @@ def arrived_entry(path: Path, base: Path, mapping: dict[str, str]) -> DumpEntry 
     return dump_entry(path, base, mapping.get(path.name))
 
 
-def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | None:
-    """``dump_entry`` for a regular file whose directory's group is known."""
-    if path.name.startswith("."):  # the file's own name: a mapping file's entry is no hidden file
+def _entry(path: Path, name: str, group: GroupKey, filename: str = "") -> DumpEntry | SkippedFile | None:
+    """``dump_entry`` for a regular file whose directory's group is known; ``filename``: its
+    own name, where the caller has it (``path.name`` splits the path again)."""
+    if (filename or path.name).startswith("."):  # its own name: a mapping file's entry is no hidden file
         return SkippedFile(path, "hidden or temporary file (still being written?)")
     is_stats = name.endswith(STATS_SUFFIX)
     stem = name[: -len(STATS_SUFFIX)] if is_stats else name
