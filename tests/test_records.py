@@ -23,6 +23,7 @@ class _One:
 
 
 @pickled_as_values
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class _Several:
     name: str
@@ -65,25 +66,17 @@ def test_dump_entries_and_golden_names_come_back_equal() -> None:
         assert pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL)) == record
 
 
-@set_through_slots
-@dataclass(frozen=True, slots=True)
-class _Quick:
-    name: str
-    shape: tuple[int, ...] = ()
-    inner: _One | None = None
-
-
 def test_a_record_set_through_its_slots_takes_the_same_arguments_and_stays_frozen() -> None:
-    assert _Quick("a") == _Quick(name="a", shape=(), inner=None)
-    assert _Quick("b", (1,), inner=_One("c")).inner == _One("c")
-    assert replace(_Quick("d"), shape=(2,)) == _Quick("d", (2,))
-    assert pickle.loads(pickle.dumps(_Quick("e", (3,)))) == _Quick("e", (3,))
+    assert _Several("a") == _Several(name="a", shape=(), inner=None)
+    assert _Several("b", (1,), inner=_One("c")).inner == _One("c")
+    assert replace(_Several("d"), shape=(2,)) == _Several("d", (2,))
+    assert pickle.loads(pickle.dumps(_Several("e", (3,)))) == _Several("e", (3,))
     with pytest.raises(FrozenInstanceError):
-        _Quick("f").name = "g"  # type: ignore[misc]
+        _Several("f").name = "g"  # type: ignore[misc]
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'name'"):
-        _Quick()  # type: ignore[call-arg]
+        _Several()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="takes from 2 to 4 positional arguments"):
-        _Quick("h", (), None, 1)  # type: ignore[call-arg]
+        _Several("h", (), None, 1)  # type: ignore[call-arg]
 
 
 def test_a_record_with_a_default_factory_is_not_set_through_its_slots() -> None:
