@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, field, replace
+from dataclasses import FrozenInstanceError, dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from dumpcmp.errors import InternalError
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rule_set import RuleSet
 from dumpcmp.proto.names import parse_dump_name, parse_golden_name
-from dumpcmp.proto.records import pickled_as_values
+from dumpcmp.proto.records import pickled_as_values, set_through_slots
 from dumpcmp.proto.walker import DumpEntry, GroupKey
 
 
@@ -23,6 +23,7 @@ class _One:
 
 
 @pickled_as_values
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class _Several:
     name: str
@@ -63,3 +64,25 @@ def test_dump_entries_and_golden_names_come_back_equal() -> None:
     golden = parse_golden_name("conv1.0.1700000000000000.npy")
     for record in (name, entry, golden, replace(entry, is_stats=True)):
         assert pickle.loads(pickle.dumps(record, pickle.HIGHEST_PROTOCOL)) == record
+
+
+def test_a_record_set_through_its_slots_takes_the_same_arguments_and_stays_frozen() -> None:
+    assert _Several("a") == _Several(name="a", shape=(), inner=None)
+    assert _Several("b", (1,), inner=_One("c")).inner == _One("c")
+    assert replace(_Several("d"), shape=(2,)) == _Several("d", (2,))
+    assert pickle.loads(pickle.dumps(_Several("e", (3,)))) == _Several("e", (3,))
+    with pytest.raises(FrozenInstanceError):
+        _Several("f").name = "g"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'name'"):
+        _Several()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="takes from 2 to 4 positional arguments"):
+        _Several("h", (), None, 1)  # type: ignore[call-arg]
+
+
+def test_a_record_with_a_default_factory_is_not_set_through_its_slots() -> None:
+    with pytest.raises(InternalError, match="no plain field with a slot"):
+
+        @set_through_slots
+        @dataclass(frozen=True, slots=True)
+        class _Made:
+            names: list[str] = field(default_factory=list)

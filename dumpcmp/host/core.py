@@ -38,6 +38,7 @@ from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.stats_compare import StatsResult, compare_stats_file, unreadable_stats
+from dumpcmp.proto.records import set_through_slots
 from dumpcmp.proto.walker import DumpEntry, GroupKey
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def _after_index(cls: type) -> Callable[[object], tuple[object, ...]]:
     return operator.attrgetter(*names[1:])
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class FileRows(Generic[Row]):
     """The rows of one dump file, Index not yet assigned (it is the file's place in its shard).

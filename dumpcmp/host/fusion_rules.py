@@ -117,7 +117,7 @@ class RuleOp:
     @property
     def is_ge_inserted(self) -> bool:
         """GE added this op (empty original names): it has no framework counterpart."""
-        return all(not n for n in self.original_op_names)
+        return not any(self.original_op_names)  # in C: asked of every tensor a matcher looks up
 
 
 @dataclass(frozen=True, slots=True)

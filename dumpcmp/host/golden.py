@@ -30,9 +30,11 @@ from dumpcmp.proto.names import (
     sanitize_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
-from dumpcmp.proto.walker import DumpEntry, listed_files, mapping_of, walk_dump_tree
+from dumpcmp.proto.records import set_through_slots
+from dumpcmp.proto.walker import DumpEntry, child_path, listed_files, mapping_of, walk_dump_tree
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class GoldenTensor:
     """One golden tensor, loaded on demand (npy files are memory-mapped)."""
@@ -77,6 +79,9 @@ class _Keyed:
 _Listed = tuple[GoldenName, Path, str, bool | None]
 
 
+_NPY_SIDECAR = ".npy" + SIDECAR_SUFFIX  # an npy file's dtype sidecar's name ends so
+
+
 class NpyGoldenDir(_Keyed):
     """Framework golden files under a directory (any depth)."""
 
@@ -117,7 +122,7 @@ class NpyGoldenDir(_Keyed):
         )
 
     def _add(self, directory: Path, filename: str, name: str, irregular: str, has_sidecar: bool) -> None:
-        if name == MAPPING_FILE or name.endswith(".npy" + SIDECAR_SUFFIX):
+        if name == MAPPING_FILE or name.endswith(_NPY_SIDECAR):
             return  # a sidecar is read with its npy file
         if irregular:
             self.skipped.append((directory / filename, irregular))
@@ -128,14 +133,15 @@ class NpyGoldenDir(_Keyed):
             self.skipped.append((directory / filename, exc.reason))
             return
         listed = (parsed, directory, filename, has_sidecar)
-        known = self._by_key.get(parsed.key)
+        key = parsed.key  # a property formatting it: asked once a golden file of a listing
+        known = self._by_key.get(key)
         if known is None:
-            self._by_key[parsed.key] = listed
+            self._by_key[key] = listed
             return
         # Two runs in one directory: the newest of each tensor is compared, and the other named,
         # since a tensor of the wrong run blames the wrong op.
         newer, older = (listed, known) if parsed.timestamp >= known[0].timestamp else (known, listed)
-        self._by_key[parsed.key] = newer
+        self._by_key[key] = newer
         self.skipped.append(
             (older[1] / older[2], f"an older golden of {parsed.key} (a second run here?); {newer[2]} is used")
         )
@@ -147,7 +153,7 @@ class NpyGoldenDir(_Keyed):
         if found is None:
             return None
         parsed, directory, filename, has_sidecar = found
-        path = directory / filename
+        path = child_path(directory, filename)
         if parsed.suffix != ".npy":
             return GoldenTensor(filename, path, lambda: _load_legacy_output(path), key)
         return GoldenTensor(filename, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)

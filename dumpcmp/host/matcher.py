@@ -43,7 +43,7 @@ from typing import Literal, TypeAlias
 from dumpcmp.errors import MatchError
 from dumpcmp.host.fusion_rules import FusionRules, InputRef, RuleOp, TensorDesc
 from dumpcmp.proto.names import sanitize_dump_name, sanitize_golden_name
-from dumpcmp.proto.records import pickled_as_values
+from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
 __all__ = [
     "SKIPPED_PRODUCER_TYPES",
@@ -103,6 +103,7 @@ class FusionGroup:
 
 
 @pickled_as_values
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class GoldenRef:
     """The golden tensor for one NPU tensor: output ``index`` of golden op ``op_name``.
@@ -486,7 +487,7 @@ class Matcher:
 
         ``times`` maps op names (as dump files spell them) to their dump timestamps.
         """
-        if not any(g.relation is Relation.L1_FUSION for g in self.groups):
+        if not self.has_l1_fusion:
             return self
         by_op: dict[str, int] = {}
         for name, stamp in times.items():
@@ -499,6 +500,11 @@ class Matcher:
         bound = copy.copy(self)
         bound._index(_l1_reasons(self.groups, by_op))
         return bound
+
+    @functools.cached_property
+    def has_l1_fusion(self) -> bool:
+        """Whether any fusion group is an L1 fusion group (``with_dump_times`` changes nothing else)."""
+        return any(g.relation is Relation.L1_FUSION for g in self.groups)
 
     def depends_on_dump_times(self, op_name: str) -> bool:
         """Whether ``op_name``'s rows change with other files' dump times (an L1 fusion member)."""

@@ -9,10 +9,12 @@ import numpy as np
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.proto.dtypes import data_type_of
+from dumpcmp.proto.records import set_through_slots
 
 NO_GOLDEN = "*"
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class ResultRow:
     """One line of a result file; numbers stay floats, only sinks format them."""

@@ -33,6 +33,7 @@ from dumpcmp.proto.dtypes import (
     known_format,
     storage_bytes,
 )
+from dumpcmp.proto.records import set_through_slots
 
 if TYPE_CHECKING:
     from dumpcmp.proto.custom_converters import CustomConverters
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 _U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
 VERSION_2 = "2.0"
 NANO_MAGIC = 0x5A5A5A5A
 
@@ -68,6 +70,7 @@ class Layout(str, Enum):
     NANO = "nano"
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class OriginalOp:
     """The pre-fusion op an output came from, as GE records it (informative)."""
@@ -78,6 +81,7 @@ class OriginalOp:
     format: int
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class DumpTensor:
     """One tensor of a dump: its header fields and its raw device bytes."""
@@ -177,6 +181,7 @@ def _to_logical() -> Callable[..., np.ndarray]:
     return to_logical
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class DumpFile:
     """A parsed dump file; tensor payloads view the file's memory map."""
@@ -219,18 +224,18 @@ def iter_tensors(dump: DumpFile) -> Iterator[DumpTensor]:
 def read_dump(path: str | os.PathLike[str]) -> DumpFile:
     """Parse one dump file of any known binary layout; raise DumpFormatError on anything wrong."""
     path_str = os.fspath(path)
-    data = _map_file(path_str)
-    size = len(data)
+    raw = _file_bytes(path_str)
+    size = len(raw)
     if size < _U64.size:
         raise TruncatedDumpError(path_str, 0, f"file has {size} bytes, fewer than the 8-byte header length")
-    if size >= 12 and struct.unpack_from("<I", data.data, 8)[0] == NANO_MAGIC:
+    if size >= 12 and _U32.unpack_from(raw, 8)[0] == NANO_MAGIC:
         from dumpcmp.proto.nano import read_nano  # rare layout: parsed in its own module
 
-        return read_nano(path_str, data)
+        return read_nano(path_str, np.frombuffer(raw, dtype=np.uint8))
     try:
-        return _read_v2(path_str, data)
+        return _read_v2(path_str, raw)
     except DumpFormatError as v2_error:
-        legacy = _try_legacy(path_str, data)
+        legacy = _try_legacy(path_str, raw)
         if legacy is None:
             raise v2_error from None
         return legacy
@@ -245,27 +250,26 @@ def is_complete(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-def _map_file(path: str) -> np.ndarray:
+def _file_bytes(path: str) -> bytes | mmap.mmap:
+    """The file's bytes: read whole when small, else its read-only memory map (payloads view it)."""
     try:
         # A descriptor, not open(): the file is only mapped, and the buffered reader open() makes
         # cost ~4 us of the ~80 reading a dump file's header takes.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, _OPEN_FLAGS)
         try:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):  # which os.open, unlike open(), does not refuse
                 raise DumpFormatError(path, 0, "is a directory, not a dump file")
-            if info.st_size == 0:
-                return np.zeros(0, dtype=np.uint8)
             if info.st_size <= READ_WHOLE_BYTES:
-                # Read-only as a map is: an array over bytes.
-                return np.frombuffer(read_up_to(fd, info.st_size), dtype=np.uint8)
-            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+                return read_up_to(fd, info.st_size)
+            return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         finally:
             os.close(fd)
     except OSError as exc:
         raise DumpFormatError(path, 0, f"cannot read: {exc.strerror or exc}") from exc
-    # The array keeps the map alive; it is read-only because the map is.
-    return np.frombuffer(mapped, dtype=np.uint8)
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 
 # Files up to this size are read, not mapped: mapping, its first page fault and unmapping cost
@@ -293,26 +297,30 @@ def _dump_data() -> Any:
     return dump_data_pb2.DumpData
 
 
-def _read_v2(path: str, data: np.ndarray) -> DumpFile:
-    size = len(data)
-    header_len = _U64.unpack_from(data.data, 0)[0]
+def _read_v2(path: str, raw: bytes | mmap.mmap) -> DumpFile:
+    size = len(raw)
+    header_len = _U64.unpack_from(raw, 0)[0]
     if header_len > size - 8:
         raise TruncatedDumpError(
             path, 0, f"header length field says {header_len} bytes, but only {size - 8} follow it"
         )
     message = _dump_data()()
     try:
-        consumed = message.ParseFromString(data[8 : 8 + header_len].tobytes())
+        consumed = message.ParseFromString(raw[8 : 8 + header_len])
     except Exception as exc:  # protobuf raises DecodeError or RuntimeWarning-ish errors
         raise DumpFormatError(path, 8, f"header is not a valid dump protobuf ({exc})") from None
     if consumed != header_len:
         raise DumpFormatError(path, 8, "header protobuf does not fill its declared length")
+    data = np.frombuffer(raw, dtype=np.uint8)  # read-only, as bytes and the map are
     offset = 8 + header_len
-    parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
+    parsed: list[tuple[DumpTensor, ...]] = []
     for kind, items in _segments(message):
+        if not items:  # most files hold outputs and inputs only: ~1 us a file less
+            parsed.append(())
+            continue
         tensors = []
         for index, item in enumerate(items):
-            declared = int(item.size)  # type: ignore[attr-defined]
+            declared = int(item.size)
             if declared > size - offset:
                 raise TruncatedDumpError(
                     path,
@@ -323,7 +331,7 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
             payload = data[offset : offset + declared]
             tensors.append(_tensor_from_message(path, offset, kind, index, item, payload))
             offset += declared
-        parsed[kind] = tuple(tensors)
+        parsed.append(tuple(tensors))
     if offset != size:
         raise DumpFormatError(
             path, offset, f"{size - offset} trailing bytes after the last payload the header declares"
@@ -331,52 +339,52 @@ def _read_v2(path: str, data: np.ndarray) -> DumpFile:
     return _dump_file(path, Layout.V2, message, parsed)
 
 
-def _segments(message: Any) -> list[tuple[TensorKind, Sequence[Any]]]:
+def _segments(message: Any) -> tuple[tuple[TensorKind, Sequence[Any]], ...]:
     """The header's tensor lists in payload order: inputs, outputs, buffers, workspaces."""
-    return [
+    return (
         (TensorKind.INPUT, message.input),
         (TensorKind.OUTPUT, message.output),
         (TensorKind.BUFFER, message.buffer),
         (TensorKind.SPACE, message.space),
-    ]
-
-
-def _dump_file(
-    path: str, layout: Layout, message: Any, parsed: dict[TensorKind, tuple[DumpTensor, ...]]
-) -> DumpFile:
-    return DumpFile(
-        path=path,
-        layout=layout,
-        version=message.version,
-        dump_time=int(message.dump_time),
-        op_name=message.op_name,
-        inputs=parsed[TensorKind.INPUT],
-        outputs=parsed[TensorKind.OUTPUT],
-        buffers=parsed[TensorKind.BUFFER],
-        workspaces=parsed[TensorKind.SPACE],
-        # Most dumps have none: no generator for them (~2 us a file).
-        attrs=tuple((a.name, a.value) for a in attrs) if (attrs := message.attr) else (),
     )
 
 
-def _try_legacy(path: str, data: np.ndarray) -> DumpFile | None:
+def _dump_file(path: str, layout: Layout, message: Any, parsed: Sequence[tuple[DumpTensor, ...]]) -> DumpFile:
+    """``parsed``: the tensors of each of ``_segments``, in its order."""
+    inputs, outputs, buffers, workspaces = parsed
+    return DumpFile(
+        path,
+        layout,
+        message.version,
+        message.dump_time,
+        message.op_name,
+        inputs,
+        outputs,
+        buffers,
+        workspaces,
+        # Most dumps have none: no generator for them (~2 us a file).
+        tuple((a.name, a.value) for a in attrs) if (attrs := message.attr) else (),
+    )
+
+
+def _try_legacy(path: str, raw: bytes | mmap.mmap) -> DumpFile | None:
     """The whole file as one DumpData with inline payloads (formats.md §1.2), or None."""
     message = _dump_data()()
     try:
-        consumed = message.ParseFromString(data.tobytes())
+        consumed = message.ParseFromString(raw[:])
     except Exception:
         return None
-    if consumed != len(data) or message.version == VERSION_2:
+    if consumed != len(raw) or message.version == VERSION_2:
         return None
     if not (message.input or message.output or message.op_name):
         return None
-    parsed: dict[TensorKind, tuple[DumpTensor, ...]] = {}
-    for kind, items in _segments(message):
-        tensors = []
-        for index, item in enumerate(items):
-            payload = np.frombuffer(item.data, dtype=np.uint8)  # type: ignore[attr-defined]
-            tensors.append(_tensor_from_message(path, 0, kind, index, item, payload))
-        parsed[kind] = tuple(tensors)
+    parsed = [
+        tuple(
+            _tensor_from_message(path, 0, kind, index, item, np.frombuffer(item.data, dtype=np.uint8))
+            for index, item in enumerate(items)
+        )
+        for kind, items in _segments(message)
+    ]
     return _dump_file(path, Layout.LEGACY, message, parsed)
 
 

@@ -368,16 +368,16 @@ class Rows:
         n = self.n
         return Chunks(x[r * n : (r + 1) * n], y[r * n : (r + 1) * n]).special_counts()
 
-    def first_pass(self) -> list[list[float]]:
-        """``Chunks.first_pass`` of each pair."""
+    def first_pass(self) -> npt.NDArray[np.float64]:
+        """``Chunks.first_pass`` of each pair, a row of 12 sums a pair."""
         _, _, _, (acc_at, _, _) = _scratch()
         out = np.empty((self.rows, 12))
         self._passes["first_pass_rows"](self._x, self._y, self.rows, self.n, acc_at, _address(out))
-        sums: list[list[float]] = out.tolist()
-        return sums
+        return out
 
-    def kl_terms(self, centres: npt.NDArray[np.float64]) -> list[list[float]]:
-        """``Chunks.kl_terms`` of each pair, pair ``r`` with the six constants ``centres[r]``."""
+    def kl_terms(self, centres: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """``Chunks.kl_terms`` of each pair, pair ``r`` with the six constants ``centres[r]``,
+        a row of 5 sums a pair."""
         if centres.shape != (self.rows, 6) or centres.dtype != np.float64 or not centres.flags.c_contiguous:
             raise ValueError(f"centres of {self.rows} pairs: a C-contiguous ({self.rows}, 6) float64 array")
         acc, _, _, (acc_at, _, _) = _scratch()
@@ -385,8 +385,7 @@ class Rows:
         out = np.empty((self.rows, 5))
         self._passes["kl_terms_rows"](self._x, self._y, self.rows, self.n, _address(centres), acc_at,
                                       scratch_at, _address(out))  # fmt: skip
-        sums: list[list[float]] = out.tolist()
-        return sums
+        return out
 
 
 def first_pass(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> tuple[float, ...]:

@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from dumpcmp.errors import InternalError, UnsupportedDtypeError
 from dumpcmp.host.verdict import SpecialValues
+from dumpcmp.proto.records import set_through_slots
 
 if TYPE_CHECKING:
     from dumpcmp.host.metrics._native import Chunks
@@ -95,6 +96,7 @@ class PairMeta:
     both_bool: bool = False
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class Partial:
     """Float64 sums over part of a pair; ``Partial()`` is the identity of ``combine``.
@@ -136,6 +138,7 @@ class Partial:
 _NOT_NUMBERS = frozenset({"reasons", "spread_computed", "finite", "special"})
 
 
+@set_through_slots
 @dataclass(frozen=True, slots=True)
 class MetricValues:
     """The ten offline-data metrics of one pair as floats, plus why any of them is odd.
@@ -451,8 +454,13 @@ def _kl(p: Partial, reasons: list[str]) -> float:
         # Any NaN makes the min-max scaling NaN, any inf makes the range inf and the scaled
         # infinities inf/inf: the formula as written is NaN whenever a side holds NaN/inf.
         return math.nan
+    return _kl_of(p.kl_sum_p, p.kl_sum_q, p.kl_sum_plogr, reasons)
+
+
+def _kl_of(kl_sum_p: float, kl_sum_q: float, kl_sum_plogr: float, reasons: list[str]) -> float:
+    """``_kl`` of a pair without NaN/inf, from its pass-2 sums."""
     # Σ p_i log(p_i/q_i) with p_i = p'_i/P, q_i = q'_i/Q: (1/P) Σ p' log(p'/q') + log(Q/P).
-    kl = p.kl_sum_plogr / p.kl_sum_p + math.log(p.kl_sum_q / p.kl_sum_p)
+    kl = kl_sum_plogr / kl_sum_p + math.log(kl_sum_q / kl_sum_p)
     if math.isinf(kl):
         reasons.append("data contains 0")
     elif kl < EPS64:
@@ -698,16 +706,86 @@ def compare_rows(x: npt.NDArray[np.generic], y: npt.NDArray[np.generic]) -> list
     k = _kernels()
     xs, ys = kernel_input(x.reshape(-1), s.x[:size], k), kernel_input(y.reshape(-1), s.y[:size], k)
     laid = k.Rows(xs, ys, rows)
-    firsts = [
-        _checked_first_sums(n, sums, functools.partial(laid.special_counts, r))
-        for r, sums in enumerate(laid.first_pass())
-    ]
-    centres = np.array([_centres(*_centre_inputs_of_sums(first)) for first in firsts], dtype=np.float64)
+    sums = laid.first_pass()
+    # A float32 value cannot overflow a float64 sum: rows with finite sums hold no NaN/inf
+    # (``_checked_first_sums``), and most rows are such. Their pass-2 constants and metrics are
+    # worked out for all of them at once, with the same float64 operations in the same order as
+    # ``_centres`` and ``_finish`` (each correctly rounded: the same bits); the others, one by one.
+    plain = np.isfinite(sums[:, 1]) & np.isfinite(sums[:, 2])
+    centres = _plain_centres(n, sums)
+    firsts: dict[int, tuple[Any, ...]] = {}
+    for r in np.flatnonzero(~plain).tolist():
+        firsts[r] = _checked_first_sums(n, sums[r].tolist(), functools.partial(laid.special_counts, r))
+        centres[r] = _centres(*_centre_inputs_of_sums(firsts[r]))
     seconds = laid.kl_terms(centres)
-    return [
-        _finished(Partial(*first, *second), meta, x[r], y[r], n)
-        for r, (first, second) in enumerate(zip(firsts, seconds, strict=True))
-    ]
+    return _finished_rows(n, meta, sums, seconds, plain, firsts, x, y)
+
+
+def _plain_centres(n: int, sums: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``_centres`` of rows of pass-1 ``sums`` without NaN/inf, as a C-contiguous (rows, 6) array."""
+    with np.errstate(all="ignore"):  # the rows with NaN/inf are worked out again, one by one
+        mean_x, mean_y = sums[:, 1] / n, sums[:, 2] / n
+        range_x, range_y = sums[:, 9] - sums[:, 8], sums[:, 11] - sums[:, 10]
+        scale_x = np.where(range_x != 0, 1.0 / range_x, 0.0)
+        scale_y = np.where(range_y != 0, 1.0 / range_y, 0.0)
+        return np.column_stack((mean_x, mean_y, sums[:, 8] - mean_x, sums[:, 10] - mean_y, scale_x, scale_y))
+
+
+def _finished_rows(
+    n: int,
+    meta: PairMeta,
+    sums: npt.NDArray[np.float64],
+    seconds: npt.NDArray[np.float64],
+    plain: npt.NDArray[np.bool_],
+    firsts: dict[int, tuple[Any, ...]],
+    x: npt.NDArray[np.generic],
+    y: npt.NDArray[np.generic],
+) -> list[MetricValues]:
+    """The metrics of each row from both passes' sums: rows whose metrics take none of
+    ``_finish``'s special paths (no NaN/inf, more than one element, neither side all zero, not
+    boolean) from columns worked out at once, the others through ``_finished`` one by one."""
+    with np.errstate(all="ignore"):  # of rows worked out again one by one, or never read
+        mean_x, mean_y = sums[:, 1] / n, sums[:, 2] / n
+        centred_xx, centred_yy = seconds[:, 0], seconds[:, 1]
+        sum_xx = centred_xx + n * mean_x * mean_x
+        sum_yy = centred_yy + n * mean_y * mean_y
+        norm_x, norm_y = np.sqrt(sum_xx), np.sqrt(sum_yy)
+        common = plain & (norm_x > EPS64) & (norm_y > EPS64)
+        if n == 1 or meta.both_bool:
+            common[:] = False
+        sum_sq_diff = sums[:, 4]
+        cosine = np.where(sum_sq_diff == 0, 1.0, np.minimum(sums[:, 0] / np.sqrt(sum_xx * sum_yy), 1.0))
+        columns = (
+            cosine,
+            sums[:, 5],  # max_absolute_error
+            sums[:, 6],  # accumulated_relative_error
+            np.sqrt(sum_sq_diff / sum_yy),  # relative_euclidean_distance (norm_y > eps64)
+            mean_x,
+            np.sqrt(centred_xx / n),
+            mean_y,
+            np.sqrt(centred_yy / n),
+            sums[:, 3] / n,  # mean_absolute_error
+            np.sqrt(sum_sq_diff / n),  # root_mean_square_error
+            sums[:, 7],  # max_relative_error
+            sums[:, 6] / n,  # mean_relative_error
+        )
+    values = list(zip(*(column.tolist() for column in columns), strict=True))
+    kl_sums = seconds[:, 2:].tolist()
+    out: list[MetricValues] = []
+    for r, is_common in enumerate(common.tolist()):
+        if not is_common:
+            first = firsts.get(r)
+            if first is None:
+                first = (n, *sums[r].tolist(), 0, 0, 0, 0, 0)  # no NaN/inf: ``_checked_first_sums``'
+            out.append(_finished(Partial(*first, *seconds[r].tolist()), meta, x[r], y[r], n))
+            continue
+        cos, max_abs, acc_rel, red, m_x, s_x, m_y, s_y, mae, rmse, max_rel, mre = values[r]
+        reasons: list[str] = []
+        kl_sum_p, kl_sum_q, kl_sum_plogr = kl_sums[r]
+        kl = _kl_of(kl_sum_p, kl_sum_q, kl_sum_plogr, reasons)
+        out.append(MetricValues(cos, max_abs, acc_rel, red, kl, m_x, s_x, m_y, s_y, mae, rmse, max_rel, mre,
+                                reasons=tuple(reasons)))  # fmt: skip
+    return out
 
 
 # What the verdict reads of the finite elements, in the reason: a table read back from a file
