@@ -234,7 +234,9 @@ class Reducer:
     def _known_in(self, directory: Path) -> dict[str, int]:
         known = self._known.get(directory)
         if known is None:
-            known = self._known[directory] = {n: e.size for n, e in read_reduced(directory).items()}
+            # A damaged line's original, if still on disk, is summarised again: that repairs it.
+            entries = read_reduced(directory).entries
+            known = self._known[directory] = {n: e.size for n, e in entries.items()}
         return known
 
 
