@@ -149,11 +149,13 @@ class StillStreaming(TransferError):
 
 
 class SessionClosed(TransferError):
-    """An agent found its session closed before it sent anything: its results are final."""
+    """An agent found its session closed (or closing: another hand began its close) before the
+    host took anything of this run: its results are final."""
 
-    def __init__(self, session: str, address: str) -> None:
+    def __init__(self, session: str, address: str, *, closing: bool = False) -> None:
         self.session = session
-        super().__init__(f"session {session} on host {address} is closed and its results are final")
+        state = "closing" if closing else "closed"
+        super().__init__(f"session {session} on host {address} is {state} and its results are final")
 
 
 class StoreError(DumpcmpError):

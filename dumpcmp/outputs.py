@@ -8,6 +8,7 @@ leaves a half file or a hidden temporary behind.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -17,6 +18,7 @@ from pathlib import Path
 from dumpcmp.errors import OutputError
 
 __all__ = [
+    "NAME_MAX",
     "atomic_path",
     "holds_nothing",
     "kept_if_written",
@@ -155,7 +157,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
     ``OSError`` while writing (full disk, read-only filesystem, permissions) becomes an
     :class:`OutputError` naming ``target``; other exceptions (Ctrl-C included) pass unchanged.
     """
-    temp = target.with_name(f".{target.name}.part")
+    temp = target.with_name(_temp_name(target.name))
     try:
         with writing(target):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -164,6 +166,18 @@ def atomic_path(target: Path) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError):
             temp.unlink()
+
+
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
+
+def _temp_name(name: str) -> str:
+    """``.{name}.part``, or a digest of ``name`` where that is too long for a file name although
+    ``name`` itself is not."""
+    temp = f".{name}.part"
+    if len(os.fsencode(temp)) <= NAME_MAX:
+        return temp
+    return f".{hashlib.sha256(os.fsencode(name)).hexdigest()}.part"
 
 
 @contextlib.contextmanager

@@ -51,6 +51,14 @@ def test_atomic_path_replaces_on_success(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.parent.iterdir()) == ["r.csv"]
 
 
+def test_atomic_path_writes_a_name_too_long_for_its_temporary(tmp_path: Path) -> None:
+    target = tmp_path / ("r" * 251)  # a legal name; ".{name}.part" is not
+    with atomic_path(target) as temp:
+        temp.write_text("whole")
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+    assert target.read_text() == "whole"
+
+
 def test_atomic_path_leaves_nothing_on_interrupt(tmp_path: Path) -> None:
     target = tmp_path / "r.csv"
     with pytest.raises(KeyboardInterrupt), atomic_path(target) as temp:

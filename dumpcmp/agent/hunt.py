@@ -40,11 +40,12 @@ from dumpcmp.agent.progress import UploadProgress
 from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun, new_run_token
 from dumpcmp.agent.session import RunFile, add_files
 from dumpcmp.agent.uploader import REFUSED
-from dumpcmp.errors import TransferError
+from dumpcmp.errors import SessionClosed, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
-from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
+from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel, session_closed
 from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_files_label, hunt_pass_label
+from dumpcmp.proto.session_names import closed_by
 
 __all__ = ["HuntOutcome", "HuntPass", "run_hunt"]
 
@@ -162,7 +163,7 @@ def _plan(
         except grpc.RpcError as exc:
             code = exc.code() if isinstance(exc, grpc.Call) else None
             if code is not grpc.StatusCode.UNAVAILABLE or time.monotonic() + wait > deadline:
-                raise _refusal(exc, host) from None
+                raise _refusal(exc, request.session, host) from None
             time.sleep(wait)
             wait = min(wait * 2, _RETRY_S[1])
     if plan.protocol != HUNT_PROTOCOL:
@@ -173,13 +174,14 @@ def _plan(
     return plan
 
 
-def _refusal(exc: grpc.RpcError, host: ChannelOptions) -> TransferError:
+def _refusal(exc: grpc.RpcError, session: str, host: ChannelOptions) -> TransferError:
     if isinstance(exc, grpc.Call) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
         return TransferError(
             f"host {host.address} does not support --hunt (its dumpcmp is older): upgrade it, or run "
             "without --hunt"
         )
-    return call_failed(exc, host.address, host)
+    # A close begun between two passes: the next one is refused before the model runs again.
+    return session_closed(exc, session, host.address) or call_failed(exc, host.address, host)
 
 
 def _send_session_files(agent: AgentRun, run: PreparedRun, runs: list[str]) -> None:
@@ -195,6 +197,9 @@ def _send_session_files(agent: AgentRun, run: PreparedRun, runs: list[str]) -> N
     refused = [line for line in uploader.report().problems if REFUSED in line]
     if refused:
         reason = refused[0].split(REFUSED, 1)[1]
+        session = agent.target.name
+        if state := closed_by(reason, session):  # a close began before the hunt: said as any such
+            raise SessionClosed(session, agent.target.host.address, closing=state == "closing")
         raise TransferError(f"the host refused the hunt's golden data, rule and inputs: {reason}")
 
 

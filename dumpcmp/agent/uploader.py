@@ -28,7 +28,7 @@ import random
 import stat
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import RawIOBase
@@ -42,7 +42,7 @@ from dumpcmp.agent.journal import Journal, JournalEntry
 from dumpcmp.errors import DumpcmpError, StillStreaming, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
-from dumpcmp.proto.channel import MAX_CHUNK, call_failed
+from dumpcmp.proto.channel import MAX_CHUNK, call_failed, session_closed
 from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
@@ -62,6 +62,7 @@ from dumpcmp.proto.upload_wire import (
 __all__ = [
     "REFUSED",
     "ChannelFactory",
+    "RefusedRun",
     "UploadReport",
     "UploadSettings",
     "UploadStats",
@@ -177,6 +178,16 @@ class UploadStats:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedRun:
+    """A run the host took none of (refused, replaced, or its START refused)."""
+
+    run_id: str
+    why: str  # the first reason the host gave
+    files: int  # its files handed to the uploader: none of them is the session's
+    dropped: int  # of those, acknowledged by the host before it dropped them with the run
+
+
+@dataclass(frozen=True, slots=True)
 class UploadReport:
     stored: int
     duplicates: int  # the host had them already (sent again after a crash)
@@ -187,6 +198,7 @@ class UploadReport:
     problems: tuple[str, ...]  # one line each: refused, vanished, lost on the host
     replaced_runs: tuple[str, ...]
     session: Any = field(repr=False)  # the last SessionInfo the host sent
+    refused_runs: tuple[RefusedRun, ...] = ()
 
 
 class Uploader:
@@ -241,11 +253,13 @@ class Uploader:
         # The first reason the host gave for refusing a file or mark of each run: the run's other
         # files are refused because of it ("run R was refused: ..."), said once with that cause.
         self._run_refusals: dict[str, str] = {}
-        # Of each run: the files the host stored (not duplicates: it holds those anyway) and their
-        # bytes; they do not count once the host says the run is dropped (a refused run's inputs,
-        # stored and then dropped with it, were reported "2 files sent").
-        self._stored_of_run: dict[str, tuple[int, int]] = {}
+        # Of each run: the files the host stored, those it had already, and their bytes; none of
+        # them counts once the host says the run is dropped (a refused run's inputs, stored and then
+        # dropped with it, were reported "2 files sent"; so were its inputs and rule that the host
+        # held as another run's, identical, files).
+        self._acked_of_run: dict[str, tuple[int, int, int]] = {}
         self._dropped_runs: set[str] = set()
+        self._files_of_run: Counter[str] = Counter()  # files handed over, by run
         self._replaced: list[str] = []
         self.session_info: Any = None
 
@@ -258,6 +272,9 @@ class Uploader:
 
     def add_file(self, kind: pb.FileKind, wire_path: str, local: Path, run_id: str = "") -> None:
         self._add(lambda seq: _Item(seq, kind, wire_path, local, run_id))
+        if run_id:
+            with self._cond:
+                self._files_of_run[run_id] += 1
 
     def add_run_mark(self, run_id: str, event: pb.RunMark.Event) -> None:
         self._add(lambda seq: _Item(seq, pb.FILE_KIND_UNSPECIFIED, run_id, None, run_id, event))
@@ -353,18 +370,24 @@ class Uploader:
 
     def report(self) -> UploadReport:
         with self._cond:
-            lost = [self._stored_of_run.get(run, (0, 0)) for run in self._dropped_runs]
+            lost = [self._acked_of_run.get(run, (0, 0, 0)) for run in self._dropped_runs]
             return UploadReport(
-                stored=self._stored - sum(count for count, _size in lost),
-                duplicates=self._duplicates,
+                stored=self._stored - sum(stored for stored, _dup, _size in lost),
+                duplicates=self._duplicates - sum(dup for _stored, dup, _size in lost),
                 already=self._already,
                 bytes_sent=self._bytes_sent,
-                bytes_delivered=self._bytes_done - sum(size for _count, size in lost),
+                bytes_delivered=self._bytes_done - sum(size for _stored, _dup, size in lost),
                 reconnects=self._reconnects,
                 problems=tuple(self._problems),
                 replaced_runs=tuple(self._replaced),
                 session=self.session_info,
+                refused_runs=tuple(self._refused_run(run) for run in sorted(self._dropped_runs)),
             )
+
+    def _refused_run(self, run: str) -> RefusedRun:
+        """Run ``run`` as the host dropped it (called holding ``_cond``)."""
+        stored, duplicates, _size = self._acked_of_run.get(run, (0, 0, 0))
+        return RefusedRun(run, self._run_refusals.get(run, ""), self._files_of_run[run], stored + duplicates)
 
     def close_session(self) -> Any:
         """CloseSession, retried like the upload; returns the host's SessionInfo. Raises
@@ -413,7 +436,10 @@ class Uploader:
                 if self._aborted.is_set():
                     raise TransferError("upload stopped") from None
                 if code not in _RETRYABLE:
-                    raise call_failed(exc, self._target) from None
+                    # A session closed between the agent's first look and its open: said as then.
+                    raise session_closed(exc, self._session, self._target) or call_failed(
+                        exc, self._target
+                    ) from None
                 busy = code == grpc.StatusCode.RESOURCE_EXHAUSTED
                 with self._cond:
                     self._reaching = True
@@ -703,6 +729,7 @@ class Uploader:
         if known is not None and (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns):
             if held == (bytes.fromhex(known.sha256), known.size):
                 handle.close()
+                self._delete_held([(item, st.st_size, st.st_mtime_ns)])
                 self._done_without_sending()
                 return None
             log.info("%s: acknowledged earlier but the host does not hold it; sending again", item.local)
@@ -713,6 +740,7 @@ class Uploader:
             if digest == held[0]:
                 handle.close()
                 self._journal.record(_entry(item, kind, st.st_size, digest, st.st_mtime_ns))
+                self._delete_held([(item, st.st_size, st.st_mtime_ns)])
                 self._done_without_sending()
                 return None
             handle.seek(0)
@@ -794,19 +822,28 @@ class Uploader:
                     self._duplicates += 1
                 else:
                     self._stored += 1
-                    if run := entry.item.run_id:
-                        count, size = self._stored_of_run.get(run, (0, 0))
-                        self._stored_of_run[run] = (count + 1, size + entry.size)
+                if run := entry.item.run_id:
+                    stored, duplicates, size = self._acked_of_run.get(run, (0, 0, 0))
+                    self._acked_of_run[run] = (
+                        stored + (not duplicate),
+                        duplicates + duplicate,
+                        size + entry.size,
+                    )
                 self._bytes_done += entry.size
-        doomed = [e for e, _dup in held if self._settings.delete_acked and e.item.kind == pb.DUMP]
+        self._delete_held([(e.item, e.size, e.mtime_ns) for e, _dup in held])
+
+    def _delete_held(self, held: list[tuple[_Item, int, int]]) -> None:
+        """With --delete-acked, the dump files of ``held`` (item, size, mtime) the host holds and
+        the journal names, unless changed since they were read."""
+        doomed = [h for h in held if self._settings.delete_acked and h[0].kind == pb.DUMP]
         if doomed:
             self._journal.sync()  # durable before the files are gone for good: one fsync for them all
-        for entry in doomed:
-            local = entry.item.local
+        for item, size, mtime_ns in doomed:
+            local = item.local
             assert local is not None
             try:
                 st = local.stat()
-                if (st.st_size, st.st_mtime_ns) == (entry.size, entry.mtime_ns):
+                if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
                     local.unlink()
             except OSError as exc:
                 log.info("%s: not deleted (%s)", local, exc)

@@ -258,9 +258,12 @@ def advise_command(
         from dumpcmp.commands.host import session_tables
 
         options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
-        fetched, still_open = session_tables(options, session)
+        fetched = session_tables(options, session)
+        still_open = fetched.still_open
+        for line in fetched.hunts:  # first: each table below is one pass's capture, not the hunt
+            console().print(line, markup=False)
         with user_errors():
-            tables = _read_cells(fetched)
+            tables = _read_cells(fetched.tables)
     # Every table is read before anything is written: a bad one leaves no output behind.
     with user_errors():
         if output is not None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dumpcmp.agent.hunt import HuntOutcome, HuntPass
     from dumpcmp.agent.run import AgentOutcome, AgentRun, PreparedRun
     from dumpcmp.agent.session import HostSession, RunFile, SessionPlan
-    from dumpcmp.agent.uploader import Uploader, UploadSettings
+    from dumpcmp.agent.uploader import RefusedRun, Uploader, UploadSettings
     from dumpcmp.proto.channel import ChannelOptions
 
 __all__ = ["app"]
@@ -227,7 +227,7 @@ def run_command(
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
             agent = _agent_run(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings)
-            with _stopping(agent.target, agent.uploader, f"--watch {root}"):
+            with _closed_said(address), _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
             assert model is not None
@@ -235,7 +235,7 @@ def run_command(
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
             agent = _agent_run(address, plan, state_dir, settings)
-            with _stopping(agent.target, agent.uploader, f"--model {model}"):
+            with _closed_said(address), _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
                 prepared = (
@@ -276,13 +276,26 @@ def _agent_run(
 ) -> AgentRun:
     """The host reached; a session closed already is one line that says how to see its results."""
     from dumpcmp.agent.run import AgentRun
+
+    with _closed_said(address):
+        return AgentRun(address, plan, state_dir, settings, error_console())
+
+
+@contextmanager
+def _closed_said(address: ChannelOptions) -> Iterator[None]:
+    """A session found closed (or closing), whichever call met it (the agent's first look, the
+    session's open, a hunt's next pass): one line that says how to see its results."""
     from dumpcmp.errors import SessionClosed, TransferError
 
     try:
-        return AgentRun(address, plan, state_dir, settings, error_console())
+        yield
     except SessionClosed as exc:
-        results = host_command(["results", exc.session, "--host", address.address], address)
-        raise TransferError(f"{exc}: see them with {results}, or stream into a new session name") from None
+        raise TransferError(_results_are_final(str(exc), exc.session, address)) from None
+
+
+def _results_are_final(said: str, session: str, address: ChannelOptions) -> str:
+    results = host_command(["results", session, "--host", address.address], address)
+    return f"{said}: see them with {results}, or stream into a new session name"
 
 
 @dataclass(frozen=True)
@@ -446,12 +459,12 @@ def _hunted(
 
 
 def _pass_line(done: HuntPass) -> str:
+    from dumpcmp.proto.runs import CAPTURED_DATA, capture_ops
+
     capture = done.capture
-    layers = list(capture.layers)
-    more = ", …" if len(layers) > _OPS_SHOWN else ""
-    ops = f"{counted(len(layers), 'op')} ({', '.join(layers[:_OPS_SHOWN])}{more})" if layers else "every op"
+    ops = capture_ops(list(capture.layers))
     what = (
-        f"{_CAPTURED_DATA.get(capture.data, capture.data)} ({_CAPTURED_MODE.get(capture.mode, capture.mode)})"
+        f"{CAPTURED_DATA.get(capture.data, capture.data)} ({_CAPTURED_MODE.get(capture.mode, capture.mode)})"
     )
     return (
         f"pass {done.index}: {what} of {ops}: {counted(done.dump_files, 'file')}, "
@@ -459,9 +472,7 @@ def _pass_line(done: HuntPass) -> str:
     )
 
 
-_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
-# A capture's acl.json dump_data and dump_mode, in a pass's line.
-_CAPTURED_DATA = {"stats": "statistics", "tensor": "tensors"}
+# A capture's acl.json dump_mode, in a pass's line.
 _CAPTURED_MODE = {"output": "outputs", "input": "inputs", "all": "inputs and outputs"}
 
 
@@ -627,6 +638,9 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     sent = report.stored + report.duplicates
     words = [f"{counted(sent, 'file')} sent ({_mb(report.bytes_delivered)})"]
+    refused = next((r for r in report.refused_runs if r.run_id == outcome.run_id), None)
+    if refused is not None and outcome.run_id:  # sent all the same: none of them counts
+        words = [f"{counted(refused.files, 'file')} sent, none kept (the host refused the run)"]
     if report.already:
         words.append(f"{report.already} already on the host")
     if report.reconnects:
@@ -643,9 +657,37 @@ def print_summary(outcome: AgentOutcome, target: str, session: str, *, fetch: st
             printer.print(f"fetch the result files here: {fetch}", markup=False)
     if outcome.closed is not None and outcome.closed.nothing_compared:
         fail(outcome.closed.nothing_compared)  # compare's very line: no numbers is no all-clear
+    if refused is not None and outcome.run_id:
+        fail(_refused_run_line(outcome, refused, session))
     if outcome.undelivered:
         still_open = _undelivered_session(outcome, session)
         fail(f"{counted(outcome.undelivered, 'file')} not delivered (see the warnings above){still_open}")
+
+
+def _refused_run_line(outcome: AgentOutcome, refused: RefusedRun, session: str) -> str:
+    """What became of a model run the host took none of: why, how many of its files the host
+    holds (none), and what to do. It said "N files not delivered", and "2 files sent" of files
+    the host dropped with the run; of a run replaced by a later one, that a rerun is refused again."""
+    from dumpcmp.errors import SessionClosed
+    from dumpcmp.proto.runs import REPLACED_REFUSAL
+    from dumpcmp.proto.session_names import closed_by
+
+    held = f"the host holds none of its {counted(refused.files, 'file')}"
+    if refused.dropped:
+        held += f" ({refused.dropped} acknowledged before the host dropped them with the run)"
+    host = outcome.target.host
+    if state := closed_by(refused.why, session):
+        said = str(SessionClosed(session, host.address, closing=state == "closing"))
+        return f"{_results_are_final(said, session, host)}; run {refused.run_id} was refused: {held}"
+    if refused.why == REPLACED_REFUSAL.format(refused.run_id):
+        return (
+            f"{refused.why} of its model and device: {held}; session {session} holds that run now "
+            "(a rerun would replace it in turn)"
+        )
+    line = f"run {refused.run_id} was refused by the host ({refused.why}): {held}"
+    if outcome.closed_elsewhere:
+        return f"{line}; session {session} was closed meanwhile (not by this agent)"
+    return line + _refused_again(outcome.target, "it")
 
 
 def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
@@ -658,17 +700,23 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     host = outcome.target.host
     close = host_command(["close", session, "--host", host.address], host)
     if _refused(outcome):
-        # Left open for a rerun, the session refuses the same files again: say what does work.
-        delete = host_command(["delete", session, "--host", host.address], host)
-        return (
-            f"; the host refuses them again in a rerun into session {session}: stream into another "
-            f"session name, or end this one first: {close} (its results then lack them) or {delete}"
-        )
+        return _refused_again(outcome.target, "them")
     # The host knows nothing of files never sent: a close without them says nothing either.
     return (
         f"; session {session} is left open, so its results never lack them: run the same command "
         f"again once they are whole, or {close} (its results then lack them, and the first "
         "divergence may lie in one)"
+    )
+
+
+def _refused_again(target: HostSession, what: str) -> str:
+    """Left open for a rerun, the session refuses the same files again: what does work."""
+    session, host = target.name, target.host
+    close = host_command(["close", session, "--host", host.address], host)
+    delete = host_command(["delete", session, "--host", host.address], host)
+    return (
+        f"; the host refuses {what} again in a rerun into session {session}: stream into another "
+        f"session name, or end this one first: {close} (its results then lack {what}) or {delete}"
     )
 
 

@@ -5,7 +5,8 @@ Names follow formats.md §2.4:
 * ``dump2npy`` writes ``{dump file name}.{input|output}.{index}.npy`` per tensor, in the logical
   layout and ``original_shape`` (``--device-layout``: the raw device layout). A directory is
   mirrored under OUT. Files behind a numeric name (``mapping.csv``) keep that name, because the
-  original may be too long for the file system.
+  original may be too long for the file system; a name that becomes too long is written under its
+  uuid3 hex and recorded in that directory's ``mapping.csv``, as msaccucmp's convert does.
 * ``npy2dump`` reads golden files ``{op_name}.{output_index}.{timestamp}.npy`` and writes one 2.0
   dump file per (op name, timestamp), named ``{op_type}.{op_name}.0.0.{timestamp}`` with the
   op type ``Golden`` unless ``--op-type`` says otherwise (golden names carry no op type, and task
@@ -24,6 +25,8 @@ sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is alway
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,12 +51,14 @@ from dumpcmp.errors import (
     OutputError,
     UnsupportedDtypeError,
 )
-from dumpcmp.outputs import atomic_path, kept_if_written, prepare_output_dir
+from dumpcmp.outputs import NAME_MAX, atomic_path, kept_if_written, prepare_output_dir, writing
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
+    MAPPING_FILE,
     DumpName,
     GoldenName,
+    add_to_mapping,
     converted_npy_name,
     format_dump_name,
     parse_dump_name,
@@ -244,10 +249,13 @@ def _convert_file(
     for tensor in (*dump.inputs, *dump.outputs):
         try:
             array = tensor.array() if device_layout else tensor.logical()
-            target = out_dir / converted_npy_name(path.name, tensor.kind.value, tensor.index)
+            name = converted_npy_name(path.name, tensor.kind.value, tensor.index)
+            with writing(out_dir / MAPPING_FILE):
+                target = _name_that_fits(out_dir, name)
+                text = _name_that_fits(out_dir, name.removesuffix(".npy") + ".txt") if txt else None
             save_npy(target, array, keep_dtype=keep_dtype)
-            if txt:
-                _save_txt(target.with_suffix(".txt"), array)
+            if text is not None:
+                _save_txt(text, array)
         except OutputError:
             raise  # a full or read-only disk fails every later tensor too: the run stops here
         except DumpcmpError as exc:
@@ -259,6 +267,20 @@ def _convert_file(
     tally.written += written
     if written:
         tally.files += 1
+
+
+# The longest name written as it is: its --keep-dtype sidecar ``{name}.json`` must fit NAME_MAX too.
+_LONGEST_NAME = NAME_MAX - len(".json")
+
+
+def _name_that_fits(out_dir: Path, name: str) -> Path:
+    """``out_dir / name``; a name too long for the file system is written under its uuid3 hex
+    instead, recorded in the directory's ``mapping.csv`` (formats.md §2.4)."""
+    if len(os.fsencode(name)) <= _LONGEST_NAME:
+        return out_dir / name
+    stand_in = uuid.uuid3(uuid.NAMESPACE_URL, name).hex + Path(name).suffix
+    add_to_mapping(out_dir, stand_in, name)
+    return out_dir / stand_in
 
 
 @app.command("dump2npy", cls=StrictCommand)

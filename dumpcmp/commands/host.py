@@ -178,6 +178,8 @@ def serve_command(
             error_console().print(f"Dask dashboard: {server.dashboard_link}", markup=False)
         if (exposed := exposure_warning(config)) is not None:
             error_console().print(f"[yellow]warning[/yellow]: {escape(exposed)}", soft_wrap=True)
+        for problem in server.service.start_problems:
+            error_console().print(f"[yellow]warning[/yellow]: {escape(problem)}", soft_wrap=True)
         host = listen.rpartition(":")[0]
         out.print(f"dumpcmp host listening on {host}:{server.port}, data in {data}", markup=False)
         server.wait()
@@ -971,11 +973,21 @@ def _table_cells(
     return table[0], table[1:]
 
 
-def session_tables(options: ChannelOptions, session: str) -> tuple[list[tuple[str, list[list[str]]]], bool]:
-    """A session's result tables as (name, header + rows): each result file of a closed session,
-    else the rows so far (named after the session; when they are of several shards, a table per
-    shard named as its result file will be, ``{device}_{model}_{step}_result_{now}``, so that the
-    shards are advised as one run); and whether the session is still open. For ``advise --host``."""
+@dataclass(frozen=True)
+class SessionTables:
+    """A session's result tables as (name, header + rows), for ``advise --host``."""
+
+    tables: list[tuple[str, list[list[str]]]]
+    still_open: bool
+    # A closed session's hunts (their summary lines): what each concluded, and which pass each
+    # result's capture is; the advice of each table is of one pass, not of the hunt.
+    hunts: list[str]
+
+
+def session_tables(options: ChannelOptions, session: str) -> SessionTables:
+    """Each result file of a closed session, else the rows so far (named after the session; when
+    they are of several shards, a table per shard named as its result file will be,
+    ``{device}_{model}_{step}_result_{now}``, so that the shards are advised as one run)."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
@@ -985,7 +997,8 @@ def session_tables(options: ChannelOptions, session: str) -> tuple[list[tuple[st
             if len(split) < 2 and len(stats) < 2:
                 columns, rows = streamed.table()
                 tables = [(session, [columns, *rows])] if rows or not stats else []
-                return tables + [(f"{session}_statistics", [c, *r]) for c, r in stats.values()], True
+                tables += [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
+                return SessionTables(tables, True, [])
             labels, stamp = _shard_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
             shards = [
                 *((f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()),
@@ -994,14 +1007,26 @@ def session_tables(options: ChannelOptions, session: str) -> tuple[list[tuple[st
                     for k, (header, rows) in stats.items()
                 ),
             ]
-            return shards, True
+            return SessionTables(shards, True, [])
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
-        return tables, False
+        return SessionTables(tables, False, _hunt_lines(info.summary))
+
+
+def _hunt_lines(summary: str) -> list[str]:
+    """The lines of a closed summary about the session's hunts (``hunts.hunt_lines``): each
+    hunt's line and its passes' indented ones."""
+    lines: list[str] = []
+    for line in summary.splitlines():
+        if line.startswith("hunt of ") or (lines and line.startswith("  pass ")):
+            lines.append(line)
+        elif lines:
+            break
+    return lines
 
 
 def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:

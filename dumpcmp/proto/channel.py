@@ -15,7 +15,8 @@ from typing import Any
 
 import grpc
 
-from dumpcmp.errors import DumpcmpError, TransferError
+from dumpcmp.errors import DumpcmpError, SessionClosed, TransferError
+from dumpcmp.proto.session_names import CLOSED_METADATA
 
 MAX_CHUNK = 4 * 1024 * 1024  # bytes of file data in one UploadMessage / FileChunk
 # What a host takes in one message: a chunk plus the few fields around it.
@@ -119,6 +120,16 @@ def call_failed(exc: grpc.RpcError, address: str, options: ChannelOptions | None
         return TransferError(f"the host at {address} did not answer in time ({details}); see --timeout")
     name = code.name if code is not None else "error"
     return TransferError(f"host {address}: {name}: {details}")
+
+
+def session_closed(exc: grpc.RpcError, session: str, address: str) -> SessionClosed | None:
+    """The one line of a call refused because ``session`` is closed or closing (the host says so
+    in the call's trailing metadata, ``CLOSED_METADATA``); None for any other failure."""
+    trailing = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
+    state = next((str(value) for key, value in trailing or () if key == CLOSED_METADATA), None)
+    if state is None:
+        return None
+    return SessionClosed(session, address, closing=state == "closing")
 
 
 def tls_hint(exc: grpc.RpcError, options: ChannelOptions) -> str | None:

@@ -147,6 +147,13 @@ def read_mapping(directory: Path) -> dict[str, str]:
     return mapping
 
 
+def add_to_mapping(directory: Path, numeric_name: str, original_name: str) -> None:
+    """Append one ``numeric_name,original_name`` line to ``directory``'s ``mapping.csv``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / MAPPING_FILE).open("a", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerow((numeric_name, original_name))
+
+
 # --------------------------------------------------------------------------- npy names
 
 

@@ -17,9 +17,13 @@ before its passes as a run labelled ``{model}.hunt``: the session's golden data 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = [
+    "CAPTURED_DATA",
     "HUNT_PROTOCOL",
+    "REPLACED_REFUSAL",
+    "capture_ops",
     "hunt_files_label",
     "hunt_pass_label",
     "run_identity",
@@ -28,6 +32,9 @@ __all__ = [
     "slot_of",
 ]
 
+# Why the host refuses a file or mark of a run a later run of its slot replaced: the agent then
+# says the session holds that later run (a rerun of it would replace the later one in turn).
+REPLACED_REFUSAL = "run {} was replaced by a later run"
 HUNT_PROTOCOL = 1  # NextCapture's protocol (dumpcmp_v1.proto): agent and host say which they speak
 _SEPARATOR = "@"
 _STARTED = re.compile(r"\d{14}")
@@ -73,3 +80,16 @@ def run_slot(run_id: str) -> str:
     ):
         return ""
     return f"{model}{_SEPARATOR}{device}"
+
+
+# A hunt capture's acl.json dump_data, as the agent's pass lines and the host's summary say it.
+CAPTURED_DATA = {"stats": "statistics", "tensor": "tensors"}
+_OPS_SHOWN = 4  # a pass's line names its window's first ops, not a screenful
+
+
+def capture_ops(layers: Sequence[str]) -> str:
+    """A hunt capture's ops in words: "every op", or how many and the first few."""
+    if not layers:
+        return "every op"
+    more = ", …" if len(layers) > _OPS_SHOWN else ""
+    return f"{len(layers)} op{'' if len(layers) == 1 else 's'} ({', '.join(layers[:_OPS_SHOWN])}{more})"

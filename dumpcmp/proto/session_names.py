@@ -18,6 +18,12 @@ STREAMING_METADATA = "dumpcmp-streaming"
 # Why a run (and each file of it) is refused while its session closes: the agent then knows the
 # session is as good as closed, though the host still says open until the comparison ends.
 CLOSING_REFUSAL = "session {} is closing: its results are final; stream into a new session name"
+# Why a run or file is refused once its session is closed.
+CLOSED_REFUSAL = "session {} is closed"
+# Trailing metadata of a call refused because its session is closed (value "closed") or closing
+# ("closing"): the agent says the one line of a session whose results are final, whichever call
+# met it (the session open, a hunt's next pass), not the call's status and prose.
+CLOSED_METADATA = "dumpcmp-session-closed"
 
 
 def session_name_problem(name: str) -> str | None:
@@ -30,3 +36,12 @@ def session_name_problem(name: str) -> str | None:
         # The commands printed for it (`dumpcmp host results -rf ...`) read it as an option.
         return "a session name must not start with '-'"
     return None
+
+
+def closed_by(reason: str, session: str) -> str:
+    """ "closed" or "closing" when the host refused a run or file of ``session`` for ``reason``
+    because the session is closed or closing (``CLOSED_REFUSAL``, ``CLOSING_REFUSAL``); ""
+    for any other reason."""
+    if reason == CLOSED_REFUSAL.format(session):
+        return "closed"
+    return "closing" if reason == CLOSING_REFUSAL.format(session) else ""

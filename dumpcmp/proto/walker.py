@@ -20,7 +20,23 @@ from dumpcmp.proto.records import pickled_as_values
 from dumpcmp.proto.sniff import not_regular
 
 # Files that sit in dump trees but are not dumps; skipped without comment.
-_QUIET_SUFFIXES = (".txt", ".json", ".npy", ".bin", ".log", ".pbtxt", ".md", ".onnx", ".om", ".py")
+_QUIET_SUFFIXES = (
+    ".txt",
+    ".json",
+    ".npy",
+    ".bin",
+    ".log",
+    ".pbtxt",
+    ".md",
+    ".onnx",
+    ".om",
+    ".py",
+    ".html",
+    ".xlsx",
+)
+# compare's own result tables (result_{ts}.csv, a shard's ..._result_{ts}_1.csv), as a run with the
+# default "-o ." leaves them in the tree it compared: no dump file, whatever their .csv says.
+_RESULT_TABLE = re.compile(r"(?:^|_)result_\d{14}(?:_\d+)?\.csv$")
 
 
 @pickled_as_values
@@ -175,7 +191,7 @@ def _entry(path: Path, name: str, group: GroupKey) -> DumpEntry | SkippedFile | 
     try:
         parsed = parse_dump_name(stem)
     except BadFileNameError as exc:
-        if not name.endswith(_QUIET_SUFFIXES) or is_stats:
+        if (not name.endswith(_QUIET_SUFFIXES) or is_stats) and not _RESULT_TABLE.search(name):
             mapped = f"{MAPPING_FILE} names it {name!r}, " if name != path.name else ""
             return SkippedFile(path, f"{mapped}not a dump file name: {exc.reason}")
         return None

@@ -10,7 +10,9 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+import grpc
 import numpy as np
+import pytest
 
 from dumpcmp.agent.acl import CtypesAcl
 from dumpcmp.agent.hunt import run_hunt
@@ -19,10 +21,13 @@ from dumpcmp.agent.runtime import AclRuntime
 from dumpcmp.agent.session import SessionPlan
 from dumpcmp.agent.uploader import UploadSettings
 from dumpcmp.commands.sim import simulate
+from dumpcmp.errors import SessionClosed
 from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.server.serve import HostServer
+from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import ChannelOptions
 from dumpcmp.proto.names import sanitize_dump_name
+from dumpcmp.proto.session_names import CLOSED_METADATA, CLOSING_REFUSAL
 from tests.agent.conftest import Stub
 from tests.host.server.hostkit import Hosts, host_fixture, hosts_fixture  # noqa: F401 (fixtures)
 
@@ -110,3 +115,46 @@ def test_a_hunt_through_the_ctypes_binding_inits_once_and_runs_each_pass_under_i
     assert stub.init_refs() == 0 and stub.leaks() == {}
     info = hunted.outcome.uploader.close_session()
     assert not info.nothing_compared
+
+
+class _Refused(grpc.RpcError, grpc.Call):  # type: ignore[misc]
+    """A NextCapture the host refused because its session is closing (as the host says it)."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.FAILED_PRECONDITION
+
+    def details(self) -> str:
+        return CLOSING_REFUSAL.format("h1")
+
+    def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ((CLOSED_METADATA, "closing"),)
+
+    def initial_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> float | None:
+        return None
+
+    def cancel(self) -> bool:
+        return False
+
+    def add_callback(self, callback: object) -> bool:
+        return False
+
+
+def test_a_next_pass_refused_as_its_session_closes_is_the_closed_sessions_one_line() -> None:
+    # It was "host H: FAILED_PRECONDITION: session h1 is closing: ..." (call_failed's raw status).
+    from dumpcmp.agent import hunt
+
+    class Stub:
+        def NextCapture(self, request: object, timeout: float) -> object:
+            raise _Refused()
+
+    host = ChannelOptions("127.0.0.1:1")
+    request = pb.NextCaptureRequest(session="h1", protocol=1, hunt="00112233445566aa", model="m")
+    with pytest.raises(SessionClosed) as caught:
+        hunt._plan(Stub(), request, host, give_up=0)  # type: ignore[arg-type]
+    assert str(caught.value) == "session h1 on host 127.0.0.1:1 is closing and its results are final"

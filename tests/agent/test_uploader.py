@@ -259,6 +259,24 @@ def test_delete_acked_removes_dump_files_once_journalled(host: ServerHandle, tmp
     assert (root / STEP_DIR).is_dir()
 
 
+@pytest.mark.parametrize("journal_kept", [True, False])
+def test_delete_acked_removes_files_found_already_on_the_host(
+    host: ServerHandle, tmp_path: Path, journal_kept: bool
+) -> None:
+    # A first agent (or one that died before its journal line) delivered them; with --delete-acked
+    # the rerun found them "already on the host" and left them on the device's disk for good.
+    root = tmp_path / "dump"
+    files = write_dumps(root, 3)
+    upload(host.target, tmp_path / "state", root, files)
+    if not journal_kept:
+        (tmp_path / "state" / f"{SESSION}.journal").write_text("")
+    report = upload(host.target, tmp_path / "state", root, files, UploadSettings(delete_acked=True))
+    assert report.already == 3
+    assert not any(p.exists() for p in files)
+    with Journal(tmp_path / "state", SESSION) as journal:
+        assert len(journal) == 3
+
+
 @pytest.mark.parametrize(
     ("delete_acked", "said"),
     [(True, "it was deleted here (--delete-acked)"), (False, "it is gone here")],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -848,10 +849,14 @@ def test_a_run_refused_in_a_session_closed_meanwhile_says_it_is_closed(
     (warning,) = [line for line in out.splitlines() if line.startswith("warning:")]
     assert warning.startswith("warning: run small_cnn@dev0@") and "refused by the host" in warning
     assert f"session e1 on {server.target} (closed): " in out
-    assert out.strip().splitlines()[-1] == (
-        "Error: 1 file not delivered (see the warnings above); session e1 was closed meanwhile "
-        "(not by this agent): its results lack them"
-    )
+    # It said "1 file not delivered" (the run's START) of a run none of whose 48 files counts.
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"Error: run small_cnn@dev0@\d{14}@[0-9a-f]{16} was refused by the host \(run was replaced\): "
+        r"the host holds none of its 48 files \(48 acknowledged before the host dropped them with the "
+        r"run\); session e1 was closed meanwhile \(not by this agent\)",
+        last,
+    ), last
 
 
 def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_closed(
@@ -867,10 +872,16 @@ def test_a_run_refused_because_another_agent_closes_the_session_says_it_is_close
                     "--state", str(tmp_path / "state"))  # fmt: skip
     assert code == 1, out
     assert f"session e2 on {server.target} (closed): " in out
-    assert (
-        out.strip()
-        .splitlines()[-1]
-        .endswith("session e2 was closed meanwhile (not by this agent): its results lack them")
+    # The line of a session found closed, and what became of this run.
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(
+        f"Error: session e2 on host {server.target} is closing and its results are final: see them with "
+        f"dumpcmp host results e2 --host {server.target}, or stream into a new session name; run "
+        "small_cnn@dev0@"
+    ), last
+    assert last.endswith(
+        " was refused: the host holds none of its 48 files (48 acknowledged before the host dropped them "
+        "with the run)"
     )
 
 

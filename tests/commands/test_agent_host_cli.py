@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -27,8 +30,10 @@ from dumpcmp.host.summary import nothing_compared
 from dumpcmp.host.verdict import Thresholds
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.commands.test_agent_cli import signalled
-from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts)
+from tests.host.server.hostkit import (  # noqa: F401 (fixtures: host, hosts, held_close)
+    HeldClose,
     Hosts,
+    held_close_fixture,
     host_fixture,
     hosts_fixture,
     make_pki,
@@ -355,3 +360,97 @@ def test_a_host_asking_for_a_client_certificate_is_one_line_at_once(hosts: Hosts
         f"Error: cannot reach the host at {address}: it closed the TLS connection at once, as a host asking "
         "for client certificates (--client-ca) does: pass --tls-cert and --tls-key signed by that CA",
     )
+
+
+def _sim_agent(host: HostServer, session: str, tmp_path: Path) -> tuple[object, ...]:
+    return (
+        "agent", "run", "--host", f"127.0.0.1:{host.port}", "--session", session,
+        "--model", "zoo:small_cnn", "--sim", "--state", tmp_path / "state",
+    )  # fmt: skip
+
+
+def _closed_line(address: str, session: str, state: str = "closed") -> str:
+    return (
+        f"Error: session {session} on host {address} is {state} and its results are final: see them with "
+        f"dumpcmp host results {session} --host {address}, or stream into a new session name"
+    )
+
+
+def test_a_session_closed_between_the_agents_first_look_and_its_open_is_one_line(
+    hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `agent run` racing `host close` of its session (about 1 in 5 trials): a close that ended
+    # between the agent's GetSession and its OpenSession gave
+    # "Error: host H: FAILED_PRECONDITION: session race is closed and its results are final; ...".
+    import dumpcmp.agent.run as agent_run
+
+    agent = _sim_agent(host, "race", tmp_path)
+    code, out = cli(*agent, "--keep-open")
+    assert code == 0, out
+    looked = agent_run.reach_host
+
+    def looked_then_closed(*args: Any) -> Any:
+        found = looked(*args)
+        hosts.client(host).close("race")  # `host close` ends now
+        return found
+
+    monkeypatch.setattr(agent_run, "reach_host", looked_then_closed)
+    code, out = cli(*agent)
+    assert (code, out.strip()) == (1, _closed_line(f"127.0.0.1:{host.port}", "race")), out
+
+
+def test_a_run_refused_because_its_session_is_closing_says_so_and_that_the_host_holds_none_of_it(
+    hosts: Hosts, host: HostServer, tmp_path: Path, held_close: HeldClose
+) -> None:
+    # The agent whose run START came during another hand's close said "0 files sent", then
+    # "49 files not delivered (see the warnings above); session was closed meanwhile (not by this
+    # agent): its results lack them": its results never held any of them.
+    agent = _sim_agent(host, "shut", tmp_path)
+    code, out = cli(*agent, "--keep-open")
+    assert code == 0, out
+    closer = threading.Thread(target=lambda: hosts.client(host).close("shut"))
+    closer.start()
+    try:
+        assert held_close.entered.wait(60)
+        code, out = cli(*agent)
+    finally:
+        held_close.release.set()
+        closer.join(60)
+    assert code == 1, out
+    last = out.strip().splitlines()[-1]
+    address = f"127.0.0.1:{host.port}"
+    assert re.fullmatch(
+        re.escape(_closed_line(address, "shut", "closing"))
+        + r"; run small_cnn@dev0@\d{14}@[0-9a-f]{16} was refused: the host holds none of its \d+ files",
+        last,
+    ), last
+
+
+def test_a_run_replaced_by_a_later_one_while_it_streamed_says_so_and_not_to_rerun(
+    hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An agent whose run another agent's later run of the same model and device replaced said
+    # "0 files sent", then "38 files not delivered ...; the host refuses them again in a rerun":
+    # its files had been stored and dropped with the run, and a rerun would replace the other.
+    from dumpcmp.agent.uploader import Uploader
+    from tests.host.server.hostkit import run_mark
+
+    real_mark = Uploader.add_run_mark
+    later = "small_cnn@dev0@20990101000000@00000000deadbeef"
+
+    def replaced_before_its_end(self: Uploader, run_id: str, event: pb.RunMark.Event) -> None:
+        if event == pb.RunMark.END:
+            self.settle()  # every file of the run stored: then another agent's run starts
+            hosts.client(host).upload([run_mark("late", later, pb.RunMark.START)])
+        real_mark(self, run_id, event)
+
+    monkeypatch.setattr(Uploader, "add_run_mark", replaced_before_its_end)
+    code, out = cli(*_sim_agent(host, "late", tmp_path), "--keep-open")
+    assert code == 1, out
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"Error: run (small_cnn@dev0@\d{14}@[0-9a-f]{16}) was replaced by a later run of its model and "
+        r"device: the host holds none of its (\d+) files \(\2 acknowledged before the host dropped them "
+        r"with the run\); session late holds that run now \(a rerun would replace it in turn\)",
+        last,
+    ), last

@@ -205,6 +205,26 @@ def test_dump2npy_single_file_with_any_name(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "whatever.bin.input.0.npy").is_file()
 
 
+def test_dump2npy_a_legal_long_dump_name_is_converted_under_a_mapped_name(tmp_path: Path) -> None:
+    # A 250-byte dump name is legal; "{name}.input.0.npy" (and its temporary) is not a file name.
+    long_name = f"Conv2D.{'x' * (250 - len(f'Conv2D..1.2.{STAMP}'))}.1.2.{STAMP}"
+    source = _conv_file(tmp_path / "in" / STEP / long_name)
+    _conv_file(tmp_path / "in" / STEP / f"Conv2D.short.1.2.{STAMP}")
+    out = tmp_path / "out"
+    code, output = _run("dump2npy", "-i", tmp_path / "in", "-o", out, "--txt", "--keep-dtype")
+    assert code == 0, output
+    assert "converted 6 tensors from 2 dump files" in output, output
+    mapping = dict(line.split(",") for line in (out / STEP / "mapping.csv").read_text().splitlines())
+    assert sorted(mapping.values()) == sorted(
+        f"{long_name}.{kind}.{k}.{suffix}"
+        for kind, k in (("input", 0), ("output", 0), ("output", 1))
+        for suffix in ("npy", "txt")
+    )
+    stand_in = next(short for short, name in mapping.items() if name == f"{source.name}.input.0.npy")
+    assert load_npy(out / STEP / stand_in).tobytes() == ACT.tobytes()
+    assert not [p.name for p in (out / STEP).iterdir() if p.name.startswith(".")]
+
+
 def test_dump2npy_exits_1_when_nothing_converts(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / f"Add.a.1.2.{STAMP}").write_bytes(b"\x00" * 5)

@@ -58,6 +58,30 @@ def live_runs(server: HostServer, session: str) -> list[str]:
     return server.service.store.live_runs(session)
 
 
+def test_host_results_and_advise_of_a_hunt_session_say_the_verdict_and_each_pass_first(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # `host results` of a hunt session said "first statistics divergence: ... /head/Softmax" of the
+    # hunt that pinned /block2/Add, and `advise --host` advised each pass's table as if it were the
+    # run: nothing said which pass a result was, or what the hunt had concluded.
+    address = f"127.0.0.1:{host.port}"
+    code, out = hunt_cli(address, "h1", tmp_path, "--inject", FAULT)
+    assert code == 0, out
+    runs = sorted(r for r in live_runs(host, "h1") if run_slot(r) != "small_cnn.hunt@dev0")
+    held = host.service.store.files("h1", pb.DUMP)
+    dumps = {f.run_id: "/".join(f.path.split("/")[:4]) for f in held}
+    said = [
+        f"hunt of small_cnn@dev0 (hunt {run_token(runs[0])}): verdict isolated: /block2/Add, after 2 passes; "
+        "the rows below are its passes' captures, each compared on its own",
+        f"  pass 1: statistics of every op: run {runs[0]}: dump/{dumps[runs[0]]}",
+        f"  pass 2: tensors of 1 op (/block2/Add): run {runs[1]}: dump/{dumps[runs[1]]}",
+    ]
+    code, out = cli("host", "results", "h1", "--host", address)
+    assert code == 0 and out.splitlines()[1:4] == said, out
+    code, out = cli("advise", "--host", address, "--session", "h1", "-o", tmp_path / "advice")
+    assert code == 0 and out.splitlines()[:3] == said, out
+
+
 def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     hosts: Hosts, host: HostServer, tmp_path: Path
 ) -> None:

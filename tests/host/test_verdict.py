@@ -516,6 +516,10 @@ def test_divergence_start_walk(
         (None, SpecialValues(1, 0, 2, 0, 1), False, 0.0, None),  # the target's NaN are among the golden's
         (None, None, True, 70000.0, Appearance.OVERFLOW_ERROR),
         (None, None, False, 70000.0, None),
+        (None, None, True, math.inf, Appearance.OVERFLOW_ERROR),  # counts unknown: may be the target's
+        # the golden's inf, the target finite: the error is the golden's, the float16 output is fine
+        (None, SpecialValues(0, 0, 0, 1, 1), True, math.inf, None),
+        (None, SpecialValues(0, 0, 0, 1, 1), True, 70000.0, Appearance.OVERFLOW_ERROR),
     ],
 )
 def test_float16_overflow_and_nan_that_appeared(

@@ -98,6 +98,25 @@ def test_skipped_files_carry_their_reasons(tmp_path: Path) -> None:
     assert reasons["random.csv"].startswith("not a dump file name")
 
 
+def test_compares_own_result_files_left_in_the_tree_are_passed_over_quietly(tmp_path: Path) -> None:
+    # "compare -tp . " with the default "-o ." writes its results into the tree it compares.
+    step = tmp_path / "0" / "net" / "1" / "0"
+    _touch(step / f"Add.add.1.2.{STAMP}")
+    ours = [
+        "result_20261128201616.csv",
+        "0_net_0_result_20261128201616_1.csv",
+        "stats_result_20261128201616.csv",
+        "rank0_token1_compare_result_20261128201616.csv",
+        "result_20261128201616.html",
+        "result_20261128201616.xlsx",
+    ]
+    for name in (*ours, "my_result.csv"):
+        _touch(step / name)
+    tree = walk_dump_tree(tmp_path)
+    assert [e.path.name for e in tree.entries] == [f"Add.add.1.2.{STAMP}"]
+    assert [s.path.name for s in tree.skipped] == ["my_result.csv"]  # not compare's: still said
+
+
 def test_stats_csv_files_are_entries_marked_as_stats(tmp_path: Path) -> None:
     step = tmp_path / "0" / "net" / "1" / "0"
     _touch(step / f"Add.add.1.2.{STAMP}.csv")

@@ -225,7 +225,16 @@ def advise(
         findings += _overflow(judge, ops)
         findings += _divergence_start(judge, ops, graph)
         consistent = not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing
-        if consistent and not table.cut:  # a partial table earns no all-clear
+        if consistent and not any(not r.self_check for r in rows):
+            # GE trans ops that agree with their own inputs say nothing of the network.
+            findings.append(
+                Finding(
+                    NOTHING_COMPARED, None, "", (), {}, _nothing_compared_advice(table),
+                    detail=f"only {len(rows)} GE-inserted op outputs were compared, each with its own "
+                    "input; none with the golden network",
+                )
+            )  # fmt: skip
+        elif consistent and not table.cut:  # a partial table earns no all-clear
             findings.append(_consistent(rows))
     if table.cut:
         findings.append(

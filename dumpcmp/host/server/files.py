@@ -365,3 +365,31 @@ def clear_deleted(data_dir: Path) -> None:
     """Directories of deleted sessions a stopped host had not finished removing."""
     for doomed in (data_dir / "sessions").glob(f"{_DELETED_PREFIX}*"):
         remove_set_aside(doomed)
+
+
+# Files a session had acknowledged that were gone from its directory when the host started (one
+# ``KIND_DIR/path`` a line): the store forgets them so that their agent sends them again, and the
+# session's close says its results lack those that never came.
+_MISSING = "missing-at-start"
+
+
+def record_missing(data_dir: Path, session: str, missing: Sequence[str]) -> None:
+    """Add ``missing`` (``KIND_DIR/path`` each) to the session's record of them, durably."""
+    from dumpcmp.outputs import atomic_path, sync_dir
+
+    path = session_dir(data_dir, session) / _MISSING
+    known = dict.fromkeys([*missing_files(data_dir, session), *missing])
+    with atomic_path(path) as temp, temp.open("w", encoding="utf-8") as out:
+        out.write("".join(f"{name}\n" for name in known))
+        out.flush()
+        os.fsync(out.fileno())
+    sync_dir(path.parent)
+
+
+def missing_files(data_dir: Path, session: str) -> list[str]:
+    """The session's files recorded missing at a start (``record_missing``), in their order."""
+    try:
+        text = (session_dir(data_dir, session) / _MISSING).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [line for line in text.splitlines() if line]

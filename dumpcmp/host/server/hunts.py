@@ -39,12 +39,20 @@ from dumpcmp.host.server.store import SessionStore, StoredFile
 from dumpcmp.host.server.worker import Plan
 from dumpcmp.outputs import atomic_path, sync_dir
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
-from dumpcmp.proto.runs import HUNT_PROTOCOL, hunt_pass_label, run_slot, run_token, slot_of
+from dumpcmp.proto.runs import (
+    CAPTURED_DATA,
+    HUNT_PROTOCOL,
+    capture_ops,
+    hunt_pass_label,
+    run_slot,
+    run_token,
+    slot_of,
+)
 
 if TYPE_CHECKING:  # the planner (and numpy, the golden index) only once a hunt asks
     from dumpcmp.host.hunt import Capture, PassFiles, Verdict
 
-__all__ = ["HuntRefused", "Hunts"]
+__all__ = ["HuntRefused", "Hunts", "hunt_lines"]
 
 _HUNTS_DIR = "hunts"
 _HUNT_ID = re.compile(r"[0-9a-f]{8,32}")  # a run token (proto.runs)
@@ -75,6 +83,9 @@ class _Hunt:
     pass_bytes: int
     passes: tuple[_Pass, ...]
     planned: Capture | None  # the next pass's capture; None once the verdict is in
+    # How it ended, in one line (kind, culprit, passes); "" until then. Said by the session's close
+    # beside the passes' rows, which are each pass's capture compared on its own.
+    verdict: str = ""
 
 
 # Drops the files of runs that no longer count, off the disk and out of the comparison.
@@ -117,15 +128,12 @@ class Hunts:
             return self._step(name, key, plan, hunt)
 
     def _plan(self, name: str) -> Plan:
-        """The session's golden data and rule, checked to be there: a hunt plans with both."""
+        """The session's golden data and rule, checked to be there: a hunt plans with both. (A
+        closed or closing session the service refused, atomically with the close's start.)"""
         try:
             record = self._store.session(name)
         except SessionNotFound as exc:
             raise HuntRefused(grpc.StatusCode.NOT_FOUND, str(exc)) from None
-        if record.closed:
-            raise HuntRefused(
-                grpc.StatusCode.FAILED_PRECONDITION, f"session {name} is closed; hunt in a new session"
-            )
         settings = pb.CompareSettings.FromString(record.settings)
         plan = Plan.of(session_dir(self._data_dir, name), settings)
         sent = not plan.needs_golden or self._store.holds(name, pb.GOLDEN)
@@ -202,7 +210,8 @@ class Hunts:
         except DumpcmpError as exc:
             raise HuntRefused(grpc.StatusCode.FAILED_PRECONDITION, f"session {name}: hunt: {exc}") from None
         planned = step if isinstance(step, Capture) else None
-        self._write(name, key, _Hunt(hunt.hunt, hunt.max_passes, hunt.pass_bytes, hunt.passes, planned))
+        said = "" if isinstance(step, Capture) else _verdict_line(step)
+        self._write(name, key, _Hunt(hunt.hunt, hunt.max_passes, hunt.pass_bytes, hunt.passes, planned, said))
         answer = pb.CapturePlan(protocol=HUNT_PROTOCOL, full_capture_bytes=full)
         if isinstance(step, Capture):
             answer.pass_index = step.index
@@ -270,7 +279,45 @@ def _hunt_of(raw: dict[str, Any]) -> _Hunt:
 
     passes = tuple(_Pass(p["index"], p["run_id"], capture(p["capture"])) for p in raw["passes"])
     planned = None if raw["planned"] is None else capture(raw["planned"])
-    return _Hunt(raw["hunt"], raw["max_passes"], raw["pass_bytes"], passes, planned)
+    return _Hunt(raw["hunt"], raw["max_passes"], raw["pass_bytes"], passes, planned, raw.get("verdict", ""))
+
+
+def _verdict_line(verdict: Verdict) -> str:
+    """The verdict as the agent's ``verdict:`` line says it."""
+    originals = list(verdict.originals) if list(verdict.originals) != [verdict.culprit] else []
+    culprit = f": {verdict.culprit}" if verdict.culprit else ""
+    if originals:
+        culprit += f" (original ops: {', '.join(originals)})"
+    return f"{verdict.kind}{culprit}, after {verdict.passes} pass{'' if verdict.passes == 1 else 'es'}"
+
+
+def hunt_lines(data_dir: Path, store: SessionStore, name: str) -> list[str]:
+    """What the session's hunts concluded and which pass each capture (a run, a dump directory
+    of its own) is, for its closed summary: its rows are the passes' captures compared one by one,
+    whose first divergence need not be the culprit the hunt pinned (a statistics pass's, say)."""
+    lines: list[str] = []
+    directory = session_dir(data_dir, name) / _HUNTS_DIR
+    held = store.files(name, pb.DUMP) if directory.is_dir() else []
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            hunt = _hunt_of(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            lines.append(f"hunt of {path.stem}: its bookkeeping is unreadable")
+            continue
+        ended = f"verdict {hunt.verdict}" if hunt.verdict else "no verdict (it ended before one)"
+        lines.append(
+            f"hunt of {path.stem} (hunt {hunt.hunt}): {ended}; the rows below are its passes' captures, "
+            "each compared on its own"
+        )
+        for done in hunt.passes:
+            dirs = sorted({"/".join(f.path.split("/")[:4]) for f in held if f.run_id == done.run_id})
+            where = ", ".join(f"{KIND_DIRS[pb.DUMP]}/{d}" for d in dirs) or "no dump file kept"
+            lines.append(f"  pass {done.index}: {_capture_words(done.capture)}: run {done.run_id}: {where}")
+    return lines
+
+
+def _capture_words(capture: Capture) -> str:
+    return f"{CAPTURED_DATA.get(capture.data, capture.data)} of {capture_ops(capture.layers)}"
 
 
 def _capture_message(capture: Capture) -> pb.Capture:

@@ -45,7 +45,13 @@ from dumpcmp.outputs import make_dirs_durably
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen.dumpcmp_v1_pb2_grpc import DumpCompareServicer, add_DumpCompareServicer_to_server
 from dumpcmp.proto.channel import MAX_CHUNK
-from dumpcmp.proto.session_names import CLOSING_REFUSAL, SESSION_METADATA, STREAMING_METADATA
+from dumpcmp.proto.session_names import (
+    CLOSED_METADATA,
+    CLOSED_REFUSAL,
+    CLOSING_REFUSAL,
+    SESSION_METADATA,
+    STREAMING_METADATA,
+)
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
     BATCHED,
@@ -146,6 +152,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
         self._hunts = Hunts(data_dir, self.store, self._drop_files)
+        # One line per open session whose acknowledged files are gone from the disk, for the
+        # command that starts the host to say (closed sessions' results are in the store already).
+        self.start_problems: list[str] = []
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
         for name in self.store.open_session_names():
             self._resume(name)
@@ -159,6 +168,16 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
+        if lost:
+            # Deleted by hand (or lost with a disk): said now, and by the session's close if no
+            # agent sends them again; its results were silently short of them.
+            names = [f"{files.KIND_DIRS[f.kind]}/{f.path}" for f in lost]
+            files.record_missing(self.data_dir, name, names)
+            self.start_problems.append(
+                f"session {name}: {len(lost)} acknowledged file{'s' if len(lost) > 1 else ''} missing or "
+                f"changed in {files.session_dir(self.data_dir, name)} (e.g. {names[0]}); an agent that "
+                "resumes the session sends them again; its close says the results lack any that never come"
+            )
         # Renamed into place, then the host died before recording it: never acknowledged (the
         # agent sends it again, maybe as part of a run that replaces this one), so not the session's.
         kept = {(f.kind, f.path) for f in self.store.files(name)}
@@ -210,11 +229,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         with self._lock:
             if self.store.is_closed(name):
                 # Files sent now would be refused one by one; a closed session's results are final.
-                _abort(
-                    context,
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"session {name} is closed and its results are final; stream into a new session name",
-                )
+                _refuse_closed(context, _CLOSED_FINAL.format(name))
             created = self.store.open_session(name, request.model, settings.SerializeToString(), uploader)
             stored = pb.CompareSettings.FromString(self.store.session(name).settings)
             completed = stored if created else _completed_settings(name, stored, settings, context)
@@ -504,7 +519,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         except SessionNotFound as exc:
             raise _Refused(str(exc)) from None
         if record.closed:
-            raise _Refused(f"session {name} is closed")
+            raise _Refused(CLOSED_REFUSAL.format(name))
         if self._closing_now(name):  # a run refused at its START sends its files all the same
             raise _Refused(CLOSING_REFUSAL.format(name))
         if start.run_id and (gone := record.gone(start.run_id)):
@@ -520,10 +535,21 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 "stream a run with golden data of its own into a new session",
                 run_dropped=bool(start.run_id),
             )
+        if (
+            start.kind == pb.GOLDEN
+            and not start.run_id
+            and (twin := self.store.golden_twin(name, start.path))
+        ):
+            # Two `--watch` agents (no runs to tell apart; runs have their claim) bringing golden
+            # data of their own: the close compared the first's dump with the second's golden files.
+            raise _Refused(
+                f"session {name} already holds {twin}, another golden file of this tensor; a session "
+                "compares with one set of golden data: stream other golden data into a new session"
+            )
         if start.kind in _PLAN_KINDS:
             held = self.store.file(name, start.kind, start.path)
             if held is not None and held.size != start.size:
-                raise _Refused(self._refuse_other_plan(name, start, held), run_dropped=bool(start.run_id))
+                raise _Refused(self._refuse_other_content(name, start, held), run_dropped=bool(start.run_id))
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
@@ -575,9 +601,13 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             elif gone:
                 step.file.discard()
                 ack.status, ack.message, ack.run_dropped = Ack.REFUSED, gone, True
-            elif held is not None and step.start.kind in _PLAN_KINDS and _other_content(held, step.digest):
+            elif (
+                held is not None
+                and _other_content(held, step.digest)
+                and not (held.run_id and state.gone(held.run_id))
+            ):
                 step.file.discard()
-                ack.status, ack.message = Ack.REFUSED, self._refuse_other_plan(session, step.start, held)
+                ack.status, ack.message = Ack.REFUSED, self._refuse_other_content(session, step.start, held)
                 ack.run_dropped = bool(step.start.run_id)
             else:
                 fresh.append((step, ack))
@@ -610,16 +640,23 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
                 worker.landed(step.start.kind, step.start.path)
             ack.status = Ack.STORED
 
-    def _refuse_other_plan(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
-        """Why ``start``, a golden or rule file other than the one the session holds at its path,
-        is refused, with its whole run: replaced, the session's dump files would be compared
-        through another run's rule or golden data (a refused watch's rule was stored over the
-        session's, and the close blamed the wrong op)."""
+    def _refuse_other_content(self, name: str, start: pb.FileStart, held: StoredFile) -> str:
+        """Why ``start``, a file other than the one the session holds at its path, is refused,
+        with its whole run. A golden or rule file replaced, the session's dump files would be
+        compared through another run's rule or golden data (a refused watch's rule was stored over
+        the session's, and the close blamed the wrong op); a dump file replaced, an acknowledged
+        file (perhaps deleted from the device since) would be lost."""
         if start.run_id:
             self._drop_files(name, self.store.refuse_run(name, start.run_id))
+        of_run = f"of run {held.run_id or '(no run)'}"
+        if start.kind == pb.DUMP:
+            return (
+                f"session {name} already holds another dump file {start.path} ({of_run}, acknowledged: it is "
+                "never replaced); stream a dump of other content into a new session"
+            )
         what = "fusion rule" if start.kind == pb.FUSION_RULE else "golden file"
         return (
-            f"session {name} already holds another {what} {start.path} (of run {held.run_id or '(no run)'}); "
+            f"session {name} already holds another {what} {start.path} ({of_run}); "
             "stream a run with golden data and a rule of its own into a new session"
         )
 
@@ -659,7 +696,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             return ack
         if record.closed or (gone := record.gone(mark.run_id)):
             ack.status, ack.run_dropped = Ack.REFUSED, not record.closed
-            ack.message = f"session {name} is closed" if record.closed else gone
+            ack.message = CLOSED_REFUSAL.format(name) if record.closed else gone
             return ack
         if mark.event == pb.RunMark.END:
             self.store.end_run(name, mark.run_id)
@@ -669,7 +706,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             closed = self.store.is_closed(name)
             if closed or self._closing[name]:
                 ack.status = Ack.REFUSED
-                ack.message = f"session {name} is closed" if closed else CLOSING_REFUSAL.format(name)
+                ack.message = (CLOSED_REFUSAL if closed else CLOSING_REFUSAL).format(name)
                 return ack
             started = self.store.start_run(name, mark.run_id, mark.agent_id)
         self._drop_files(name, started.dropped)
@@ -692,10 +729,25 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
     # ---- hunts
 
     def NextCapture(self, request: pb.NextCaptureRequest, context: grpc.ServicerContext) -> pb.CapturePlan:
+        name = _checked_session(request.session, context)
+        # Atomic with a close beginning, as a run's START is (``run_mark``): a hunt's next pass is
+        # refused once a close began, and a close that begins while the pass is planned (the
+        # planner drops an earlier hunt's passes, and compares this one's) is refused as one
+        # during an upload is. A new pass planned during the close had its START refused after
+        # the model ran, and a new hunt dropped passes the closing comparison was reading.
+        with self._lock, self._closing_lock:
+            closed = self.store.is_closed(name)
+            if closed or self._closing[name]:
+                _refuse_closed(
+                    context, (_CLOSED_FINAL if closed else CLOSING_REFUSAL).format(name), closing=not closed
+                )
+            self._streams[name] += 1
         try:
             return self._hunts.next_capture(request)
         except HuntRefused as exc:
             _abort(context, exc.code, str(exc))
+        finally:
+            self.streaming(name, -1)
 
     # ---- rows and results
 
@@ -1149,6 +1201,17 @@ def _other_content(held: StoredFile, digest: bytes) -> bool:
 def _abort(context: grpc.ServicerContext, code: grpc.StatusCode, message: str) -> NoReturn:
     context.abort(code, message)  # raises: the call ends with this status
     raise AssertionError("ServicerContext.abort returned")
+
+
+# Why a call into a closed session is refused (files would be refused one by one).
+_CLOSED_FINAL = "session {} is closed and its results are final; stream into a new session name"
+
+
+def _refuse_closed(context: grpc.ServicerContext, message: str, *, closing: bool = False) -> NoReturn:
+    """End a call refused because its session is closed (or closing), saying so in the trailing
+    metadata too: the agent turns that into its one line, whichever call it made."""
+    context.set_trailing_metadata(((CLOSED_METADATA, "closing" if closing else "closed"),))
+    _abort(context, grpc.StatusCode.FAILED_PRECONDITION, message)
 
 
 def _checked_session(name: str, context: grpc.ServicerContext) -> str:

@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Generic
 
-from dumpcmp.errors import SessionNotFound, StoreError
+from dumpcmp.errors import BadFileNameError, SessionNotFound, StoreError
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.server.stored_rows import INSERT_ROW, ROWS_TABLE, SELECT_ROW, R, ShardRow, row_of, values_of
 from dumpcmp.host.server.stored_stats import (
@@ -31,7 +31,9 @@ from dumpcmp.host.server.stored_stats import (
 )
 from dumpcmp.host.stats_compare import StatsResult
 from dumpcmp.proto._gen.dumpcmp_v1_pb2 import FileKind
-from dumpcmp.proto.runs import run_slot
+from dumpcmp.proto.names import parse_golden_name
+from dumpcmp.proto.runs import REPLACED_REFUSAL, run_slot
+from dumpcmp.proto.session_names import CLOSED_REFUSAL
 
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
 # columns (``stored_rows``), not JSON lists of CSV cells; 5: statistics rows too (``stored_stats``).
@@ -131,7 +133,7 @@ class SessionState:
     def gone(self, run_id: str) -> str:
         """Why a file or mark of ``run_id`` is refused now; "" when it is welcome."""
         if run_id in self.replaced_runs:
-            return f"run {run_id} was replaced by a later run"
+            return REPLACED_REFUSAL.format(run_id)
         if run_id in self.refused_runs:
             return f"run {run_id} was refused: {_REFUSED_RUN}"
         return ""
@@ -289,6 +291,20 @@ class SessionStore:
         (found,) = self.files_named(session, [(kind, path)])
         return found
 
+    def golden_twin(self, session: str, path: str) -> str | None:
+        """Another golden file the session holds of the tensor ``path`` holds (same directory, op
+        name and output index, another timestamp), None when none."""
+        name = PurePosixPath(path).name
+        key = _golden_key(name)
+        if key is None:
+            return None
+        head = f"{path[: len(path) - len(name)]}{key}."
+        # The primary key's order: every path starting with ``head`` lies in [head, head[:-1] + "/").
+        query = "SELECT path FROM files WHERE session=? AND kind=? AND path>=? AND path<? AND path<>?"
+        with self._transaction() as db:
+            found = db.execute(query, (session, FileKind.GOLDEN, head, f"{head[:-1]}/", path)).fetchall()
+        return next((str(p) for (p,) in found if _golden_key(PurePosixPath(p).name) == key), None)
+
     def holds(self, session: str, kind: int) -> bool:
         """Whether the session has a file of this kind."""
         with self._transaction() as db:
@@ -318,7 +334,7 @@ class SessionStore:
         with self._transaction() as db:
             state = db.execute("SELECT state FROM sessions WHERE name=?", (session,)).fetchone()
             if state is None or state[0] == "closed":
-                return [f"session {session} is closed"] * len(files)
+                return [CLOSED_REFUSAL.format(session)] * len(files)
             runs = dict(
                 db.execute(
                     "SELECT run_id, state FROM runs WHERE session=? AND state IN ('replaced', 'refused')",
@@ -578,3 +594,10 @@ def _version_problem(data_dir: Path, version: int) -> str:
             f"convert it with `{MIGRATE_COMMAND} {data_dir}` first"
         )
     return f"{path}: session store schema version {version}, this dumpcmp reads {SCHEMA_VERSION}"
+
+
+def _golden_key(name: str) -> str | None:
+    try:
+        return parse_golden_name(name).key
+    except BadFileNameError:
+        return None

@@ -13,10 +13,11 @@ in one transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,14 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.live import LiveCompare
 from dumpcmp.host.rows import ResultRow
-from dumpcmp.host.server.files import KIND_DIRS, RESULTS_DIR, drop_cached, remove_file, session_dir
+from dumpcmp.host.server.files import (
+    KIND_DIRS,
+    RESULTS_DIR,
+    drop_cached,
+    missing_files,
+    remove_file,
+    session_dir,
+)
 from dumpcmp.host.server.store import SessionStore
 from dumpcmp.host.server.stored_rows import ShardRow
 from dumpcmp.host.session import CompareOutcome
@@ -375,7 +383,14 @@ class SessionWorker:
                 run: _NOT_ENDED if run in unfinished.replaced else _BY_LATER_RUN
                 for run in sorted(self._store.state(self.name).replaced_runs)
             }
-            final = _final_table(outcome, self._plan, replaced)
+            # Files gone from the disk at a start and never sent again: the results lack them.
+            missing = [
+                name
+                for name in missing_files(self._data_dir, self.name)
+                if self._store.file(self.name, *_wire_file(name)) is None
+            ]
+            final = _final_table(outcome, self._plan, replaced, missing)
+            final = _with_hunts(final, self._data_dir, self._store, self.name)
             self._store.close_session(
                 self.name, final.rows, final.columns, final.result_files, final.summary,
                 final.nothing_compared, final.stats,
@@ -418,7 +433,28 @@ class _FinalTable:
     stats: list[ShardRow[StatsResult]]
 
 
-def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: dict[str, str]) -> _FinalTable:
+def _with_hunts(final: _FinalTable, data_dir: Path, store: SessionStore, name: str) -> _FinalTable:
+    """``final`` with the session's hunts first in its summary: what each concluded, and which
+    pass each capture is."""
+    from dumpcmp.host.server.hunts import hunt_lines  # it reads this module's Plan
+
+    lines = hunt_lines(data_dir, store, name)
+    if not lines:
+        return final
+    summary = "\n".join([*map(printable, lines), final.summary])
+    return dataclasses.replace(final, summary=summary)
+
+
+def _wire_file(name: str) -> tuple[int, str]:
+    """The kind and wire path of ``KIND_DIR/path`` (as ``record_missing`` names files)."""
+    directory, _slash, path = name.partition("/")
+    kind = next(k for k, d in KIND_DIRS.items() if d == directory)
+    return kind, path
+
+
+def _final_table(
+    outcome: CompareOutcome, plan: Plan, replaced_runs: dict[str, str], missing: Sequence[str] = ()
+) -> _FinalTable:
     rows = [
         ShardRow(_dump_file_of(row, shard.dump_files, plan.dump_root), shard.key, row)
         for shard in outcome.shards
@@ -436,6 +472,12 @@ def _final_table(outcome: CompareOutcome, plan: Plan, replaced_runs: dict[str, s
     names += [p.name for p in outcome.detail_files]
     tally = Tally.of(outcome, Thresholds())
     lines = summarize(outcome, Thresholds(), tally)
+    if missing:  # first: not an all-clear, whatever the lines below say of what was compared
+        lines.insert(
+            0,
+            f"incomplete: {len(missing)} file{'s' if len(missing) > 1 else ''} the host had acknowledged "
+            f"went missing from its disk and never came again (e.g. {missing[0]}): these results lack them",
+        )
     lines += skipped_lines([f"{p}: {why}" for p, why in outcome.skipped])
     if replaced_runs:  # the results describe one complete run, and say which did not count, and why
         runs = ", ".join(f"{run} ({why})" for run, why in replaced_runs.items())

@@ -11,6 +11,7 @@ from dumpcmp.host.report.advisor import (
     FIRST_DIVERGENCE,
     FP16_OVERFLOW,
     INPUT_INCONSISTENCY,
+    NOTHING_COMPARED,
     advise,
 )
 from dumpcmp.host.report.table import table_from_cells
@@ -163,3 +164,15 @@ def test_an_op_whose_golden_is_missing_is_not_skipped_for_the_next_op() -> None:
     (start,) = advise(offline_table(*rows)).findings
     assert start.kind == FIRST_DIVERGENCE
     assert start.order == 1 and "op #1 not compared" in start.detail and "or at op #2" in start.detail
+
+
+def test_torchair_shard_with_only_trans_ops_checked_against_themselves_is_no_all_clear() -> None:
+    # Rank 1's FX dump missing: its GE trans ops still agree with their own inputs, nothing else.
+    missing = torchair("Add", cos="N/A", max_abs="N/A", max_rel="N/A", ratio="N/A")
+    missing[-3:] = ["N/A", "", "no FX dump for rank 1 token 0"]
+    table = torchair_table(ge_row("trans_Cast_0", own=True), ge_row("trans_TransData_1", own=True), missing)
+    advice = advise(table)
+    assert [f.kind for f in advice.findings] == [NOTHING_COMPARED]
+    (line,) = advice.lines()
+    assert "only 2 GE-inserted op outputs were compared, each with its own input" in line
+    assert "no FX dump for rank 1 token 0" in line

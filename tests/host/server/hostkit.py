@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,3 +230,29 @@ def hosts_fixture() -> Iterator[Hosts]:
 @pytest.fixture(name="host")
 def host_fixture(hosts: Hosts, tmp_path: Path) -> HostServer:
     return hosts.start(tmp_path / "data")
+
+
+@dataclass(frozen=True)
+class HeldClose:
+    entered: threading.Event  # a closing comparison is waiting
+    release: threading.Event
+
+
+@pytest.fixture(name="held_close")
+def held_close_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldClose]:
+    """The sessions' closing comparisons wait until released (at the end, whatever happens)."""
+    from dumpcmp.host.live import LiveCompare
+
+    held = HeldClose(threading.Event(), threading.Event())
+    real_close = LiveCompare.close
+
+    def close(self: LiveCompare) -> object:
+        held.entered.set()
+        assert held.release.wait(CALL_TIMEOUT_S)
+        return real_close(self)
+
+    monkeypatch.setattr(LiveCompare, "close", close)
+    try:
+        yield held
+    finally:
+        held.release.set()

@@ -3,6 +3,7 @@ run ended; a new hunt drops an older hunt's passes; a repeated call gets the sam
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +16,16 @@ from dumpcmp.fakes.simulate import SimulationResult
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity
-from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, run_mark, session_settings, simulation_files
+from dumpcmp.proto.session_names import CLOSED_METADATA, CLOSING_REFUSAL, STREAMING_METADATA
+from tests.host.server.hostkit import (  # noqa: F401 (fixture: held_close)
+    CALL_TIMEOUT_S,
+    Client,
+    HeldClose,
+    held_close_fixture,
+    run_mark,
+    session_settings,
+    simulation_files,
+)
 
 StatusOf = Callable[[Callable[[], object]], grpc.StatusCode]
 HUNT = "00112233445566aa"
@@ -60,6 +70,15 @@ def pass_run(client: Client, sim: SimulationResult, index: int, *, hunt: str = H
     return run
 
 
+def hunted_one_pass(client: Client, sim: SimulationResult) -> tuple[str, pb.CapturePlan]:
+    """A hunt in session s1 whose first pass ended and was taken: that pass's run id, and the
+    host's answer to it (the next capture, or the verdict)."""
+    session_files(client, sim)
+    ask(client)
+    done = pass_run(client, sim, 1)
+    return done, ask(client, done)
+
+
 def test_a_hunt_begins_with_a_statistics_pass_and_takes_each_ended_pass(
     client: Client, sim: SimulationResult, tmp_path: Path
 ) -> None:
@@ -94,10 +113,7 @@ def test_a_new_hunt_drops_the_passes_of_the_older_one(
     client: Client, sim: SimulationResult, tmp_path: Path
 ) -> None:
     # An agent killed between passes and run again: its passes must not mix with the new hunt's.
-    session_files(client, sim)
-    ask(client)
-    old = pass_run(client, sim, 1)
-    ask(client, old)
+    old, _answer = hunted_one_pass(client, sim)
     assert ask(client, hunt=OTHER_HUNT).pass_index == 1
     info = client.info("s1")
     assert list(info.replaced_runs) == [old]
@@ -117,7 +133,7 @@ def test_a_new_hunt_drops_the_passes_of_the_older_one(
         ("no session", grpc.StatusCode.NOT_FOUND, "s1"),
         ("no golden", grpc.StatusCode.FAILED_PRECONDITION, "session s1 holds no golden data"),
         ("no rule", grpc.StatusCode.FAILED_PRECONDITION, "session s1 holds no fusion rule"),
-        ("closed", grpc.StatusCode.FAILED_PRECONDITION, "session s1 is closed"),
+        ("closed", grpc.StatusCode.FAILED_PRECONDITION, "session s1 is closed and its results are final"),
         ("protocol 2", grpc.StatusCode.FAILED_PRECONDITION, "hunt protocol 2 is unknown to this host"),
         ("bad hunt id", grpc.StatusCode.INVALID_ARGUMENT, "a hunt needs its id"),
     ],
@@ -153,3 +169,88 @@ def test_next_capture_asks_for_the_token_like_every_call(hosts: object, tmp_path
     with pytest.raises(grpc.RpcError) as caught:
         ask(hosts.client(server))
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+
+
+def _trailing(error: grpc.RpcError) -> dict[str, str]:
+    return dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+
+
+def test_a_hunt_asking_while_its_session_closes_is_refused_and_drops_nothing(
+    client: Client, sim: SimulationResult, held_close: HeldClose
+) -> None:
+    # NextCapture checked only for a closed session: during a close, a new hunt's begin dropped
+    # the earlier hunt's passes (files and rows) under the closing comparison, and a new pass was
+    # planned whose START was refused once the model had run again.
+    old, _answer = hunted_one_pass(client, sim)
+    held = {f.path for f in client.info("s1").files}
+    answers: list[object] = []
+    closer = threading.Thread(target=lambda: answers.append(client.close("s1")))
+    closer.start()
+    try:
+        assert held_close.entered.wait(CALL_TIMEOUT_S)
+        for finished, hunt in (("", OTHER_HUNT), (old, HUNT)):  # a new hunt, and the old one's next pass
+            with pytest.raises(grpc.RpcError) as caught:
+                ask(client, finished, hunt=hunt)
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION  # type: ignore[attr-defined]
+            assert caught.value.details() == CLOSING_REFUSAL.format("s1")  # type: ignore[attr-defined]
+            assert _trailing(caught.value)[CLOSED_METADATA] == "closing"
+    finally:
+        held_close.release.set()
+        closer.join(CALL_TIMEOUT_S)
+    (info,) = answers
+    assert isinstance(info, pb.SessionInfo) and info.state == pb.SessionInfo.CLOSED
+    assert {f.path for f in info.files} == held and not info.replaced_runs
+    with pytest.raises(grpc.RpcError) as caught:
+        ask(client, old)
+    assert _trailing(caught.value)[CLOSED_METADATA] == "closed"
+
+
+def test_a_close_while_a_hunt_plans_its_next_pass_is_refused_as_during_an_upload(
+    client: Client, sim: SimulationResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check and the close's start are atomic: a close beginning while a pass is planned (the
+    # planner drops an earlier hunt's passes and compares this one's) is refused, as while an
+    # agent streams; the hunt's agent closes the session itself after its verdict.
+    from dumpcmp.host.server.hunts import Hunts
+
+    session_files(client, sim)
+    client.send("s1", {k: v for k, v in simulation_files(sim).items() if k[0] == pb.DUMP})
+    planning, release = threading.Event(), threading.Event()
+    real = Hunts.next_capture
+
+    def slow(self: Hunts, request: pb.NextCaptureRequest) -> pb.CapturePlan:
+        planning.set()
+        assert release.wait(CALL_TIMEOUT_S)
+        return real(self, request)
+
+    monkeypatch.setattr(Hunts, "next_capture", slow)
+    answers: list[pb.CapturePlan] = []
+    asker = threading.Thread(target=lambda: answers.append(ask(client)))
+    asker.start()
+    try:
+        assert planning.wait(CALL_TIMEOUT_S)
+        with pytest.raises(grpc.RpcError) as caught:
+            client.close("s1")
+        assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION  # type: ignore[attr-defined]
+        assert STREAMING_METADATA in _trailing(caught.value)
+    finally:
+        release.set()
+        asker.join(CALL_TIMEOUT_S)
+    assert answers and answers[0].pass_index == 1
+    assert client.close("s1").state == pb.SessionInfo.CLOSED  # the plan answered: nothing holds it
+
+
+def test_the_close_of_a_hunt_session_says_what_the_hunt_concluded_and_which_pass_each_capture_is(
+    client: Client, sim: SimulationResult
+) -> None:
+    # Its summary read as one run's: the passes' captures as shards, a first divergence of its own.
+    done, answer = hunted_one_pass(client, sim)
+    concluded = answer.WhichOneof("next") == "verdict"
+    info = client.close("s1")
+    first, second, *_rest = info.summary.splitlines()
+    ended = "verdict " if concluded else "no verdict (it ended before one)"
+    assert first.startswith(f"hunt of small_cnn@dev0 (hunt {HUNT}): {ended}"), first
+    assert first.endswith("; the rows below are its passes' captures, each compared on its own"), first
+    assert second == f"  pass 1: statistics of every op: run {done}: dump/20260101000001/0/small_cnn/1", (
+        second
+    )

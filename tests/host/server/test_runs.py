@@ -7,8 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import grpc
 import pytest
@@ -20,11 +19,13 @@ from dumpcmp.host.server.store import SessionStore
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.runs import run_identity, run_slot
 from tests.agent.recording_host import uploader_for
-from tests.host.server.hostkit import (
+from tests.host.server.hostkit import (  # noqa: F401 (fixture: held_close)
     CALL_TIMEOUT_S,
     Client,
+    HeldClose,
     Hosts,
     file_messages,
+    held_close_fixture,
     session_settings,
     simulation_files,
 )
@@ -125,6 +126,55 @@ def test_a_run_bringing_another_fusion_rule_is_refused_whole_and_the_sessions_ru
     assert [f.path for f in client.info("s1").files] == ["fusion_rule.json"]
     assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"rule-one"
     assert not any((tmp_path / "data/sessions/s1/inputs").iterdir())
+
+
+@pytest.mark.parametrize("second_run", [False, True])
+def test_a_stored_dump_file_is_never_replaced_by_other_content(
+    client: Client, tmp_path: Path, second_run: bool
+) -> None:
+    # Two `--watch` agents whose trees share relative paths: the second's bytes were renamed over
+    # the first's acknowledged files (deleted from the device with --delete-acked): data lost.
+    client.open("s1")
+    path = "20261128061351/0/small_cnn/1/0/Add.a.1.1.1"
+    (first,) = client.send("s1", {(pb.DUMP, path): b"agent A"})
+    assert first.status == Ack.STORED
+    run = _run(1, "bbbbbbbb") if second_run else ""
+    if run:
+        _mark(client, run, pb.RunMark.START, "b")
+    (again,) = client.send("s1", {(pb.DUMP, path): b"agent A"}, run_id=run)
+    assert again.status == Ack.DUPLICATE  # the same file once more (a rerun after a crash)
+    (other,) = client.send("s1", {(pb.DUMP, path): b"agent B"}, run_id=run)
+    assert other.status == Ack.REFUSED
+    assert other.message.startswith(f"session s1 already holds another dump file {path} (of run (no run), ")
+    assert (tmp_path / "data/sessions/s1/dump" / path).read_bytes() == b"agent A"
+
+
+def test_a_watch_bringing_another_golden_file_of_a_tensor_the_session_holds_is_refused(
+    client: Client, tmp_path: Path
+) -> None:
+    # Two `--watch --golden` agents (no runs) with golden data of other seeds: the close compared
+    # the first's dump with the second's golden files, every tensor "diverging" from op 0.
+    client.open("s1")
+    held = "golden/_block1_Relu.0.1795895639031834.npy"
+    assert client.send("s1", {(pb.GOLDEN, held): b"seed 0"})[0].status == Ack.STORED
+    assert client.send("s1", {(pb.GOLDEN, held): b"seed 0"})[0].status == Ack.DUPLICATE  # resent
+    twin, other_op = (
+        "golden/_block1_Relu.0.1795895639039999.npy",
+        "golden/_block1_Relu.1.1795895639039999.npy",
+    )
+    (refused, other_output) = client.send(
+        "s1", {(pb.GOLDEN, twin): b"seed 1", (pb.GOLDEN, other_op): b"seed 1"}
+    )
+    assert (refused.status, refused.message) == (
+        Ack.REFUSED,
+        f"session s1 already holds {held}, another golden file of this tensor; a session compares with one "
+        "set of golden data: stream other golden data into a new session",
+    )
+    assert other_output.status == Ack.STORED  # output 1: another tensor
+    golden_dir = tmp_path / "data/sessions/s1/golden"
+    assert sorted(p.name for p in golden_dir.rglob("*.npy")) == sorted(
+        PurePosixPath(p).name for p in (held, other_op)
+    )
 
 
 def test_an_agent_whose_run_is_refused_counts_none_of_its_files_as_delivered(
@@ -295,32 +345,6 @@ def test_a_run_never_ended_is_dropped_when_the_session_closes(client: Client, si
     assert not {row.dump_file for row in client.rows("s1")} & {path for _kind, path in other}
 
 
-@dataclass(frozen=True)
-class _HeldClose:
-    entered: threading.Event  # a closing comparison is waiting
-    release: threading.Event
-
-
-@pytest.fixture(name="held_close")
-def held_close_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[_HeldClose]:
-    """The sessions' closing comparisons wait until released (at the end, whatever happens)."""
-    from dumpcmp.host.live import LiveCompare
-
-    held = _HeldClose(threading.Event(), threading.Event())
-    real_close = LiveCompare.close
-
-    def close(self: LiveCompare) -> object:
-        held.entered.set()
-        assert held.release.wait(CALL_TIMEOUT_S)
-        return real_close(self)
-
-    monkeypatch.setattr(LiveCompare, "close", close)
-    try:
-        yield held
-    finally:
-        held.release.set()
-
-
 def _closing(client: Client, session: str) -> tuple[threading.Thread, list[object]]:
     """A close of ``session`` in a thread: its answer (or error) lands in the list."""
     answers: list[object] = []
@@ -346,7 +370,7 @@ def _ended_run(client: Client, sim: SimulationResult) -> None:
 
 
 def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_kept(
-    client: Client, sim: SimulationResult, tmp_path: Path, held_close: _HeldClose
+    client: Client, sim: SimulationResult, tmp_path: Path, held_close: HeldClose
 ) -> None:
     # Two agents into one session, the second 0.3-0.5 s after the first: its START, during the
     # first agent's close, replaced the finished run; the closed session had 176 rows, 3 CSVs
@@ -376,9 +400,7 @@ def test_a_run_starting_while_the_session_closes_is_refused_and_the_closed_run_k
     assert (late.status, late.message) == (Ack.REFUSED, "session s1 is closed")
 
 
-def test_two_closes_at_once_both_answer(
-    client: Client, sim: SimulationResult, held_close: _HeldClose
-) -> None:
+def test_two_closes_at_once_both_answer(client: Client, sim: SimulationResult, held_close: HeldClose) -> None:
     # The second `host close` waited until --timeout (600 s), holding a host thread: the worker
     # ended after the first close and never answered the second one queued behind it.
     client.open("s1", **session_settings())

@@ -169,17 +169,22 @@ def test_unfinished_run_is_replaced_by_the_next(
     assert client.info("s1").replaced_runs == ["r1"]
 
 
+def _sent_while_up(hosts: Hosts, data: Path, files: dict[tuple[int, str], bytes]) -> None:
+    """``files`` sent into a new open session s1 of a host on ``data``, then the host stopped."""
+    host = hosts.start(data)
+    client = hosts.client(host)
+    client.open("s1", **session_settings())
+    client.send("s1", files)
+    hosts.stop(host)
+
+
 def test_host_restart_resumes_open_sessions(
     hosts: Hosts, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
 ) -> None:
     data = tmp_path / "data"
-    first = hosts.start(data)
-    client = hosts.client(first)
-    client.open("s1", **session_settings())
     files = simulation_files(sim)
     items = list(files.items())
-    client.send("s1", dict(items[: len(items) // 2]))
-    hosts.stop(first)
+    _sent_while_up(hosts, data, dict(items[: len(items) // 2]))
     # A crash leaves a temporary upload behind, and loses one stored file.
     (data / "sessions/s1/.incoming/dead.part").write_bytes(b"half")
     lost_kind, lost_path = items[0][0]
@@ -187,6 +192,11 @@ def test_host_restart_resumes_open_sessions(
     (data / "sessions/s1/rules" / lost_path).unlink()
 
     second = hosts.start(data)
+    (said,) = second.service.start_problems
+    assert (
+        said.startswith("session s1: 1 acknowledged file missing or changed in ")
+        and f"rules/{lost_path}" in said
+    )
     client = hosts.client(second)
     resumed = client.open("s1", **session_settings())
     held = {(f.kind, f.path) for f in resumed.files}
@@ -194,10 +204,37 @@ def test_host_restart_resumes_open_sessions(
     acks = client.send("s1", files)  # an agent resends what it has no ack for; here: all of it
     assert sum(a.status == Ack.DUPLICATE for a in acks) == len(held)
     assert sum(a.status == Ack.STORED for a in acks) == len(files) - len(held)
-    client.close("s1")
+    assert "incomplete" not in client.close("s1").summary  # the lost file came again
     assert result_csv(client, "s1") == expected_csv
     assert not (data / "sessions/s1/.incoming/dead.part").exists()
     assert client.info("s1").rows == expected_csv.count(b"\n") - 1
+
+
+def test_acknowledged_files_deleted_by_hand_are_said_at_start_and_by_the_close(
+    hosts: Hosts, tmp_path: Path, sim: SimulationResult
+) -> None:
+    # Dump files deleted from an open session's directory while the host was down went unmentioned:
+    # the store forgot them, and the close's summary said "no divergence" of the files left.
+    data = tmp_path / "data"
+    files = simulation_files(sim)
+    _sent_while_up(hosts, data, files)
+    dumps = sorted(path for kind, path in files if kind == pb.DUMP)
+    for path in dumps[:3]:
+        (data / "sessions/s1/dump" / path).unlink()
+    second = hosts.start(data)
+    (said,) = second.service.start_problems
+    assert said == (
+        f"session s1: 3 acknowledged files missing or changed in {(data / 'sessions/s1').resolve()} (e.g. "
+        f"dump/{dumps[0]}); an agent that resumes the session sends them again; its close says the results "
+        "lack any that never come"
+    )
+    summary = hosts.client(second).close("s1").summary.splitlines()
+    assert summary[0] == (
+        f"incomplete: 3 files the host had acknowledged went missing from its disk and never came again "
+        f"(e.g. dump/{dumps[0]}): these results lack them"
+    )
+    hosts.stop(second)
+    assert not hosts.start(data).service.start_problems  # a closed session: its results are stored
 
 
 def test_four_sessions_uploaded_at_once(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
