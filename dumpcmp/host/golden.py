@@ -14,7 +14,7 @@ memory before the metrics read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -227,6 +227,23 @@ def _dump_tensor(path: Path, kind: TensorKind, index: int) -> np.ndarray:
 
 
 GoldenSource = NpyGoldenDir | NpuDumpGolden
+
+
+def golden_skipped(golden: GoldenSource, shared: Mapping[str, str]) -> tuple[tuple[Path, str], ...]:
+    """What ``golden`` passed over, with a file stem several ops write (``shared``: stem -> why,
+    from the rule file) said once as that: none of its files is used, and "an older golden (a
+    second run here?)" would send the user looking for a run that never happened."""
+    if not shared or not isinstance(golden, NpyGoldenDir):
+        return tuple(golden.skipped)
+    kept = [(path, why) for path, why in golden.skipped if _stem(path.name) not in shared]
+    return (*kept, *((golden.root / f"{stem}.*.npy", why) for stem, why in shared.items()))
+
+
+def _stem(filename: str) -> str | None:
+    try:
+        return parse_golden_name(filename).op_name
+    except BadFileNameError:
+        return None
 
 
 def open_golden(path: Path) -> GoldenSource:

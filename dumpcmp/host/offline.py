@@ -11,7 +11,7 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
-from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
+from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, golden_skipped, open_golden
 from dumpcmp.host.pipeline import CompareOptions, fewer_collections, matcher_for_dump
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
@@ -149,7 +149,8 @@ def _compare(
             detail_error = str(exc)
     return CompareOutcome(
         tuple(shards),
-        skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
+        skipped=tuple((s.path, s.reason) for s in tree.skipped)
+        + golden_skipped(golden, rules.shared_golden_names()),
         target_skipped=len(tree.skipped),
         detail_files=detail_files,
         detail_where=detail_where,

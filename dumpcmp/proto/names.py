@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
+from dumpcmp.outputs import NAME_MAX, writing
 from dumpcmp.proto.records import pickled_as_values
 
 # Chained str.replace, not str.translate: translate with a mapping costs ~1.3 us a name, the
@@ -152,6 +154,17 @@ def add_to_mapping(directory: Path, numeric_name: str, original_name: str) -> No
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / MAPPING_FILE).open("a", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerow((numeric_name, original_name))
+
+
+def name_that_fits(directory: Path, name: str, stand_in: str, longest: int = NAME_MAX) -> Path:
+    """``directory / name``; a name longer than ``longest`` bytes (NAME_MAX, less what a writer
+    appends to it) is written under ``stand_in`` instead, recorded in the directory's
+    ``mapping.csv`` first (formats.md §2.3, §2.4), so a reader that meets the file can name it."""
+    if len(os.fsencode(name)) <= longest:
+        return directory / name
+    with writing(directory / MAPPING_FILE):
+        add_to_mapping(directory, stand_in, name)
+    return directory / stand_in
 
 
 # --------------------------------------------------------------------------- npy names
