@@ -54,6 +54,7 @@ from dumpcmp.outputs import NAME_MAX, atomic_path, kept_if_written, prepare_outp
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
+    GOLDEN_OP_TYPE,
     DumpName,
     GoldenName,
     converted_npy_name,
@@ -68,7 +69,7 @@ from dumpcmp.proto.sniff import named_if_not_a_dump, not_a_dump
 
 __all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
-DEFAULT_OP_TYPE = "Golden"
+DEFAULT_OP_TYPE = GOLDEN_OP_TYPE
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 

@@ -41,7 +41,8 @@ def check_arguments(request: CompareRequest, golden_is_npu: bool) -> None:
         raise MatchError("-cfr/--close-fusion-rule-file is only for NPU vs NPU comparisons")
     if not request.fusion_rule and not (request.target.is_file() and request.golden.is_file()):
         raise MatchError(
-            "NPU dump vs golden npy data needs -fr/--fusion-rule-file (the ATC json of the model)"
+            "NPU dump vs golden data (npy files, or the dump files npy2dump makes of them) needs "
+            "-fr/--fusion-rule-file (the ATC json of the model)"
         )
 
 

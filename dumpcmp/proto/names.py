@@ -186,6 +186,9 @@ class GoldenName:
 
 
 GOLDEN_SUFFIXES = (".npy", ".pb", ".quant")
+# The op type ``convert npy2dump`` gives the dump files it makes of golden npy files: a dump file
+# of this type is golden data, every output of one golden op in one file.
+GOLDEN_OP_TYPE = "Golden"
 
 
 def parse_golden_name(name: str) -> GoldenName:

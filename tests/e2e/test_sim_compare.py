@@ -352,3 +352,22 @@ def test_op_names_too_long_for_a_file_name_are_written_as_cann_does(tmp_path: Pa
     )
     sigmoid = [r for r in rows if r["NPUDump"] == long]
     assert len(sigmoid) == 2 and all(float(r["CosineSimilarity"]) > 0.99 for r in sigmoid)
+
+
+def test_golden_npy_made_dump_files_compare_with_the_fusion_rule_as_the_npy(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=("/block2/Add=bias:0.5",))
+    dumped = tmp_path / "golden_dumps"
+    made = runner.invoke(app, ["convert", "npy2dump", "-i", str(sim.golden_dir), "-o", str(dumped)])
+    assert made.exit_code == 0, made.output
+    npy = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "a"
+    )
+    dump = compare("-tp", sim.npu_dump_dir, "-gp", dumped, "-fr", sim.fusion_rule, "-o", tmp_path / "b")
+    columns = ("TensorIndex", "GroundTruth", "CosineSimilarity", "MaxAbsoluteError", "CompareFailReason")
+    assert [[r[c] for c in columns] for r in dump] == [[r[c] for c in columns] for r in npy]
+    bad = first_bad_output(dump)
+    assert bad is not None and bad["NPUDump"] == "/block2/Add"
+    by_name = runner.invoke(
+        app, ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(dumped), "-o", str(tmp_path / "c")]
+    )
+    assert by_name.exit_code == 1 and "needs -fr/--fusion-rule-file" in by_name.output
