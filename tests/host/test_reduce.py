@@ -93,6 +93,12 @@ def test_keep_refuses_unknown_statistics(text: str) -> None:
         parse_keep(text)
 
 
+@pytest.mark.parametrize("text", ["min,min", "min,MAX,max"])
+def test_keep_refuses_a_statistic_named_twice(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"more than once; name each once$"):
+        parse_keep(text)
+
+
 def test_original_deleted_only_after_its_summary_is_on_disk(
     sim_tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -211,8 +211,8 @@ def advise(
             Finding(
                 UNREADABLE_CELLS, None, "", (), {},
                 "fix or regenerate the result table: a damaged row cannot be judged.",
-                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers, "
-                f"e.g. {table.bad_cell_example}; their rows count as not compared",
+                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers or out of "
+                f"range, e.g. {table.bad_cell_example}; their rows count as not compared",
             )
         )  # fmt: skip
     if not rows:

@@ -56,6 +56,10 @@ def parse_keep(text: str) -> tuple[str, ...]:
             f"--keep {text!r}: " + (f"unknown statistic {unknown[0]!r}; " if unknown else "nothing to keep; ")
             + f"choose from {','.join(STATISTICS)}"
         )  # fmt: skip
+    # A statistic named twice is a slip (another was meant, perhaps): said, as config acl says it.
+    repeated = next((w for i, w in enumerate(wanted) if w in wanted[:i]), None)
+    if repeated is not None:
+        raise ConfigError(f"--keep {text!r}: names {repeated} more than once; name each once")
     return tuple(s for s in STATISTICS if s in wanted)
 
 
