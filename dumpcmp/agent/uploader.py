@@ -4,7 +4,8 @@ One thread owns the connection. It opens (or resumes) the session, then runs one
 stream: gRPC's own thread sends messages (files read from disk chunk by chunk straight into the
 messages, hashed as they are read: XXH3-128 where the host verifies it, else SHA-256), prepared a
 few ahead by a reader thread where the machine has cores to spare, while this thread reads the
-host's per-file acknowledgements.
+host's per-file acknowledgements. Small files waiting together go in one message (WholeFiles),
+where the host takes that: a message's fixed cost on each side is paid once for all of them.
 What is in flight — sent, not yet acknowledged — is bounded by a window of files and bytes, so
 memory does not depend on how much is waiting; gRPC's flow control bounds the rest.
 
@@ -57,6 +58,9 @@ from dumpcmp.proto.upload_wire import (
     whole_head,
     whole_head_size,
     whole_message,
+    wholes_head,
+    wholes_head_size,
+    wholes_message,
 )
 
 __all__ = [
@@ -151,6 +155,17 @@ class _Item:
         return str(self.local) if self.local is not None else f"run {self.path}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """A file opened to be sent, in flight: its FileStart, and the bytes it adds to a message."""
+
+    item: _Item
+    handle: RawIOBase
+    start: pb.FileStart
+    encoded_start: bytes
+    cost: int  # its data and its WholeFile's other fields
+
+
 @dataclass(slots=True)
 class _InFlight:
     item: _Item
@@ -237,6 +252,7 @@ class Uploader:
         self._host_files: dict[tuple[int, str], tuple[bytes, int]] = {}  # (checksum, size)
         self._checksum: int = pb.SHA256  # what the files are sent with: the best the host verifies
         self._whole_files = False  # the host takes a small file as one WholeFile message
+        self._whole_file_batches = False  # and several of them as one WholeFiles message
         self._last_sync = time.monotonic()
         self._connected = False
         # Not connected and trying to be: from the start until OpenSession answers, and again
@@ -519,6 +535,7 @@ class Uploader:
         with self._cond:
             self._checksum = pb.XXH3_128 if pb.XXH3_128 in info.checksums else pb.SHA256
             self._whole_files = info.whole_files
+            self._whole_file_batches = info.whole_file_batches
             self._host_files = held
             self._replaced = sorted(replaced)
         for entry in self._journal.entries():
@@ -592,50 +609,86 @@ class Uploader:
     def _messages(self, gen: int) -> Iterator[_Message]:
         with self._cond:
             checksum, whole = self._checksum, self._whole_files
-        while True:
-            item = self._next_item(gen)
-            if item is None:
-                return
-            if item.local is None:
-                if not self._register(gen, item, 0, 0):
-                    return
-                yield pb.UploadMessage(
-                    run=pb.RunMark(
-                        session=self._session,
-                        run_id=item.path,
-                        event=item.event,
-                        agent_id=self._open.uploader.agent_id,
-                    )
-                )
-                continue
-            opened = self._prepare(item)
-            if opened is None:
-                continue
-            handle, size, mtime_ns = opened
-            with handle:
-                if not self._register(gen, item, size, mtime_ns):
-                    return
-                yield from self._file_messages(item, handle, size, checksum, whole)
+            batches = whole and self._whole_file_batches
+        pending: _Opened | None = None  # opened for a batch it did not fit: it goes next
+        try:
+            while True:
+                first, pending = pending, None
+                if first is None:
+                    item = self._next_item(gen)
+                    if item is None:
+                        return
+                    if item.local is None:
+                        if not self._register(gen, item, 0, 0):
+                            return
+                        yield self._run_mark(item)
+                        continue
+                    first = self._opened(gen, item, checksum)
+                    if first is None:
+                        continue
+                files = [first]
+                room = self._settings.chunk_size - first.cost
+                # Files waiting right now go with it while their data fits one chunk; none is waited for.
+                while batches and room >= 0 and (item := self._next_item(gen, at_most=room)) is not None:
+                    opened = self._opened(gen, item, checksum)
+                    if opened is None:
+                        continue
+                    if opened.cost > room:  # with its head (or grown since queued): it starts the next one
+                        pending = opened
+                        break
+                    files.append(opened)
+                    room -= opened.cost
+                try:
+                    if len(files) > 1:
+                        yield self._wholes_message(files, checksum)
+                    else:
+                        yield from self._file_messages(first, checksum, whole)
+                finally:
+                    for opened in files:
+                        opened.handle.close()
+        finally:
+            if pending is not None:
+                pending.handle.close()
 
-    def _file_messages(
-        self, item: _Item, handle: RawIOBase, size: int, checksum: int, whole: bool
-    ) -> Iterator[_Message]:
-        """FileStart, data chunks, FileEnd; a file that fits one chunk as one WholeFile, where the
-        host takes that (a message costs each side as much as a small file's bytes). Each is read
-        straight into the message it goes in (FilledMessage)."""
+    def _run_mark(self, item: _Item) -> pb.UploadMessage:
+        return pb.UploadMessage(
+            run=pb.RunMark(
+                session=self._session,
+                run_id=item.path,
+                event=item.event,
+                agent_id=self._open.uploader.agent_id,
+            )
+        )
+
+    def _opened(self, gen: int, item: _Item, checksum: int) -> _Opened | None:
+        """``item``'s file opened and in flight; None when it is not to be sent, or the stream is gone."""
+        prepared = self._prepare(item)
+        if prepared is None:
+            return None
+        handle, size, mtime_ns = prepared
+        if not self._register(gen, item, size, mtime_ns):
+            handle.close()
+            return None
         start = pb.FileStart(
             session=self._session, kind=item.kind, path=item.path, size=size, run_id=item.run_id,
             checksum=checksum,  # type: ignore[arg-type]
         )  # fmt: skip
+        encoded = start.SerializeToString()
+        return _Opened(item, handle, start, encoded, whole_head_size(encoded, checksum, size) + size)
+
+    def _file_messages(self, file: _Opened, checksum: int, whole: bool) -> Iterator[_Message]:
+        """FileStart, data chunks, FileEnd; a file that fits one chunk as one WholeFile, where the
+        host takes that (a message costs each side as much as a small file's bytes). Each is read
+        straight into the message it goes in (FilledMessage)."""
+        item, handle, start, size = file.item, file.handle, file.start, file.start.size
         digest = new_digest(checksum)
         if whole and size <= self._settings.chunk_size:
-            encoded_start = start.SerializeToString()
-            message = FilledMessage(whole_head_size(encoded_start, checksum, size), size)
+            message = FilledMessage(file.cost - size, size)
             got = self._read(item, handle, message.data, digest)
             end = self._ended(item, checksum, digest)
             # A file that shrank since it was opened goes as it was read: the host refuses it.
             yield (
-                message.done(whole_head(encoded_start, end, size))
+                message.done(whole_head(file.encoded_start, end, size))
                 if got == size
                 else whole_message(start, end, message.data[:got])
             )
@@ -651,6 +704,27 @@ class Uploader:
             left -= got
             yield message.done(data_head(want)) if got == want else data_message(message.data[:got])
         yield pb.UploadMessage(end=self._ended(item, checksum, digest))
+
+    def _wholes_message(self, files: list[_Opened], checksum: int) -> bytes:
+        """One WholeFiles message of ``files``, each read straight into its place in it."""
+        files_size = sum(file.cost for file in files)
+        message = FilledMessage(wholes_head_size(files_size), files_size)
+        read: list[tuple[pb.FileStart, pb.FileEnd, memoryview]] = []
+        short = False
+        at = 0
+        for file in files:
+            size = file.start.size
+            head_size = file.cost - size
+            digest = new_digest(checksum)
+            data = message.data[at + head_size : at + file.cost]
+            got = self._read(file.item, file.handle, data, digest)
+            end = self._ended(file.item, checksum, digest)
+            message.data[at : at + head_size] = whole_head(file.encoded_start, end, size, in_wholes=True)
+            read.append((file.start, end, data[:got]))
+            short = short or got < size
+            at += file.cost
+        # A file that shrank since it was opened goes as it was read: the host refuses it.
+        return wholes_message(read) if short else message.done(wholes_head(files_size))
 
     def _read(self, item: _Item, handle: RawIOBase, view: memoryview, digest: Digest) -> int:
         """Bytes read into ``view``, hashed and counted: all of it, unless the file ends first."""
@@ -673,8 +747,9 @@ class Uploader:
                 entry.digest = digest.digest()
         return file_end(checksum, digest.digest())
 
-    def _next_item(self, gen: int) -> _Item | None:
-        """The next item the window allows; None when the stream is to end."""
+    def _next_item(self, gen: int, at_most: int | None = None) -> _Item | None:
+        """The next item the window allows; None when the stream is to end. ``at_most``: only a
+        file of at most that many bytes, and only if it is there now (None, else: no waiting)."""
         s = self._settings
         with self._cond:
             while True:
@@ -688,7 +763,7 @@ class Uploader:
                         len(self._in_flight) < s.window_files
                         and self._in_flight_bytes + size <= s.window_bytes
                     )
-                    if not fits:
+                    if not fits or (at_most is not None and (item.local is None or size > at_most)):
                         break
                     del self._queue[index]
                     self._taken += 1
@@ -696,6 +771,8 @@ class Uploader:
                 else:
                     if self._closed and not self._queue and not self._in_flight:
                         return None
+                if at_most is not None:
+                    return None
                 self._cond.wait(0.5)
 
     def _register(self, gen: int, item: _Item, size: int, mtime_ns: int) -> bool:

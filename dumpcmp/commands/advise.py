@@ -28,7 +28,7 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
-from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer
+from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer, warn_of_strangers
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
@@ -280,21 +280,6 @@ def advise_command(
         )
 
 
-def _warn_of_strangers(graph: OpGraph, tables: Sequence[ResultTable]) -> None:
-    """One line when the table names ops the graph does not hold: another model's graph is
-    otherwise used for nothing (the walk keeps to the table's ops) without a word."""
-    from dumpcmp.host.report.graph import strangers
-
-    missing, named = strangers(graph, (row.op_name for table in tables for row in table.targets()))
-    if missing:
-        which = "none" if missing == named else f"{named - missing}"
-        console().print(
-            f"warning: --graph holds {which} of the {named} ops the result names: is it this "
-            "model's? the advisor walks the result's ops alone",
-            markup=False,
-        )
-
-
 def _advise_run(
     run: Sequence[_ToAdvise],
     output: Path | None,
@@ -313,7 +298,8 @@ def _advise_run(
     if several:
         heading = f"result {_run_path(Path(name).parent, stem, len(run)) if len(run) > 1 else name}"
     if graph is not None:
-        _warn_of_strangers(graph, [t[0] for t in run])
+        names = (row.op_name for t in run for row in t[0].targets())
+        warn_of_strangers(graph, names, "the advisor walks the result's ops alone")
     advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir, graph=graph)
     print_advice(advice, text, data, heading=heading)
     if not reports.wanted:

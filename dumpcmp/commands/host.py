@@ -37,7 +37,7 @@ from dumpcmp.commands._remote import (
     channel_options,
     host_command,
 )
-from dumpcmp.commands._report_flags import Graph
+from dumpcmp.commands._report_flags import Graph, warn_of_strangers
 from dumpcmp.errors import DumpcmpError, OutputError, TransferError
 from dumpcmp.host.server.limits import (
     DEFAULT_KEEPALIVE_S,
@@ -925,15 +925,26 @@ def _write_html(
     timeout: float,
 ) -> None:  # fmt: skip
     from dumpcmp.host.report.files import ReportRequest, write_reports
+    from dumpcmp.host.report.graph import graph_for
     from dumpcmp.host.report.table import table_from_cells
 
     columns, rows = _table_cells(stub, info, streamed, timeout)
     table = table_from_cells([columns, *rows], source=f"session {info.session}")
+    op_graph = None
+    if graph is not None:  # the user's: maybe another model's, where the session's own is not
+        op_graph = graph_for(graph, info.model)
+        warn_of_strangers(
+            op_graph,
+            (row.op_name for row in table.targets()),
+            "the report's graph has no numbers on the others",
+        )
     with tempfile.TemporaryDirectory(prefix="dumpcmp-rule-") as scratch:
         if graph is None:  # the network of the rule the session compared with, where it holds one
             graph = _session_rule(stub, info, Path(scratch), timeout)
         request = ReportRequest(html=True, graph=graph)
-        write_reports(table, target.with_suffix(""), request, model=info.model, html_path=target)
+        write_reports(
+            table, target.with_suffix(""), request, model=info.model, html_path=target, graph=op_graph
+        )
 
 
 def _session_rule(stub: DumpCompareStub, info: pb.SessionInfo, scratch: Path, timeout: float) -> Path | None:

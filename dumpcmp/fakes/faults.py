@@ -48,9 +48,20 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True, slots=True)
+class _Inert:
+    """The amount at which a kind of fault changes no element, what it then does, and an amount
+    that does inject something (for the error's example)."""
+
+    amount: float
+    does: str
+    instead: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Amounts:
     """The amounts a kind of fault takes: finite float32 values in an interval (``low``/``high``
-    excluded where ``open_low``/``open_high``), or none (``words`` says so)."""
+    excluded where ``open_low``/``open_high``), or none (``words`` says so); never its ``inert``
+    amount."""
 
     words: str  # the allowed range, as the error says it
     low: float = -_FLOAT32_MAX
@@ -58,6 +69,7 @@ class _Amounts:
     open_low: bool = False
     open_high: bool = False
     takes: bool = True
+    inert: _Inert | None = None
 
     def admits(self, amount: float) -> bool:
         if not self.takes or not math.isfinite(amount):
@@ -66,16 +78,28 @@ class _Amounts:
         below = amount < self.high if self.open_high else amount <= self.high
         return above and below
 
+    def inert_at(self, amount: float) -> _Inert | None:
+        """What ``amount`` does if it changes nothing once it is the float32 the executor applies:
+        ``bias:0`` and ``scale:1``, but also ``scale:1.00000001`` and ``noise:1e-50``, which round
+        to them."""
+        if self.inert is not None and float(np.float32(amount)) == self.inert.amount:
+            return self.inert
+        return None
+
 
 _FINITE = f"a finite number within ±{_FLOAT32_MAX:.4g} (float32)"
 _FRACTION = _Amounts("takes a fraction of the elements in [0, 1] (0: a single one)", low=0.0, high=1.0)
 # Checked when the spec is parsed: a negative noise scale failed deep in the runtime, NaN or an
 # out-of-range amount ran, and layout or drop silently ignored the amount they were given.
+# An inert amount ran, and the user read the comparison's "all clear" as the fault going unseen.
 _ALLOWED = {
-    FaultKind.BIAS: _Amounts(f"takes {_FINITE}"),
-    FaultKind.SCALE: _Amounts(f"takes {_FINITE}"),
+    FaultKind.BIAS: _Amounts(f"takes {_FINITE}", inert=_Inert(0.0, "adds 0 to every element", "0.5")),
+    FaultKind.SCALE: _Amounts(f"takes {_FINITE}", inert=_Inert(1.0, "multiplies every element by 1", "1.5")),
     FaultKind.NOISE: _Amounts(
-        "takes its size in units of the tensor's std: above 0, up to float32 max", low=0.0, open_low=True
+        "takes its size in units of the tensor's std: above 0, up to float32 max",
+        low=0.0,
+        open_low=True,
+        inert=_Inert(0.0, "adds noise of size 0", "0.1"),
     ),
     FaultKind.NAN: _FRACTION,
     FaultKind.INF: _FRACTION,
@@ -84,6 +108,7 @@ _ALLOWED = {
         "to reach twice float16's largest value)",
         low=1.0,
         open_low=True,
+        inert=_Inert(1.0, "scales the output by 1", "100"),
     ),
     FaultKind.LAYOUT: _Amounts("takes no amount (the channels are permuted)", takes=False),
     FaultKind.DROP: _Amounts("takes no amount (the output is replaced by its input or zeros)", takes=False),
@@ -119,6 +144,13 @@ class Fault:
             allowed = _ALLOWED[kind]
             if not allowed.admits(amount):
                 raise ConfigError(f"fault {spec!r}: {kind.value} {allowed.words}")
+            inert = allowed.inert_at(amount)
+            if inert is not None:
+                rounded = "" if amount == inert.amount else f" (it is {inert.amount:g} as float32)"
+                raise ConfigError(
+                    f"fault {spec!r}: {kind.value} {amount_text.strip()} injects nothing{rounded}: it "
+                    f"{inert.does}; give an amount that does, e.g. {op}={kind.value}:{inert.instead}"
+                )
         return cls(op, kind, amount)
 
     def __str__(self) -> str:

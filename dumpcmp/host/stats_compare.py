@@ -56,10 +56,12 @@ STATS_RESULT_COLUMNS: tuple[str, ...] = (
 # The columns of statistics compared as values, and of the NaN/inf counts.
 _COMPARABLE = tuple(_CSV_COLUMN.values())
 _COUNTS = tuple(STAT_COLUMNS[k] for k in ("Nan", "Negative Inf", "Positive Inf"))
-# The reason of a row whose dump carries no statistic to compare (a count of zero says nothing).
+# The reason of a row whose dump carries neither a statistic nor a NaN/inf count to compare.
 NO_STATISTIC = "the stats dump holds no comparable statistic"
-# What ``StatsResult.failing`` names for NaN/inf counted in the target beyond the golden's.
+# What ``StatsResult.failing`` names for NaN/inf counted in the target beyond the golden's, and
+# for the golden's NaN/inf the target's counts lack.
 NAN_INF_APPEARED = "NaN/inf"
+NAN_INF_MISSING = "NaN/inf missing"
 
 Stat = float | None  # None: the dump does not carry this statistic ("N/A" in the table)
 
@@ -131,6 +133,12 @@ class StatsResult:
     # NaN and ±inf the device counted in the target beyond those of the golden tensor (its
     # statistics skip them): above 0, values the golden does not hold appeared, a FAIL.
     target_nan_inf: int = 0
+    # NaN and ±inf of the golden tensor beyond those the device counted, of the kinds it counts:
+    # above 0, values the golden holds are finite on the target side, a FAIL too.
+    missing_nan_inf: int = 0
+    # The dump counts NaN/inf and the golden tensor is known: the counts were compared, so a row of
+    # counts alone that agree (0 against 0 included) is a compared, agreeing row.
+    counts_compared: bool = False
 
     def pairs(self) -> tuple[tuple[Stat, Stat], ...]:
         target = self.target.values() if self.target is not None else _NONE
@@ -140,11 +148,11 @@ class StatsResult:
     @property
     def compared(self) -> bool:
         """At least one statistic is known on both sides and a number on one: NaN on one side
-        only (NaN or inf in its data) is a comparison, and a failing one; so are NaN/inf the
-        device counted beyond the golden's, even in a dump of counts only (``dump_stats: Nan``)."""
-        return any(
+        only (NaN or inf in its data) is a comparison, and a failing one; so are the NaN/inf counts
+        of a dump that holds them, equal or not, even of counts only (``dump_stats: Nan``)."""
+        return self.counts_compared or any(
             t is not None and g is not None and not (math.isnan(t) and math.isnan(g)) for t, g in self.pairs()
-        ) or (self.golden is not None and self.target_nan_inf > 0)
+        )
 
     def diffs(self) -> tuple[Stat, ...]:
         """Target minus golden of each statistic, None where either side lacks it."""
@@ -163,14 +171,16 @@ class StatsResult:
 
     def failing(self, threshold: float) -> tuple[str, ...]:
         """The statistics whose |diff| / (max(|target|, |golden|) + 1e-10) exceeds ``threshold``
-        (``verdict.statistic_distance``: NaN on one side only is beyond it), and ``NaN/inf`` when
-        the device counted more NaN/inf in the target than the golden holds."""
+        (``verdict.statistic_distance``: NaN on one side only is beyond it), ``NaN/inf`` when the
+        device counted more NaN/inf in the target than the golden holds, ``NaN/inf missing`` when
+        fewer."""
         beyond = tuple(
             name
             for name, (t, g) in zip(STATISTICS, self.pairs(), strict=True)
             if t is not None and g is not None and statistic_distance(t, g) > threshold
         )
-        return (*beyond, NAN_INF_APPEARED) if self.target_nan_inf > 0 else beyond
+        counts = ((self.target_nan_inf, NAN_INF_APPEARED), (self.missing_nan_inf, NAN_INF_MISSING))
+        return (*beyond, *(name for n, name in counts if n > 0))
 
 
 def golden_only_stats(golden: GoldenSource | None, used: set[str]) -> list[StatsResult]:
@@ -224,7 +234,6 @@ def _compare_row(
         count=row.count,
         target=Statistics.of_stats_row(row),
         reasons=_special_values(row),
-        target_nan_inf=_nan_inf(row),
     )
     try:
         kind = TensorKind(row.kind)
@@ -247,32 +256,44 @@ def _compare_row(
             f"the golden tensor holds {array.size}"
         )
         return _with(base, ground_truth=truth, reason=reason)
-    if not any(name in row.stats for name in _COMPARABLE) and not any(row.stats.get(c) for c in _COUNTS):
+    counted = [c for c in _COUNTS if c in row.stats]
+    if not counted and not any(name in row.stats for name in _COMPARABLE):
         reason = f"{NO_STATISTIC} (add Max, Min, Avg or L2norm to dump_stats)"
         return _with(base, ground_truth=truth, reason=reason)
-    golden_nan, golden_inf = _golden_special(array)
-    # The golden's own NaN/inf are skipped by its statistics too: said, and not held against the target.
+    golden_counts = _golden_special(array)
+    golden_nan = golden_counts[STAT_COLUMNS["Nan"]]
+    golden_inf = sum(golden_counts.values()) - golden_nan
+    # The golden's own NaN/inf are skipped by its statistics too: said, and not held against the
+    # target where it counts as many; each kind the dump counts is compared with the golden's.
     held = [f"{n} {name}" for n, name in ((golden_nan, "NaN"), (golden_inf, "inf")) if n]
+    gaps = [_count(row, c) - golden_counts[c] for c in counted]
     return replace(
         _with(base, ground_truth=truth, golden=Statistics.of_array(array, padding),
               reason=f"golden holds {', '.join(held)}" if held else ""),
-        target_nan_inf=max(0, base.target_nan_inf - golden_nan - golden_inf),
+        target_nan_inf=sum(g for g in gaps if g > 0),
+        missing_nan_inf=sum(-g for g in gaps if g < 0),
+        counts_compared=bool(counted),
     )  # fmt: skip
 
 
-def _golden_special(array: np.ndarray) -> tuple[int, int]:
-    """The golden tensor's NaN and ±inf counts (0, 0 for integer data)."""
-    nan = inf = 0
+def _golden_special(array: np.ndarray) -> dict[str, int]:
+    """The golden tensor's NaN, -inf and +inf counts, by the stats CSV's column of each (0 for
+    integer data)."""
+    nan = negative = positive = 0
     if np.issubdtype(array.dtype, np.inexact):
         for chunk in flat_chunks(array, _CHUNK):
             nan += int(np.count_nonzero(np.isnan(chunk)))
-            inf += int(np.count_nonzero(np.isinf(chunk)))
-    return nan, inf
+            infinite = np.isinf(chunk)
+            below = int(np.count_nonzero(infinite & np.signbit(chunk)))
+            negative += below
+            positive += int(np.count_nonzero(infinite)) - below
+    return dict(zip(_COUNTS, (nan, negative, positive), strict=True))
 
 
-def _nan_inf(row: StatsRow) -> int:
-    counts = (row.stats.get(column, 0.0) for column in _COUNTS)
-    return sum(int(n) for n in counts if n and not math.isnan(n))
+def _count(row: StatsRow, column: str) -> int:
+    """A NaN/inf count of the dump; 0 where the device wrote NA."""
+    n = row.stats[column]
+    return 0 if math.isnan(n) else int(n)
 
 
 def _special_values(row: StatsRow) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dumpcmp.errors import BadFileNameError
 from dumpcmp.host.file_pair import NPY_SUFFIX
 from dumpcmp.host.row_verdicts import (
     APPEARED,
@@ -34,7 +35,7 @@ from dumpcmp.host.row_verdicts import (
 )
 from dumpcmp.host.rows import NO_GOLDEN, ResultRow
 from dumpcmp.host.session import CompareOutcome, NumberedRows, ShardOutcome
-from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NO_STATISTIC, StatsResult
+from dumpcmp.host.stats_compare import NAN_INF_APPEARED, NAN_INF_MISSING, NO_STATISTIC, StatsResult
 from dumpcmp.host.verdict import (
     Drift,
     Thresholds,
@@ -43,6 +44,7 @@ from dumpcmp.host.verdict import (
     statistics_error,
 )
 from dumpcmp.printable import counted
+from dumpcmp.proto.names import STATS_SUFFIX, DumpName, parse_dump_name
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
@@ -101,6 +103,8 @@ class Divergence:
     reasons: tuple[str, ...] = ()  # the row's own words, e.g. which side holds the NaN
     # Right before it, tensors without numbers that may hide where it starts (``_unseen_before``).
     unseen_before: tuple[Target, ...] = ()
+    # The task ids of the dump file before its own and of its own, where they skip (``_skipped``).
+    skipped: tuple[int, int] | None = None
 
     def lines(self, label: str, *, with_device: bool = False) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
@@ -108,6 +112,14 @@ class Divergence:
         breaches = ", ".join(self.breaches)
         place = self.place.text(with_device=with_device)
         lines = [f"{label}: {place}: {breaches}{why}; ground truth {self.ground_truth}{where}"]
+        if self.skipped is not None:
+            # The advisor's hedge for a gap in the op numbering; the Index never shows one.
+            before, own = self.skipped
+            lines.append(
+                "warning: it may start earlier: an op before it may not have been dumped (the dump's "
+                f"task ids skip from {before} to {own} right before it; index {self.place.index} counts "
+                "the dumped ops only)"
+            )
         if self.unseen_before:
             lines.append(
                 f"warning: it may start earlier: {_unseen_count(self.unseen_before)} right before it "
@@ -345,19 +357,50 @@ def _value_divergence(
     while start and rows[start - 1].index == row.index:
         start -= 1
     unseen = tuple(rows[i] for i in verdicts.unseen_before(start))
-    return Divergence(Place.of(shard, row), row.ground_truth, _dump_file(shard, row.index),
-                      thresholds.breaches(row.metrics), row.reasons, unseen)  # fmt: skip
+    own = _dump_file(shard, row.index)
+    return Divergence(Place.of(shard, row), row.ground_truth, own, thresholds.breaches(row.metrics),
+                      row.reasons, unseen, _skipped(shard, own))  # fmt: skip
+
+
+def _skipped(shard: ShardOutcome, own: Path | None) -> tuple[int, int] | None:
+    """The task id of the shard's dump file right before ``own`` (of its stream; tensor and
+    statistics dumps alike) and ``own``'s, where a task lies between them: an op that was not
+    dumped (or a task that dumps nothing). The Index numbers the dumped ops only, so it never
+    shows the gap."""
+    mine = _task(own)
+    if mine is None:
+        return None
+    files = (*shard.dump_files, *(r.dump_file for r in shard.stats_rows))
+    tasks = (_task(path) for path in files)
+    same_stream = (t.task_id for t in tasks if t is not None and t.stream_id == mine.stream_id)
+    before = [task for task in same_stream if task < mine.task_id]
+    if not before or mine.task_id - max(before) <= 1:
+        return None  # no gap, or the first of its stream (nothing is known of the tasks before it)
+    return max(before), mine.task_id
+
+
+def _task(path: Path | None) -> DumpName | None:
+    """The fields of a dump file's name (a statistics dump's: a tensor dump's plus .csv); None for
+    npy files and a mapping's short names, which tell nothing of tasks."""
+    if path is None:
+        return None
+    try:
+        return parse_dump_name(path.name.removesuffix(STATS_SUFFIX))
+    except BadFileNameError:
+        return None
 
 
 def _stats_divergence(
     shard: ShardOutcome, row: StatsResult, failing: tuple[str, ...], threshold: float
 ) -> Divergence:
-    beyond = [name for name in failing if name != NAN_INF_APPEARED]
+    counts = {NAN_INF_APPEARED: "NaN/inf counted in the target beyond the golden's",
+              NAN_INF_MISSING: "NaN/inf of the golden's not counted in the target"}  # fmt: skip
+    beyond = [name for name in failing if name not in counts]
     breaches = [f"{', '.join(beyond)} differ by more than {threshold:g} of their size"] if beyond else []
-    if NAN_INF_APPEARED in failing:
-        breaches.append("NaN/inf counted in the target beyond the golden's")
+    breaches += [words for name, words in counts.items() if name in failing]
     return Divergence(Place.of(shard, row), row.ground_truth, row.dump_file, tuple(breaches),
-                      unseen_before=_unseen_before(shard.stats_rows, row))  # fmt: skip
+                      unseen_before=_unseen_before(shard.stats_rows, row),
+                      skipped=_skipped(shard, row.dump_file))  # fmt: skip
 
 
 def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | None = None) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,7 +25,7 @@ from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 __all__ = [
     "ACKS_METADATA", "BATCHED", "Digest", "FilledMessage", "Whole", "data_head", "data_message",
     "digest_of", "file_end", "keep_freed_memory", "new_digest", "read_upload_message", "stored_file",
-    "whole_head", "whole_head_size", "whole_message",
+    "whole_head", "whole_head_size", "whole_message", "wholes_head", "wholes_head_size", "wholes_message",
 ]  # fmt: skip
 
 # Upload call metadata of an agent that reads UploadAck.more (answers several files a message).
@@ -70,6 +70,8 @@ def _tag(field: int) -> bytes:
 
 _DATA_TAG = _tag(pb.UploadMessage.DATA_FIELD_NUMBER)
 _WHOLE_TAG = _tag(pb.UploadMessage.WHOLE_FIELD_NUMBER)
+_WHOLES_TAG = _tag(pb.UploadMessage.WHOLES_FIELD_NUMBER)
+_ENTRY_TAG = _tag(pb.WholeFiles.FILES_FIELD_NUMBER)  # a WholeFile in a WholeFiles: one byte too
 _WHOLE_DATA_TAG = _tag(pb.WholeFile.DATA_FIELD_NUMBER)
 _START_TAG = _tag(pb.WholeFile.START_FIELD_NUMBER)
 _END_TAG = _tag(pb.WholeFile.END_FIELD_NUMBER)
@@ -133,9 +135,10 @@ def data_message(data: bytes | memoryview) -> bytes:
     return b"".join((data_head(len(data)), data))  # a byte view's length is its size
 
 
-def whole_head(encoded_start: bytes, end: pb.FileEnd, size: int) -> bytes:
+def whole_head(encoded_start: bytes, end: pb.FileEnd, size: int, *, in_wholes: bool = False) -> bytes:
     """What comes before a WholeFile message's ``size`` bytes of data (its last field), its
-    FileStart given encoded: the fields of ``WholeFile(start, end)`` as protobuf encodes them."""
+    FileStart given encoded: the fields of ``WholeFile(start, end)`` as protobuf encodes them;
+    ``in_wholes``: as one file of a WholeFiles message (after ``wholes_head``), not a message."""
     encoded_end = end.SerializeToString()
     head = b"".join(
         (
@@ -149,13 +152,13 @@ def whole_head(encoded_start: bytes, end: pb.FileEnd, size: int) -> bytes:
     )
     tail = _WHOLE_DATA_TAG + _varint(size)
     inner = len(head) + len(tail) + size
-    return b"".join((_WHOLE_TAG, _varint(inner), head, tail))
+    return b"".join((_ENTRY_TAG if in_wholes else _WHOLE_TAG, _varint(inner), head, tail))
 
 
 def whole_head_size(encoded_start: bytes, checksum: int, size: int) -> int:
-    """The length of ``whole_head`` once the file's checksum of kind ``checksum`` is known,
-    counted rather than encoded (a few microseconds a file): a FileEnd is its one digest field,
-    whose length is its kind's."""
+    """The length of ``whole_head`` (either way: its tags are one byte each) once the file's
+    checksum of kind ``checksum`` is known, counted rather than encoded (a few microseconds a
+    file): a FileEnd is its one digest field, whose length is its kind's."""
     end = 2 + _DIGEST_SIZES[checksum]  # a one-byte tag and a one-byte length: digests are short
     head = 1 + _varint_size(len(encoded_start)) + len(encoded_start) + 1 + _varint_size(end) + end
     tail = 1 + _varint_size(size)
@@ -169,6 +172,26 @@ def _varint_size(value: int) -> int:
 def whole_message(start: pb.FileStart, end: pb.FileEnd, data: bytes | memoryview) -> bytes:
     """``UploadMessage(whole=WholeFile(start=start, end=end, data=data))`` encoded, data last."""
     return b"".join((whole_head(start.SerializeToString(), end, len(data)), data))
+
+
+def wholes_head(files_size: int) -> bytes:
+    """What comes before the files of a WholeFiles message, ``files_size`` bytes of them (each
+    file ``whole_head(..., in_wholes=True)`` and its data)."""
+    return _WHOLES_TAG + _varint(files_size)
+
+
+def wholes_head_size(files_size: int) -> int:
+    return 1 + _varint_size(files_size)
+
+
+def wholes_message(files: Sequence[tuple[pb.FileStart, pb.FileEnd, bytes | memoryview]]) -> bytes:
+    """``UploadMessage(wholes=WholeFiles(files=[WholeFile(start, end, data), ...]))`` encoded."""
+    parts = [
+        part
+        for start, end, data in files
+        for part in (whole_head(start.SerializeToString(), end, len(data), in_wholes=True), data)
+    ]
+    return b"".join((wholes_head(sum(len(part) for part in parts)), *parts))
 
 
 def _bytes_to_fill() -> Callable[[int], tuple[bytes, memoryview]] | None:
@@ -237,45 +260,64 @@ class FilledMessage:
         return message
 
 
-def read_upload_message(raw: bytes) -> pb.UploadMessage | memoryview | Whole:
+def read_upload_message(raw: bytes) -> pb.UploadMessage | memoryview | Whole | tuple[Whole, ...]:
     """The host's decoding of one Upload message: a data message's chunk as a view of ``raw``, a
-    WholeFile as a Whole whose data is one; anything else parsed by protobuf."""
+    WholeFile as a Whole whose data is one, a WholeFiles as a tuple of them; anything else parsed
+    by protobuf."""
     tag = raw[:1]
+    outer = _field(raw, 1, len(raw))
+    if outer is None or outer[1] != len(raw):  # not one field and nothing after it
+        return pb.UploadMessage.FromString(raw)
     if tag == _DATA_TAG:
-        field = _field(raw, 1)
-        if field is not None and field[1] == len(raw):  # the field and nothing after it
-            return memoryview(raw)[field[0] :]
-    elif tag == _WHOLE_TAG:
-        whole = _whole(raw)
+        return memoryview(raw)[outer[0] :]
+    view = memoryview(raw)
+    if tag == _WHOLE_TAG:
+        whole = _whole(raw, view, *outer)
         if whole is not None:
             return whole
+    elif tag == _WHOLES_TAG:
+        wholes = _wholes(raw, view, *outer)
+        if wholes is not None:
+            return wholes
     return pb.UploadMessage.FromString(raw)
 
 
-def _field(raw: bytes, at: int) -> tuple[int, int] | None:
+def _field(raw: bytes, at: int, limit: int) -> tuple[int, int] | None:
     """Where the length-delimited field whose length starts at ``at`` has its value: (start, end);
-    None when its length is not a whole varint or runs past ``raw``."""
+    None when its length is not a whole varint or runs past ``limit``."""
     size = shift = 0
-    for here in range(at, min(len(raw), at + 10)):
+    for here in range(at, min(limit, at + 10)):
         byte = raw[here]
         size |= (byte & 0x7F) << shift
         shift += 7
         if byte < 0x80:
-            return (here + 1, here + 1 + size) if here + 1 + size <= len(raw) else None
+            return (here + 1, here + 1 + size) if here + 1 + size <= limit else None
     return None
 
 
-def _whole(raw: bytes) -> Whole | None:
-    """A WholeFile message of exactly its fields 1, 2 and 3, each once; None for anything else."""
-    outer = _field(raw, 1)
-    if outer is None or outer[1] != len(raw):
-        return None
-    view = memoryview(raw)
+def _wholes(raw: bytes, view: memoryview, at: int, limit: int) -> tuple[Whole, ...] | None:
+    """The WholeFiles between ``at`` and ``limit``: only field 1, each a WholeFile as ``_whole``
+    takes it; None for anything else."""
+    found: list[Whole] = []
+    while at < limit:
+        inner = _field(raw, at + 1, limit) if raw[at : at + 1] == _ENTRY_TAG else None
+        if inner is None:
+            return None
+        whole = _whole(raw, view, *inner)
+        if whole is None:
+            return None
+        found.append(whole)
+        at = inner[1]
+    return tuple(found)
+
+
+def _whole(raw: bytes, view: memoryview, at: int, limit: int) -> Whole | None:
+    """The WholeFile between ``at`` and ``limit``: exactly its fields 1, 2 and 3, each once;
+    None for anything else."""
     parts: dict[int, memoryview] = {}
-    at = outer[0]
-    while at < len(raw):
+    while at < limit:
         number = raw[at] >> 3
-        inner = _field(raw, at + 1)
+        inner = _field(raw, at + 1, limit)
         if raw[at] & 7 != 2 or number not in (1, 2, 3) or number in parts or inner is None:
             return None
         parts[number] = view[inner[0] : inner[1]]

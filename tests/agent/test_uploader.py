@@ -3,11 +3,13 @@ reconnects, resends, and delivery exactly once across restarts of either side.""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator
+from io import RawIOBase
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from dumpcmp.agent.uploader import (
     UploadReport,
     UploadSettings,
     _Item,
+    _Opened,
     data_message,
     default_read_ahead,
 )
@@ -462,17 +465,62 @@ def test_a_filled_messages_data_is_gone_once_it_is_done() -> None:
         message.data[0]
 
 
+def _opened(item: _Item, handle: RawIOBase, size: int) -> _Opened:
+    """``item`` opened as the uploader opens a file it sends, announced at ``size`` bytes."""
+    start = pb.FileStart(session=SESSION, kind=item.kind, path=item.path, size=size, checksum=pb.XXH3_128)
+    encoded = start.SerializeToString()
+    return _Opened(item, handle, start, encoded, whole_head_size(encoded, pb.XXH3_128, size) + size)
+
+
+def test_files_read_straight_into_one_message_are_a_protobuf_encoding_of_it(tmp_path: Path) -> None:
+    contents = {"a": b"", "b/c": b"bc" * 100, "d": bytes(range(256)) * 70}  # a varint of 1, 2, 3 bytes
+    request = pb.OpenSessionRequest(session=SESSION)
+    with Journal(tmp_path / "state", SESSION) as journal, contextlib.ExitStack() as stack:
+        opened = []
+        for number, (name, data) in enumerate(contents.items()):
+            path = tmp_path / f"file{number}"
+            path.write_bytes(data)
+            handle = stack.enter_context(path.open("rb", buffering=0))
+            opened.append(_opened(_Item(seq=number, kind=pb.DUMP, path=name, local=path), handle, len(data)))
+        uploader = Uploader(lambda: pytest.fail("no connection"), request, journal, FAST, target="-")
+        encoded = uploader._wholes_message(opened, pb.XXH3_128)
+    files = [
+        pb.WholeFile(start=file.start, end=pb.FileEnd(xxh3_128=xxhash.xxh3_128(data).digest()), data=data)
+        for file, data in zip(opened, contents.values(), strict=True)
+    ]
+    # Equal once parsed: an empty file's data field is there, empty (protobuf leaves it out).
+    assert pb.UploadMessage.FromString(encoded) == pb.UploadMessage(wholes=pb.WholeFiles(files=files))
+
+
 @pytest.mark.parametrize("size", [100, 3 * 64 * 1024 + 5], ids=["whole", "chunked"])
-def test_a_file_that_shrank_since_it_was_opened_goes_as_it_was_read(tmp_path: Path, size: int) -> None:
+@pytest.mark.parametrize("batched", [False, True], ids=["alone", "batched"])
+def test_a_file_that_shrank_since_it_was_opened_goes_as_it_was_read(
+    tmp_path: Path, size: int, batched: bool
+) -> None:
     """Fewer bytes than its size announced: the messages hold what was read, no bytes of a
-    message filled in place that no read set, and the host sees the file short (and refuses it)."""
-    path = tmp_path / "f"
+    message filled in place that no read set, and the host sees the file short (and refuses it);
+    in a WholeFiles message, the files after it as they are."""
+    path, other = tmp_path / "f", tmp_path / "g"
     path.write_bytes(b"x" * (size - 10))
+    other.write_bytes(b"y" * 50)
     request = pb.OpenSessionRequest(session=SESSION)
     item = _Item(seq=0, kind=pb.DUMP, path="f", local=path)
-    with Journal(tmp_path / "state", SESSION) as journal, path.open("rb", buffering=0) as handle:
+    with (
+        Journal(tmp_path / "state", SESSION) as journal,
+        path.open("rb", buffering=0) as handle,
+        other.open("rb", buffering=0) as other_handle,
+    ):
         uploader = Uploader(lambda: pytest.fail("no connection"), request, journal, FAST, target="-")
-        messages = list(uploader._file_messages(item, handle, size, pb.XXH3_128, whole=True))
+        opened = _opened(item, handle, size)
+        if batched:
+            next_one = _opened(_Item(seq=1, kind=pb.DUMP, path="g", local=other), other_handle, 50)
+            wholes = pb.UploadMessage.FromString(uploader._wholes_message([opened, next_one], pb.XXH3_128))
+            assert [(f.start.path, f.data) for f in wholes.wholes.files] == [
+                ("f", b"x" * (size - 10)),
+                ("g", b"y" * 50),
+            ]
+            return
+        messages = list(uploader._file_messages(opened, pb.XXH3_128, whole=True))
     decoded = [pb.UploadMessage.FromString(m) if isinstance(m, bytes) else m for m in messages]
     sent = b"".join(m.whole.data if m.HasField("whole") else m.data for m in decoded)
     assert sent == b"x" * (size - 10)

@@ -119,3 +119,22 @@ def test_nan_the_golden_holds_too_is_not_counted_against_the_target(tmp_path: Pa
     rows[1][reason] = "target holds 5 Nan golden holds 2 NaN"  # 3 beyond the golden's
     table = read_result(write_stats(tmp_path / f"stats_result_{STAMP}.csv", rows))
     assert [r.target_nan_inf for r in table.rows] == [0, 3]
+
+
+def test_rows_judged_by_their_nan_inf_counts_alone_are_advised(tmp_path: Path) -> None:
+    # A dump of NaN/inf counts only (dump_stats: Nan) has no statistic as a number: its PASS/FAIL
+    # rows were "nothing compared" to the advisor, though compare had judged them.
+    path = write_stats(
+        tmp_path / f"stats_result_{STAMP}.csv",
+        [
+            stats_row(0, "conv", "output", "PASS", "N/A"),
+            stats_row(1, "add", "input", "PASS", "N/A"),
+            stats_row(1, "add", "output", "FAIL", "N/A"),
+            stats_row(2, "relu", "output", "FAIL", "N/A"),
+        ],
+    )
+    result = runner.invoke(app, ["advise", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith(
+        "first divergence: op #1 add - inputs agree, output 0 does not"
+    )

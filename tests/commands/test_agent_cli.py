@@ -475,12 +475,21 @@ def test_watch_checks_the_golden_and_rule_paths_before_anything_streams(
     assert not (tmp_path / "dump.dumpcmp-agent").exists()
 
 
-def test_sim_checks_its_faults_before_the_session_opens(server: ServerHandle, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("/block1/dw/conv/Conv=overflow", "cannot inject a fault at '/block1/dw/conv/Conv'"),
+        # a fault that injects nothing ran, and the run's "all clear" read as the fault going unseen
+        ("/block2/Add=scale:1", "Error: fault '/block2/Add=scale:1': scale 1 injects nothing"),
+    ],
+)
+def test_sim_checks_its_faults_before_the_session_opens(
+    server: ServerHandle, tmp_path: Path, fault: str, said: str
+) -> None:
     # A misspelt fault op failed only after the host had opened an empty session for the run.
-    fault = "/block1/dw/conv/Conv=overflow"
     code, out = run("--host", server.target, "--session", "s1", "--model", "zoo:small_cnn", "--sim",
                     "--inject", fault, "--state", str(tmp_path / "state"))  # fmt: skip
-    assert code == 1 and "cannot inject a fault at '/block1/dw/conv/Conv'" in out and "Traceback" not in out
+    assert code == 1 and said in out and "Traceback" not in out and len(out.strip().splitlines()) == 1
     assert server.host.opened == 0 and not server.host.sessions
 
 

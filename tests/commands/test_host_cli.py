@@ -118,6 +118,26 @@ def test_results_html_of_a_session_with_its_graph(
     page = target.read_text(encoding="utf-8")
     assert 'id="graph"' in page and "/block2/Add" in page  # the rule file's graph, the faulty op
     assert "session s1" in page  # where the rows came from
+    assert "warning" not in output
+
+
+def test_results_html_with_another_models_graph_says_so_in_one_line(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    # It drew the other model's network, bare of the result's numbers, without a word (advise
+    # --graph said so already).
+    closed_session(hosts.client(host), sim)
+    other = simulate("zoo:transformer_block", tmp_path / "other")
+    code, output = invoke(
+        "results", "s1", "--host", f"127.0.0.1:{host.port}", "--html", tmp_path / "s1.html", "--graph",
+        other.fusion_rule,
+    )  # fmt: skip
+    assert code == 0, output
+    (warning,) = [line for line in output.splitlines() if "warning" in line]
+    assert warning.startswith("warning: --graph holds ") and warning.endswith(
+        " ops the result names: is it this model's? the report's graph has no numbers on the others"
+    )
+    assert f"wrote {tmp_path / 's1.html'}" in output
 
 
 def test_follow_waits_for_the_close(

@@ -84,6 +84,11 @@ def test_inputs_and_acl_config(tmp_path: Path) -> None:
         (["zoo:nope"], "Error: no zoo model 'nope'"),
         (["zoo:small_cnn", "--inject", "x=bias"], "Error: cannot inject a fault at 'x'"),
         (["zoo:small_cnn", "--inject", "x"], "Error: fault 'x'"),
+        (
+            ["zoo:small_cnn", "--inject", "/stem/conv/Conv=bias:0"],
+            "Error: fault '/stem/conv/Conv=bias:0': bias 0 injects nothing: it adds 0 to every element; "
+            "give an amount that does, e.g. /stem/conv/Conv=bias:0.5\n",
+        ),
         (["missing.onnx"], "Error: missing.onnx: no such model file"),
     ],
 )

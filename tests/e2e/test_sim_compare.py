@@ -260,6 +260,22 @@ def test_statistics_dump_finds_the_faulty_op(tmp_path: Path) -> None:
     assert line.endswith(".csv") and "dump file " in line
 
 
+def test_statistics_divergence_after_an_op_not_dumped_says_so(tmp_path: Path) -> None:
+    # /block2.pw/conv/Conv (task 8) not dumped: the Add after it became "index 7", and nothing said
+    # an op before it was missing.
+    dump, golden, rule = _stats_simulation(tmp_path, ("/block2/Add=bias:1",))
+    (missing,) = dump.rglob("Conv2D._block2_pw_conv_Conv.8.*")
+    missing.unlink()
+    output, _ = _stats_compare(tmp_path, dump, golden, rule)
+    lines = output.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("first statistics divergence"))
+    assert "index 7 Add /block2/Add" in lines[first]
+    assert lines[first + 1] == (
+        "warning: it may start earlier: an op before it may not have been dumped (the dump's task ids "
+        "skip from 7 to 9 right before it; index 7 counts the dumped ops only)"
+    )
+
+
 def test_statistics_rows_name_ops_as_tensor_rows_do(tmp_path: Path) -> None:
     # A statistics file holds no op name: its rows showed the sanitised file name
     # (_block2_Add where a tensor dump's rows say /block2/Add) and, as ground truth, the one

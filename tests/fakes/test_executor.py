@@ -144,7 +144,41 @@ def test_an_amount_out_of_its_kinds_range_is_refused_naming_the_range(spec: str,
         Fault.parse(spec)
 
 
-@pytest.mark.parametrize("spec", ["k=nan:0", "k=inf:1", "k=bias:-3", "k=scale:0", "k=overflow:100", "k=drop"])
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("k=bias:0", "bias 0 injects nothing: it adds 0 to every element; give an amount that does, "
+         "e.g. k=bias:0.5"),
+        ("k=bias:-0.0", "bias -0.0 injects nothing"),
+        ("k=bias:1e-50", "bias 1e-50 injects nothing (it is 0 as float32)"),
+        ("k=scale:1", "scale 1 injects nothing: it multiplies every element by 1; give an amount that "
+         "does, e.g. k=scale:1.5"),
+        ("k=scale:1.00000001", "scale 1.00000001 injects nothing (it is 1 as float32)"),
+        ("k=noise:1e-50", "noise 1e-50 injects nothing (it is 0 as float32): it adds noise of size 0; "
+         "give an amount that does, e.g. k=noise:0.1"),
+        ("k=overflow:1.00000001", "overflow 1.00000001 injects nothing (it is 1 as float32): it scales "
+         "the output by 1; give an amount that does, e.g. k=overflow:100"),
+    ],
+)  # fmt: skip
+def test_an_amount_that_injects_nothing_is_refused_with_one_that_does(spec: str, says: str) -> None:
+    # bias:0 and scale:1 ran, and the comparison's "all clear" read as the fault going unnoticed.
+    with pytest.raises(ConfigError, match=re.escape(f"fault {spec!r}: {says}")):
+        Fault.parse(spec)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "k=nan:0",
+        "k=inf:1",
+        "k=bias:-3",
+        "k=scale:0",
+        "k=scale:-1",
+        "k=overflow:100",
+        "k=drop",
+        "k=noise:1e-06",
+    ],
+)
 def test_amounts_within_their_kinds_range_are_taken(spec: str) -> None:
     assert str(Fault.parse(spec)) == spec
 

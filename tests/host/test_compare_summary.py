@@ -273,7 +273,11 @@ def test_a_skipped_file_of_the_target_tree_warns_that_the_divergence_may_start_e
     lines = _run(target, golden_tree, tmp_path / "out")
     first = next(i for i, line in enumerate(lines) if line.startswith("first divergence"))
     assert "block2/conv" in lines[first]
-    assert lines[first + 1] == (
+    # The culprit's missing dump is a gap in the dump's task ids too (said since the summary says gaps).
+    assert lines[first + 1].startswith(
+        "warning: it may start earlier: an op before it may not have been dumped"
+    )
+    assert lines[first + 2] == (
         "warning: it may start earlier: 1 file of the target tree was skipped (above), and a dump file "
         "among them is not compared"
     )
@@ -643,3 +647,22 @@ def test_a_tree_of_many_small_steps_forks_one_pool_for_all_of_them(
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out", jobs=2))
     assert len(outcome.shards) == 3
     assert len(pools) == (1 if sys.platform.startswith("linux") else 0)
+
+
+def test_an_op_not_dumped_before_the_divergence_is_said_though_the_index_hides_it(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # block1/conv (task 2) not dumped: block2/conv became "index 1", and nothing said an op before it
+    # was missing (the advisor hedges such a gap; the summary's renumbered Index hid it).
+    target = write_tree(tmp_path / "npu", lambda i, v: v + 1.0 if i >= 2 else v)
+    dump_file_of(target, "block1/conv").unlink()
+    lines = _run(target, golden_tree, tmp_path / "out")
+    first = next(i for i, line in enumerate(lines) if line.startswith("first divergence"))
+    assert lines[first].startswith("first divergence: step 0, index 1 Conv2D block2/conv (")
+    assert lines[first + 1] == (
+        "warning: it may start earlier: an op before it may not have been dumped (the dump's task ids "
+        "skip from 1 to 3 right before it; index 1 counts the dumped ops only)"
+    )
+    # every op dumped: no such line
+    whole = write_tree(tmp_path / "whole", lambda i, v: v + 1.0 if i >= 2 else v)
+    assert not [line for line in _run(whole, golden_tree, tmp_path / "o2") if "not have been dumped" in line]

@@ -21,7 +21,7 @@ from dumpcmp.proto.layouts import to_device
 from dumpcmp.proto.names import STATS_SUFFIX, dump_file_name
 from dumpcmp.proto.stats_csv import DEFAULT_STATS, StatsRow, format_stats_csv
 
-from .test_compare_summary import OPS, SESSION, STAMP0, _golden_values, write_tree
+from .test_compare_summary import OPS, SESSION, STAMP0, _golden_values, dump_file_of, write_tree
 
 ALL_STATS = (*DEFAULT_STATS, "L2norm")
 
@@ -344,13 +344,34 @@ def test_a_dump_of_nan_counts_only_compares_them_with_the_golden(golden_tree: Pa
     assert nothing_compared(outcome, Thresholds()) is None
     assert outcome.shards[0].stats_file is not None
     table = target_rows(outcome.shards[0].stats_file)
-    assert [r["Result"] for r in table] == ["N/A", "FAIL", "N/A", "N/A"]
+    # a zero count equal to the golden's is a compared, agreeing statistic (they were "N/A")
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
     text = "\n".join(summarize(outcome, Thresholds()))
     assert "first statistics divergence: step 0, index 1 Conv2D block1_conv (block1_conv:output:0)" in text
+    assert "compared: 4 (4 by statistics), not compared: 0" in text
+
+
+def test_a_nan_count_below_the_goldens_is_a_finding(tmp_path: Path) -> None:
+    # The golden holds 2 NaN, the device counted none: the row was "not compared" (N/A), no finding.
+    def two_nan(i: int, values: np.ndarray) -> np.ndarray:
+        values.flat[:2] = np.nan if i == 1 else values.flat[:2]
+        return values
+
+    golden = write_tree(tmp_path / "golden", two_nan)
+    counts = {op: _stats_row(_golden_values(i)) for i, op in enumerate(OPS)}
+    target = write_stats_tree(tmp_path / "npu", counts, ("Nan", "Positive Inf"))
+    outcome = run_compare(CompareRequest(target, golden, out_dir=tmp_path / "out"))
+    assert outcome.shards[0].stats_file is not None
+    table = target_rows(outcome.shards[0].stats_file)
+    assert [r["Result"] for r in table] == ["PASS", "FAIL", "PASS", "PASS"]
+    assert table[1]["CompareFailReason"] == "golden holds 2 NaN"
+    (line,) = [x for x in summarize(outcome, Thresholds()) if x.startswith("first statistics divergence")]
+    assert "(block1_conv:output:0): NaN/inf of the golden's not counted in the target;" in line
 
 
 def test_a_dump_without_comparable_statistics_says_so_in_one_line(golden_tree: Path, tmp_path: Path) -> None:
-    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ("Nan",))
+    # Neither a statistic nor a NaN/inf count (Count alone): nothing to compare.
+    target = write_stats_tree(tmp_path / "npu", {OPS[0]: _stats_row(_golden_values(0))}, ())
     outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
     assert nothing_compared(outcome, Thresholds()) == (
         "nothing compared: the stats dump holds no comparable statistic "
@@ -368,3 +389,20 @@ def test_detail_of_an_op_with_statistics_only_is_refused_before_comparing(
     with pytest.raises(MatchError, match="has statistics only in the target dump: -d compares a tensor"):
         run_compare(request)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_op_dumped_as_statistics_is_no_gap_before_a_tensor_divergence(
+    golden_tree: Path, tmp_path: Path
+) -> None:
+    # block1/conv dumped as statistics (task 2), the others as tensors: the tensor rows' Index
+    # skips it, but it was dumped, and the summary must not say an op may be missing before
+    # block2/conv's divergence.
+    target = write_tree(tmp_path / "npu", lambda i, v: v + 1.0 if i >= 2 else v)
+    dump_file_of(target, "block1/conv").unlink()
+    step = target / SESSION / "0" / "model" / "1" / "0"
+    name = dump_file_name("Conv2D", OPS[1], 2, 1, STAMP0 + 1) + STATS_SUFFIX
+    (step / name).write_text(format_stats_csv([_stats_row(_golden_values(1))], ALL_STATS))
+    outcome = run_compare(CompareRequest(target, golden_tree, out_dir=tmp_path / "out"))
+    lines = summarize(outcome, Thresholds())
+    assert any(line.startswith("first divergence: step 0, index 1 Conv2D block2/conv") for line in lines)
+    assert not [line for line in lines if "not have been dumped" in line]

@@ -231,6 +231,8 @@ class RowJudge:
             return False  # the verdict could not judge it (md5 of two dtypes, statistics missing)
         if row.compared or row.special is not None:
             return True
+        if self.table.mode == "statistics" and row.result in ("PASS", "FAIL"):
+            return True  # judged by NaN/inf counts alone (``dump_stats: Nan``): no statistic is a number
         # TorchAir spells NaN in the data "NaN" and a cell it could not compute "N/A".
         return not self.offline and any(self._cell(row, name) in _SPECIAL_CELLS for name in row.metrics)
 

@@ -35,6 +35,7 @@ import secrets
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -66,6 +67,15 @@ def session_dir(data_dir: Path, session: str) -> Path:
 @contextlib.contextmanager
 def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[int]:
     """A descriptor of ``base/parts…``, each part opened without following symlinks."""
+    fd = _open_dir(base, parts, create=create)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> int:
+    """``opened_dir``'s descriptor, for the caller to close."""
     fd = os.open(base, _DIR_FLAGS)
     try:
         for part in parts:
@@ -84,19 +94,60 @@ def opened_dir(base: Path, parts: tuple[str, ...], *, create: bool) -> Iterator[
                 ) from None
             os.close(fd)
             fd = child
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+class IncomingDirs:
+    """The ``.incoming`` directories of the sessions one upload stream writes into, each opened
+    (made, the first time) once a second at most rather than for every file it receives: that
+    was three mkdirs and four opens a file. A session deleted meanwhile (no stream into it, or
+    its deletion is refused) has its file refused at the commit, which finds its path gone."""
+
+    FRESH_S = 1.0
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+        self._open: dict[str, tuple[float, int]] = {}  # session: (opened when, descriptor)
+
+    def get(self, session: str) -> int:
+        now = time.monotonic()
+        held = self._open.pop(session, None)
+        if held is not None:
+            if now - held[0] <= self.FRESH_S:
+                self._open[session] = held
+                return held[1]
+            os.close(held[1])
+        fd = _open_dir(self._data_dir, ("sessions", session, INCOMING_DIR), create=True)
+        self._open[session] = (now, fd)
+        return fd
+
+    def close(self) -> None:
+        for _when, fd in self._open.values():
+            os.close(fd)
+        self._open.clear()
 
 
 _OPENED = itertools.count()  # the order files were opened in (``IncomingFile.opened``)
+# A temporary file's name: this process's random prefix and a count, unique without a random
+# draw (a getrandom call) for every file.
+_TEMP_PREFIX = secrets.token_hex(8)
+_TEMPS = itertools.count()
 
 
 class IncomingFile:
     """One file being received: bytes go to a temporary file and into its checksum."""
 
     def __init__(
-        self, data_dir: Path, session: str, kind: int, parts: tuple[str, ...], checksum: int = 0
+        self,
+        data_dir: Path,
+        session: str,
+        kind: int,
+        parts: tuple[str, ...],
+        checksum: int = 0,
+        dirs: IncomingDirs | None = None,  # an upload stream's; None: .incoming opened for this file
     ) -> None:
         self.data_dir = data_dir
         self.session = session
@@ -105,11 +156,13 @@ class IncomingFile:
         self.checksum = checksum  # a dumpcmp.v1.Checksum: SHA256 (0) or XXH3_128
         self.received = 0
         self._hash = new_digest(checksum)
-        self._temp = f"{secrets.token_hex(8)}.part"
-        with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
-            self._fd = os.open(
-                self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=incoming
-            )
+        self._temp = f"{_TEMP_PREFIX}-{next(_TEMPS)}.part"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        if dirs is not None:
+            self._fd = os.open(self._temp, flags, 0o644, dir_fd=dirs.get(session))
+        else:
+            with opened_dir(data_dir, ("sessions", session, INCOMING_DIR), create=True) as incoming:
+                self._fd = os.open(self._temp, flags, 0o644, dir_fd=incoming)
         self.opened = next(_OPENED)  # after the open: see _sync_file_system
         self._closed = False
 

@@ -15,6 +15,10 @@ kept none. A closed session's statistics tables stay its result files (``host re
 writes them, ``--out`` downloads them); an open session's statistics rows are made again as its
 comparison resumes.
 
+Schema 6 adds two columns to the statistics rows: ``counts_compared`` (a schema-5 host compared
+NaN/inf counts only where the device counted more than the golden holds: set there, so that each
+row keeps the verdict it was stored with) and ``missing_nan_inf`` (0: that host never counted it).
+
 One transaction: a failure leaves the store as it was. Sessions, files, runs and results are
 not touched (schema 2 sessions gain the ``nothing_compared`` column of schema 3).
 """
@@ -91,9 +95,14 @@ def migrate_store(data_dir: Path) -> Migrated:
 def _convert(db: sqlite3.Connection, data_dir: Path, version: int) -> None:
     if version < 4:
         _typed_rows(db, data_dir, version)
-    db.execute(STATS_ROWS_TABLE)
-    for index in STATS_INDEXES:
-        db.execute(index)
+    if version < 5:
+        db.execute(STATS_ROWS_TABLE)
+        for index in STATS_INDEXES:
+            db.execute(index)
+        return
+    db.execute("ALTER TABLE stats_rows ADD COLUMN missing_nan_inf INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE stats_rows ADD COLUMN counts_compared INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE stats_rows SET counts_compared = 1 WHERE has_golden AND target_nan_inf > 0")
 
 
 def _typed_rows(db: sqlite3.Connection, data_dir: Path, version: int) -> None:

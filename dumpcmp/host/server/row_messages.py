@@ -112,6 +112,8 @@ def stats_message(row: StatsResult) -> pb.StatsRow:
         dump_unreadable=not row.dump_readable,
         golden_key=row.golden_key,
         target_nan_inf=row.target_nan_inf,
+        missing_nan_inf=row.missing_nan_inf,
+        counts_compared=row.counts_compared,
     )
 
 
@@ -133,6 +135,8 @@ def stats_row(message: pb.StatsRow) -> StatsResult:
         dump_readable=not message.dump_unreadable,
         golden_key=message.golden_key,
         target_nan_inf=message.target_nan_inf,
+        missing_nan_inf=message.missing_nan_inf,
+        counts_compared=message.counts_compared,
     )
 
 

@@ -411,6 +411,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             waiting="" if record.closed or worker is None else worker.problem,
             checksums=[pb.XXH3_128],
             whole_files=True,
+            whole_file_batches=True,
         )
 
     def _dump_model(self, name: str) -> str:
@@ -421,14 +422,10 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
 
     # ---- uploads
 
-    def Upload(
-        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
-    ) -> Iterator[Ack]:
+    def Upload(self, request_iterator: Iterable[_Received], context: grpc.ServicerContext) -> Iterator[Ack]:
         return self._uploads.holding(context, self._upload(request_iterator, context))
 
-    def _upload(
-        self, request_iterator: Iterable[pb.UploadMessage | memoryview | Whole], context: grpc.ServicerContext
-    ) -> Iterator[Ack]:
+    def _upload(self, request_iterator: Iterable[_Received], context: grpc.ServicerContext) -> Iterator[Ack]:
         # Two threads per stream: one receives (writes and hashes each chunk), this one makes
         # finished files durable and answers, in stream order. The files finished while it
         # committed the last group are the next group, made durable together (group commit:
@@ -503,7 +500,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             acks.append(step)
         return acks + self.end_files(group), False
 
-    def start_file(self, start: pb.FileStart, states: _States) -> IncomingFile:
+    def start_file(self, start: pb.FileStart, states: _States, dirs: files.IncomingDirs) -> IncomingFile:
         """The file about to be received, or _Refused."""
         try:
             name = check_session_name(start.session)
@@ -553,7 +550,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         if start.checksum not in (pb.SHA256, pb.XXH3_128):
             raise _Refused(f"unknown checksum {start.checksum} (a newer agent: update this host)")
         try:
-            return IncomingFile(self.data_dir, name, start.kind, parts, start.checksum)
+            return IncomingFile(self.data_dir, name, start.kind, parts, start.checksum, dirs)
         except (OSError, DumpcmpError) as exc:
             raise _Refused(f"cannot store it: {_reason(exc)}") from None
 
@@ -855,23 +852,23 @@ class _StreamError(Exception):
 
 # What the receiving thread hands over, in stream order; None: the stream ended.
 _Step = Ack | _Finished | _StreamError | None
+# An Upload message as read_upload_message decodes it.
+_Received = pb.UploadMessage | memoryview | Whole | tuple[Whole, ...]
 # Steps waiting for the committing thread, at most: the largest group it commits together. Each
 # holds a file's descriptor, no file data.
 _FILES_COMMITTING = 32
 
 
 def _receive(
-    service: DumpCompareService, requests: Iterable[pb.UploadMessage], steps: _Handoff, session: str,
-    pulse: _Pulse,
-) -> None:  # fmt: skip
+    service: DumpCompareService, requests: Iterable[_Received], steps: _Handoff, session: str, pulse: _Pulse
+) -> None:
     upload = _Upload(service)
     if session:
         upload.streams_into(session, "")
     last: _Step = None
     try:
         for message in pulse.messages(requests, upload):
-            step = upload.feed(message)
-            if step is not None and not steps.put(step):
+            if not steps.put(upload.feed(message)):
                 return
         if upload.receiving is not None:
             raise _StreamError(
@@ -884,11 +881,8 @@ def _receive(
     except Exception as exc:  # a bug here ends this call (as it did on the handler's thread), not the server
         last = _StreamError(grpc.StatusCode.INTERNAL, f"host error receiving the upload: {_reason(exc)}")
     finally:
-        upload.abandon()
-        upload.stopped_streaming()
-        if last is not None:
-            steps.put(last)
-        steps.put(None)
+        upload.close()
+        steps.put((None,) if last is None else (last, None))
 
 
 class _Slots:
@@ -928,7 +922,7 @@ class _Pulse:
     def __init__(self) -> None:
         self._waiting: tuple[str, float] | None = None  # the file's path, since when
 
-    def messages(self, requests: Iterable[pb.UploadMessage], upload: _Upload) -> Iterator[pb.UploadMessage]:
+    def messages(self, requests: Iterable[_Received], upload: _Upload) -> Iterator[_Received]:
         """``requests``, timing each wait that falls inside a file (between files, an agent
         watching a directory waits for the next dump file as long as it likes)."""
         received = iter(requests)
@@ -965,16 +959,21 @@ class _Handoff:
         self._changed = threading.Condition()
         self._closed = False
 
-    def put(self, step: _Step) -> bool:
-        """Queue ``step``; False (and its file discarded) once the call is over."""
+    def put(self, steps: Sequence[_Step]) -> bool:
+        """Queue ``steps`` in order; False once the call is over, the files of those it did not
+        queue discarded (a WholeFiles message's files after the first one refused too)."""
         with self._changed:
-            while not self._closed and len(self._steps) >= _FILES_COMMITTING and self._context.is_active():
-                self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
-            if self._closed or len(self._steps) >= _FILES_COMMITTING:
-                _discard(step)
-                return False
-            self._steps.append(step)
-            self._changed.notify_all()
+            for number, step in enumerate(steps):
+                full = len(self._steps) >= _FILES_COMMITTING
+                while not self._closed and full and self._context.is_active():
+                    self._changed.wait(_WATCH_POLL_S)  # the answering side is committing: a place frees soon
+                    full = len(self._steps) >= _FILES_COMMITTING
+                if self._closed or full:
+                    for left in steps[number:]:
+                        _discard(left)
+                    return False
+                self._steps.append(step)
+                self._changed.notify_all()
             return True
 
     def take(self) -> list[_Step]:
@@ -1037,6 +1036,7 @@ class _Upload:
         # then failed; the session stayed open with nobody to close it).
         self._dropped_runs: set[str] = set()
         self._states = _States(service.store)
+        self._dirs = files.IncomingDirs(service.data_dir)
 
     def streams_into(self, session: str, run_id: str) -> None:
         if session not in self._sessions and (not run_id or run_id not in self._dropped_runs):
@@ -1051,29 +1051,34 @@ class _Upload:
             self._sessions.discard(session)
             self.service.streaming(session, -1)
 
-    def stopped_streaming(self) -> None:
+    def close(self) -> None:
+        """The stream ended: a file it was inside is not kept, and the sessions are no longer held."""
+        self.abandon()
+        self._dirs.close()
         for session in self._sessions:
             self.service.streaming(session, -1)
         self._sessions.clear()
 
-    def feed(self, message: pb.UploadMessage | memoryview | Whole) -> _Step:
-        # A data message or a WholeFile as read_upload_message decodes them, or any message.
+    def feed(self, message: _Received) -> Sequence[_Step]:
+        """The steps ``message`` finishes (answers, files received whole), in stream order."""
+        # A data message, a WholeFile or WholeFiles as read_upload_message decodes them, or any message.
         if isinstance(message, memoryview):
             self._data(message)
-            return None
-        if isinstance(message, Whole):
-            return self._whole(message.start, message.data, message.end)
+            return ()
+        if isinstance(message, Whole | tuple):
+            return self._wholes((message,) if isinstance(message, Whole) else message)
         body = message.WhichOneof("body")
         if body == "start":
-            return self._start(message.start)
+            refused = self._start(message.start)
+            return () if refused is None else (refused,)
         if body == "data":
             self._data(message.data)  # each access of a bytes field copies it: once only
-            return None
+            return ()
         if body == "end":
-            return self._end(message.end)
-        if body == "whole":
-            whole = message.whole
-            return self._whole(whole.start, whole.data, whole.end)
+            finished = self._end(message.end)
+            return () if finished is None else (finished,)
+        if body in ("whole", "wholes"):
+            return self._wholes((message.whole,) if body == "whole" else message.wholes.files)
         if body == "run":
             if self.receiving is not None:
                 self._fail(f"RunMark inside file {self.receiving.path!r}")
@@ -1084,21 +1089,33 @@ class _Upload:
             if ack.run_dropped:
                 self.run_dropped(message.run.session, message.run.run_id)
             self._states.forget()  # a run's start replaces runs: files after it are checked afresh
-            return ack
+            return (ack,)
         self._fail("an empty UploadMessage")
 
-    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> _Step:
+    def _wholes(self, wholes: Iterable[Whole | pb.WholeFile]) -> list[_Step]:
+        steps: list[_Step] = []
+        try:
+            for whole in wholes:
+                steps += self._whole(whole.start, whole.data, whole.end)
+        except BaseException:  # the stream breaks: the files of the message received so far are not kept
+            for step in steps:
+                _discard(step)
+            raise
+        return steps
+
+    def _whole(self, start: pb.FileStart, data: bytes | memoryview, end: pb.FileEnd) -> tuple[_Step, ...]:
         refused = self._start(start)
         self._data(data)
         finished = self._end(end)
-        return refused or finished  # at most one: a file refused at its start is not finished
+        # at most one: a file refused at its start is not finished
+        return (refused,) if refused is not None else () if finished is None else (finished,)
 
     def _start(self, start: pb.FileStart) -> Ack | None:
         if self.receiving is not None:
             self._fail(f"FileStart of {start.path!r} inside file {self.receiving.path!r}")
         self.streams_into(start.session, start.run_id)
         try:
-            self.receiving = _Receiving(start, self.service.start_file(start, self._states))
+            self.receiving = _Receiving(start, self.service.start_file(start, self._states, self._dirs))
         except _Refused as exc:
             self.receiving = _Receiving(start, None)
             if exc.run_dropped and start.run_id:

@@ -36,10 +36,11 @@ from dumpcmp.proto.runs import REPLACED_REFUSAL, run_slot
 from dumpcmp.proto.session_names import CLOSED_REFUSAL
 
 # 2: runs belong to an agent; 3: a closed session says when it compared nothing; 4: rows are typed
-# columns (``stored_rows``), not JSON lists of CSV cells; 5: statistics rows too (``stored_stats``).
-# ``dumpcmp host migrate`` converts 2, 3 and 4.
-SCHEMA_VERSION = 5
-MIGRATES_FROM = (2, 3, 4)
+# columns (``stored_rows``), not JSON lists of CSV cells; 5: statistics rows too (``stored_stats``);
+# 6: statistics rows say whether their NaN/inf counts were compared, and the golden's they lack.
+# ``dumpcmp host migrate`` converts 2, 3, 4 and 5.
+SCHEMA_VERSION = 6
+MIGRATES_FROM = (2, 3, 4, 5)
 MIGRATE_COMMAND = "dumpcmp host migrate --data"
 DB_NAME = "dumpcmp.sqlite"
 
@@ -588,7 +589,9 @@ def _version_problem(data_dir: Path, version: int) -> str:
     """The one line refusing a store of another schema; an older one names the command that converts it."""
     path = data_dir / DB_NAME
     if version in MIGRATES_FROM:
-        held = "rows as CSV text" if version < 4 else "no statistics rows"
+        held = {4: "no statistics rows", 5: "statistics rows without their NaN/inf counts' verdict"}.get(
+            version, "rows as CSV text"
+        )
         return (
             f"{path}: session store of an earlier dumpcmp (schema {version}, {held}): "
             f"convert it with `{MIGRATE_COMMAND} {data_dir}` first"

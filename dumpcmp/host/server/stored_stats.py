@@ -44,6 +44,8 @@ STATS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dump_readable", "INTEGER NOT NULL"),
     ("golden_key", "TEXT NOT NULL"),
     ("target_nan_inf", "INTEGER NOT NULL"),
+    ("missing_nan_inf", "INTEGER NOT NULL"),
+    ("counts_compared", "INTEGER NOT NULL"),  # 1: the dump's NaN/inf counts were compared
 )
 STATS_COLUMN_NAMES = tuple(name for name, _ in STATS_COLUMNS)
 STATS_ROWS_TABLE, INSERT_STATS_ROW = table_sql("stats_rows", STATS_COLUMNS)
@@ -68,6 +70,7 @@ def stats_values_of(row: ShardRow[StatsResult]) -> tuple[object, ...]:
         _bits(x is not None and math.isnan(x) for x in numbers),
         _bits(x is not None and x == 0.0 and math.copysign(1.0, x) < 0 for x in numbers),
         json.dumps(list(r.reasons)), int(r.dump_readable), r.golden_key, r.target_nan_inf,
+        r.missing_nan_inf, int(r.counts_compared),
     )  # fmt: skip
 
 
@@ -80,7 +83,7 @@ def stats_row_of(values: Sequence[object]) -> ShardRow[StatsResult]:
     count_numbers = len(STAT_NUMBERS)
     stored = v[17 : 17 + count_numbers]
     nan, neg_zero = (int(x) for x in v[17 + count_numbers : 19 + count_numbers])  # type: ignore[call-overload]
-    reasons, readable, golden_key, nan_inf = v[19 + count_numbers :]
+    reasons, readable, golden_key, nan_inf, missing, counts_compared = v[19 + count_numbers :]
     numbers: list[Stat] = []
     for i, x in enumerate(stored):
         if nan >> i & 1:
@@ -106,6 +109,8 @@ def stats_row_of(values: Sequence[object]) -> ShardRow[StatsResult]:
         dump_readable=bool(readable),
         golden_key=str(golden_key),
         target_nan_inf=int(nan_inf),  # type: ignore[call-overload]
+        missing_nan_inf=int(missing),  # type: ignore[call-overload]
+        counts_compared=bool(counts_compared),
     )
     return ShardRow(str(dump_file), shard, row)
 

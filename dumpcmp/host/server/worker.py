@@ -273,8 +273,10 @@ class SessionWorker:
     def _next_batch(self) -> list[_Event]:
         """Everything queued; while plan files are arriving, also what comes before they pause."""
         batch = [self._events.get()]
+        bursting = False
         while not isinstance(batch[-1], (_Close, _Stop)):
-            bursting = any(isinstance(e, _Landed) and e.kind in _PLAN_KINDS for e in batch)
+            # Of the last event only: looking through the whole batch for each was quadratic in it.
+            bursting = bursting or (isinstance(batch[-1], _Landed) and batch[-1].kind in _PLAN_KINDS)
             try:
                 batch.append(
                     self._events.get(timeout=_PLAN_BURST_PAUSE_S) if bursting else self._events.get_nowait()

@@ -123,19 +123,27 @@ class WholeFile(_message.Message):
     data: bytes
     def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class WholeFiles(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[WholeFile]
+    def __init__(self, files: _Optional[_Iterable[_Union[WholeFile, _Mapping]]] = ...) -> None: ...
+
 class UploadMessage(_message.Message):
-    __slots__ = ("start", "data", "end", "run", "whole")
+    __slots__ = ("start", "data", "end", "run", "whole", "wholes")
     START_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     WHOLE_FIELD_NUMBER: _ClassVar[int]
+    WHOLES_FIELD_NUMBER: _ClassVar[int]
     start: FileStart
     data: bytes
     end: FileEnd
     run: RunMark
     whole: WholeFile
-    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ..., whole: _Optional[_Union[WholeFile, _Mapping]] = ...) -> None: ...
+    wholes: WholeFiles
+    def __init__(self, start: _Optional[_Union[FileStart, _Mapping]] = ..., data: _Optional[bytes] = ..., end: _Optional[_Union[FileEnd, _Mapping]] = ..., run: _Optional[_Union[RunMark, _Mapping]] = ..., whole: _Optional[_Union[WholeFile, _Mapping]] = ..., wholes: _Optional[_Union[WholeFiles, _Mapping]] = ...) -> None: ...
 
 class UploadAck(_message.Message):
     __slots__ = ("kind", "path", "status", "message", "run_id", "more", "run_dropped")
@@ -200,7 +208,7 @@ class StoredFile(_message.Message):
     def __init__(self, kind: _Optional[_Union[FileKind, str]] = ..., path: _Optional[str] = ..., sha256: _Optional[bytes] = ..., size: _Optional[int] = ..., xxh3_128: _Optional[bytes] = ...) -> None: ...
 
 class SessionInfo(_message.Message):
-    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files")
+    __slots__ = ("session", "model", "state", "settings", "files", "rows", "result_files", "replaced_runs", "summary", "data_dir", "uploaders", "streams", "dump_files", "compared_files", "waiting", "nothing_compared", "checksums", "whole_files", "whole_file_batches")
     class State(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STATE_UNSPECIFIED: _ClassVar[SessionInfo.State]
@@ -227,6 +235,7 @@ class SessionInfo(_message.Message):
     NOTHING_COMPARED_FIELD_NUMBER: _ClassVar[int]
     CHECKSUMS_FIELD_NUMBER: _ClassVar[int]
     WHOLE_FILES_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FILE_BATCHES_FIELD_NUMBER: _ClassVar[int]
     session: str
     model: str
     state: SessionInfo.State
@@ -245,7 +254,8 @@ class SessionInfo(_message.Message):
     nothing_compared: str
     checksums: _containers.RepeatedScalarFieldContainer[Checksum]
     whole_files: bool
-    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ...) -> None: ...
+    whole_file_batches: bool
+    def __init__(self, session: _Optional[str] = ..., model: _Optional[str] = ..., state: _Optional[_Union[SessionInfo.State, str]] = ..., settings: _Optional[_Union[CompareSettings, _Mapping]] = ..., files: _Optional[_Iterable[_Union[StoredFile, _Mapping]]] = ..., rows: _Optional[int] = ..., result_files: _Optional[_Iterable[str]] = ..., replaced_runs: _Optional[_Iterable[str]] = ..., summary: _Optional[str] = ..., data_dir: _Optional[str] = ..., uploaders: _Optional[_Iterable[_Union[Uploader, _Mapping]]] = ..., streams: _Optional[int] = ..., dump_files: _Optional[int] = ..., compared_files: _Optional[int] = ..., waiting: _Optional[str] = ..., nothing_compared: _Optional[str] = ..., checksums: _Optional[_Iterable[_Union[Checksum, str]]] = ..., whole_files: _Optional[bool] = ..., whole_file_batches: _Optional[bool] = ...) -> None: ...
 
 class ListSessionsReply(_message.Message):
     __slots__ = ("sessions",)
@@ -296,7 +306,7 @@ class Row(_message.Message):
     def __init__(self, seq: _Optional[int] = ..., dump_file: _Optional[str] = ..., cells: _Optional[_Iterable[str]] = ..., shard: _Optional[_Union[Shard, _Mapping]] = ..., row: _Optional[_Union[ResultRow, _Mapping]] = ..., stats: _Optional[_Union[StatsRow, _Mapping]] = ...) -> None: ...
 
 class StatsRow(_message.Message):
-    __slots__ = ("index", "op_type", "npu_name", "ground_truth", "tensor_index", "dump_path", "data_type", "format", "shape", "shape_known", "count", "target", "golden", "reasons", "dump_unreadable", "golden_key", "target_nan_inf")
+    __slots__ = ("index", "op_type", "npu_name", "ground_truth", "tensor_index", "dump_path", "data_type", "format", "shape", "shape_known", "count", "target", "golden", "reasons", "dump_unreadable", "golden_key", "target_nan_inf", "missing_nan_inf", "counts_compared")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     OP_TYPE_FIELD_NUMBER: _ClassVar[int]
     NPU_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -314,6 +324,8 @@ class StatsRow(_message.Message):
     DUMP_UNREADABLE_FIELD_NUMBER: _ClassVar[int]
     GOLDEN_KEY_FIELD_NUMBER: _ClassVar[int]
     TARGET_NAN_INF_FIELD_NUMBER: _ClassVar[int]
+    MISSING_NAN_INF_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_COMPARED_FIELD_NUMBER: _ClassVar[int]
     index: int
     op_type: str
     npu_name: str
@@ -331,7 +343,9 @@ class StatsRow(_message.Message):
     dump_unreadable: bool
     golden_key: str
     target_nan_inf: int
-    def __init__(self, index: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., ground_truth: _Optional[str] = ..., tensor_index: _Optional[str] = ..., dump_path: _Optional[str] = ..., data_type: _Optional[str] = ..., format: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., count: _Optional[int] = ..., target: _Optional[_Union[Statistics, _Mapping]] = ..., golden: _Optional[_Union[Statistics, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ..., target_nan_inf: _Optional[int] = ...) -> None: ...
+    missing_nan_inf: int
+    counts_compared: bool
+    def __init__(self, index: _Optional[int] = ..., op_type: _Optional[str] = ..., npu_name: _Optional[str] = ..., ground_truth: _Optional[str] = ..., tensor_index: _Optional[str] = ..., dump_path: _Optional[str] = ..., data_type: _Optional[str] = ..., format: _Optional[str] = ..., shape: _Optional[_Iterable[int]] = ..., shape_known: _Optional[bool] = ..., count: _Optional[int] = ..., target: _Optional[_Union[Statistics, _Mapping]] = ..., golden: _Optional[_Union[Statistics, _Mapping]] = ..., reasons: _Optional[_Iterable[str]] = ..., dump_unreadable: _Optional[bool] = ..., golden_key: _Optional[str] = ..., target_nan_inf: _Optional[int] = ..., missing_nan_inf: _Optional[int] = ..., counts_compared: _Optional[bool] = ...) -> None: ...
 
 class Statistics(_message.Message):
     __slots__ = ("max", "min", "mean", "l2norm")

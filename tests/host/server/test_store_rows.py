@@ -19,10 +19,20 @@ store. It was made by::
     dumpcmp host serve --listen 127.0.0.1:0 --data data &
     dumpcmp agent run --host ADDR --session stats --model zoo:small_cnn --sim --acl-config acl.json \\
         --inject /block2/Add=bias:0.5 --state st1
+
+``store_v5/`` is the same for the host of schema 5 (commit 350b405): one closed session of a
+statistics dump of NaN/inf counts alone, whose zero counts that host left "not compared"::
+
+    dumpcmp host serve --listen 127.0.0.1:0 --data data &
+    dumpcmp config acl --dump-path dump --model small_cnn --data stats --stats Nan \\
+        --stats "Positive Inf" --mode all -o acl.json
+    dumpcmp agent run --host ADDR --session counts --model zoo:small_cnn --sim --acl-config acl.json \\
+        --inject /block2/Add=inf:0.1 --state st1
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import shutil
@@ -39,6 +49,7 @@ from dumpcmp.host.server.store import DB_NAME, SessionStore
 from dumpcmp.host.server.stored_rows import METRIC_NUMBERS, ShardRow
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.stats_compare import Statistics, StatsResult
+from dumpcmp.host.stats_compare import cells as stats_cells
 from dumpcmp.host.verdict import SpecialValues
 from dumpcmp.proto.walker import GroupKey
 from tests.e2e.agent_host_kit import dumpcmp
@@ -46,6 +57,7 @@ from tests.host.server.hostkit import Hosts
 
 V3 = Path(__file__).parent / "store_v3"
 V4 = Path(__file__).parent / "store_v4"
+V5 = Path(__file__).parent / "store_v5"
 SHARD = GroupKey("0", "m", "1", "3", "20261128061611")
 _TABLES = ("sessions", "files", "runs", "results", "uploaders")
 
@@ -127,8 +139,8 @@ def test_rows_are_numbers_a_query_across_sessions_reads(tmp_path: Path) -> None:
 
 def _v3_store(directory: Path, version: int = 3) -> Path:
     """The committed schema-3 data directory, as SQLite and the files it names (2: before the
-    sessions' nothing_compared column; 4: the committed schema-4 one)."""
-    made = V4 if version == 4 else V3
+    sessions' nothing_compared column; 4 and 5: the committed schema-4 and schema-5 ones)."""
+    made = {4: V4, 5: V5}.get(version, V3)
     shutil.copytree(made / "sessions", directory / "sessions")
     sql = (made / "dumpcmp.sql").read_text()
     if version == 2:
@@ -203,19 +215,26 @@ def test_migration_keeps_rows_sessions_and_files(tmp_path: Path, version: int) -
     )
 
 
-def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_path: Path) -> None:
-    data = _v3_store(tmp_path / "data", 4)
+def _refused_then_migrated(directory: Path, version: int, held: str, rows: int) -> Path:
+    """The committed store of schema ``version``: refused in one line naming what it lacks
+    (``held``) and the command, then migrated with its ``rows``, every other table as it was."""
+    data = _v3_store(directory, version)
     before = _tables(data)
     with pytest.raises(StoreError) as refused:
         SessionStore(data)
     assert str(refused.value) == (
-        f"{data / DB_NAME}: session store of an earlier dumpcmp (schema 4, no statistics rows): "
+        f"{data / DB_NAME}: session store of an earlier dumpcmp (schema {version}, {held}): "
         f"convert it with `dumpcmp host migrate --data {data}` first"
     )
     done = dumpcmp("host", "migrate", "--data", data)
     assert done.code == 0, done.output
-    assert done.output.strip() == f"migrated {data} from schema 4: 1 session, 0 rows"
+    assert done.output.strip() == f"migrated {data} from schema {version}: 1 session, {rows} rows"
     assert _tables(data) == before
+    return data
+
+
+def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_path: Path) -> None:
+    data = _refused_then_migrated(tmp_path / "data", 4, "no statistics rows", 0)
     hosts = Hosts()
     try:  # the closed session's statistics table is still its result file, served byte for byte
         client = hosts.client(hosts.start(data))
@@ -231,6 +250,25 @@ def test_a_v4_store_is_refused_then_migrated_keeping_its_statistics_results(tmp_
         assert "stats  closed  statistics rows in its result files only  model" in listed, listed
     finally:
         hosts.close()
+
+
+def test_a_v5_store_is_refused_then_migrated_keeping_each_statistics_rows_verdict(tmp_path: Path) -> None:
+    # Schema 6 says whether a statistics row's NaN/inf counts were compared: a schema-5 host
+    # compared them only where the device counted more than the golden holds.
+    held = "statistics rows without their NaN/inf counts' verdict"
+    data = _refused_then_migrated(tmp_path / "data", 5, held, 66)
+    store = SessionStore(data)
+    try:
+        rows = [r.row.row for r in store.stats_after("counts", 0, 1000)]
+    finally:
+        store.close()
+    # every row writes the cells the schema-5 host wrote in its result file: the same verdicts
+    (result,) = (V5 / "sessions/counts/results").glob("stats_result_*.csv")
+    with result.open(newline="") as handle:
+        written = list(csv.reader(handle))[1:]
+    assert [stats_cells(r, 0.5) for r in rows] == written
+    assert {row[-2] for row in written} == {"FAIL", "N/A"}  # zero counts: "not compared" then
+    assert sum(r.counts_compared for r in rows) == sum(row[-2] == "FAIL" for row in written) > 0
 
 
 def test_migrate_data_that_is_a_file_or_missing_is_one_line(tmp_path: Path) -> None:
@@ -270,6 +308,22 @@ STATS = [
         golden=Statistics(1.0, 0.0, 0.5, None),
         reasons=("target holds 3 Nan",),
         target_nan_inf=3,
+        counts_compared=True,
+    ),
+    # counts alone: the golden holds NaN/inf the device did not count
+    StatsResult(
+        5,
+        "Cast",
+        "/a/Cast",
+        "/a/Cast",
+        "/a/Cast:output:0",
+        Path("/d/Cast._a_Cast.5.1.9.csv"),
+        count=16,
+        target=Statistics(None, None, None, None),
+        golden=Statistics(1.0, 0.0, 0.5, 2.0),
+        reasons=("golden holds 2 NaN",),
+        missing_nan_inf=2,
+        counts_compared=True,
     ),
     # golden-only, unreadable
     StatsResult(None, "", "/b", "/b", "/b:output:0", None, reasons=("no NPU counterpart",)),
@@ -290,9 +344,9 @@ def test_statistics_rows_come_back_as_they_went_in(tmp_path: Path) -> None:
         store.replace_rows("s", [], [ShardRow("d/9", SHARD, ROWS[0])], ["c"], stored)
         back = store.stats_after("s", 0, 100)
         record = store.session("s")
-        assert (record.rows, record.compared_files) == (5, 4)  # golden-only rows have no dump file
+        assert (record.rows, record.compared_files) == (6, 5)  # golden-only rows have no dump file
         store.replace_rows("s", ["d/0"], [], [])  # a recomputed file loses its statistics rows too
-        assert [r.row.dump_file for r in store.stats_after("s", 0, 100)] == ["d/1", "", "d/3"]
+        assert [r.row.dump_file for r in store.stats_after("s", 0, 100)] == ["d/1", "d/2", "", "d/4"]
     finally:
         store.close()
     # repr tells NaN from NaN and -0.0 from 0.0, which == does not
@@ -376,7 +430,7 @@ def test_a_store_too_old_to_migrate_is_refused_without_a_command(tmp_path: Path)
     db.close()
     with pytest.raises(StoreError) as refused:
         SessionStore(tmp_path)
-    assert str(refused.value) == f"{tmp_path / DB_NAME}: session store schema version 1, this dumpcmp reads 5"
+    assert str(refused.value) == f"{tmp_path / DB_NAME}: session store schema version 1, this dumpcmp reads 6"
     with pytest.raises(StoreError, match="schema version 1: cannot migrate it"):
         migrate_store(tmp_path)
 

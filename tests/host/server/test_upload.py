@@ -12,12 +12,14 @@ from pathlib import Path
 
 import grpc
 import pytest
+import xxhash
 
-from dumpcmp.host.server.files import IncomingFile
+from dumpcmp.host.server.files import INCOMING_DIR, IncomingDirs, IncomingFile
 from dumpcmp.host.server.serve import HostServer
 from dumpcmp.host.server.store import StoredFile
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto.channel import MAX_CHUNK
+from dumpcmp.proto.upload_wire import file_end, read_upload_message, wholes_message
 from tests.durability import FsyncLog
 from tests.host.server.hostkit import CALL_TIMEOUT_S, Client, Hosts, file_messages
 
@@ -248,6 +250,40 @@ def test_a_cancelled_upload_leaves_no_partial_files(client: Client, tmp_path: Pa
     assert [f.path for f in client.info("s1").files] == ["whole"]
 
 
+def test_a_stream_finds_its_sessions_incoming_directory_once_not_for_every_file(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file received made sure of ``.incoming`` again: three mkdirs and four opens a file."""
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        made.append(os.fspath(path))
+        real_mkdir(path, mode, dir_fd=dir_fd)
+
+    client.open("s1")
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    acks = client.send("s1", {(DUMP, f"f{number}"): b"x" for number in range(20)})
+    assert [a.status for a in acks] == [Ack.STORED] * 20
+    assert made.count(INCOMING_DIR) == 1
+
+
+def test_incoming_directories_are_opened_again_once_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = IncomingDirs(tmp_path)
+    first = dirs.get("s1")
+    assert dirs.get("s1") == first and os.path.samefile(
+        f"/proc/self/fd/{first}", tmp_path / "sessions/s1/.incoming"
+    )
+    monkeypatch.setattr(IncomingDirs, "FRESH_S", -1.0)
+    second = dirs.get("s1")  # the old one closed first: the same number may come back
+    assert os.path.samefile(f"/proc/self/fd/{second}", tmp_path / "sessions/s1/.incoming")
+    dirs.close()
+    with pytest.raises(OSError):
+        os.fstat(second)
+
+
 def test_short_writes_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_write = os.write
     monkeypatch.setattr(
@@ -277,6 +313,44 @@ class _EndingCall:
 
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         raise AssertionError(f"aborted: {code} {details}")
+
+
+def test_files_sent_together_after_the_call_ended_leave_no_temporary(tmp_path: Path) -> None:
+    # The first file of a WholeFiles message was discarded when the call was found over, the
+    # others stayed in .incoming (an agent killed mid-stream, then rerun: e2e watch test).
+    from dumpcmp.host.server.service import DumpCompareService
+
+    service = DumpCompareService(tmp_path / "data")
+    call = _EndingCall()
+    service.OpenSession(pb.OpenSessionRequest(session="s1"), call)
+
+    def whole(path: str) -> tuple[pb.FileStart, pb.FileEnd, bytes]:
+        start = pb.FileStart(session="s1", kind=DUMP, path=path, size=1, checksum=pb.XXH3_128)
+        return start, file_end(pb.XXH3_128, xxhash.xxh3_128(b"x").digest()), b"x"
+
+    call_over = threading.Event()
+
+    def stream() -> Iterator[object]:
+        yield read_upload_message(wholes_message([whole("first")]))
+        assert call_over.wait(CALL_TIMEOUT_S)
+        yield read_upload_message(wholes_message([whole(f"late{n}") for n in range(3)]))
+
+    answers = service.Upload(stream(), call)  # type: ignore[arg-type]
+    answering = threading.Thread(target=lambda: list(answers))
+    answering.start()
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while not service.store.files("s1") and time.monotonic() < deadline:
+        time.sleep(0.01)  # the first file is stored
+    receiver = next(t for t in threading.enumerate() if t.name == "dumpcmp-recv")
+    call.active = False
+    answering.join(CALL_TIMEOUT_S)
+    assert not answering.is_alive()
+    call_over.set()
+    receiver.join(CALL_TIMEOUT_S)
+    assert not receiver.is_alive()
+    assert not any((tmp_path / "data/sessions/s1/.incoming").iterdir())
+    assert [f.path for f in service.store.files("s1")] == ["first"]
+    service.stop()
 
 
 def test_a_file_finished_after_its_call_ended_leaves_no_temporary(tmp_path: Path) -> None:

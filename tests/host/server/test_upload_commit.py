@@ -25,6 +25,7 @@ from dumpcmp.proto.upload_wire import (
     file_end,
     read_upload_message,
     whole_message,
+    wholes_message,
 )
 from tests.agent.recording_host import uploader_for
 from tests.host.server.hostkit import Client, Hosts, file_messages, session_settings, simulation_files
@@ -256,6 +257,22 @@ def test_a_data_message_is_decoded_as_a_view_of_the_received_bytes(size: int) ->
     assert isinstance(decoded, memoryview) and decoded == data
 
 
+def test_several_whole_files_are_decoded_each_as_views_of_the_received_bytes() -> None:
+    files = [
+        (pb.FileStart(session="s", path=f"d/{n}", size=n * 100), pb.FileEnd(xxh3_128=bytes([n]) * 16),
+         bytes([n]) * n * 100)
+        for n in range(4)
+    ]  # fmt: skip
+    decoded = read_upload_message(wholes_message(files))
+    assert isinstance(decoded, tuple)
+    assert [(w.start, w.end, w.data) for w in decoded] == files
+    assert all(isinstance(w.data, memoryview) for w in decoded)
+    # Anything but WholeFiles of WholeFile entries (valid protobuf, never what an agent sends): parsed.
+    odd = pb.UploadMessage(wholes=pb.WholeFiles(files=[pb.WholeFile(data=b"x")])).SerializeToString()
+    odd = odd[:2] + b"\x12" + odd[3:]  # the entry as a field 2, which WholeFiles does not have
+    assert read_upload_message(odd) == pb.UploadMessage.FromString(odd)
+
+
 def test_any_other_message_is_decoded_by_protobuf() -> None:
     start = pb.UploadMessage(start=pb.FileStart(session="s", path="p", size=3))
     assert read_upload_message(start.SerializeToString()) == start
@@ -304,6 +321,31 @@ def test_small_files_sent_whole_are_stored_or_refused_each(client: Client, tmp_p
     assert sorted(f.path for f in client.info("s1").files) == ["a/one", "empty"]
 
 
+def test_small_files_sent_together_are_stored_or_refused_each(client: Client, tmp_path: Path) -> None:
+    assert client.open("s1").whole_file_batches
+
+    def whole(path: str, data: bytes, digest: bytes | None = None) -> tuple[pb.FileStart, pb.FileEnd, bytes]:
+        start = pb.FileStart(session="s1", kind=DUMP, path=path, size=len(data), checksum=pb.XXH3_128)
+        return start, file_end(pb.XXH3_128, digest or xxhash.xxh3_128(data).digest()), data
+
+    together = [
+        whole("a/one", b"first file"),
+        whole("../escape", b"refused by its name"),
+        whole("two", b"corrupted", digest=b"\0" * 16),
+        whole("empty", b""),
+    ]
+    acks = _raw_upload(client, [wholes_message(together), _whole("s1", "after", b"alone")])
+    assert [(a.path, a.status) for a in acks] == [
+        ("a/one", Ack.STORED),
+        ("../escape", Ack.REFUSED),
+        ("two", Ack.CHECKSUM_MISMATCH),
+        ("empty", Ack.STORED),
+        ("after", Ack.STORED),
+    ]
+    assert (tmp_path / "data/sessions/s1/dump/a/one").read_bytes() == b"first file"
+    assert sorted(f.path for f in client.info("s1").files) == ["a/one", "after", "empty"]
+
+
 def test_answers_come_several_a_message_only_to_an_agent_that_asks(client: Client) -> None:
     client.open("s1")
     for batched in (False, True):
@@ -347,6 +389,56 @@ def test_the_agent_sends_small_files_whole_and_reads_batched_answers(
     assert sorted(wholes) == ["exactly_a_chunk", "small"]
     for name in sizes:
         assert (tmp_path / "data/sessions/s1/dump" / name).read_bytes() == (root / name).read_bytes()
+
+
+@pytest.mark.parametrize("older_host", [False, True], ids=["batches", "older-host"])
+def test_the_agent_sends_small_files_waiting_together_in_one_message(
+    hosts: Hosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, older_host: bool
+) -> None:
+    """Files queued together go as WholeFiles messages, their data at most a chunk each, in
+    stream order (a file too large for one goes on its own, between them); a host that does not
+    say it takes them gets each small file as one WholeFile."""
+    from dumpcmp.host.server import service
+
+    messages: list[list[str]] = []  # the files of each WholeFile or WholeFiles message received
+    real_wholes = service._Upload._wholes
+
+    def wholes(upload: service._Upload, received: list[pb.WholeFile]) -> object:
+        messages.append([whole.start.path for whole in received])
+        return real_wholes(upload, received)
+
+    monkeypatch.setattr(service._Upload, "_wholes", wholes)
+    if older_host:
+        real_info = service.DumpCompareService._info_of
+
+        def info_of(self: DumpCompareService, *args: object) -> pb.SessionInfo:
+            info = real_info(self, *args)  # type: ignore[arg-type]
+            info.whole_file_batches = False
+            return info
+
+        monkeypatch.setattr(service.DumpCompareService, "_info_of", info_of)
+    host = hosts.start(tmp_path / "data")
+    root = tmp_path / "dump"
+    root.mkdir()
+    chunk = 64 * 1024
+    sizes = {f"f{n:02}": 3000 for n in range(30)} | {"f15": 2 * chunk}  # 21 files a chunk, f15 chunked
+    for name, size in sizes.items():
+        (root / name).write_bytes(os.urandom(size))
+    uploader = uploader_for(
+        f"127.0.0.1:{host.port}", tmp_path / "state", "s1", UploadSettings(chunk_size=chunk)
+    )
+    for name in sizes:  # all waiting before the stream starts
+        uploader.add_file(DUMP, name, root / name)
+    uploader.start()
+    report = uploader.finish()
+    assert (report.stored, report.problems) == (len(sizes), ())
+    for name in sizes:
+        assert (tmp_path / "data/sessions/s1/dump" / name).read_bytes() == (root / name).read_bytes()
+    if older_host:
+        assert messages == [[name] for name in sizes if name != "f15"]
+    else:
+        assert [name for names in messages for name in names] == [name for name in sizes if name != "f15"]
+        assert [len(names) for names in messages] == [15, 14]  # f15 between them, alone
 
 
 def test_a_session_waiting_for_its_golden_data_does_not_list_its_files_per_file(
