@@ -21,6 +21,7 @@ from onnx import helper
 
 from dumpcmp.errors import ModelError, OutputError
 from dumpcmp.outputs import atomic_path
+from dumpcmp.printable import joined
 from dumpcmp.proto.names import golden_file_name, name_that_fits, sanitize_golden_name
 
 from .clock import MicroClock
@@ -186,7 +187,7 @@ def shared_golden_names(run: GoldenRun) -> list[str]:
         if tensor.op_name not in names:
             names.append(tensor.op_name)
     return [
-        f"ops {', '.join(repr(n) for n in names)} share the golden file name {stem}.*.npy: "
+        f"ops {joined(names)} share the golden file name {stem}.*.npy: "
         "compare cannot tell their files apart and leaves their tensors uncompared; rename one of them"
         for stem, names in by_stem.items()
         if len(names) > 1

@@ -42,6 +42,7 @@ from typing import Literal, TypeAlias
 
 from dumpcmp.errors import MatchError
 from dumpcmp.host.fusion_rules import FusionRules, InputRef, RuleOp, TensorDesc
+from dumpcmp.printable import joined
 from dumpcmp.proto.names import sanitize_dump_name, sanitize_golden_name
 from dumpcmp.proto.records import pickled_as_values
 
@@ -694,14 +695,9 @@ def shared_golden_names(rules: FusionRules) -> dict[str, tuple[str, ...]]:
 def shared_golden_name_reason(stem: str, names: Sequence[str]) -> str:
     """Why a tensor whose golden file stem several ops share is not compared."""
     return (
-        f"ops {_and(names)} share the golden file name {stem}.*.npy: which file is whose cannot be "
+        f"ops {joined(names)} share the golden file name {stem}.*.npy: which file is whose cannot be "
         "told, so neither is compared"
     )
-
-
-def _and(names: Sequence[str]) -> str:
-    quoted = [repr(n) for n in names]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def _graph_input(rules: FusionRules, ref: InputRef) -> tuple[str, int] | None:

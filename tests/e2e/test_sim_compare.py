@@ -328,7 +328,7 @@ def test_ops_sharing_a_golden_file_name_are_said_and_not_compared(tmp_path: Path
     model = _chain_model(tmp_path / "coll.onnx", ("/x/sig", "_x_sig", "/out/sm"))
     sim = simulate(model, tmp_path / "sim", faults=("/x/sig=bias:0.5",))
     assert sim.golden_warnings == (
-        "ops '/x/sig', '_x_sig' share the golden file name _x_sig.*.npy: compare cannot tell their "
+        "ops '/x/sig' and '_x_sig' share the golden file name _x_sig.*.npy: compare cannot tell their "
         "files apart and leaves their tensors uncompared; rename one of them",
     )
     result = runner.invoke(

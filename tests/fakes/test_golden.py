@@ -82,6 +82,6 @@ def test_ops_sharing_a_golden_file_name_are_said(zoo_case: Callable[..., Any]) -
     names = ("/x/sig", "_x_sig", "_x.sig", "/x/sig", "x_sig")
     run = GoldenRun(graph, tuple(GoldenTensor(n, 0, n, array) for n in names))
     assert shared_golden_names(run) == [
-        "ops '/x/sig', '_x_sig', '_x.sig' share the golden file name _x_sig.*.npy: compare cannot tell "
+        "ops '/x/sig', '_x_sig' and '_x.sig' share the golden file name _x_sig.*.npy: compare cannot tell "
         "their files apart and leaves their tensors uncompared; rename one of them"
     ]
