@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["SKIPPED_SHOWN", "counted", "printable", "skipped_lines"]
+__all__ = ["SKIPPED_SHOWN", "counted", "joined", "printable", "skipped_lines"]
 
 SKIPPED_SHOWN = 10  # files passed over that are named; the rest are counted
 
@@ -32,6 +32,12 @@ def printable(text: str) -> str:
 def counted(number: int, noun: str) -> str:
     """``1 file``, ``3 files``: a count and its noun, singular for one."""
     return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def joined(names: Sequence[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``: names quoted, as a sentence lists them."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def skipped_lines(skipped: Sequence[str]) -> list[str]:

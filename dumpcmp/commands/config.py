@@ -104,8 +104,13 @@ def acl_command(
     kernel_data: Annotated[
         str | None, typer.Option(help="Comma list of all, printf, tensor, assert, timestamp.")
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing --output file.")] = False,
 ) -> None:
-    """Build an acl.json, check every rule, and write it; an invalid config is not written."""
+    """Build an acl.json, check every rule, and write it; an invalid config is not written, nor
+    one whose --output exists (without --force)."""
+    # An acl.json is often edited by hand (paths, steps): replacing it unasked loses that work.
+    if not force and (output.exists() or output.is_symlink()):
+        fail(f"not writing {output}: it exists; give --force to replace it, or another --output")
     models = model or []
     repeated = next((name for i, name in enumerate(models) if name in models[:i]), None)
     if repeated is not None:

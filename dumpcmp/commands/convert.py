@@ -25,7 +25,6 @@ sidecar instead (``dumpcmp.proto.npy``). HiFloat8 has no numpy type and is alway
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,16 +50,16 @@ from dumpcmp.errors import (
     OutputError,
     UnsupportedDtypeError,
 )
-from dumpcmp.outputs import NAME_MAX, atomic_path, kept_if_written, prepare_output_dir, writing
+from dumpcmp.outputs import NAME_MAX, atomic_path, kept_if_written, prepare_output_dir
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, TensorKind, read_dump, write_dump
 from dumpcmp.proto.dtypes import Format, format_by_name
 from dumpcmp.proto.names import (
-    MAPPING_FILE,
+    GOLDEN_OP_TYPE,
     DumpName,
     GoldenName,
-    add_to_mapping,
     converted_npy_name,
     format_dump_name,
+    name_that_fits,
     parse_dump_name,
     parse_golden_name,
     sanitize_dump_name,
@@ -70,7 +69,7 @@ from dumpcmp.proto.sniff import named_if_not_a_dump, not_a_dump
 
 __all__ = ["DEFAULT_OP_TYPE", "ScriptTarget", "ScriptType", "app"]
 
-DEFAULT_OP_TYPE = "Golden"
+DEFAULT_OP_TYPE = GOLDEN_OP_TYPE
 _PROGRESS_MIN_FILES = 20  # below this a progress bar only flickers
 _TXT_CHUNK = 1 << 20  # elements per savetxt call: bounds the text buffer for GB tensors
 
@@ -250,9 +249,8 @@ def _convert_file(
         try:
             array = tensor.array() if device_layout else tensor.logical()
             name = converted_npy_name(path.name, tensor.kind.value, tensor.index)
-            with writing(out_dir / MAPPING_FILE):
-                target = _name_that_fits(out_dir, name)
-                text = _name_that_fits(out_dir, name.removesuffix(".npy") + ".txt") if txt else None
+            target = _name_that_fits(out_dir, name)
+            text = _name_that_fits(out_dir, name.removesuffix(".npy") + ".txt") if txt else None
             save_npy(target, array, keep_dtype=keep_dtype)
             if text is not None:
                 _save_txt(text, array)
@@ -274,13 +272,9 @@ _LONGEST_NAME = NAME_MAX - len(".json")
 
 
 def _name_that_fits(out_dir: Path, name: str) -> Path:
-    """``out_dir / name``; a name too long for the file system is written under its uuid3 hex
-    instead, recorded in the directory's ``mapping.csv`` (formats.md §2.4)."""
-    if len(os.fsencode(name)) <= _LONGEST_NAME:
-        return out_dir / name
+    """``out_dir / name``, or its uuid3 hex as msaccucmp's convert names one too long (formats.md §2.4)."""
     stand_in = uuid.uuid3(uuid.NAMESPACE_URL, name).hex + Path(name).suffix
-    add_to_mapping(out_dir, stand_in, name)
-    return out_dir / stand_in
+    return name_that_fits(out_dir, name, stand_in, _LONGEST_NAME)
 
 
 @app.command("dump2npy", cls=StrictCommand)

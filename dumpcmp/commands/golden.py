@@ -55,10 +55,10 @@ def golden_command(
     OUT must not hold npy files of an earlier run: they would be paired with either run's dump.
     """
     with user_errors():
-        written, arrays, names, casts = _golden(
+        written, arrays, names, warnings = _golden(
             model, out, inputs or [], input_shape or [], input_dtype or [], seed
         )
-    for line in casts:
+    for line in warnings:
         error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     printer = console()
     for name, array in zip(names, arrays, strict=True):
@@ -69,8 +69,9 @@ def golden_command(
 def _golden(
     model: Path, out: Path, inputs: list[Path], shapes: list[str], dtypes: list[str], seed: int
 ) -> tuple[list[Path], list[np.ndarray], list[str], list[str]]:
-    """The golden files written, the inputs as run, their names, and a line per input cast."""
-    from dumpcmp.fakes.golden import refuse_previous_golden, run_golden, write_golden
+    """The golden files written, the inputs as run, their names, and a warning line per input
+    cast and per golden file name several ops share."""
+    from dumpcmp.fakes.golden import refuse_previous_golden, run_golden, shared_golden_names, write_golden
     from dumpcmp.fakes.inputs import fitted_inputs, parse_dtype, parse_named, parse_shape, resolve_inputs
     from dumpcmp.fakes.onnx_model import analyse, load_model
     from dumpcmp.outputs import new_output_dir
@@ -85,7 +86,7 @@ def _golden(
         given = resolve_inputs(specs, list(inputs), seed=seed, shapes=shape_map, dtypes=dtype_map)
         arrays, casts = fitted_inputs(specs, given)  # onnxruntime takes the declared dtypes only
         run = run_golden(proto, arrays)
-        return write_golden(run, out), arrays, [s.name for s in specs], casts
+        return write_golden(run, out), arrays, [s.name for s in specs], casts + shared_golden_names(run)
 
 
 def register(parent: typer.Typer) -> None:

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from dumpcmp.commands._flags import StrictCommand, refusal
-from dumpcmp.commands._output import console, fail, user_errors
+from dumpcmp.commands._output import console, error_console, fail, user_errors
 
 if TYPE_CHECKING:
     from dumpcmp.agent.run import PreparedRun
@@ -215,6 +215,8 @@ def run_command(
                 f"nothing dumped: {result.acl_config} selects no op of model {result.model_name} "
                 "(its dump_list names another model, or no op of this one)"
             )
+    for line in result.golden_warnings:
+        error_console().print(f"[yellow]warning[/yellow]: {escape(line)}")
     printer = console()
     tasks = len(result.compiled.tasks)
     printer.print(

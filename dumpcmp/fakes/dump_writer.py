@@ -21,7 +21,7 @@ from dumpcmp.errors import InternalError
 from dumpcmp.outputs import atomic_path, writing
 from dumpcmp.proto.codec import DumpFile, DumpTensor, Layout, OriginalOp, TensorKind, dump_bytes
 from dumpcmp.proto.dtypes import data_type_of
-from dumpcmp.proto.names import dump_file_name
+from dumpcmp.proto.names import dump_file_name, name_that_fits
 from dumpcmp.proto.stats_csv import StatsRow, format_stats_csv
 
 from .compiled import PLAIN_FORMATS, OpOutput, TensorDesc
@@ -106,11 +106,13 @@ class DumpWriter:
         name = dump_file_name(run.op.type, run.op.name, task_id, stream_id, timestamp)
         dump = op_dump(run, selection, timestamp, str(directory / name))
         directory.mkdir(parents=True, exist_ok=True)
+        filename = name if self.stats is None else f"{name}.csv"
+        # A name the file system cannot hold is written under a numeric one, as CANN does:
+        # the timestamp, unique in a step directory (formats.md §2.3).
+        target = name_that_fits(directory, filename, str(timestamp))
         if self.stats is not None:
-            target = directory / f"{name}.csv"
             self._write_bytes(target, format_stats_csv(_stats_rows(dump), self.stats).encode("utf-8"))
         else:
-            target = directory / name
             self._write_bytes(target, dump_bytes(dump))
         self.written.append(target)
         return target

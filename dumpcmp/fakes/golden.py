@@ -21,7 +21,8 @@ from onnx import helper
 
 from dumpcmp.errors import ModelError, OutputError
 from dumpcmp.outputs import atomic_path
-from dumpcmp.proto.names import golden_file_name
+from dumpcmp.printable import joined
+from dumpcmp.proto.names import golden_file_name, name_that_fits, sanitize_golden_name
 
 from .clock import MicroClock
 from .onnx_model import OnnxGraph, analyse, load_model, node_names
@@ -32,6 +33,7 @@ __all__ = [
     "check_inputs",
     "refuse_previous_golden",
     "run_golden",
+    "shared_golden_names",
     "write_golden",
 ]
 
@@ -163,11 +165,33 @@ def write_golden(
     stamp = clock or MicroClock()
     written = []
     for tensor in run.tensors:
-        path = target / golden_file_name(tensor.op_name, tensor.index, stamp())
+        now = stamp()
+        # A name too long for the file system goes under a numeric one, as msit's dumper does
+        path = name_that_fits(target, golden_file_name(tensor.op_name, tensor.index, now), f"{now}.npy")
         with atomic_path(path) as temp, temp.open("wb") as handle:
             np.save(handle, tensor.array, allow_pickle=False)
         written.append(path)
     return written
+
+
+def shared_golden_names(run: GoldenRun) -> list[str]:
+    """A line for each golden file stem that several ops of ``run`` write.
+
+    Golden names keep only what msaccucmp's lookup keeps ('/' and '.' become '_'), so ops named
+    ``/x/sig`` and ``_x_sig`` both write ``_x_sig.0.{ts}.npy``. They are written all the same,
+    every other tensor being of use; compare leaves the tensors of such a stem uncompared.
+    """
+    by_stem: dict[str, list[str]] = {}
+    for tensor in run.tensors:
+        names = by_stem.setdefault(sanitize_golden_name(tensor.op_name), [])
+        if tensor.op_name not in names:
+            names.append(tensor.op_name)
+    return [
+        f"ops {joined(names)} share the golden file name {stem}.*.npy: "
+        "compare cannot tell their files apart and leaves their tensors uncompared; rename one of them"
+        for stem, names in by_stem.items()
+        if len(names) > 1
+    ]
 
 
 def refuse_previous_golden(out_dir: Path) -> None:

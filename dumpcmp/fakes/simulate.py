@@ -37,7 +37,7 @@ from .atc_json import write_atc_json
 from .compiled import CompiledModel
 from .compiler import check_quantize_targets
 from .faults import Fault, FaultPlan
-from .golden import check_inputs, run_golden, write_golden
+from .golden import check_inputs, run_golden, shared_golden_names, write_golden
 from .inputs import resolve_inputs
 from .npu import SimulatedAcl
 from .onnx_model import analyse
@@ -91,6 +91,7 @@ class SimulationResult:
     golden_files: tuple[Path, ...]
     compiled: CompiledModel = field(repr=False)
     outputs: tuple[np.ndarray, ...] = field(repr=False)  # the NPU outputs of the last step
+    golden_warnings: tuple[str, ...] = ()  # golden file names several ops share
 
 
 def prepare_simulation(
@@ -169,7 +170,8 @@ def finish_simulation(
     if setup.quantized:
         quant_rule = write_atc_json(compiled, out / "quant_fusion_rule.json", quant_fusion_ops(compiled))
     golden_dir = out / "golden"
-    golden_files = write_golden(run_golden(setup.proto, list(setup.inputs)), golden_dir, clock=setup.clock)
+    golden_run = run_golden(setup.proto, list(setup.inputs))
+    golden_files = write_golden(golden_run, golden_dir, clock=setup.clock)
     return SimulationResult(
         model_name=compiled.name,
         model_path=setup.model_path,
@@ -187,6 +189,7 @@ def finish_simulation(
         golden_files=tuple(golden_files),
         compiled=compiled,
         outputs=tuple(outputs),
+        golden_warnings=tuple(shared_golden_names(golden_run)),
     )
 
 

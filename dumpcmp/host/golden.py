@@ -14,7 +14,7 @@ memory before the metrics read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +23,10 @@ import numpy as np
 from dumpcmp.errors import BadFileNameError, DumpcmpError, FormatError
 from dumpcmp.proto.codec import TensorKind, read_dump
 from dumpcmp.proto.names import (
+    GOLDEN_OP_TYPE,
     MAPPING_FILE,
     GoldenName,
+    parse_dump_name,
     parse_golden_name,
     sanitize_dump_name,
     sanitize_golden_name,
@@ -53,11 +55,17 @@ class GoldenTensor:
         return array
 
 
-def _load_legacy_output(path: Path) -> np.ndarray:
+def _load_dump_output(path: Path, index: int = 0) -> np.ndarray:
+    """Output ``index`` of a golden dump file: a Caffe/TF one holds its tensor as output 0."""
     dump = read_dump(path)
-    if not dump.outputs:
-        raise FormatError(f"{path}: golden dump file holds no output tensor")
-    return dump.outputs[0].logical()
+    if index >= len(dump.outputs):
+        raise FormatError(f"{path}: golden dump file holds no output {index} (it holds {len(dump.outputs)})")
+    return dump.outputs[index].logical()
+
+
+# The suffix of the listed names of ``convert npy2dump``'s dump files (op type ``Golden``): each
+# holds every output of its op, output k as output k.
+_GOLDEN_DUMP = ""
 
 
 class _Keyed:
@@ -130,9 +138,35 @@ class NpyGoldenDir(_Keyed):
         try:
             parsed = parse_golden_name(name)
         except BadFileNameError as exc:
+            if self._add_golden_dump(directory, filename, name):
+                return
             self.skipped.append((directory / filename, exc.reason))
             return
-        listed = (parsed, directory, filename, has_sidecar)
+        self._list((parsed, directory, filename, has_sidecar))
+
+    def _add_golden_dump(self, directory: Path, filename: str, name: str) -> bool:
+        """Golden npy files ``convert npy2dump`` made dump files of are golden data still, matched
+        through the fusion rule as the npy files were: a fused op must not meet a bare op's golden."""
+        try:
+            dumped = parse_dump_name(name)
+        except BadFileNameError:
+            return False
+        if dumped.op_type != GOLDEN_OP_TYPE:
+            return False
+        path = directory / filename
+        try:
+            dump = read_dump(path)
+        except DumpcmpError as exc:
+            self.skipped.append((path, f"unreadable golden dump file: {exc}"))
+            return True
+        # The header holds the golden name as the npy file spelt it; the file name sanitises more.
+        op_name = dump.op_name or dumped.op_name
+        for k in range(len(dump.outputs)):
+            self._list((GoldenName(op_name, k, dumped.timestamp, _GOLDEN_DUMP), directory, filename, None))
+        return True
+
+    def _list(self, listed: _Listed) -> None:
+        parsed = listed[0]
         key = parsed.key  # a property formatting it: asked once a golden file of a listing
         known = self._by_key.get(key)
         if known is None:
@@ -154,8 +188,12 @@ class NpyGoldenDir(_Keyed):
             return None
         parsed, directory, filename, has_sidecar = found
         path = child_path(directory, filename)
+        if parsed.suffix == _GOLDEN_DUMP:
+            index = parsed.output_index
+            label = f"{filename} output {index}"
+            return GoldenTensor(label, path, lambda: _load_dump_output(path, index), key)
         if parsed.suffix != ".npy":
-            return GoldenTensor(filename, path, lambda: _load_legacy_output(path), key)
+            return GoldenTensor(filename, path, lambda: _load_dump_output(path), key)
         return GoldenTensor(filename, path, lambda: load_npy(path, has_sidecar=has_sidecar), key)
 
     def _keys(self) -> Iterable[str]:
@@ -233,6 +271,23 @@ def _dump_tensor(path: Path, kind: TensorKind, index: int) -> np.ndarray:
 
 
 GoldenSource = NpyGoldenDir | NpuDumpGolden
+
+
+def golden_skipped(golden: GoldenSource, shared: Mapping[str, str]) -> tuple[tuple[Path, str], ...]:
+    """What ``golden`` passed over, with a file stem several ops write (``shared``: stem -> why,
+    from the rule file) said once as that: none of its files is used, and "an older golden (a
+    second run here?)" would send the user looking for a run that never happened."""
+    if not shared or not isinstance(golden, NpyGoldenDir):
+        return tuple(golden.skipped)
+    kept = [(path, why) for path, why in golden.skipped if _stem(path.name) not in shared]
+    return (*kept, *((golden.root / f"{stem}.*.npy", why) for stem, why in shared.items()))
+
+
+def _stem(filename: str) -> str | None:
+    try:
+        return parse_golden_name(filename).op_name
+    except BadFileNameError:
+        return None
 
 
 def open_golden(path: Path) -> GoldenSource:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dumpcmp.errors import DumpcmpError
 from dumpcmp.host.core import ComparePlan, numbered
-from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, open_golden
+from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, golden_skipped, open_golden
 from dumpcmp.host.matcher import Matcher
 from dumpcmp.host.offline import check_arguments, result_settings
 from dumpcmp.host.pipeline import CompareOptions
@@ -169,7 +169,9 @@ class LiveCompare:
                 self._session.shard(result.entry.group).add(result)
             prepare_output_dir(self._request.out_dir, "-o")
             shards = self._session.close()
-        skipped = tuple(sorted(self._skipped.items())) + tuple(self._golden.skipped)
+        skipped = tuple(sorted(self._skipped.items())) + golden_skipped(
+            self._golden, self._rules.shared_golden_names()
+        )
         return CompareOutcome(shards, skipped=skipped)
 
     def _plan(self, key: GroupKey) -> ComparePlan:

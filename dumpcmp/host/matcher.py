@@ -42,6 +42,7 @@ from typing import Literal, TypeAlias
 
 from dumpcmp.errors import MatchError
 from dumpcmp.host.fusion_rules import FusionRules, InputRef, RuleOp, TensorDesc
+from dumpcmp.printable import joined
 from dumpcmp.proto.names import sanitize_dump_name, sanitize_golden_name
 from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
@@ -441,6 +442,8 @@ class Matcher:
         self._paired = frozenset(paired_ops)
         self._close = close_rules
         self._consumer_labelled = _consumer_labels(self.rules)
+        # With -cfr the golden side is a dump tree keyed by fusion-off op names, not npy stems.
+        self.shared_golden_names = {} if close_rules is not None else shared_golden_names(self.rules)
         self._index(_l1_reasons(self.groups, None))
 
     def _index(self, l1_reasons: Mapping[str, str]) -> None:
@@ -547,6 +550,15 @@ class Matcher:
 
     def refs_for(self, op_name: str, io: TensorIO, index: int) -> GoldenRef | NoGolden:
         """The golden tensor for ``op_name``'s ``io`` tensor ``index``, or why there is none."""
+        found = self._ref(op_name, io, index)
+        if self.shared_golden_names and isinstance(found, GoldenRef) and found.io == "output":
+            stem = sanitize_golden_name(found.op_name)
+            names = self.shared_golden_names.get(stem)
+            if names is not None:  # either op's golden file may be the one found: none is used
+                return NoGolden(shared_golden_name_reason(stem, names))
+        return found
+
+    def _ref(self, op_name: str, io: TensorIO, index: int) -> GoldenRef | NoGolden:
         _check_io(io, index)
         try:
             entry = self.entry(op_name)
@@ -665,6 +677,33 @@ class Matcher:
             origin_shape=desc.origin_shape,
             producer=op.name,
         )
+
+
+def shared_golden_names(rules: FusionRules) -> dict[str, tuple[str, ...]]:
+    """Golden file stems that several framework ops of ``rules`` sanitise to, with those ops.
+
+    Golden npy files are named by the op name with '/' and '.' made '_' (formats.md §2.4), so
+    ``/x/sig`` and ``_x_sig`` write ``_x_sig.0.{ts}.npy`` both: nothing tells which file is whose.
+    """
+    names: dict[str, None] = {}
+    for op in rules.ops:
+        if op.type == "Data":  # a graph input's golden is named after it
+            names.setdefault(op.name)
+        names.update(dict.fromkeys(r.src_name for r in op.data_inputs if rules.op(r.src_name) is None))
+        names.update(dict.fromkeys(n for n in op.original_op_names if n))
+        names.update(dict.fromkeys(d.origin_name for d in op.outputs if d.origin_name))
+    by_stem: dict[str, list[str]] = {}
+    for name in names:
+        by_stem.setdefault(sanitize_golden_name(name), []).append(name)
+    return {stem: tuple(found) for stem, found in by_stem.items() if len(found) > 1}
+
+
+def shared_golden_name_reason(stem: str, names: Sequence[str]) -> str:
+    """Why a tensor whose golden file stem several ops share is not compared."""
+    return (
+        f"ops {joined(names)} share the golden file name {stem}.*.npy: which file is whose cannot be "
+        "told, so neither is compared"
+    )
 
 
 def _graph_input(rules: FusionRules, ref: InputRef) -> tuple[str, int] | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.core import ComparePlan, FileRows
 from dumpcmp.host.file_pair import compare_npy_target, is_npy_target
-from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, open_golden
+from dumpcmp.host.golden import GoldenSource, NpuDumpGolden, NpyGoldenDir, golden_skipped, open_golden
 from dumpcmp.host.pipeline import CompareOptions, fewer_collections, matcher_for_dump
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.host.rows import ResultRow
@@ -41,7 +41,8 @@ def check_arguments(request: CompareRequest, golden_is_npu: bool) -> None:
         raise MatchError("-cfr/--close-fusion-rule-file is only for NPU vs NPU comparisons")
     if not request.fusion_rule and not (request.target.is_file() and request.golden.is_file()):
         raise MatchError(
-            "NPU dump vs golden npy data needs -fr/--fusion-rule-file (the ATC json of the model)"
+            "NPU dump vs golden data (npy files, or the dump files npy2dump makes of them) needs "
+            "-fr/--fusion-rule-file (the ATC json of the model)"
         )
 
 
@@ -149,7 +150,8 @@ def _compare(
             detail_error = str(exc)
     return CompareOutcome(
         tuple(shards),
-        skipped=tuple((s.path, s.reason) for s in tree.skipped) + tuple(golden.skipped),
+        skipped=tuple((s.path, s.reason) for s in tree.skipped)
+        + golden_skipped(golden, rules.shared_golden_names()),
         target_skipped=len(tree.skipped),
         detail_files=detail_files,
         detail_where=detail_where,

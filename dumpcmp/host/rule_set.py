@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from dumpcmp.errors import DumpcmpError, MatchError
 from dumpcmp.host.fusion_rules import FusionRules, load_rules
-from dumpcmp.host.matcher import Matcher
+from dumpcmp.host.matcher import Matcher, shared_golden_name_reason
 from dumpcmp.host.request import CompareRequest
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import GroupKey
@@ -42,6 +42,18 @@ class RuleSet:
                         matchers[sanitize_dump_name(name)] = matcher
             return cls(matchers, None)
         return cls({}, _matcher(load_rules(request.fusion_rule), close, quant))
+
+    def shared_golden_names(self) -> dict[str, str]:
+        """Golden file stems that several ops of the rule files write, with why their tensors
+        are not compared (see ``Matcher.refs_for``)."""
+        found: dict[str, str] = {}
+        for matcher in (self.default, *self.matchers.values()):
+            if matcher is not None:
+                found.update(
+                    (stem, shared_golden_name_reason(stem, names))
+                    for stem, names in matcher.shared_golden_names.items()
+                )
+        return found
 
     def matcher_for(self, key: GroupKey) -> Matcher | None:
         if self.default is not None or not self.matchers:

@@ -76,16 +76,20 @@ class Place:
     op_type: str
     npu_name: str
     tensor_index: str
+    device: str = ""
 
     @classmethod
     def of(cls, shard: ShardOutcome, row: Target) -> Place:
         assert row.index is not None  # only target rows have a place
-        return cls(shard.key.model, shard.key.step, row.index, row.op_type, row.npu_name, row.tensor_index)
+        key = shard.key
+        return cls(key.model, key.step, row.index, row.op_type, row.npu_name, row.tensor_index, key.device)
 
-    def text(self, *, with_model: bool = False) -> str:
+    def text(self, *, with_model: bool = False, with_device: bool = False) -> str:
+        """Where it is; the device and model named when the run has several of them."""
+        device = f"device {self.device}, " if with_device else ""
         model = f"model {self.model}, " if with_model else ""
         op = _op(self.op_type, self.npu_name)
-        return f"{model}step {self.step}, index {self.index} {op} ({self.tensor_index})"
+        return f"{device}{model}step {self.step}, index {self.index} {op} ({self.tensor_index})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +106,12 @@ class Divergence:
     # The task ids of the dump file before its own and of its own, where they skip (``_skipped``).
     skipped: tuple[int, int] | None = None
 
-    def lines(self, label: str) -> list[str]:
+    def lines(self, label: str, *, with_device: bool = False) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
         why = "".join(f" ({reason})" for reason in self.reasons)
         breaches = ", ".join(self.breaches)
-        lines = [f"{label}: {self.place.text()}: {breaches}{why}; ground truth {self.ground_truth}{where}"]
+        place = self.place.text(with_device=with_device)
+        lines = [f"{label}: {place}: {breaches}{why}; ground truth {self.ground_truth}{where}"]
         if self.skipped is not None:
             # The advisor's hedge for a gap in the op numbering; the Index never shows one.
             before, own = self.skipped
@@ -139,8 +144,10 @@ class Found:
     def __len__(self) -> int:
         return self.count
 
-    def first_text(self, *, with_model: bool) -> str:
-        return self.first.text(with_model=with_model) if self.first is not None else ""
+    def first_text(self, *, with_model: bool, with_device: bool) -> str:
+        return (
+            self.first.text(with_model=with_model, with_device=with_device) if self.first is not None else ""
+        )
 
 
 def _unseen_count(rows: tuple[Target, ...]) -> str:
@@ -171,6 +178,7 @@ class Tally:
     firsts: tuple[Divergence, ...]  # each model's first diverging tensor, models in run order
     first_stats: Divergence | None
     models: int = 1
+    devices: int = 1
     target_kind: str = "dump file"  # what the target files are: "npy file" for ``-tp a.npy``
     # Compared, NaN/inf at the same positions on both sides and within the thresholds elsewhere:
     # no divergence, but not "within the thresholds" without a word either.
@@ -244,6 +252,7 @@ class Tally:
             firsts=tuple(firsts.values()),
             first_stats=_stats_divergence(*bad_stats[0], thresholds.statistics) if bad_stats else None,
             models=len({s.key.model for s in outcome.shards}),
+            devices=len({s.key.device for s in outcome.shards}),
             target_kind=_target_kind(outcome),
             same_special=found[SAME_SPECIAL],
             nothing_finite=found[NOTHING_FINITE],
@@ -452,9 +461,10 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
     lines += _caveat_lines(tally)
     if tally.compared:
         lines.append(f"tensors beyond thresholds ({thresholds.describe()}): {tally.diverging}")
+    devices = tally.devices > 1
     for divergence in tally.firsts:
         named = f" in model {divergence.place.model}" if tally.models > 1 else ""
-        lines += divergence.lines(f"first divergence{named}")
+        lines += divergence.lines(f"first divergence{named}", with_device=devices)
     if tally.compared and not tally.diverging:
         lines.append(_no_divergence(tally))
     if tally.compared_stats:
@@ -464,12 +474,12 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
         )
     if tally.stats_drift is not None:
         place, drift, truth = tally.stats_drift
+        where = place.text(with_device=devices)
         lines.append(
-            f"statistics move away from the golden's first at {place.text()}: {drift.words()}; "
-            f"ground truth {truth}"
+            f"statistics move away from the golden's first at {where}: {drift.words()}; ground truth {truth}"
         )
     if tally.first_stats is not None:
-        lines += tally.first_stats.lines("first statistics divergence")
+        lines += tally.first_stats.lines("first statistics divergence", with_device=devices)
     if (tally.firsts or tally.first_stats) and outcome.target_skipped:
         count = outcome.target_skipped
         lines.append(
@@ -484,23 +494,23 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
 def _caveat_lines(tally: Tally) -> list[str]:
     """What the thresholds' count does not say: float16 overflow, NaN/inf where the golden has none
     (the advisor's "nan/inf appeared"), NaN/inf at the same positions on both sides."""
-    many = tally.models > 1
+    many = {"with_model": tally.models > 1, "with_device": tally.devices > 1}
     lines = []
     if tally.overflowed:
         lines.append(
             f"float16 overflow (±inf, NaN or |v| ≥ 65504) in {counted(len(tally.overflowed), 'tensor')}; "
-            f"the first: {tally.overflowed.first_text(with_model=many)}"
+            f"the first: {tally.overflowed.first_text(**many)}"
         )
     if tally.appeared:
         hold = "holds" if len(tally.appeared) == 1 else "hold"
         lines.append(
             f"nan/inf appeared: {counted(len(tally.appeared), 'tensor')} {hold} NaN/inf where the golden "
-            f"does not; the first: {tally.appeared.first_text(with_model=many)}"
+            f"does not; the first: {tally.appeared.first_text(**many)}"
         )
     if tally.same_special:
         count = len(tally.same_special)
         hold, agree = ("holds", "agrees") if count == 1 else ("hold", "agree")
-        first = tally.same_special.first_text(with_model=many)
+        first = tally.same_special.first_text(**many)
         lines.append(
             f"{counted(count, 'tensor')} {hold} NaN/inf at the same positions on both sides and {agree} "
             f"elsewhere (not counted as divergence); the first: {first}"
@@ -510,7 +520,7 @@ def _caveat_lines(tally: Tally) -> list[str]:
         lines.append(
             f"{counted(count, 'tensor')} {'holds' if count == 1 else 'hold'} NaN/inf at every position on "
             "both sides: nothing in them could be judged (the golden holds them too: check the inputs); "
-            f"the first: {tally.nothing_finite.first_text(with_model=many)}"
+            f"the first: {tally.nothing_finite.first_text(**many)}"
         )
     return lines
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dumpcmp.errors import BadFileNameError
+from dumpcmp.outputs import NAME_MAX, writing
 from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
 # Chained str.replace, not str.translate: translate with a mapping costs ~1.3 us a name, the
@@ -155,6 +157,17 @@ def add_to_mapping(directory: Path, numeric_name: str, original_name: str) -> No
         csv.writer(handle).writerow((numeric_name, original_name))
 
 
+def name_that_fits(directory: Path, name: str, stand_in: str, longest: int = NAME_MAX) -> Path:
+    """``directory / name``; a name longer than ``longest`` bytes (NAME_MAX, less what a writer
+    appends to it) is written under ``stand_in`` instead, recorded in the directory's
+    ``mapping.csv`` first (formats.md §2.3, §2.4), so a reader that meets the file can name it."""
+    if len(os.fsencode(name)) <= longest:
+        return directory / name
+    with writing(directory / MAPPING_FILE):
+        add_to_mapping(directory, stand_in, name)
+    return directory / stand_in
+
+
 # --------------------------------------------------------------------------- npy names
 
 
@@ -175,6 +188,9 @@ class GoldenName:
 
 
 GOLDEN_SUFFIXES = (".npy", ".pb", ".quant")
+# The op type ``convert npy2dump`` gives the dump files it makes of golden npy files: a dump file
+# of this type is golden data, every output of one golden op in one file.
+GOLDEN_OP_TYPE = "Golden"
 
 
 # A whole well-formed golden name in one match, as the field-by-field parse below reads it (the

@@ -25,6 +25,9 @@ original file of that directory::
   layout the dump held them in.
 * A later line for the same name replaces an earlier one. A last line without its newline is
   the torn tail of an interrupted append: readers skip it, the next append cuts it off.
+* A whole line that is no record (bit rot, an edit) is skipped and reported as damaged, with the
+  original's name when the line still shows it: the originals are gone, so one bad line must not
+  cost the directory's other summaries. A damaged header line refuses the file.
 
 Durability: a line is appended and fsynced (the directory too, when the file is new) before the
 caller may delete the original, so an original is never gone without its summary on disk.
@@ -35,6 +38,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +49,8 @@ from dumpcmp.errors import FormatError, OutputError
 __all__ = [
     "REDUCED_FILE",
     "STATISTICS",
+    "DamagedLine",
+    "ReducedDirectory",
     "ReducedFile",
     "ReducedTensor",
     "append_reduced",
@@ -56,6 +62,8 @@ REDUCED_FILE = "dumpcmp_reduced.jsonl"
 STATISTICS = ("min", "max", "mean", "l2norm", "crc32")
 _HEADER = {"format": "dumpcmp-reduced", "version": 1}
 _SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+# A damaged line's "name" field, when the damage left it whole: names the original that is lost.
+_NAME_FIELD = re.compile(rb'"name"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +88,27 @@ class ReducedFile:
 
     def tensor(self, io: str, index: int) -> ReducedTensor | None:
         return next((t for t in self.tensors if t.io == io and t.index == index), None)
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedLine:
+    """A complete line of a reduced file that holds no readable record."""
+
+    path: Path  # the reduced file
+    number: int  # 1-based line number
+    name: str | None  # the original file's name, when the line still shows it
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path.name} line {self.number}: not a reduced-data record ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
+class ReducedDirectory:
+    """One directory's reduced file: original file name -> summary, and the lines skipped as damaged."""
+
+    entries: Mapping[str, ReducedFile] = field(default_factory=dict)
+    damaged: tuple[DamagedLine, ...] = ()
 
 
 def append_reduced(directory: Path, entry: ReducedFile) -> Path:
@@ -124,21 +153,23 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def read_reduced(directory: Path) -> dict[str, ReducedFile]:
-    """Original file name -> its summary, for one directory ({} when it holds no reduced file).
+def read_reduced(directory: Path) -> ReducedDirectory:
+    """The summaries of one directory (none when it holds no reduced file).
 
-    Raises FormatError naming the file and line for anything but a torn last line.
+    A damaged line is skipped and listed; FormatError, naming the file, when the file cannot be
+    read or its header is not ours (then no line of it can be trusted).
     """
     path = directory / REDUCED_FILE
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return ReducedDirectory()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     lines = data.split(b"\n")
     lines.pop()  # after the last newline: empty, or a torn line never completed
     entries: dict[str, ReducedFile] = {}
+    damaged: list[DamagedLine] = []
     for number, raw in enumerate(lines, start=1):
         try:
             record = json.loads(raw)
@@ -148,18 +179,40 @@ def read_reduced(directory: Path) -> dict[str, ReducedFile]:
                 continue
             entry = _decode(record)
         except (ValueError, KeyError, TypeError) as exc:
-            raise FormatError(f"{path}: line {number}: not a reduced-data record ({exc})") from None
+            if number == 1:
+                raise FormatError(f"{path}: line 1: not a reduced-data header ({exc})") from None
+            damaged.append(DamagedLine(path, number, _damaged_name(raw), str(exc)))
+            continue
         entries[entry.name] = entry
-    return entries
+    # A later good line for the name restores what a damaged one lost.
+    lost = tuple(d for d in damaged if d.name not in entries)
+    return ReducedDirectory(entries, lost)
+
+
+def _damaged_name(raw: bytes) -> str | None:
+    found = _NAME_FIELD.search(raw)
+    if found is None:
+        return None
+    try:
+        name = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return name if isinstance(name, str) and name else None
 
 
 def walk_reduced(root: Path) -> Iterator[tuple[Path, ReducedFile]]:
-    """(original path, summary) for every reduced file under ``root``, directories in name order."""
+    """(original path, summary) for every reduced file under ``root``, directories in name order.
+
+    FormatError for a damaged line: this whole-tree view has no place to list what it skips.
+    """
     for directory, dirnames, filenames in os.walk(root):
         dirnames.sort()
         if REDUCED_FILE in filenames:
             here = Path(directory)
-            for name, entry in sorted(read_reduced(here).items()):
+            found = read_reduced(here)
+            if found.damaged:
+                raise FormatError(f"{here}/{found.damaged[0]}")
+            for name, entry in sorted(found.entries.items()):
                 yield here / name, entry
 
 

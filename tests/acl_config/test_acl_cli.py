@@ -202,6 +202,21 @@ def test_acl_cannot_write(tmp_path: Path) -> None:
     assert "Error: " in output and "cannot write" in output
 
 
+def test_acl_refuses_to_replace_a_file_unless_forced(tmp_path: Path) -> None:
+    out = tmp_path / "acl.json"
+    out.write_text("edited by hand\n")
+    args = ("acl", "-o", str(out), "--dump-path", str(tmp_path), "--model", "m")
+    code, output = run(*args)
+    assert code == 1 and out.read_text() == "edited by hand\n"
+    assert (
+        output.strip()
+        == f"Error: not writing {out}: it exists; give --force to replace it, or another --output"
+    )
+    code, output = run(*args, "--force")
+    assert code == 0, output
+    assert '"model_name": "m"' in out.read_text()
+
+
 def test_acl_help_documents_where_layers_go() -> None:
     code, output = run("acl", "--help")
     assert code == 0

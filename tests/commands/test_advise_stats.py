@@ -66,6 +66,28 @@ def test_compare_advisor_on_a_statistics_dump_finds_the_faulty_op(tmp_path: Path
     assert list(out.glob("stats_result_*.html"))
 
 
+def test_nan_counted_by_a_statistics_dump_is_nan_inf_appeared(tmp_path: Path) -> None:
+    """The summary's "nan/inf appeared" from the dump's Nan count, not a small L2-norm error."""
+    dump, golden, rule = stats_simulation(tmp_path, ("/block2/Add=nan",))
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["compare", "-tp", str(dump), "-gp", str(golden), "-fr", str(rule), "-o", str(out), "--advisor"]
+    )
+    assert result.exit_code == 0, result.output
+    first = result.output.split("advisor findings:\n")[1].splitlines()[0]
+    assert first.startswith(
+        "nan/inf appeared: op #8 /block2/Add - output 0 holds NaN/inf the golden does not "
+        "(the dump's counts: target holds "
+    ), result.output
+    assert "0/0, log or sqrt of a negative" in first
+    inf = write_stats(tmp_path / f"stats_result_{STAMP}.csv", [stats_row(0, "add", "output", "FAIL")])
+    rows = inf.read_text().replace(",FAIL,", ",FAIL,target holds 3 Positive Inf")
+    inf.write_text(rows)
+    again = runner.invoke(app, ["advise", str(inf)])
+    assert again.output.startswith("nan/inf appeared: op #0 add - output 0 holds NaN/inf"), again.output
+    assert "makes infinities the golden does not have" in again.output.splitlines()[0]
+
+
 def test_advise_html_never_overwrites_a_report(tmp_path: Path) -> None:
     path = write_csv(tmp_path / f"result_{STAMP}.csv")
     report = tmp_path / f"result_{STAMP}.html"

@@ -298,3 +298,92 @@ def test_statistics_rows_name_ops_as_tensor_rows_do(tmp_path: Path) -> None:
     named = {r["TensorIndex"]: (r["NPUDump"], r["GroundTruth"]) for r in stats if r["TensorIndex"]}
     assert named == real
     assert any("," in truth for _, truth in named.values())  # fused ops name every original
+
+
+def _chain_model(path: Path, names: tuple[str, ...]) -> Path:
+    """An ONNX model of Sigmoid, Relu, Softmax nodes in a row, named ``names``."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    kinds = ("Sigmoid", "Relu", "Softmax")
+    values = ["x", *(f"v{i}" for i in range(len(names) - 1)), "y"]
+    nodes = [
+        helper.make_node(kinds[i % 3], [values[i]], [values[i + 1]], name=name)
+        for i, name in enumerate(names)
+    ]
+    spec = [1, 4, 4, 4]
+    graph = helper.make_graph(
+        nodes,
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, spec)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, spec)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_ops_sharing_a_golden_file_name_are_said_and_not_compared(tmp_path: Path) -> None:
+    model = _chain_model(tmp_path / "coll.onnx", ("/x/sig", "_x_sig", "/out/sm"))
+    sim = simulate(model, tmp_path / "sim", faults=("/x/sig=bias:0.5",))
+    assert sim.golden_warnings == (
+        "ops '/x/sig' and '_x_sig' share the golden file name _x_sig.*.npy: compare cannot tell their "
+        "files apart and leaves their tensors uncompared; rename one of them",
+    )
+    result = runner.invoke(
+        app,
+        ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(sim.golden_dir), "-fr", str(sim.fusion_rule),
+         "-o", str(tmp_path / "out"), "--advisor"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    said = "ops '/x/sig' and '_x_sig' share the golden file name _x_sig.*.npy"
+    assert f"skipped {sim.golden_dir}/_x_sig.*.npy: {said}" in result.output
+    assert "a second run here" not in result.output and "input inconsistency" not in result.output
+    (path,) = (tmp_path / "out").glob("result_*.csv")
+    with path.open(newline="") as handle:
+        table = list(csv.reader(handle))
+    rows = [dict(zip(table[0], row, strict=True)) for row in table[1:] if row[0]]
+    shared = [r for r in rows if r["CosineSimilarity"] == "NaN"]
+    assert {r["TensorIndex"] for r in shared} >= {"_x_sig:input:0", "_x_sig:output:0", "/out/sm:input:0"}
+    assert all(said in r["CompareFailReason"] for r in shared)
+    compared = {r["TensorIndex"] for r in rows if r["CosineSimilarity"] != "NaN"}
+    assert "/out/sm:output:0" in compared and "trans_Cast_0:input:0" in compared
+
+
+def test_op_names_too_long_for_a_file_name_are_written_as_cann_does(tmp_path: Path) -> None:
+    long = "/" + "L" * 300
+    sim = simulate(_chain_model(tmp_path / "long.onnx", (long, "r")), tmp_path / "sim")
+    step = sim.dump_files[0].parent
+    mapping = (step / "mapping.csv").read_text().splitlines()
+    [(numeric, original)] = [line.split(",") for line in mapping]
+    assert numeric.isdigit() and original.startswith("Sigmoid._" + "L" * 300 + ".")
+    [(golden_numeric, golden_original)] = [
+        line.split(",") for line in (sim.golden_dir / "mapping.csv").read_text().splitlines()
+    ]
+    assert golden_numeric.removesuffix(".npy").isdigit()
+    assert golden_original.startswith("_" + "L" * 300 + ".0.")
+    rows = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "out"
+    )
+    sigmoid = [r for r in rows if r["NPUDump"] == long]
+    assert len(sigmoid) == 2 and all(float(r["CosineSimilarity"]) > 0.99 for r in sigmoid)
+
+
+def test_golden_npy_made_dump_files_compare_with_the_fusion_rule_as_the_npy(tmp_path: Path) -> None:
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", faults=("/block2/Add=bias:0.5",))
+    dumped = tmp_path / "golden_dumps"
+    made = runner.invoke(app, ["convert", "npy2dump", "-i", str(sim.golden_dir), "-o", str(dumped)])
+    assert made.exit_code == 0, made.output
+    npy = compare(
+        "-tp", sim.npu_dump_dir, "-gp", sim.golden_dir, "-fr", sim.fusion_rule, "-o", tmp_path / "a"
+    )
+    dump = compare("-tp", sim.npu_dump_dir, "-gp", dumped, "-fr", sim.fusion_rule, "-o", tmp_path / "b")
+    columns = ("TensorIndex", "GroundTruth", "CosineSimilarity", "MaxAbsoluteError", "CompareFailReason")
+    assert [[r[c] for c in columns] for r in dump] == [[r[c] for c in columns] for r in npy]
+    bad = first_bad_output(dump)
+    assert bad is not None and bad["NPUDump"] == "/block2/Add"
+    by_name = runner.invoke(
+        app, ["compare", "-tp", str(sim.npu_dump_dir), "-gp", str(dumped), "-o", str(tmp_path / "c")]
+    )
+    assert by_name.exit_code == 1 and "needs -fr/--fusion-rule-file" in by_name.output

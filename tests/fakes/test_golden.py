@@ -10,7 +10,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from dumpcmp.fakes.golden import run_golden, write_golden
+from dumpcmp.fakes.golden import GoldenRun, GoldenTensor, run_golden, shared_golden_names, write_golden
+from dumpcmp.host.golden import NpyGoldenDir
 from dumpcmp.proto.names import parse_golden_name, sanitize_golden_name
 
 
@@ -59,3 +60,28 @@ def test_constants_are_not_golden_and_new_ir_versions_still_run() -> None:
     run = run_golden(model, [np.array([1.0, 2.0], np.float32)])
     assert [(t.op_name, t.index) for t in run.tensors] == [("x", 0), ("scale", 0)]
     assert run.of("scale").tolist() == [3.0, 6.0]
+
+
+def test_a_golden_name_too_long_is_written_numeric_and_mapped(
+    tmp_path: Path, zoo_case: Callable[..., Any]
+) -> None:
+    long = "/" + "L" * 300
+    array = np.arange(4, dtype=np.float32)
+    run = GoldenRun(zoo_case("small_cnn").golden.graph, (GoldenTensor(long, 0, "a", array),))
+    [path] = write_golden(run, tmp_path, clock=lambda: 1_763_700_000_000_000)
+    assert path.name == "1763700000000000.npy"
+    mapped = f"{path.name},_{'L' * 300}.0.1763700000000000.npy"
+    assert (tmp_path / "mapping.csv").read_text().strip() == mapped
+    found = NpyGoldenDir(tmp_path).output(long, 0)
+    assert found is not None and np.array_equal(found.load(), array)
+
+
+def test_ops_sharing_a_golden_file_name_are_said(zoo_case: Callable[..., Any]) -> None:
+    graph = zoo_case("small_cnn").golden.graph
+    array = np.zeros(2, np.float32)
+    names = ("/x/sig", "_x_sig", "_x.sig", "/x/sig", "x_sig")
+    run = GoldenRun(graph, tuple(GoldenTensor(n, 0, n, array) for n in names))
+    assert shared_golden_names(run) == [
+        "ops '/x/sig', '_x_sig' and '_x.sig' share the golden file name _x_sig.*.npy: compare cannot tell "
+        "their files apart and leaves their tensors uncompared; rename one of them"
+    ]

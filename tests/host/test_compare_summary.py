@@ -246,6 +246,22 @@ def test_each_model_of_a_run_gets_its_own_first_divergence(golden_tree: Path, tm
     ]
 
 
+def test_the_lines_of_a_run_of_several_devices_name_the_device(golden_tree: Path, tmp_path: Path) -> None:
+    # Device 0 diverges at block2, device 1 turns NaN at block1: neither line said which device.
+    def nan_at_block1(i: int, values: np.ndarray) -> np.ndarray:
+        return np.full_like(values, np.nan) if i == 1 else values
+
+    target = tmp_path / "npu"
+    for device, change in (("0", lambda i, v: v + 1.0 if i == 2 else v), ("1", nan_at_block1)):
+        tree = write_tree(tmp_path / f"d{device}", change)
+        shutil.copytree(tree / SESSION / "0", target / SESSION / device)
+    lines = _run(target, golden_tree, tmp_path / "out")
+    (appeared,) = (line for line in lines if line.startswith("nan/inf appeared"))
+    assert "the first: device 1, step 0, index 1 Conv2D block1/conv" in appeared
+    firsts = [line.split(" (")[0] for line in lines if line.startswith("first divergence")]
+    assert firsts == ["first divergence: device 0, step 0, index 2 Conv2D block2/conv"]  # shard order
+
+
 def test_a_skipped_file_of_the_target_tree_warns_that_the_divergence_may_start_earlier(
     golden_tree: Path, tmp_path: Path
 ) -> None:

@@ -122,6 +122,26 @@ def test_a_second_run_in_the_golden_directory_is_named_and_the_newest_used(tmp_p
     ]  # fmt: skip
 
 
+def test_npy2dumps_golden_dump_files_are_golden_data_by_output(tmp_path: Path) -> None:
+    import pickle
+
+    outputs = tuple(DumpTensor.from_array(TensorKind.OUTPUT, k, VALUES + k) for k in range(2))
+    dump = DumpFile("", Layout.V2, "2.0", STAMP, "_net_split", outputs=outputs)
+    name = f"Golden._net_split.0.0.{STAMP}"
+    write_dump(tmp_path / name, dump)
+    write_dump(tmp_path / f"Conv2D.net_conv.1.2.{STAMP}", dump)  # an NPU op's dump: no golden data
+    source = open_golden(tmp_path)
+    assert isinstance(source, NpyGoldenDir)
+    [(passed_over, _)] = source.skipped
+    assert passed_over.name.startswith("Conv2D.")
+    for again in (source, pickle.loads(pickle.dumps(source))):
+        second = again.output("/net/split", 1)
+        assert second is not None and second.label == f"{name} output 1" and second.key == "_net_split.1"
+        assert np.array_equal(second.load(), VALUES + 1)
+        assert again.output("/net/split", 2) is None
+        assert again.unused(["_net_split.0"]) == ["_net_split.1"]
+
+
 def test_a_golden_index_pickled_to_cluster_workers_finds_what_it_found_here(tmp_path: Path) -> None:
     import pickle
 

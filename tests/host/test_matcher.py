@@ -22,6 +22,7 @@ from dumpcmp.host.matcher import (
     merge_close_fusion,
     merge_quant_fusion,
     quant_filter,
+    shared_golden_names,
 )
 from tests.atc_ops import document, op
 
@@ -416,6 +417,25 @@ def test_input_tracing() -> None:
     assert isinstance(cycle, NoGolden) and "cannot trace" in cycle.reason
     past = m.refs_for("user", "input", 1)  # the Cast has no input 1 to follow
     assert isinstance(past, NoGolden) and "cannot trace" in past.reason
+
+
+def test_ops_sharing_a_golden_file_name_get_no_golden() -> None:
+    m = Matcher(
+        rules(
+            op("x", 0, op_type="Data"),
+            op("/x/sig", 1, inputs=("x:0",), outputs=("/x/sig",)),
+            op("_x_sig", 2, inputs=("/x/sig:0",), outputs=("_x_sig",)),
+            op("out", 3, inputs=("_x_sig:0",), outputs=("out",)),
+        )
+    )
+    assert m.shared_golden_names == {"_x_sig": ("/x/sig", "_x_sig")}
+    said = "ops '/x/sig' and '_x_sig' share the golden file name _x_sig.*.npy"
+    for name, io in (("/x/sig", "output"), ("_x_sig", "input"), ("_x_sig", "output"), ("out", "input")):
+        ref = m.refs_for(name, io, 0)  # type: ignore[arg-type]
+        assert isinstance(ref, NoGolden) and ref.reason.startswith(said), (name, io)
+    assert golden(m.refs_for("/x/sig", "input", 0)) == ("x", 0)
+    assert golden(m.refs_for("out", "output", 0)) == ("out", 0)
+    assert shared_golden_names(rules(op("a.b", 1), op("a/b", 2), op("c", 3))) == {"a_b": ("a.b", "a/b")}
 
 
 def test_keys_and_identity() -> None:

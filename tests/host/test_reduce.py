@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dumpcmp.commands.reduce import watch_and_reduce
-from dumpcmp.errors import ConfigError, OutputError
+from dumpcmp.errors import ConfigError, FormatError, OutputError
 from dumpcmp.fakes.torchair import simulate_torchair
 from dumpcmp.host.torchair import reduce as reduce_module
 from dumpcmp.host.torchair.reduce import Reducer, parse_keep, tensor_summary
@@ -93,6 +93,12 @@ def test_keep_refuses_unknown_statistics(text: str) -> None:
         parse_keep(text)
 
 
+@pytest.mark.parametrize("text", ["min,min", "min,MAX,max"])
+def test_keep_refuses_a_statistic_named_twice(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"more than once; name each once$"):
+        parse_keep(text)
+
+
 def test_original_deleted_only_after_its_summary_is_on_disk(
     sim_tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,7 +107,7 @@ def test_original_deleted_only_after_its_summary_is_on_disk(
 
     def checked_unlink(self: Path, missing_ok: bool = False) -> None:
         if self.name != REDUCED_FILE:
-            assert self.name in read_reduced(self.parent), f"{self.name} deleted before its summary"
+            assert self.name in read_reduced(self.parent).entries, f"{self.name} deleted before its summary"
             deleted.append(self.name)
         real_unlink(self, missing_ok=missing_ok)
 
@@ -135,7 +141,7 @@ def test_corrupt_files_are_kept_and_reported(sim_tree: Path) -> None:
     assert ".npy" in reasons[npy] or "header" in reasons[npy]
     assert dump.is_file() and npy.is_file()
     assert report.reduced == len(originals) - 2
-    assert dump.name not in reduced_in(dump.parent)
+    assert dump.name not in reduced_in(dump.parent)[0]
 
 
 def test_rerun_is_idempotent_and_finishes_a_lost_deletion(sim_tree: Path, tmp_path: Path) -> None:
@@ -158,13 +164,36 @@ def test_torn_last_line_is_skipped_and_cut(tmp_path: Path) -> None:
     append_reduced(tmp_path, ReducedFile("a", "fx", 10, (summary,)))
     with (tmp_path / REDUCED_FILE).open("ab") as handle:
         handle.write(b'{"name":"b","kind":"fx","si')  # an append cut short
-    assert list(read_reduced(tmp_path)) == ["a"]
+    assert list(read_reduced(tmp_path).entries) == ["a"]
     append_reduced(tmp_path, ReducedFile("c", "fx", 10, (summary,)))
-    entries = read_reduced(tmp_path)
+    entries = read_reduced(tmp_path).entries
     assert list(entries) == ["a", "c"]
     stats = entries["c"].tensors[0].stats
     assert stats["max"] == math.inf and stats["min"] == -math.inf and math.isnan(float(stats["mean"] or 0))
     assert "Infinity" in (tmp_path / REDUCED_FILE).read_text()  # strict JSON: no bare Infinity/NaN
+
+
+def test_a_damaged_line_is_skipped_and_named_the_others_read(tmp_path: Path) -> None:
+    summary = tensor_summary(np.array([1.0, 2.0], np.float32), ("max",))
+    for name in ("a", "b", "c"):
+        append_reduced(tmp_path, ReducedFile(name, "fx", 10, (summary,)))
+    jsonl = tmp_path / REDUCED_FILE
+    lines = jsonl.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace('"tensors":[', '"tensors":[{"io":')  # bit rot in b's record
+    lines.insert(3, "garbage\n")  # a line that shows no name
+    jsonl.write_text("".join(lines))
+    found = read_reduced(tmp_path)
+    assert list(found.entries) == ["a", "c"]
+    assert [(d.number, d.name) for d in found.damaged] == [(3, "b"), (4, None)]
+    assert str(found.damaged[0]).startswith(f"{REDUCED_FILE} line 3: not a reduced-data record (")
+    append_reduced(tmp_path, ReducedFile("b", "fx", 10, (summary,)))  # reduced again: repaired
+    assert [d.name for d in read_reduced(tmp_path).damaged] == [None]
+
+
+def test_a_damaged_header_refuses_the_file(tmp_path: Path) -> None:
+    (tmp_path / REDUCED_FILE).write_text('{"format": "other"}\n')
+    with pytest.raises(FormatError, match=f"{REDUCED_FILE}: line 1: not a reduced-data header"):
+        read_reduced(tmp_path)
 
 
 def test_empty_tensor(tmp_path: Path) -> None:
@@ -217,4 +246,4 @@ def test_watch_reduces_files_as_they_become_whole(sim_tree: Path, tmp_path: Path
     assert reducer.report.reduced == 2
     assert [p for p, _ in reducer.report.kept] == [left]
     assert "incomplete" in reducer.report.kept[0][1]
-    assert set(reduced_in(token)) == {dump.name, npy.name}
+    assert set(reduced_in(token)[0]) == {dump.name, npy.name}

@@ -11,7 +11,8 @@ Findings, in the order they are printed:
   column is there; otherwise a float16 output whose target side holds more inf than the golden
   (the row's NaN/inf counts) or an error of at least 65504 (only an overflowing value is that far off).
 * ``nan/inf appeared``: instead of it, when the first such output holds NaN/inf where the golden
-  does not (more NaN, or NaN/inf at other positions).
+  does not (more NaN, or NaN/inf at other positions; in a statistics table, NaN/inf the dump
+  counted beyond the golden's).
 * ``input inconsistency``: an op input that disagrees while every earlier op's outputs agree:
   nothing in the table produced the difference, so the network's inputs (or constants) differ.
 * ``first divergence``: the problem node, the earliest op whose inputs agree and whose outputs
@@ -210,8 +211,8 @@ def advise(
             Finding(
                 UNREADABLE_CELLS, None, "", (), {},
                 "fix or regenerate the result table: a damaged row cannot be judged.",
-                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers, "
-                f"e.g. {table.bad_cell_example}; their rows count as not compared",
+                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers or out of "
+                f"range, e.g. {table.bad_cell_example}; their rows count as not compared",
             )
         )  # fmt: skip
     if not rows:
@@ -312,6 +313,8 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
             # TorchAir rows carry no dtype: there the target's inf alone (none golden) says it.
             fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
             found = special_appearance(row.overflow, row.special, fp16, row.metric(error_name))
+            if found is None and row.target_nan_inf > 0:
+                return [_counted_appearance(judge, op, row)]
             if found is None:
                 continue
             kind = FP16_OVERFLOW if found.overflow else NAN_APPEARED
@@ -328,6 +331,16 @@ def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
                 finding = replace(finding, evidence={**finding.evidence, **evidence})
             return [finding]
     return []
+
+
+def _counted_appearance(judge: RowJudge, op: OpRows, row: TensorResult) -> Finding:
+    """``nan/inf appeared`` from a statistics row: the device counted NaN/inf beyond the golden's
+    (its statistics leave them out, so no statistic shows them)."""
+    # The counts are the row's reason, as the statistics comparison words them ("target holds 154 Nan").
+    advice = _NAN_ADVICE if "Nan" in row.reason else _INF_ADVICE
+    detail = f"{_tensor(row)} holds NaN/inf the golden does not (the dump's counts: {row.reason})"
+    finding = _op_finding(NAN_APPEARED, judge, op, row, detail, advice)
+    return replace(finding, evidence={**finding.evidence, "target NaN/inf": float(row.target_nan_inf)})
 
 
 def _appearance(row: TensorResult, found: Appearance, error_name: str) -> str:

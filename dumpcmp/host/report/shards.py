@@ -51,8 +51,10 @@ T = TypeVar("T")
 # result name (``result_name`` of each family); a single-shard run has none.
 _SHARDED = re.compile(r"^(?:(?P<shard>.+?)_)?(?P<run>(?:stats_|compare_)?result_\d{14}(?:_\d+)?)$")
 # offline_data: {device}_{model}_{step}, with the dump time directory in front (the run) when two
-# runs into one dump path hold the same ones
-_OFFLINE_SHARD = re.compile(r"^(?:(?P<run>\d{14})_)?(?P<device>[^_]+)_(?P<model>.+)_(?P<step>[^_]+)$")
+# runs into one dump path hold the same ones. A device is a number, as the walker reads it: a
+# 14-digit device (a tree without its device level, whose time directory stands there) is no run
+# in front of a model name split at its underscores.
+_OFFLINE_SHARD = re.compile(r"^(?:(?P<run>\d{14})_)?(?P<device>\d+)_(?P<model>.+)_(?P<step>[^_]+)$")
 _TORCHAIR_SHARD = re.compile(r"^rank(?P<rank>\d+)_token(?P<token>\d+)$")
 # Kinds that say the shard's numbers go wrong somewhere (the others: consistent, nothing compared)
 _DIVERGING = (FP16_OVERFLOW, NAN_APPEARED, INPUT_INCONSISTENCY, FIRST_DIVERGENCE)
@@ -92,13 +94,15 @@ def shard_labels(shards: Sequence[str]) -> list[str]:
     known = [f for f in fields if f is not None]
     varying = [name for name in known[0] if len({f[name] for f in known}) > 1] if known else []
     return [
-        " ".join(f"{name} {f[name]}" for name in varying) or s for f, s in zip(known, shards, strict=True)
+        " ".join(f"{name} {f[name]}" for name in varying if f[name]) or s
+        for f, s in zip(known, shards, strict=True)
     ]
 
 
 def _fields(shard: str) -> dict[str, str] | None:
+    """The shard's fields; "" for one its name leaves out (the run of a shard named without it)."""
     found = _TORCHAIR_SHARD.match(shard) or _OFFLINE_SHARD.match(shard)
-    return found.groupdict() if found is not None else None
+    return {k: v or "" for k, v in found.groupdict().items()} if found is not None else None
 
 
 def span(labels: Sequence[str]) -> str:

@@ -312,7 +312,8 @@ def _number(text: str) -> float | None:
 
 
 class _Metrics:
-    """Reads a row's metric cells and counts those that are damaged (not numbers).
+    """Reads a row's metric cells and counts those that are damaged (not numbers, or a cosine
+    outside [-1, 1]).
 
     The comparator spells a missing number ``NaN`` or ``N/A``; an empty cell, or text such as
     ``abc`` or a decimal comma, was put there by hand (or by another tool). Such a row is read as not
@@ -332,15 +333,21 @@ class _Metrics:
         for name, i in self.columns:
             value = _number(cells[i]) if cells[i].strip() else None
             if value is None:
-                bad.append((name, cells[i]))
+                bad.append((name, repr(cells[i])))
                 value = math.nan
+            elif name in _COSINES and abs(value) > 1 + _PRINTED:  # no cosine is: edited, or foreign
+                bad.append((name, f"{cells[i]!r}, outside [-1, 1]"))
             values[name] = value
         if not bad:
             return values, False
         self.bad += len(bad)
         if not self.example:
-            self.example = f"row {line} column {bad[0][0]} ({bad[0][1]!r})"
+            self.example = f"row {line} column {bad[0][0]} ({bad[0][1]})"
         return dict.fromkeys(values, math.nan), True
+
+
+_COSINES = frozenset({"CosineSimilarity", "Cosine"})
+_PRINTED = 1e-5  # a cosine of 1 computed in floating point may print a hair above it
 
 
 def _cells(header: tuple[str, ...], data: Iterable[Sequence[str]]) -> Iterable[tuple[int, tuple[str, ...]]]:

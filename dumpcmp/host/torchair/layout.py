@@ -50,7 +50,7 @@ from typing import TypeVar
 from dumpcmp.errors import BadFileNameError, FormatError, MatchError
 from dumpcmp.host.torchair.fx_golden import FX_SUFFIX, FxTensorKey, parse_fx_name
 from dumpcmp.host.torchair.records import TorchairShardKey
-from dumpcmp.host.torchair.reduced_stats import ReducedStats, reduced_in
+from dumpcmp.host.torchair.reduced_stats import ReducedStats, damaged_stats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
 from dumpcmp.proto.reduced import REDUCED_FILE
@@ -336,10 +336,15 @@ class _Walk:
         """Files ``dumpcmp reduce`` replaced by summaries stand where they were; an original still
         on disk (deleted after its summary was written, or not yet) is read itself."""
         try:
-            summaries = reduced_in(directory)
+            summaries, damaged = reduced_in(directory)
         except FormatError as exc:
             self.skipped.append(SkippedFile(directory / REDUCED_FILE, str(exc)))
             return
+        for line in damaged:
+            if line.name is None:
+                self.skipped.append(SkippedFile(line.path, f"{line}; the other lines are read"))
+            elif line.name not in present:  # its tensors are counted unreadable where they pair
+                summaries[line.name] = damaged_stats(line, line.name)
         for name, summary in sorted(summaries.items()):
             if name not in present:
                 self.reduced[directory / name] = summary

@@ -273,7 +273,7 @@ def _fx_bench(
         return f"FX tensor {wanted.label} not in the FX dump of rank {shard.rank} token {shard.token}"
     summary = reduced.get(path)
     if summary is not None:
-        return _Tensor(str(path), io, index, stats=summary.tensor)
+        return summary.damaged or _Tensor(str(path), io, index, stats=summary.tensor)
     return _Tensor(str(path), io, index, load=partial(_load_npy, path))
 
 
@@ -330,6 +330,8 @@ def _by_op_name(entries: Sequence[DumpEntry]) -> dict[str, DumpEntry]:
 def _ge_bench(entry: DumpEntry, io: str, index: int, summary: ReducedStats | None) -> _Tensor | str:
     label = f"{entry.path} {io} {index}"
     if summary is not None:
+        if summary.damaged:
+            return summary.damaged
         stats = summary.get(io, index)
         if stats is None:
             return f"fusion-off GE dump {entry.path} (reduced) has no {io} {index}"
@@ -366,6 +368,8 @@ def _read(entry: DumpEntry) -> _GeFile:
 
 def _read_reduced(entry: DumpEntry, summary: ReducedStats) -> _GeFile:
     """A GE file ``dumpcmp reduce`` replaced: its tensors' statistics as the summary kept them."""
+    if summary.damaged:
+        raise FormatError(summary.damaged)
     label = str(entry.path)
     tensors = tuple(_Tensor(label, io, index, stats=stats) for io, index, stats in summary.tensors)
     return _GeFile(entry.name.op_name, tensors)

@@ -56,6 +56,10 @@ def parse_keep(text: str) -> tuple[str, ...]:
             f"--keep {text!r}: " + (f"unknown statistic {unknown[0]!r}; " if unknown else "nothing to keep; ")
             + f"choose from {','.join(STATISTICS)}"
         )  # fmt: skip
+    # A statistic named twice is a slip (another was meant, perhaps): said, as config acl says it.
+    repeated = next((w for i, w in enumerate(wanted) if w in wanted[:i]), None)
+    if repeated is not None:
+        raise ConfigError(f"--keep {text!r}: names {repeated} more than once; name each once")
     return tuple(s for s in STATISTICS if s in wanted)
 
 
@@ -234,7 +238,9 @@ class Reducer:
     def _known_in(self, directory: Path) -> dict[str, int]:
         known = self._known.get(directory)
         if known is None:
-            known = self._known[directory] = {n: e.size for n, e in read_reduced(directory).items()}
+            # A damaged line's original, if still on disk, is summarised again: that repairs it.
+            entries = read_reduced(directory).entries
+            known = self._known[directory] = {n: e.size for n, e in entries.items()}
         return known
 
 

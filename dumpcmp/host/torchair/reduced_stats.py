@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dumpcmp.proto.reduced import ReducedFile, ReducedTensor, read_reduced, walk_reduced
+from dumpcmp.proto.reduced import DamagedLine, ReducedFile, ReducedTensor, read_reduced, walk_reduced
 
 from .records import TensorStats
 
-__all__ = ["ReducedStats", "reduced_in", "reduced_tree", "tensor_stats"]
+__all__ = ["ReducedStats", "damaged_stats", "reduced_in", "reduced_tree", "tensor_stats"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,9 @@ class ReducedStats:
     kind: str
     size: int
     tensors: tuple[tuple[str, int, TensorStats], ...]
+    # Why the summary cannot be read (its line of the reduced file is damaged); "" when it can.
+    # The file still stands where it was, so that its tensors are counted as unreadable.
+    damaged: str = ""
 
     def get(self, io: str, index: int) -> TensorStats | None:
         """Tensor ``index`` of ``io`` (``input`` | ``output``); None when the file held no such tensor."""
@@ -61,14 +64,21 @@ def tensor_stats(tensor: ReducedTensor) -> TensorStats:
     )
 
 
+def damaged_stats(line: DamagedLine, name: str) -> ReducedStats:
+    """The stand-in for ``name``, whose summary is the damaged ``line``."""
+    return ReducedStats(name, "", 0, (), damaged=f"unreadable summary: {line}")
+
+
 def _stats(entry: ReducedFile) -> ReducedStats:
     tensors = tuple((t.io, t.index, tensor_stats(t)) for t in entry.tensors)
     return ReducedStats(entry.name, entry.kind, entry.size, tensors)
 
 
-def reduced_in(directory: Path) -> dict[str, ReducedStats]:
-    """Original file name -> its summaries, for the files reduced in ``directory``."""
-    return {name: _stats(entry) for name, entry in read_reduced(directory).items()}
+def reduced_in(directory: Path) -> tuple[dict[str, ReducedStats], tuple[DamagedLine, ...]]:
+    """Original file name -> its summaries, for the files reduced in ``directory``; and the
+    lines of its reduced file skipped as damaged."""
+    found = read_reduced(directory)
+    return {name: _stats(entry) for name, entry in found.entries.items()}, found.damaged
 
 
 def reduced_tree(root: Path) -> dict[Path, ReducedStats]:

@@ -49,12 +49,13 @@ def kinds(rows: list[list[str]]) -> list[str]:
     return [f.kind for f in advise(offline_table(*rows)).findings]
 
 
-@pytest.mark.parametrize("damage", ["abc", "0,2", ""])
+@pytest.mark.parametrize("damage", ["abc", "0,2", "", "-2", "1.5"])
 def test_a_cell_that_is_not_a_number_makes_its_row_not_compared_and_is_said_once(damage: str) -> None:
     advice = advise(offline_table(*chain(damage)))
     assert [f.kind for f in advice.findings] == [UNREADABLE_CELLS, FIRST_DIVERGENCE]
+    why = f"{damage!r}, outside [-1, 1]" if damage in ("-2", "1.5") else repr(damage)
     assert advice.findings[0].detail.startswith(
-        f"2 cells not numbers, e.g. row 4 column CosineSimilarity ({damage!r})"
+        f"2 cells not numbers or out of range, e.g. row 4 column CosineSimilarity ({why})"
     )
     start = advice.findings[1]
     # Never "input inconsistency" at the damaged op, nor a problem node after it: the error

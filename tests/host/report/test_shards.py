@@ -42,6 +42,10 @@ def test_a_result_name_splits_into_its_run_and_shard(stem: str, run: str, shard:
         # two runs into one dump path: the dump time directory in front (was "device 20261124010203")
         ([f"{STAMP}_0_net_0", f"{STAMP}_0_net_1", "20261124010209_0_net_0"],
          [f"run {STAMP} step 0", f"run {STAMP} step 1", "run 20261124010209 step 0"]),
+        # a tree without its device level beside one with it: the walker's device is its time
+        # directory; labels said "run None device 0" and "run … device small model cnn"
+        (["0_small_cnn_0", f"{STAMP}_small_cnn_0"], ["device 0", f"device {STAMP}"]),
+        ([f"{STAMP}_0_net_0", "1_net_0"], [f"run {STAMP} device 0", "device 1"]),
     ],
 )  # fmt: skip
 def test_shards_are_labelled_by_what_tells_them_apart(shards: list[str], labels: list[str]) -> None:

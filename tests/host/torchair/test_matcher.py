@@ -465,6 +465,32 @@ def test_a_reduced_fusion_off_dump_gives_bench_statistics(tmp_path: Path) -> Non
     assert pairs[1].load_target is not None and pairs[1].load_bench is None
 
 
+def test_a_damaged_summary_line_costs_its_file_only(tmp_path: Path) -> None:
+    run = Run(tmp_path)
+    ge = run.ge("Add", "add", [A, B], [A + B])
+    cast = run.ge("Cast", "trans_Cast_0", [A.astype(np.float16)], [A], timestamp=1735732800000002)
+    fx_out = run.fx("add-aten.add.Tensor", "output", 0, A + B)
+    Reducer().reduce_tree(tmp_path)
+    jsonl = run.token / REDUCED_FILE
+    lines = jsonl.read_text().splitlines(keepends=True)
+    [bad] = [i for i, line in enumerate(lines) if cast.name in line]
+    lines[bad] = lines[bad].replace('"tensors":[', '"tensors":[{"io":')
+    lines.append("garbage\n")
+    jsonl.write_text("".join(lines))
+    fx_jsonl = fx_out.parent / REDUCED_FILE
+    fx_jsonl.write_text(fx_jsonl.read_text().replace('"tensors":[', '"tensors":[{'))
+    inputs = open_inputs(run.ge_root, run.fx_root)
+    [skipped] = inputs.skipped  # the line that names no file
+    assert skipped.path == jsonl and skipped.reason.startswith(f"{REDUCED_FILE} line {len(lines)}: ")
+    pairs = run.pairs()
+    [unreadable] = pairs["trans_Cast_0"]
+    expected = f"corrupt GE dump file: unreadable summary: {REDUCED_FILE} line {bad + 1}: "
+    assert unreadable.reason.startswith(expected)
+    add = {p.api_name: p for p in pairs["add"]}
+    assert add["add.input.0"].target_stats is not None and add["add.input.0"].npu_label == str(ge)
+    assert add["add.output.0"].reason.startswith(f"unreadable summary: {REDUCED_FILE} line 2: ")
+
+
 def test_a_damaged_summary_file_is_listed_with_its_reason(tmp_path: Path) -> None:
     run = Run(tmp_path)
     run.ge("Add", "add", [A], [A])
