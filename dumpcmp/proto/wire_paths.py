@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-MAX_PART_BYTES = 255  # NAME_MAX of Linux file systems
+from dumpcmp.outputs import NAME_MAX
+
 MAX_PATH_BYTES = 1024
 MAX_DEPTH = 16
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -40,6 +41,6 @@ def wire_path_problem(path: str, *, single_part: bool = False) -> str | None:
             return "empty path part ('//' or a trailing '/')"
         if part in (".", ".."):
             return f"{part!r} in path"
-        if len(part.encode("utf-8", "surrogatepass")) > MAX_PART_BYTES:
-            return f"a path part is longer than {MAX_PART_BYTES} bytes"
+        if len(part.encode("utf-8", "surrogatepass")) > NAME_MAX:
+            return f"a path part is longer than {NAME_MAX} bytes"
     return None
