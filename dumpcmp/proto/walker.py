@@ -143,8 +143,11 @@ def listed_files(root: Path) -> Iterator[tuple[Path, list[tuple[str, str]]]]:
 
 # CPython's own listings (``Path.iterdir``, ``glob``) join a listed name to its directory without
 # parsing it again; ``directory / name`` parses it, ~3-7 µs of every dump and golden file a run
-# lists. Private, so looked up once, with the public join where an interpreter lacks it.
+# lists. Private, so looked up once and tried once, with the public join where an interpreter
+# lacks it or it joins otherwise.
 _JOIN_LISTED: Callable[[Path, str], Path] | None = getattr(Path, "_make_child_relpath", None)
+if _JOIN_LISTED is not None and _JOIN_LISTED(Path("/a"), "b.1") != Path("/a/b.1"):
+    _JOIN_LISTED = None
 
 
 def child_path(directory: Path, name: str) -> Path:
