@@ -72,6 +72,16 @@ class _Keyed:
     """Lookups never change a source: rows record the key they used, and the session layer
     lists the keys nobody used at the end of a result."""
 
+    # How the source was opened, to open it again where it is unpickled (``__reduce__``)
+    _opened: tuple[Callable[[Path], GoldenSource], tuple[Path]]
+
+    def __reduce__(self) -> tuple[Callable[[Path], GoldenSource], tuple[Path]]:
+        """Pickled as where it was opened: unpickled, it lists that again. A run's index goes to
+        every Dask worker, which reads the golden files there anyway; pickled from the
+        coordinator's CPU it cost ~3 µs a golden file as columns of values (~6 as records), and
+        the listing a worker makes again once a run is its own CPU, not the coordinator's."""
+        return self._opened
+
     def _keys(self) -> Iterable[str]:
         raise NotImplementedError
 
@@ -95,6 +105,7 @@ class NpyGoldenDir(_Keyed):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._opened = (NpyGoldenDir, (root,))
         self._by_key: dict[str, _Listed] = {}
         self.skipped: list[tuple[Path, str]] = []
         for here, files in listed_files(root):
@@ -106,28 +117,12 @@ class NpyGoldenDir(_Keyed):
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:
-        return _npy_golden_dir(
-            path.parent, [], ["*"], [(GoldenName(path.stem, 0, 0), path.parent, path.name, None)]
-        )
-
-    def __reduce__(self) -> tuple[Callable[..., NpyGoldenDir], tuple[object, ...]]:
-        """Pickled as columns of plain values: a run's index goes to every Dask worker from the
-        coordinator's CPU, and record by record (a name record's ``__reduce__`` each) it cost
-        ~4 µs a golden file there; ``_npy_golden_dir_again`` makes the records on the worker."""
-        listed = list(self._by_key.values())
-        names = [name for name, _, _, _ in listed]
-        return _npy_golden_dir_again, (
-            self.root,
-            self.skipped,
-            list(self._by_key),
-            [name.op_name for name in names],
-            [name.output_index for name in names],
-            [name.timestamp for name in names],
-            [name.suffix for name in names],
-            [directory for _, directory, _, _ in listed],  # shared Path objects: pickled once each
-            [filename for _, _, filename, _ in listed],
-            [sidecar for _, _, _, sidecar in listed],
-        )
+        source = cls.__new__(cls)
+        source.root = path.parent
+        source._opened = (cls.single, (path,))
+        source.skipped = []
+        source._by_key = {"*": (GoldenName(path.stem, 0, 0), path.parent, path.name, None)}
+        return source
 
     def _add(self, directory: Path, filename: str, name: str, irregular: str, has_sidecar: bool) -> None:
         if name == MAPPING_FILE or name.endswith(_NPY_SIDECAR):
@@ -200,39 +195,12 @@ class NpyGoldenDir(_Keyed):
         return self._by_key
 
 
-def _npy_golden_dir(
-    root: Path, skipped: list[tuple[Path, str]], keys: list[str], listed: Iterable[_Listed]
-) -> NpyGoldenDir:
-    """An index made of what a listing found, not by listing ``root``."""
-    source = NpyGoldenDir.__new__(NpyGoldenDir)
-    source.root = root
-    source.skipped = skipped
-    source._by_key = dict(zip(keys, listed, strict=True))
-    return source
-
-
-def _npy_golden_dir_again(
-    root: Path,
-    skipped: list[tuple[Path, str]],
-    keys: list[str],
-    op_names: list[str],
-    indices: list[int],
-    stamps: list[int],
-    suffixes: list[str],
-    directories: list[Path],
-    filenames: list[str],
-    sidecars: list[bool | None],
-) -> NpyGoldenDir:
-    """``NpyGoldenDir.__reduce__``'s columns as the index again."""
-    names = map(GoldenName, op_names, indices, stamps, suffixes)
-    return _npy_golden_dir(root, skipped, keys, zip(names, directories, filenames, sidecars, strict=True))
-
-
 class NpuDumpGolden(_Keyed):
     """A second NPU dump tree used as the golden side."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._opened = (NpuDumpGolden, (root,))
         tree = walk_dump_tree(root)
         self.skipped = [(s.path, s.reason) for s in tree.skipped]
         self._by_op: dict[str, DumpEntry] = {}
@@ -247,6 +215,7 @@ class NpuDumpGolden(_Keyed):
     def single(cls, path: Path) -> NpuDumpGolden:
         """One dump file (file vs file): every lookup gets its tensors, whatever the op name."""
         source = cls(path)
+        source._opened = (cls.single, (path,))
         # walking one file finds at most that file
         source._by_op = {"*": entry} if (entry := next(iter(source._by_op.values()), None)) else {}
         return source

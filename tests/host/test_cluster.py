@@ -310,3 +310,18 @@ def test_a_local_cluster_that_cannot_start_is_one_error(monkeypatch: pytest.Monk
         connect("local:2", 1.0),
     ):
         pass
+
+
+def test_entries_reach_the_workers_as_walked(tmp_path: Path) -> None:
+    """Every field of a task's dump entries arrives as the walk made it: FFTS+ fields, no stream,
+    statistics dumps, the session directory of the group, names a mapping file gave."""
+    from dumpcmp.proto.names import DumpName, FftsFields
+
+    group = GroupKey("0", "resnet", "1", "3", "20260101000000")
+    other = GroupKey("1", "resnet", "1", "3")
+    entries = [
+        DumpEntry(tmp_path / "Add.add_1.2.3.1700000000", DumpName("Add", "add_1", 3, 2, 1700000000), group),
+        DumpEntry(tmp_path / "Conv2D.c.5.1700000001", DumpName("Conv2D", "c", 5, None, 1700000001), group),
+        DumpEntry(tmp_path / "1.csv", DumpName("Add", "a", 7, None, 9, FftsFields(1, 2, 3, 4)), other, True),
+    ]
+    assert cluster._unpacked(cluster._packed(entries)) == entries
