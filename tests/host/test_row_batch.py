@@ -160,3 +160,27 @@ def test_rows_read_back_take_their_files_place_as_index() -> None:
     assert [r.index for r in again[2][0]] == [None] * len(ROWS[2:])
     unplaced = [(tuple(replace(r, index=None) for r in rows), stats, text) for rows, stats, text in again]
     assert _same(unplaced, [(tuple(replace(r, index=None) for r in rows), (), None) for rows, _, _ in files])
+
+
+def test_a_shard_uses_the_golden_keys_of_the_files_it_holds_now() -> None:
+    """Golden keys read from a batch at once count only while all its files are the shard's: a
+    file compared again keeps only its new rows' keys, a batch across two shards only its own."""
+    from dumpcmp.host.core import FileRows
+    from dumpcmp.host.session import ShardRows
+
+    def entry(number: int) -> DumpEntry:
+        name = f"Conv2D.conv{number}.{number}.{1700000000 + number}"
+        return DumpEntry(Path("/d") / name, parse_dump_name(name), GroupKey("0", "m", "1", "0"))
+
+    keyed = [(_row(n, golden_key=f"g{n}"),) for n in range(4)]
+    sent = FileBatch.of([(rows, (), None) for rows in keyed]).files()
+    shard: ShardRows[ResultRow, str] = ShardRows("m")
+    for number, (rows, _, _) in enumerate(sent[:3]):  # the fourth file is another shard's
+        shard.add(FileRows(entry(number), rows))
+    assert shard.used_golden() == {"g0", "g1", "g2"}
+    shard.add(FileRows(entry(1), (_row(1, golden_key="g9"),)))  # compared again, another golden
+    assert shard.used_golden() == {"g0", "g2", "g9"}
+    whole: ShardRows[ResultRow, str] = ShardRows("m")
+    for number, (rows, _, _) in enumerate(sent):
+        whole.add(FileRows(entry(number), rows))
+    assert whole.used_golden() == {"g0", "g1", "g2", "g3"}
