@@ -34,6 +34,7 @@ Fused ops are one op of the table and name their original ops (GroundTruth).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter
@@ -411,8 +412,13 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
 
 
 def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bool:
-    """Whether the table numbers an op it has no rows for right before op ``at``: its Index (or
-    GE's OpSequence, where the table has one) skips a place."""
+    """Whether the table numbers an op it has no rows for right before op ``at``: its Index skips
+    a place, or GE's OpSequence does where the table has one and it skips nowhere else.
+
+    ATC numbers every op of its rule, the Const, Data and control ops (Send, Recv,
+    AtomicAddrClean) no dump holds among them: its numbering skips before most ops of a real
+    model, and a skip there says nothing without the rule. A numbering that skips only here
+    numbers dumped ops alone, and one of them is missing."""
     here = _rows(walked[at])
     if at == 0:
         return here.order > 0
@@ -422,8 +428,10 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     if "OpSequence" not in header:
         return False
     column = header.index("OpSequence")
-    numbers = [_sequence(op, column) for op in (before, here)]
-    return None not in numbers and numbers[1] - numbers[0] > 1  # type: ignore[operator]
+    numbers = [_sequence(_rows(op), column) for op in walked]
+    pairs = enumerate(itertools.pairwise(numbers), start=1)
+    skips = [k for k, (a, b) in pairs if a is not None and b is not None and b - a > 1]
+    return skips == [at]
 
 
 def _sequence(op: OpRows, column: int) -> int | None:
@@ -460,7 +468,8 @@ def _walked(ops: Sequence[OpRows], graph: OpGraph | None) -> list[_Walked]:
 
 
 def _computes(graph: OpGraph, node: str) -> bool:
-    return graph.types.get(node) not in ("Data", "NetOutput")
+    """Whether a dump could hold ``node``: a GE graph view says only the network's ends."""
+    return node not in graph.silent and graph.types.get(node) not in ("Data", "NetOutput")
 
 
 def _agreements(judge: RowJudge, walked: Sequence[_Walked], graph: OpGraph | None) -> list[OpAgreement]:
