@@ -55,6 +55,8 @@ def test_a_shard_of_both_kinds_is_one_walk_of_its_ops(tmp_path: Path) -> None:
     assert not any(line.startswith("shards:") for line in lines), result.output
     assert lines[0].startswith("first divergence: op #2 add - inputs agree, output 0 does not"), lines[0]
     assert BY_STATISTICS in lines[0]
+    # every op before it compared by its tensors, which agree: statistics hide nothing upstream
+    assert "Statistics cannot see noise" not in lines[0]
     assert "relu" not in result.output
     assert {f"advisor_{STAMP}.txt", f"advisor_{STAMP}.json"} <= set(files(tmp_path))
     assert not [name for name in files(tmp_path) if name.startswith("stats_advisor")]

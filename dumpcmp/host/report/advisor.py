@@ -439,7 +439,12 @@ def _divergence_start(judges: _Judges, ops: Sequence[OpRows], graph: OpGraph | N
     if start.unseen:
         return [*findings, _unseen_start(judges.of(op), [_rows(walked[i]) for i in start.unseen], op, row)]
     undumped = [_name(walked[i]) for i in start.undumped]
-    return [*findings, _divergence(judges.of(op), walked, op, row, start, undumped)]
+    # In a shard of both kinds, statistics rows after tensor rows only: the tensors upstream,
+    # which agree, leave statistics no blind spot to hide the change in.
+    seen = judges.statistics is not None and all(
+        isinstance(w, OpRows) and not w.statistics for w in walked[: start.op]
+    )
+    return [*findings, _divergence(judges.of(op), walked, op, row, start, undumped, upstream_seen=seen)]
 
 
 def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bool:
@@ -593,6 +598,8 @@ def _divergence(
     row: TensorResult,
     start: Start,
     undumped: Sequence[str],
+    *,
+    upstream_seen: bool = False,
 ) -> Finding:
     # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
     agree = "inputs agree (not in the table; no earlier op disagrees)" if start.inferred else "inputs agree"
@@ -627,7 +634,7 @@ def _divergence(
             f"(the nearest: {undumped[-1]}): the error may start there rather than here; {words}"
         )
         advice = f"dump the ops before it (at least {undumped[-1]}) to see whether the error starts here."
-    if judge.table.mode == "statistics":
+    if judge.table.mode == "statistics" and not upstream_seen:
         advice += " " + STATISTICS_BLIND_SPOT
     return _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
 
