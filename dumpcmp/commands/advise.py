@@ -100,7 +100,7 @@ def advise_results(
         # Set apart from the summary above (which has a first-divergence line of its own).
         heading = "advisor findings:"
         if len(runs) > 1:
-            named = _run_path(first.parent, first.stem, len(run)) if many else first
+            named = _run_path(first.parent, [p.stem for _, p in run]) if many else first
             heading = f"advisor findings for {named}:"
         tables = [table for table, _ in run]
         graph = (graphs or {}).get(first)
@@ -110,11 +110,17 @@ def advise_results(
     return advised
 
 
-def _run_path(directory: Path, stem: str, shards: int) -> str:
-    """A run of several shards named by what its files share: ``DIR/result_{ts} (N shards)``."""
+def _run_path(directory: Path, stems: Sequence[str]) -> str:
+    """A run of several results named by what its files share: ``DIR/result_{ts} (N shards)``;
+    one shard's tensor and statistics results by the first."""
     from dumpcmp.host.report.shards import ShardName
 
-    return f"{directory / ShardName.of(stem).run} ({shards} shards)"
+    names = [ShardName.of(stem) for stem in stems]
+    shards = len({n.shard for n in names})
+    if shards == 1:
+        return str(directory / stems[0])
+    run = next((n.run for n in names if not n.statistics), names[0].result)
+    return f"{directory / run} ({shards} shards)"
 
 
 def result_files_named(directory: Path, names: Sequence[str]) -> list[Path]:
@@ -174,17 +180,18 @@ def advise_tables(
     graph: OpGraph | None = None,
 ) -> tuple[Advice | RunAdvice, Path, Path]:
     """Advise the tables of one run (the results named ``stems``) and write the advisor files in
-    ``out_dir``: one table as ``advise_table``; the shards of a run of several as one
-    (``shards.RunAdvice``), in the advisor files the run's own result name gives
-    (``advisor_{stamp}`` for ``0_net_{step}_result_{stamp}``, ``compare_advisor_{stamp}`` for
-    ``rank{R}_token{T}_compare_result_{stamp}``)."""
+    ``out_dir``: one table as ``advise_table``; several as one (``shards.advise_run``: a shard's
+    tensor and statistics results as one walk, the shards of a run of several as one
+    ``RunAdvice``), in the advisor files its first result's name gives for one shard, the run's
+    own result name for several (``advisor_{stamp}`` for ``0_net_{step}_result_{stamp}``,
+    ``compare_advisor_{stamp}`` for ``rank{R}_token{T}_compare_result_{stamp}``)."""
     if len(tables) == 1:
         return advise_table(tables[0], stems[0], out_dir, thresholds, graph)
     from dumpcmp.host.report.advisor import write_advice
     from dumpcmp.host.report.shards import advise_run
 
     run = advise_run(tables, stems, thresholds, graph)
-    text, data = write_advice(run, out_dir, *_advisor_name(run.run))
+    text, data = write_advice(run, out_dir, *_advisor_name(stems[0] if len(run.shards) == 1 else run.run))
     return run, text, data
 
 
@@ -296,7 +303,7 @@ def _advise_run(
     (table, stem, _, name), out_dir = run[0], output or run[0][2]
     heading = ""
     if several:
-        heading = f"result {_run_path(Path(name).parent, stem, len(run)) if len(run) > 1 else name}"
+        heading = f"result {_run_path(Path(name).parent, [t[1] for t in run]) if len(run) > 1 else name}"
     if graph is not None:
         names = (row.op_name for t in run for row in t[0].targets())
         warn_of_strangers(graph, names, "the advisor walks the result's ops alone")

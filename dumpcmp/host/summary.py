@@ -44,7 +44,7 @@ from dumpcmp.host.verdict import (
     statistics_error,
 )
 from dumpcmp.printable import counted
-from dumpcmp.proto.names import STATS_SUFFIX, DumpName, parse_dump_name
+from dumpcmp.proto.names import STATS_SUFFIX, DumpName, parse_dump_name, sanitize_dump_name
 
 MAX_REASONS_SHOWN = 5
 MAX_UNREADABLE_SHOWN = 10
@@ -105,6 +105,9 @@ class Divergence:
     unseen_before: tuple[Target, ...] = ()
     # The task ids of the dump file before its own and of its own, where they skip (``_skipped``).
     skipped: tuple[int, int] | None = None
+    # Set where the place is numbered as in the run's statistics capture (``_numbered_in_model``):
+    # the ops of that capture whose tasks lie in the skip, as the summary names them.
+    skipped_ops: tuple[str, ...] | None = None
 
     def lines(self, label: str, *, with_device: bool = False) -> list[str]:
         where = f"; dump file {self.dump_file}" if self.dump_file is not None else ""
@@ -115,19 +118,29 @@ class Divergence:
         if self.skipped is not None:
             # The advisor's hedge for a gap in the op numbering; the Index never shows one.
             before, own = self.skipped
-            lines.append(
-                "warning: it may start earlier: an op before it may not have been dumped (the dump's "
-                f"task ids skip from {before} to {own} right before it; index {self.place.index} counts "
-                "the dumped ops only)"
-            )
+            skip = f"the dump's task ids skip from {before} to {own} right before it"
+            if self.skipped_ops:  # a capture of a few ops (a hunt's pass): the run's own op names
+                ops, were = ", ".join(self.skipped_ops), "was" if len(self.skipped_ops) == 1 else "were"
+                lines.append(
+                    f"warning: it may start earlier: {ops}, right before it, {were} not in its dump "
+                    f"(its task ids skip from {before} to {own})"
+                )
+            elif self.skipped_ops is not None:  # numbered as the run, but no op of it is known there
+                lines.append(
+                    f"warning: it may start earlier: an op before it may not have been dumped ({skip})"
+                )
+            else:
+                lines.append(
+                    "warning: it may start earlier: an op before it may not have been dumped "
+                    f"({skip}; index {self.place.index} counts the dumped ops only)"
+                )
         if self.unseen_before:
             lines.append(
                 f"warning: it may start earlier: {_unseen_count(self.unseen_before)} right before it "
                 "could not be compared:"
             )
             for row in self.unseen_before[:MAX_UNSEEN_SHOWN]:
-                where_row = f"index {row.index} {_op(row.op_type, row.npu_name)} ({row.tensor_index})"
-                lines.append(f"  {where_row}: {_reason(row)}")
+                lines.append(f"  {_row_place(row)}: {_reason(row)}")
             count = len(self.unseen_before)
             if count > MAX_UNSEEN_SHOWN:
                 lines.append(f"  … and {count - MAX_UNSEEN_SHOWN} more")
@@ -153,10 +166,17 @@ class Found:
 def _unseen_count(rows: tuple[Target, ...]) -> str:
     """``2 outputs``, ``1 unreadable dump file``, or both joined by "and"."""
     outputs = sum(1 for row in rows if row.dump_readable)
-    files = len({row.index for row in rows if not row.dump_readable})
+    files = len({(row.index, row.npu_name) for row in rows if not row.dump_readable})
     parts = [counted(outputs, "output")] if outputs else []
     parts += [counted(files, "unreadable dump file")] if files else []
     return " and ".join(parts)
+
+
+def _row_place(row: Target) -> str:
+    """A row's Index, op and tensor; without the Index where the run numbers its op nowhere
+    (``_numbered_in_model`` left it None)."""
+    index = f"index {row.index} " if row.index is not None else ""
+    return f"{index}{_op(row.op_type, row.npu_name)} ({row.tensor_index})"
 
 
 def _op(op_type: str, name: str) -> str:
@@ -226,10 +246,10 @@ class Tally:
                 firsts[shard.key.model] = _value_divergence(shard, verdicts, at, thresholds)
             unreadable += _unreadable(shard, verdicts)
         stats = [(s, r) for s in outcome.shards for r in s.stats_rows if r.index is not None]
-        places = _model_places(stats)
-        firsts = {model: _numbered_in_model(first, places) for model, first in firsts.items()}
+        capture = _Capture.of(stats)
+        firsts = {model: _numbered_in_model(first, capture) for model, first in firsts.items()}
         found = {
-            flag: so_far if so_far.first is None else Found(so_far.count, _in_model(so_far.first, places))
+            flag: so_far if so_far.first is None else Found(so_far.count, _in_model(so_far.first, capture))
             for flag, so_far in found.items()
         }
         compared_stats = [(s, r) for s, r in stats if r.compared]
@@ -262,27 +282,66 @@ class Tally:
         )
 
 
-def _model_places(stats: Sequence[tuple[ShardOutcome, StatsResult]]) -> dict[tuple[str, str, str], int]:
-    """Each op's Index in the run's statistics capture, by (model, step, op name).
+@dataclass(frozen=True, slots=True)
+class _Capture:
+    """The run's statistics capture: each op's Index there by (model, step, op name; its dump
+    file's name for it too), and the op each of its dump files' tasks ran (the Index, op type
+    and name as the summary names them) by (model, step, stream, task id).
 
     A --hunt session captures statistics of every op, then the tensors of a few ops around the
     divergence, a capture of its own whose Index counts from 0 there: its summary called one op
-    "index 3" (first divergence) and "index 9" (statistics) on consecutive lines."""
-    places: dict[tuple[str, str, str], int] = {}
-    for shard, row in stats:
-        if row.index is not None:
-            places.setdefault((shard.key.model, shard.key.step, row.npu_name), row.index)
-    return places
+    "index 3" (first divergence) and "index 9" (statistics) on consecutive lines, and the ops
+    right before it by the pass's numbering, which names no op of the run."""
+
+    places: dict[tuple[str, str, str], int]
+    tasks: dict[tuple[str, str, int | None, int], str]
+
+    @classmethod
+    def of(cls, stats: Sequence[tuple[ShardOutcome, StatsResult]]) -> _Capture:
+        places: dict[tuple[str, str, str], int] = {}
+        tasks: dict[tuple[str, str, int | None, int], str] = {}
+        for shard, row in stats:
+            if row.index is None:
+                continue
+            model, step = shard.key.model, shard.key.step
+            for name in (row.npu_name, sanitize_dump_name(row.npu_name)):
+                places.setdefault((model, step, name), row.index)
+            task = _task(row.dump_file)
+            if task is not None:
+                where = f"index {row.index} {_op(row.op_type, row.npu_name)}"
+                tasks.setdefault((model, step, task.stream_id, task.task_id), where)
+        return cls(places, tasks)
+
+    def index(self, place: Place, name: str) -> int | None:
+        return self.places.get((place.model, place.step, name))
 
 
-def _in_model(place: Place, places: dict[tuple[str, str, str], int]) -> Place:
+def _in_model(place: Place, capture: _Capture) -> Place:
     """``place`` with the op's Index in the statistics capture, where there is one."""
-    index = places.get((place.model, place.step, place.npu_name))
+    index = capture.index(place, place.npu_name)
     return place if index is None else replace(place, index=index)
 
 
-def _numbered_in_model(divergence: Divergence, places: dict[tuple[str, str, str], int]) -> Divergence:
-    return replace(divergence, place=_in_model(divergence.place, places))
+def _numbered_in_model(divergence: Divergence, capture: _Capture) -> Divergence:
+    """``divergence`` numbered as the statistics capture numbers the run's ops, where it holds
+    its op: its place, the rows right before it (None where the capture has not their op) and
+    the ops whose tasks its dump file's task ids skip."""
+    place = divergence.place
+    index = capture.index(place, place.npu_name)
+    if index is None:
+        return divergence
+    unseen = tuple(replace(row, index=capture.index(place, row.npu_name)) for row in divergence.unseen_before)
+    skipped_ops = None
+    own = _task(divergence.dump_file)
+    if divergence.skipped is not None and own is not None:
+        before, mine = divergence.skipped
+        found = (
+            capture.tasks.get((place.model, place.step, own.stream_id, t)) for t in range(before + 1, mine)
+        )
+        skipped_ops = tuple(op for op in found if op is not None)
+    return replace(
+        divergence, place=replace(place, index=index), unseen_before=unseen, skipped_ops=skipped_ops
+    )
 
 
 def _verdicts(shard: ShardOutcome, thresholds: Thresholds) -> RowVerdicts:

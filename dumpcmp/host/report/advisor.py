@@ -30,10 +30,16 @@ Findings, in the order they are printed:
 Suspects: every op with compared inputs and outputs whose error grows (output error over input
 error, see ``grading.amplification``) at least ``GradeThresholds.growth`` times, ranked by it.
 Fused ops are one op of the table and name their original ops (GroundTruth).
+
+A shard whose dump holds tensor dumps and statistics dumps of one run (``result_*`` and
+``stats_result_*``) is one walk (``advise(..., statistics=)``): each op's tensor rows where it
+has any, else its statistics rows, each judged by its own table's judge; a finding drawn from
+statistics rows says so.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter
@@ -48,6 +54,7 @@ from dumpcmp.host.report.grading import (
     RowJudge,
     amplification,
     group_ops,
+    merged_ops,
     metric_evidence,
     worst,
 )
@@ -196,23 +203,47 @@ class Advice:
         return next((f for f in self.findings if f.kind == kind), None)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class _Judges:
+    """The judge of each op's rows: the table's, or for the ops only the shard's statistics
+    result holds (``OpRows.statistics``), that result's."""
+
+    table: RowJudge
+    statistics: RowJudge | None = None
+
+    def of(self, op: OpRows) -> RowJudge:
+        return self.statistics if op.statistics and self.statistics is not None else self.table
+
+
 def advise(
-    table: ResultTable, thresholds: GradeThresholds | None = None, graph: OpGraph | None = None
+    table: ResultTable,
+    thresholds: GradeThresholds | None = None,
+    graph: OpGraph | None = None,
+    statistics: ResultTable | None = None,
 ) -> Advice:
     """The findings and suspects of ``table``; ``graph``, the network's fusion rule where known,
-    places the ops the table has no rows for (not dumped) in the walk."""
-    judge = RowJudge(table, thresholds or GradeThresholds())
-    ops = group_ops(table)
-    rows = [r for op in ops for r in (*op.inputs, *op.outputs) if judge.judged(r)]
-    disagreeing = sum(judge.verdict(r) is Agreement.DISAGREE for r in rows)
+    places the ops the table has no rows for (not dumped) in the walk. ``statistics``: the
+    statistics result of the same shard, where its dump holds both kinds: one walk of the shard's
+    ops, its rows standing for the ops ``table`` has none of (``grading.merged_ops``)."""
+    limits = thresholds or GradeThresholds()
+    judges = _Judges(
+        RowJudge(table, limits), RowJudge(statistics, limits) if statistics is not None else None
+    )
+    ops = group_ops(table) if statistics is None else merged_ops(table, statistics)
+    judged = [(judges.of(op), r) for op in ops for r in (*op.inputs, *op.outputs)]
+    judged = [(judge, r) for judge, r in judged if judge.judged(r)]
+    rows = [r for _, r in judged]
+    disagreeing = sum(judge.verdict(r) is Agreement.DISAGREE for judge, r in judged)
+    tables = [t for t in (table, statistics) if t is not None]
     findings: list[Finding] = []
-    if table.bad_cells:
+    for damaged in (t for t in tables if t.bad_cells):
+        where = f"{damaged.source}: " if len(tables) > 1 else ""
         findings.append(
             Finding(
                 UNREADABLE_CELLS, None, "", (), {},
                 "fix or regenerate the result table: a damaged row cannot be judged.",
-                detail=f"{table.bad_cells} cell{'s' if table.bad_cells > 1 else ''} not numbers or out of "
-                f"range, e.g. {table.bad_cell_example}; their rows count as not compared",
+                detail=f"{where}{counted(damaged.bad_cells, 'cell')} not numbers or out of range, e.g. "
+                f"{damaged.bad_cell_example}; their rows count as not compared",
             )
         )  # fmt: skip
     if not rows:
@@ -223,8 +254,8 @@ def advise(
             )
         )  # fmt: skip
     else:
-        findings += _overflow(judge, ops)
-        findings += _divergence_start(judge, ops, graph)
+        findings += _overflow(judges, ops)
+        findings += _divergence_start(judges, ops, graph)
         consistent = not [f for f in findings if f.kind != UNREADABLE_CELLS] and not disagreeing
         if consistent and not any(not r.self_check for r in rows):
             # GE trans ops that agree with their own inputs say nothing of the network.
@@ -235,20 +266,20 @@ def advise(
                     "input; none with the golden network",
                 )
             )  # fmt: skip
-        elif consistent and not table.cut:  # a partial table earns no all-clear
+        elif consistent and not any(t.cut for t in tables):  # a partial table earns no all-clear
             findings.append(_consistent(rows))
-    if table.cut:
+    for cut in (t for t in tables if t.cut):
         findings.append(
             Finding(
                 CUT_SHORT, None, "", (), {},
                 "use the complete file or regenerate it: rows past the cut were never judged, and "
                 "the findings above cover the rows before it only.",
-                detail=f"{table.source or 'the table'} {table.cut}",
+                detail=f"{cut.source or 'the table'} {cut.cut}",
             )
         )  # fmt: skip
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
-    suspects = _suspects(judge, ops) if disagreeing else ()
+    suspects = _suspects(judges, ops) if disagreeing else ()
     return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
 
 
@@ -305,10 +336,11 @@ _INF_ADVICE = (
 )
 
 
-def _overflow(judge: RowJudge, ops: Sequence[OpRows]) -> list[Finding]:
+def _overflow(judges: _Judges, ops: Sequence[OpRows]) -> list[Finding]:
     """The first op whose outputs overflow float16 or hold NaN/inf the golden side has not."""
-    error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
     for op in ops:
+        judge = judges.of(op)
+        error_name = "MaxAbsoluteError" if judge.offline else "MaxAbsErr"
         for row in op.outputs:
             # TorchAir rows carry no dtype: there the target's inf alone (none golden) says it.
             fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
@@ -369,11 +401,11 @@ def _holds_nan(counts: SpecialValues) -> bool:
 _Walked = OpRows | str
 
 
-def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | None) -> list[Finding]:
+def _divergence_start(judges: _Judges, ops: Sequence[OpRows], graph: OpGraph | None) -> list[Finding]:
     """Input inconsistency and the first divergence, as ``verdict.divergence_start`` finds them,
     over the table's ops and, where ``graph`` (the fusion rule) names them, the ops without a dump."""
     walked = _walked(ops, graph)
-    start = divergence_start(_agreements(judge, walked, graph))
+    start = divergence_start(_agreements(judges, walked, graph))
     findings: list[Finding] = []
     if start.inconsistent_input is not None:
         at, k = start.inconsistent_input
@@ -383,7 +415,7 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
         differ += "input data"
         # Without the rule the walk cannot know the input's maker: where the table's numbering
         # skips places before the op, its maker may be an op that was not dumped.
-        if graph is None and _gap_before(judge.table.header, walked, at):
+        if graph is None and _gap_before(judges.table.table.header, walked, at):
             advice = (
                 "an op before it may not have been dumped (the table's op numbering skips places "
                 "before it): pass --graph RULE.json to trace the input to its maker; if every op was "
@@ -393,7 +425,7 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
             advice = f"{differ} before judging any op."
         findings.append(
             _op_finding(
-                INPUT_INCONSISTENCY, judge, first, row,
+                INPUT_INCONSISTENCY, judges.of(first), first, row,
                 f"{_tensor(row)} differs though every earlier op's outputs agree", advice,
             )
         )  # fmt: skip
@@ -403,16 +435,26 @@ def _divergence_start(judge: RowJudge, ops: Sequence[OpRows], graph: OpGraph | N
     io, k = start.row
     row = op.inputs[k] if io == "input" else op.outputs[k]
     if start.producer is not None:
-        return [*findings, _made_unseen(judge, walked[start.producer], op, row, graph)]
+        return [*findings, _made_unseen(judges, walked[start.producer], op, row, graph)]
     if start.unseen:
-        return [*findings, _unseen_start(judge, [_rows(walked[i]) for i in start.unseen], op, row)]
+        return [*findings, _unseen_start(judges.of(op), [_rows(walked[i]) for i in start.unseen], op, row)]
     undumped = [_name(walked[i]) for i in start.undumped]
-    return [*findings, _divergence(judge, walked, op, row, start, undumped)]
+    # In a shard of both kinds, statistics rows after tensor rows only: the tensors upstream,
+    # which agree, leave statistics no blind spot to hide the change in.
+    seen = judges.statistics is not None and all(
+        isinstance(w, OpRows) and not w.statistics for w in walked[: start.op]
+    )
+    return [*findings, _divergence(judges.of(op), walked, op, row, start, undumped, upstream_seen=seen)]
 
 
 def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bool:
-    """Whether the table numbers an op it has no rows for right before op ``at``: its Index (or
-    GE's OpSequence, where the table has one) skips a place."""
+    """Whether the table numbers an op it has no rows for right before op ``at``: its Index skips
+    a place, or GE's OpSequence does where the table has one and it skips nowhere else.
+
+    ATC numbers every op of its rule, the Const, Data and control ops (Send, Recv,
+    AtomicAddrClean) no dump holds among them: its numbering skips before most ops of a real
+    model, and a skip there says nothing without the rule. A numbering that skips only here
+    numbers dumped ops alone, and one of them is missing."""
     here = _rows(walked[at])
     if at == 0:
         return here.order > 0
@@ -422,11 +464,16 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     if "OpSequence" not in header:
         return False
     column = header.index("OpSequence")
-    numbers = [_sequence(op, column) for op in (before, here)]
-    return None not in numbers and numbers[1] - numbers[0] > 1  # type: ignore[operator]
+    numbers = [_sequence(_rows(op), column) for op in walked]
+    pairs = enumerate(itertools.pairwise(numbers), start=1)
+    skips = [k for k, (a, b) in pairs if a is not None and b is not None and b - a > 1]
+    return skips == [at]
 
 
 def _sequence(op: OpRows, column: int) -> int | None:
+    """The op's OpSequence; None where it has none (a statistics result's op has no such column)."""
+    if op.statistics:
+        return None
     cells = (op.inputs or op.outputs)[0].cells
     try:
         return int(cells[column])
@@ -460,13 +507,14 @@ def _walked(ops: Sequence[OpRows], graph: OpGraph | None) -> list[_Walked]:
 
 
 def _computes(graph: OpGraph, node: str) -> bool:
-    return graph.types.get(node) not in ("Data", "NetOutput")
+    """Whether a dump could hold ``node``: a GE graph view says only the network's ends."""
+    return node not in graph.silent and graph.types.get(node) not in ("Data", "NetOutput")
 
 
-def _agreements(judge: RowJudge, walked: Sequence[_Walked], graph: OpGraph | None) -> list[OpAgreement]:
+def _agreements(judges: _Judges, walked: Sequence[_Walked], graph: OpGraph | None) -> list[OpAgreement]:
     """Each walked op's agreement, with the place of each input's maker where the rule says it."""
     if graph is None or not graph.makers:
-        return [op_agreement(judge, _rows(op)) for op in walked]
+        return [op_agreement(judges.of(_rows(op)), _rows(op)) for op in walked]
     lookup = graph.lookup()
     place = {_node(op, lookup): i for i, op in enumerate(walked)}
     agreements = []
@@ -480,7 +528,7 @@ def _agreements(judge: RowJudge, walked: Sequence[_Walked], graph: OpGraph | Non
             k = row.tensor_index
             maker = makers[k] if k is not None and 0 <= k < len(makers) else ""
             producers.append(place.get(maker) if maker else None)
-        agreements.append(replace(op_agreement(judge, op), producers=tuple(producers)))
+        agreements.append(replace(op_agreement(judges.of(op), op), producers=tuple(producers)))
     return agreements
 
 
@@ -489,12 +537,12 @@ def _node(op: _Walked, lookup: Mapping[str, str]) -> str:
 
 
 def _made_unseen(
-    judge: RowJudge, producer: _Walked, op: OpRows, row: TensorResult, graph: OpGraph | None
+    judges: _Judges, producer: _Walked, op: OpRows, row: TensorResult, graph: OpGraph | None
 ) -> Finding:
     """``op``'s differing input ``row`` is made by ``producer``, whose outputs have no numbers:
     the error starts there or before, not in the network's inputs."""
     consumer = f"op #{op.order} {op.op_name} {_tensor(row)}"
-    evidence = dict(metric_evidence(judge, row))
+    evidence = dict(metric_evidence(judges.of(op), row))
     if isinstance(producer, str):
         originals = graph.originals.get(producer, ()) if graph is not None else ()
         detail = (
@@ -505,7 +553,7 @@ def _made_unseen(
             f"dump {producer} (its outputs, and its inputs: dump_mode all) to see whether it makes the error."
         )
         return Finding(FIRST_DIVERGENCE, None, producer, originals, evidence, advice, detail)
-    inputs = [judge.verdict(r) for r in producer.inputs]
+    inputs = [judges.of(producer).verdict(r) for r in producer.inputs]
     starts = (
         "its inputs agree: the error starts at it"
         if inputs and all(a is Agreement.AGREE for a in inputs)
@@ -550,6 +598,8 @@ def _divergence(
     row: TensorResult,
     start: Start,
     undumped: Sequence[str],
+    *,
+    upstream_seen: bool = False,
 ) -> Finding:
     # Without its input rows, an op's inputs are taken to agree when no earlier op disagrees.
     agree = "inputs agree (not in the table; no earlier op disagrees)" if start.inferred else "inputs agree"
@@ -584,14 +634,15 @@ def _divergence(
             f"(the nearest: {undumped[-1]}): the error may start there rather than here; {words}"
         )
         advice = f"dump the ops before it (at least {undumped[-1]}) to see whether the error starts here."
-    if judge.table.mode == "statistics":
+    if judge.table.mode == "statistics" and not upstream_seen:
         advice += " " + STATISTICS_BLIND_SPOT
     return _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
 
 
-def _suspects(judge: RowJudge, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
+def _suspects(judges: _Judges, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:
     found = []
     for op in ops:
+        judge = judges.of(op)
         inputs = [r for r in op.inputs if judge.judged(r) and not math.isnan(judge.error(r))]
         outputs = [r for r in op.outputs if judge.judged(r) and not math.isnan(judge.error(r))]
         if not inputs or not outputs:
@@ -627,6 +678,8 @@ def _op_finding(
         evidence["amplification"] = amplification(judge.error(row), input_error, judge.t.error_floor)
         if min(input_error, judge.error(row)) < judge.t.error_floor:
             evidence["error floor"] = judge.t.error_floor  # what the amplification raised them to
+    if op.statistics:  # a shard of both kinds: say which table its figures are from
+        detail += " (by its statistics: the shard has no tensor dump of it)"
     return Finding(kind, op.order, op.op_name, op.originals, evidence, advice, detail)
 
 

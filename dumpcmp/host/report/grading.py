@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
@@ -71,6 +71,7 @@ __all__ = [
     "amplification",
     "grade_rows",
     "group_ops",
+    "merged_ops",
     "metric_evidence",
     "worst",
 ]
@@ -115,6 +116,9 @@ class OpRows:
     originals: tuple[str, ...]
     inputs: tuple[TensorResult, ...]
     outputs: tuple[TensorResult, ...]
+    # Its rows are a statistics result's, in a shard whose tensor result has none of the op
+    # (``merged_ops``): judged by that table's judge.
+    statistics: bool = False
 
 
 def group_ops(table: ResultTable) -> tuple[OpRows, ...]:
@@ -140,6 +144,36 @@ def group_ops(table: ResultTable) -> tuple[OpRows, ...]:
             )
         )
     return tuple(ops)
+
+
+def merged_ops(tensors: ResultTable, statistics: ResultTable) -> tuple[OpRows, ...]:
+    """The ops of one shard that holds tensor dumps and statistics dumps (``result_*`` and
+    ``stats_result_*`` of the same run), in execution order: an op's tensor rows where the tensor
+    result has any, else its statistics rows (``OpRows.statistics``).
+
+    Both tables are in execution order and number their own dumps; the statistics result, which
+    a run dumps for every op, gives the order and the numbering (the summary's too): a tensor op
+    takes its place there. A tensor op the statistics result lacks keeps its own Index and comes
+    right before the next op both hold (after that gap's statistics-only ops: which of two
+    captures' ops ran first there, neither table says)."""
+    tensor_ops = group_ops(tensors)
+    tensor_names = {op.op_name for op in tensor_ops}
+    statistics_ops = group_ops(statistics)
+    places = {op.op_name: op.order for op in statistics_ops}
+    merged: list[OpRows] = []
+    taken: set[str] = set()
+    pending = iter(tensor_ops)
+    for op in statistics_ops:
+        if op.op_name not in tensor_names:
+            merged.append(replace(op, statistics=True))
+            continue
+        for tensor_op in pending if op.op_name not in taken else ():
+            merged.append(replace(tensor_op, order=places.get(tensor_op.op_name, tensor_op.order)))
+            taken.add(tensor_op.op_name)
+            if tensor_op.op_name == op.op_name:
+                break
+    merged += [replace(op, order=places.get(op.op_name, op.order)) for op in pending]
+    return tuple(merged)
 
 
 class RowJudge:

@@ -40,6 +40,10 @@ class OpGraph:
     # input or a constant); empty where the source does not say (the advisor then walks the
     # table's ops alone).
     makers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Nodes that compute nothing a dump could hold: the network's ends (Data, NetOutput) and ops
+    # that write no tensor (ATC's AtomicAddrClean, Send, Recv: no output desc). A walk that
+    # places the ops without a dump leaves them out: they were never going to be dumped.
+    silent: frozenset[str] = frozenset()
 
     def is_fused(self, node: str) -> bool:
         """True when the node stands for golden ops other than itself."""
@@ -79,6 +83,7 @@ def graph_from_rules(rules: FusionRules) -> OpGraph:
     }
     types = {op.name: op.type for op in reversed(ops)}
     ran = {name for name in kept if types[name] not in _NETWORK_ENDS}
+    writes = {op.name for op in ops if op.outputs}
     return OpGraph(
         nodes=tuple(nodes),
         types=types,
@@ -89,6 +94,7 @@ def graph_from_rules(rules: FusionRules) -> OpGraph:
             op.name: tuple(ref.src_name if ref.src_name in ran else "" for ref in op.data_inputs)
             for op in reversed(ops)
         },
+        silent=frozenset(name for name in kept if name not in ran or name not in writes),
     )
 
 

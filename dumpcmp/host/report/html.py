@@ -22,8 +22,9 @@ from dumpcmp.host.report.advisor import FIRST_DIVERGENCE, Advice, advise
 from dumpcmp.host.report.grading import Grade, GradeThresholds, RowGrade, RowJudge, grade_rows
 from dumpcmp.host.report.graph import OpGraph, layered_positions
 from dumpcmp.host.report.html_page import CSP, SCRIPT, STYLE
-from dumpcmp.host.report.shards import RunAdvice
+from dumpcmp.host.report.shards import RunAdvice, ShardAdvice
 from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable
+from dumpcmp.printable import counted
 
 SEVERITY = {Grade.NONE: 0, Grade.GREEN: 1, Grade.YELLOW: 2, Grade.RED: 3}
 COLOURS = {Grade.RED: "#e53935", Grade.YELLOW: "#f9a825", Grade.GREEN: "#43a047", Grade.NONE: "#9e9e9e"}
@@ -207,42 +208,51 @@ def render_run_html(
 ) -> str:
     """One page for every shard of a run: the run's findings, an overview of the shards (which
     diverge, where first) and a shard picker; the picked shard is shown as a one-shard report
-    shows its table. The graph of a model is laid out once for all its shards."""
+    shows its table (a shard of tensor and statistics results: each, under the shard's advice).
+    The graph of a model is laid out once for all its shards."""
     layouts: dict[int, dict[str, tuple[float, float]]] = {}
-    views = [
-        _view(table, graph, shard.advice, None, thresholds, layouts)
-        for shard, table, graph in zip(run.shards, tables, graphs, strict=True)
-    ]
+    shown = [(shard, k) for shard in run.shards for k in shard.tables]
+    views = [_view(tables[k], graphs[k], shard.advice, None, thresholds, layouts) for shard, k in shown]
+    labels = [_table_label(shard, tables[k]) for shard, k in shown]
     picker = [
         {
-            "label": shard.label,
-            "source": _describe(table),
+            "label": label,
+            "source": _describe(tables[k]),
             "counts": _tally(view.grades),
             "findings": view.advice.lines(),
             "data": view.data,
             "figures": view.figures,
         }
-        for shard, table, view in zip(run.shards, tables, views, strict=True)
+        for label, (_, k), view in zip(labels, shown, views, strict=True)
     ]
-    title = title or f"dumpcmp report: {run.run} ({len(run.shards)} shards)"
+    title = title or f"dumpcmp report: {run.run} ({counted(len(run.shards), 'shard')})"
     shard_data = f'<script type="application/json" id="report-shards">{_script_json(picker)}</script>'
-    return _page(views[0], title, _describe(tables[0]), _shards_section(run, views), shard_data)
+    overview = _shards_section(run, [shard for shard, _ in shown], labels, views)
+    return _page(views[0], title, _describe(tables[shown[0][1]]), overview, shard_data)
 
 
-def _shards_section(run: RunAdvice, views: Sequence[_View]) -> str:
-    """The run's findings, the picker and the overview table (a row per shard; a click picks it)."""
-    options = "".join(
-        f'<option value="{k}">{html.escape(s.label)}</option>' for k, s in enumerate(run.shards)
-    )
+def _table_label(shard: ShardAdvice, table: ResultTable) -> str:
+    """The shard's label; its statistics result's, of a shard of both, with the word said."""
+    if len(shard.tables) > 1 and table.mode == "statistics":
+        return f"{shard.label}, statistics"
+    return shard.label
+
+
+def _shards_section(
+    run: RunAdvice, shards: Sequence[ShardAdvice], labels: Sequence[str], views: Sequence[_View]
+) -> str:
+    """The run's findings, the picker and the overview table (a row per table shown, with its
+    shard's first fault; a click picks it)."""
+    options = "".join(f'<option value="{k}">{html.escape(label)}</option>' for k, label in enumerate(labels))
     head = "".join(
         f"<th>{html.escape(name)}</th>" for name in ("shard", *_COUNT_LABELS.values(), "first fault")
     )
     rows = []
-    for k, (shard, view) in enumerate(zip(run.shards, views, strict=True)):
+    for k, (shard, label, view) in enumerate(zip(shards, labels, views, strict=True)):
         tally = dict((grade, n) for grade, n, _ in _tally(view.grades))
         worst = next((g for g in SEVERITY_ORDER if tally[g.value] and g is not Grade.GREEN), Grade.GREEN)
         worst = worst if tally[worst.value] else Grade.NONE
-        cells = [shard.label, *(str(tally[g.value]) for g in SEVERITY_ORDER), shard.fault_place()]
+        cells = [label, *(str(tally[g.value]) for g in SEVERITY_ORDER), shard.fault_place()]
         rows.append(
             f'<tr class="grade-{worst.value}" data-shard="{k}">'
             + "".join(f"<td>{html.escape(c)}</td>" for c in cells)

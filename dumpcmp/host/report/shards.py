@@ -7,7 +7,8 @@ advisor and the HTML report look across them instead of repeating themselves onc
 the shards of one run are grouped by their file names (``run_groups``), each shard is advised on
 its own (``advisor.advise``), and ``RunAdvice`` says each finding once, with the shards it holds
 in and the shard whose figures it shows. A run of sixty steps with the same fault in every step
-is one ``first divergence`` line, not sixty.
+is one ``first divergence`` line, not sixty. A shard whose dump held tensors and statistics has
+two results (``…result_{ts}`` and ``…stats_result_{ts}``): one shard, advised as one walk.
 """
 
 from __future__ import annotations
@@ -48,8 +49,12 @@ __all__ = [
 T = TypeVar("T")
 
 # {shard}_{kind}_{stamp}[_{copy}]: the shard part is what the writers put in front of a run's own
-# result name (``result_name`` of each family); a single-shard run has none.
-_SHARDED = re.compile(r"^(?:(?P<shard>.+?)_)?(?P<run>(?:stats_|compare_)?result_\d{14}(?:_\d+)?)$")
+# result name (``result_name`` of each family); a single-shard run has none. A shard's statistics
+# result is its tensor result's name with ``stats_`` before the kind (none is tried first: a
+# single-shard run's ``stats_result_{ts}`` is no shard named "stats").
+_SHARDED = re.compile(
+    r"^(?:(?P<shard>.+?)_)??(?P<statistics>stats_)?(?P<run>(?:compare_)?result_\d{14}(?:_\d+)?)$"
+)
 # offline_data: {device}_{model}_{step}, with the dump time directory in front (the run) when two
 # runs into one dump path hold the same ones. A device is a number, as the walker reads it: a
 # 14-digit device (a tree without its device level, whose time directory stands there) is no run
@@ -67,18 +72,25 @@ class ShardName:
 
     run: str  # "result_{ts}", "compare_result_{ts}_1": the name a single-shard run would have
     shard: str  # "0_net_3", "rank0_token1"; "" for a single-shard result or another name
+    statistics: bool = False  # the shard's statistics result (``stats_result_{ts}``), not its tensor result
 
     @classmethod
     def of(cls, stem: str) -> ShardName:
         found = _SHARDED.match(stem)
         if found is None:
             return cls(stem, "")
-        return cls(found["run"], found["shard"] or "")
+        return cls(found["run"], found["shard"] or "", bool(found["statistics"]))
+
+    @property
+    def result(self) -> str:
+        """The run's name as the result file has it: ``stats_result_{ts}`` for a statistics result."""
+        return f"stats_{self.run}" if self.statistics else self.run
 
 
 def run_groups(items: Sequence[T], stem: Callable[[T], str], where: Callable[[T], Hashable]) -> list[list[T]]:
-    """``items`` (result files, tables) grouped into runs: the same run name in the same place.
-    Runs in the order of their first item; each run's items in the order given."""
+    """``items`` (result files, tables) grouped into runs: the same run name in the same place
+    (a shard's statistics result in its tensor result's run). Runs in the order of their first
+    item; each run's items in the order given."""
     runs: dict[tuple[Hashable, str], list[T]] = {}
     for item in items:
         runs.setdefault((where(item), ShardName.of(stem(item)).run), []).append(item)
@@ -145,6 +157,9 @@ class ShardAdvice:
     label: str
     source: str  # its result file
     advice: Advice
+    # Its tables among the run's (positions in the order advised): one, or its tensor result
+    # and its statistics result (a dump of both kinds, advised as one: ``advise_run``).
+    tables: tuple[int, ...]
 
     @property
     def diverges(self) -> bool:
@@ -254,7 +269,10 @@ class RunAdvice:
         )
 
     def lines(self) -> list[str]:
-        """The head line, each finding once with its shards, then the top suspects."""
+        """The head line, each finding once with its shards, then the top suspects; a run of
+        one shard (its tensor and statistics results) as that shard's advice."""
+        if len(self.shards) == 1:
+            return self.shards[0].advice.lines()
         lines = [self.head()]
         lines += [f.finding.line() + self._scope(f.shards, f.shards[0]) for f in self.findings]
         lines += [
@@ -267,6 +285,8 @@ class RunAdvice:
         return lines
 
     def to_json(self) -> dict[str, Any]:
+        if len(self.shards) == 1:
+            return self.shards[0].advice.to_json()
         labels = [s.label for s in self.shards]
         return {
             "source": self.run,
@@ -296,11 +316,21 @@ def advise_run(
     graph: OpGraph | None = None,
 ) -> RunAdvice:
     """The advice of one run's shards (``tables``, from the result files named ``stems``), as one;
-    ``graph``: their network's fusion rule, where known (``advisor.advise``)."""
+    ``graph``: their network's fusion rule, where known (``advisor.advise``). A shard whose dump
+    holds tensors and statistics has two results, advised as one walk of its ops (its tensor
+    rows, and its statistics rows for the ops without a tensor dump), not as two shards."""
     names = [ShardName.of(stem) for stem in stems]
-    labels = shard_labels([n.shard for n in names])
-    shards = [
-        ShardAdvice(label, table.source or stem, advise(table, thresholds, graph))
-        for label, table, stem in zip(labels, tables, stems, strict=True)
-    ]
-    return RunAdvice.of(names[0].run if names else "", shards)
+    members: dict[str, list[int]] = {}
+    for k, name in enumerate(names):
+        members.setdefault(name.shard, []).append(k)
+    labels = shard_labels(list(members))
+    shards = []
+    for label, own in zip(labels, members.values(), strict=True):
+        tensors = [k for k in own if not names[k].statistics]
+        statistics = [k for k in own if names[k].statistics]
+        first = (tensors or statistics)[0]
+        both = tables[statistics[0]] if tensors and statistics else None
+        advice = advise(tables[first], thresholds, graph, both)
+        shards.append(ShardAdvice(label, tables[first].source or stems[first], advice, tuple(own)))
+    run = next((n.run for n in names if not n.statistics), names[0].result if names else "")
+    return RunAdvice.of(run, shards)

@@ -18,17 +18,23 @@ STAMP = "20261124010203"
 
 
 @pytest.mark.parametrize(
-    ("stem", "run", "shard"),
+    ("stem", "run", "shard", "statistics"),
     [
-        (f"0_net_3_result_{STAMP}", f"result_{STAMP}", "0_net_3"),
-        (f"0_net_3_stats_result_{STAMP}", f"stats_result_{STAMP}", "0_net_3"),
-        (f"rank0_token1_compare_result_{STAMP}_1", f"compare_result_{STAMP}_1", "rank0_token1"),
-        (f"result_{STAMP}", f"result_{STAMP}", ""),
-        ("mine", "mine", ""),
+        (f"0_net_3_result_{STAMP}", f"result_{STAMP}", "0_net_3", False),
+        # a shard's statistics result is in its tensor result's run (was a run of its own)
+        (f"0_net_3_stats_result_{STAMP}", f"result_{STAMP}", "0_net_3", True),
+        # … and a single-shard run's is no shard named "stats" beside the run's one
+        (f"stats_result_{STAMP}", f"result_{STAMP}", "", True),
+        (f"0_stats_3_result_{STAMP}", f"result_{STAMP}", "0_stats_3", False),  # a model named stats
+        (f"rank0_token1_compare_result_{STAMP}_1", f"compare_result_{STAMP}_1", "rank0_token1", False),
+        (f"result_{STAMP}", f"result_{STAMP}", "", False),
+        ("mine", "mine", "", False),
     ],
-)
-def test_a_result_name_splits_into_its_run_and_shard(stem: str, run: str, shard: str) -> None:
-    assert ShardName.of(stem) == ShardName(run, shard)
+)  # fmt: skip
+def test_a_result_name_splits_into_its_run_and_shard(
+    stem: str, run: str, shard: str, statistics: bool
+) -> None:
+    assert ShardName.of(stem) == ShardName(run, shard, statistics)
 
 
 @pytest.mark.parametrize(
