@@ -165,13 +165,15 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
+    from dumpcmp.agent.journal import holding_session
     from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
     from dumpcmp.agent.session import SessionPlan, closed_on_host
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
 
-    # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
+    # Holds the state directory's lock of the session (holding_session) and that of a simulated
+    # run's directory (claim_run_dir) until the run is settled.
     # Ctrl-C before the upload starts (loading, checking, reaching the host); once it may have
     # started, _stopping says where the session stands instead.
     not_started = (
@@ -226,7 +228,9 @@ def run_command(
             )
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
-            agent = _agent_run(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings)
+            state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
+            held.enter_context(holding_session(state_dir, session))
+            agent = _agent_run(address, plan, state_dir, settings)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
@@ -234,6 +238,7 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
+            held.enter_context(holding_session(state_dir, session))
             if sim:
                 remove_abandoned_runs(state_dir / "runs")
             agent = _agent_run(address, plan, state_dir, settings)
