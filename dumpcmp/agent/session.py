@@ -34,6 +34,7 @@ __all__ = [
     "drop_if_empty",
     "open_uploader",
     "reach_host",
+    "streamed_by_another",
     "tree_files",
     "wire_path",
 ]
@@ -76,6 +77,7 @@ class SessionPlan:
 _REFUSALS = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 _PROBE_TIMEOUT_S = 10.0
 _DROP_TIMEOUT_S = 2.0  # a stopping agent asks briefly: the user is waiting for it to end
+_OWN_STREAM_ENDS_S = 1.0  # the host counts this agent's ended stream no longer within this
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,28 @@ def closed_on_host(target: HostSession) -> bool:
         )
         # Closing is closed for this agent: its files are refused, and the results will be final.
         return bool(info.state == pb.SessionInfo.CLOSED or info.closing)
+    except grpc.RpcError:
+        return False
+    finally:
+        channel.close()
+
+
+def streamed_by_another(target: HostSession) -> bool:
+    """Whether another agent still streams into the session, which is open and not closing: its
+    run is live there, and ending the session (close, delete, or a rerun that replaces the run)
+    is not this agent's to advise. This agent's own stream, ended a moment ago, may still be
+    counted on the host: only streams that outlast it count. False when the host does not answer."""
+    channel = open_channel(target.host)
+    stub = pb_grpc.DumpCompareStub(channel)
+    deadline = time.monotonic() + _OWN_STREAM_ENDS_S
+    try:
+        while True:
+            info = stub.GetSession(pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S)
+            if info.state != pb.SessionInfo.OPEN or info.closing or not info.streams:
+                return False
+            if time.monotonic() >= deadline:
+                return True
+            time.sleep(0.05)
     except grpc.RpcError:
         return False
     finally:

@@ -167,7 +167,7 @@ def run_command(
     """
     from dumpcmp.agent.journal import holding_session
     from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
-    from dumpcmp.agent.session import SessionPlan, closed_on_host
+    from dumpcmp.agent.session import SessionPlan, closed_on_host, streamed_by_another
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
@@ -270,6 +270,8 @@ def run_command(
                     # Refused, perhaps, because another agent closed the session meanwhile: the
                     # summary says where the session stands, not where this agent left it.
                     outcome.closed_elsewhere = _refused_as_closing(outcome) or closed_on_host(outcome.target)
+                    if not outcome.closed_elsewhere and _refused(outcome):
+                        outcome.streamed_elsewhere = streamed_by_another(outcome.target)
             finally:
                 _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
@@ -690,11 +692,13 @@ def _refused_run_line(outcome: AgentOutcome, refused: RefusedRun, session: str) 
         holds = f"{refused.why} of its model and device: {held}; session {session} holds that run now"
         if outcome.closed_elsewhere:
             return f"{holds}, and was closed meanwhile (not by this agent)"
+        if outcome.streamed_elsewhere:
+            return f"{holds}{_STILL_STREAMING}; wait for it to end, or stream into another session name"
         return f"{holds} (a rerun would replace it in turn)"
     line = f"run {refused.run_id} was refused by the host ({refused.why}): {held}"
     if outcome.closed_elsewhere:
         return f"{line}; session {session} was closed meanwhile (not by this agent)"
-    return line + _refused_again(outcome.target, "it")
+    return line + _refused_again(outcome, "it")
 
 
 def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
@@ -707,7 +711,7 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     host = outcome.target.host
     close = host_command(["close", session, "--host", host.address], host)
     if _refused(outcome):
-        return _refused_again(outcome.target, "them")
+        return _refused_again(outcome, "them")
     # The host knows nothing of files never sent: a close without them says nothing either.
     return (
         f"; session {session} is left open, so its results never lack them: run the same command "
@@ -716,9 +720,20 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     )
 
 
-def _refused_again(target: HostSession, what: str) -> str:
-    """Left open for a rerun, the session refuses the same files again: what does work."""
+# Said of a session whose run is another agent's, live: ending it is not this agent's to advise.
+_STILL_STREAMING = ", which another agent is still streaming (the session is not closing)"
+
+
+def _refused_again(outcome: AgentOutcome, what: str) -> str:
+    """Left open for a rerun, the session refuses the same files again: what does work. Not the
+    end of a session another agent still streams into: that would destroy its live run."""
+    target = outcome.target
     session, host = target.name, target.host
+    if outcome.streamed_elsewhere:
+        return (
+            f"; session {session}{_STILL_STREAMING}, refuses {what} again: stream into another session "
+            "name; close or delete it only once that agent has ended"
+        )
     close = host_command(["close", session, "--host", host.address], host)
     delete = host_command(["delete", session, "--host", host.address], host)
     return (

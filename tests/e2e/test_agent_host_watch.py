@@ -307,3 +307,37 @@ def _streams(host: HostProcess, session: str) -> int:
         return int(session_info(host.address, session).streams)
     except grpc.RpcError:
         return 0  # not opened yet
+
+
+def test_a_run_refused_while_another_agent_streams_is_not_told_to_end_its_session(
+    procs: Processes, sim_tree: Path, tmp_path: Path
+) -> None:
+    # The refused run's last line advised `host close` or `host delete` of a session whose
+    # golden data was another agent's, live and still streaming: that destroys the live run.
+    host = procs.host(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    watching = procs.agent(
+        tmp_path / "watch.log", host, "live", *watch_args(sim_tree, empty)[: -len(WATCH)],
+        "--until-idle", "120", "--quiet-time", "0.05",
+    )  # fmt: skip
+    golden = count_files(sim_tree / "golden")
+    wait_for(
+        lambda: (
+            _streams(host, "live") == 1
+            and sum(f.kind == pb.GOLDEN for f in session_info(host.address, "live").files) == golden
+        ),
+        "the watching agent's golden data on the host",
+    )
+    model = ("--model", "zoo:small_cnn", "--sim", "--state", tmp_path / "state", "--device", "1")
+    refused = procs.agent(tmp_path / "model.log", host, "live", *model).wait()
+    assert refused.code == 1, refused.output
+    last = refused.output.strip().splitlines()[-1]
+    assert "already holds the golden data of run (no run)" in last, last
+    assert "host close" not in last and "host delete" not in last, last
+    assert last.endswith(
+        "; session live, which another agent is still streaming (the session is not closing), refuses it "
+        "again: stream into another session name; close or delete it only once that agent has ended"
+    ), last
+    assert watching.process.poll() is None  # the live run streams on
+    assert _streams(host, "live") == 1
