@@ -237,6 +237,36 @@ def test_acknowledged_files_deleted_by_hand_are_said_at_start_and_by_the_close(
     assert not hosts.start(data).service.start_problems  # a closed session: its results are stored
 
 
+def test_a_closed_sessions_files_deleted_by_hand_are_said_at_start_its_results_kept(
+    hosts: Hosts, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    # Open sessions were checked at start; a closed one's deleted files went unmentioned, and an
+    # offline compare of its directory then silently lacked them.
+    data = tmp_path / "data"
+    files = simulation_files(sim)
+    host = hosts.start(data)
+    client = hosts.client(host)
+    client.open("s1", **session_settings())
+    client.send("s1", files)
+    rows = client.close("s1").rows
+    hosts.stop(host)
+    dumps = sorted(path for kind, path in files if kind == pb.DUMP)
+    for path in dumps[:2]:
+        (data / "sessions/s1/dump" / path).unlink()
+    second = hosts.start(data)
+    (said,) = second.service.start_problems
+    assert said == (
+        f"session s1 (closed): 2 stored files missing or changed in {(data / 'sessions/s1').resolve()} "
+        f"(e.g. dump/{dumps[0]}); its results stay as the close stored them, but the directory no longer "
+        "holds all they were computed from"
+    )
+    client = hosts.client(second)
+    info = client.info("s1")
+    assert info.state == pb.SessionInfo.CLOSED and info.rows == rows
+    assert len([f for f in info.files if f.kind == pb.DUMP]) == len(dumps)  # as the close stored them
+    assert result_csv(client, "s1") == expected_csv
+
+
 def test_four_sessions_uploaded_at_once(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
     ops = ("/block1.pw/conv/Conv", "/block2/Add")
     sims = [simulate("zoo:small_cnn", tmp_path / f"sim{i}", faults=(f"{ops[i % 2]}=noise:0.{i + 1}",), seed=i)
