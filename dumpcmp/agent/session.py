@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -34,6 +35,7 @@ __all__ = [
     "drop_if_empty",
     "open_uploader",
     "reach_host",
+    "session_info",
     "streamed_by_another",
     "tree_files",
     "wire_path",
@@ -153,15 +155,20 @@ def drop_if_empty(target: HostSession) -> bool:
 def closed_on_host(target: HostSession) -> bool:
     """Whether the host says the session is closed, or closing, now (another agent may have closed
     it while this one's files were refused); False when the host does not answer: not known to be."""
+    info = session_info(target)
+    # Closing is closed for this agent: its files are refused, and the results will be final.
+    return info is not None and bool(info.state == pb.SessionInfo.CLOSED or info.closing)
+
+
+def session_info(target: HostSession) -> Any:
+    """The host's SessionInfo of the session now; None when it does not answer."""
     channel = open_channel(target.host)
     try:
-        info = pb_grpc.DumpCompareStub(channel).GetSession(
+        return pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S
         )
-        # Closing is closed for this agent: its files are refused, and the results will be final.
-        return bool(info.state == pb.SessionInfo.CLOSED or info.closing)
     except grpc.RpcError:
-        return False
+        return None
     finally:
         channel.close()
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -165,15 +165,14 @@ def run_command(
     the watch after the files ready so far are sent. --model runs the model here and sends its
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
-    from dumpcmp.agent.journal import holding_session
     from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
     from dumpcmp.agent.session import SessionPlan, closed_on_host, streamed_by_another
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
 
-    # Holds the state directory's lock of the session (holding_session) and that of a simulated
-    # run's directory (claim_run_dir) until the run is settled.
+    # Holds the state directory's lock of the session (_agent_run) and that of a simulated run's
+    # directory (claim_run_dir) until the run is settled.
     # Ctrl-C before the upload starts (loading, checking, reaching the host); once it may have
     # started, _stopping says where the session stands instead.
     not_started = (
@@ -229,8 +228,7 @@ def run_command(
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
             state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
-            held.enter_context(holding_session(state_dir, session))
-            agent = _agent_run(address, plan, state_dir, settings)
+            agent = _agent_run(address, plan, state_dir, settings, held)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
@@ -238,10 +236,9 @@ def run_command(
             state_dir = state or _MODEL_STATE
             token = new_run_token()
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
-            held.enter_context(holding_session(state_dir, session))
             if sim:
                 remove_abandoned_runs(state_dir / "runs")
-            agent = _agent_run(address, plan, state_dir, settings)
+            agent = _agent_run(address, plan, state_dir, settings, held)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
@@ -281,13 +278,20 @@ def run_command(
 
 
 def _agent_run(
-    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings, held: ExitStack
 ) -> AgentRun:
-    """The host reached; a session closed already is one line that says how to see its results."""
+    """The host reached, then this agent made the one of ``state_dir`` in the session until
+    ``held`` ends (another is refused in one line before it runs or sends anything; a host that
+    refuses this agent leaves no state directory made); a session closed already is one line
+    that says how to see its results."""
+    from dumpcmp.agent.journal import holding_session
     from dumpcmp.agent.run import AgentRun
+    from dumpcmp.agent.session import reach_host
 
     with _closed_said(address):
-        return AgentRun(address, plan, state_dir, settings, error_console())
+        target = reach_host(address, plan.session)
+        held.enter_context(holding_session(state_dir, plan.session))
+        return AgentRun(address, plan, state_dir, settings, error_console(), target=target)
 
 
 @contextmanager
@@ -607,12 +611,36 @@ def _close(outcome: AgentOutcome) -> None:
         try:
             outcome.closed = outcome.uploader.close_session()
         except StillStreaming as exc:
+            outcome.streamed_elsewhere = True
+            if _replaced_meanwhile(outcome, None):
+                return
             # This agent's files are all in: another agent's, still on the way, would be refused
             # by a closed session. The host's rule leaves the close to the last one to finish.
             target = outcome.target
             close = host_command(["close", target.name, "--host", target.host.address], target.host)
             last = "the last agent to finish with every file delivered closes it"
             console().print(f"{exc}; {last}, or: {close}", markup=False)
+        else:
+            _replaced_meanwhile(outcome, outcome.closed)
+
+
+def _replaced_meanwhile(outcome: AgentOutcome, closed: Any) -> bool:
+    """Whether this agent's run, every file of it acknowledged, was replaced before its close by
+    a later run of its model and device (another agent's, started at once): the session holds
+    that run, not this one, and the summary must say so (both agents said they delivered, exit
+    0). ``closed``: the host's SessionInfo of the close, if it closed; else the host is asked."""
+    from dumpcmp.agent.session import session_info
+
+    run_id = outcome.run_id
+    if not run_id:
+        return False
+    if closed is None:
+        closed = session_info(outcome.target)
+    if closed is None or run_id not in closed.replaced_runs:
+        return False
+    outcome.uploader.run_replaced(run_id)
+    outcome.report = outcome.uploader.report()
+    return True
 
 
 def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:

@@ -655,6 +655,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if refused:  # the session closed, or the file's run was replaced, while it was on the way
                 files.remove_file(self.data_dir, session, step.start.kind, step.file.parts)
                 ack.status, ack.message = Ack.REFUSED, refused
+                # Its run no longer counts (not a closed session): the agent's summary said "28 files
+                # sent" of a run the host had dropped whole, and advised closing the session.
+                ack.run_dropped = bool(step.start.run_id) and refused != CLOSED_REFUSAL.format(session)
                 continue
             if worker is not None:
                 worker.landed(step.start.kind, step.start.path)

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import grpc
 import pytest
@@ -317,6 +318,30 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
         (Ack.RUN_ACCEPTED, f"replaced runs: {first}"),
         (Ack.STORED, ""),
     ]
+
+
+def test_a_file_whose_run_was_replaced_while_it_was_committed_drops_its_run(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another agent's run of the same model and device started while this run's last files were
+    # being made durable: they were refused without saying the run was dropped, and the agent
+    # said "28 files sent" of a run the host had dropped whole, then advised closing the session.
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    real_add = SessionStore.add_files
+
+    def rival_starts_first(self: SessionStore, session: str, files: Any) -> list[str]:
+        self.start_run(session, again, "b")  # between the file's checks and its record
+        return real_add(self, session, files)
+
+    monkeypatch.setattr(SessionStore, "add_files", rival_starts_first)
+    (ack,) = client.send("s1", _dump(first, "Add.a.1.1.1"), run_id=first)
+    assert (ack.status, ack.message, ack.run_dropped) == (
+        Ack.REFUSED,
+        f"run {first} was replaced by a later run",
+        True,
+    )
 
 
 @pytest.fixture(scope="module")
