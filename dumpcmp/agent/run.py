@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from dumpcmp.agent.journal import forget_run
+from dumpcmp.agent.journal import forget_run, holding_session
 from dumpcmp.agent.progress import UploadProgress
 from dumpcmp.agent.session import (
     HostSession,
@@ -220,11 +220,16 @@ class AgentRun:
         settings: UploadSettings,
         console: Console | None = None,
         *,
-        target: HostSession | None = None,
+        held: contextlib.ExitStack | None = None,
     ) -> None:
-        """``target``: the host as ``reach_host`` found it already; reached here if not given."""
+        """``held``: the process is the one agent of ``state_dir`` in the session until it ends
+        (``holding_session``), taken once the host answered: another is refused in one line
+        before it runs or sends anything, and a host that refuses this agent leaves no state
+        directory made."""
         self.state_dir = state_dir
-        self.target = target or reach_host(address, plan.session)
+        self.target = reach_host(address, plan.session)
+        if held is not None:
+            held.enter_context(holding_session(state_dir, plan.session))
         self.uploader = open_uploader(self.target, plan, state_dir, settings)
         self.console = console or Console(quiet=True)
 

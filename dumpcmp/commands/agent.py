@@ -280,18 +280,12 @@ def run_command(
 def _agent_run(
     address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings, held: ExitStack
 ) -> AgentRun:
-    """The host reached, then this agent made the one of ``state_dir`` in the session until
-    ``held`` ends (another is refused in one line before it runs or sends anything; a host that
-    refuses this agent leaves no state directory made); a session closed already is one line
-    that says how to see its results."""
-    from dumpcmp.agent.journal import holding_session
+    """The host reached, and this agent the one of ``state_dir`` in the session until ``held``
+    ends; a session closed already is one line that says how to see its results."""
     from dumpcmp.agent.run import AgentRun
-    from dumpcmp.agent.session import reach_host
 
     with _closed_said(address):
-        target = reach_host(address, plan.session)
-        held.enter_context(holding_session(state_dir, plan.session))
-        return AgentRun(address, plan, state_dir, settings, error_console(), target=target)
+        return AgentRun(address, plan, state_dir, settings, error_console(), held=held)
 
 
 @contextmanager

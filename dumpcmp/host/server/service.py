@@ -151,6 +151,7 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # runs' first golden files on the way at once both found the session without golden data.
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
+        self._commit_locks: dict[str, threading.Lock] = {}  # per session: see end_files
         self._hunts = Hunts(data_dir, self.store, self._drop_files)
         # One line per session whose acknowledged files are gone from the disk, for the command
         # that starts the host to say.
@@ -596,7 +597,12 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         for step, ack in keep:
             by_session.setdefault(step.start.session, []).append((step, ack))
         for session, steps in by_session.items():
-            self._store_files(session, steps)
+            # One stream at a time checks, renames into place and records a session's files:
+            # another stream's file at the same path (a run of the same model and device started
+            # at once) was stored between this one's rename and its refused record, and the
+            # refusal's removal then took the stored file from the disk.
+            with self._commit_locks.setdefault(session, threading.Lock()):
+                self._store_files(session, steps)
         if keep:
             self.notifier.notify()  # followers count the files received
         return acks

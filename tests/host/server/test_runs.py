@@ -344,6 +344,46 @@ def test_a_file_whose_run_was_replaced_while_it_was_committed_drops_its_run(
     )
 
 
+def test_a_refused_files_removal_never_takes_the_file_another_stream_stored_at_its_path(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two agents' runs of one model and device started at once: the first's fusion rule, renamed
+    # into place, was refused at its record (replaced meanwhile by the second's START) and then
+    # removed from the disk, after the second's own rule had been stored at that path. The
+    # session listed a rule it no longer had, and its close failed: "cannot read the file".
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    rule = {(pb.FUSION_RULE, "fusion_rule.json"): b"{}"}
+    real_add = SessionStore.add_files
+    rival_acks: list[pb.UploadAck] = []
+
+    def rival() -> None:
+        mark = pb.RunMark(session="s1", run_id=again, event=pb.RunMark.START, agent_id="b")  # type: ignore[arg-type]
+        rival_acks.extend(
+            client.upload(
+                [pb.UploadMessage(run=mark), *file_messages("s1", *next(iter(rule)), b"{}", run_id=again)]
+            )
+        )
+
+    other = threading.Thread(target=rival, name="rival-agent")
+
+    def rival_stores_its_rule_meanwhile(self: SessionStore, session: str, files: Any) -> list[str]:
+        if any(f.run_id == first for f in files) and not other.is_alive():
+            other.start()
+            other.join(timeout=1.0)  # done now, unless it waits for this record
+        return real_add(self, session, files)
+
+    monkeypatch.setattr(SessionStore, "add_files", rival_stores_its_rule_meanwhile)
+    (ack,) = client.send("s1", rule, run_id=first)
+    other.join(timeout=CALL_TIMEOUT_S)
+    assert not other.is_alive()
+    assert ack.status == Ack.REFUSED
+    assert [a.status for a in rival_acks] == [Ack.RUN_ACCEPTED, Ack.STORED]
+    assert [(f.kind, f.path) for f in client.info("s1").files] == [(pb.FUSION_RULE, "fusion_rule.json")]
+    assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"{}"
+
+
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory: pytest.TempPathFactory) -> SimulationResult:
     from dumpcmp.commands.sim import simulate
