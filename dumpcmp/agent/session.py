@@ -133,23 +133,29 @@ def drop_if_empty(target: HostSession) -> bool:
         return False
     channel = open_channel(target.host)
     stub = pb_grpc.DumpCompareStub(channel)
-    deadline = time.monotonic() + _DROP_TIMEOUT_S
     try:
-        while True:
-            info = stub.GetSession(pb.GetSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
-            if info.dump_files or info.state != pb.SessionInfo.OPEN or len(info.uploaders) > 1:
-                return False
-            if not info.streams:
-                break
-            if time.monotonic() >= deadline:
-                return False  # still streamed into: not (only) this agent's any more
-            time.sleep(0.05)  # this agent's own stream, cancelled a moment ago, is ending on the host
+        info = _once_own_stream_ended(stub, target.name, _DROP_TIMEOUT_S)
+        if info.dump_files or info.state != pb.SessionInfo.OPEN or len(info.uploaders) > 1 or info.streams:
+            return False  # streamed into still: not (only) this agent's any more
         stub.DeleteSession(pb.DeleteSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
         return True
     except grpc.RpcError:
         return False  # the host is gone: the session stays, and the line that follows says so
     finally:
         channel.close()
+
+
+def _once_own_stream_ended(stub: pb_grpc.DumpCompareStub, session: str, wait_s: float) -> Any:
+    """The session's SessionInfo once the host no longer counts this agent's own stream, ended
+    or cancelled a moment ago: asked again until it counts none, the session is no longer open
+    and streamed into, or ``wait_s`` passed (the streams it counts then are others')."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=wait_s)
+        done = not info.streams or info.state != pb.SessionInfo.OPEN or info.closing
+        if done or time.monotonic() >= deadline:
+            return info
+        time.sleep(0.05)
 
 
 def closed_on_host(target: HostSession) -> bool:
@@ -176,19 +182,12 @@ def session_info(target: HostSession) -> Any:
 def streamed_by_another(target: HostSession) -> bool:
     """Whether another agent still streams into the session, which is open and not closing: its
     run is live there, and ending the session (close, delete, or a rerun that replaces the run)
-    is not this agent's to advise. This agent's own stream, ended a moment ago, may still be
-    counted on the host: only streams that outlast it count. False when the host does not answer."""
+    is not this agent's to advise. Only streams that outlast this agent's own count. False when
+    the host does not answer."""
     channel = open_channel(target.host)
-    stub = pb_grpc.DumpCompareStub(channel)
-    deadline = time.monotonic() + _OWN_STREAM_ENDS_S
     try:
-        while True:
-            info = stub.GetSession(pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S)
-            if info.state != pb.SessionInfo.OPEN or info.closing or not info.streams:
-                return False
-            if time.monotonic() >= deadline:
-                return True
-            time.sleep(0.05)
+        info = _once_own_stream_ended(pb_grpc.DumpCompareStub(channel), target.name, _OWN_STREAM_ENDS_S)
+        return bool(info.streams and info.state == pb.SessionInfo.OPEN and not info.closing)
     except grpc.RpcError:
         return False
     finally:

@@ -44,6 +44,15 @@ def _mark(client: Client, run_id: str, event: int, agent: str) -> pb.UploadAck:
     return ack
 
 
+def _first_run_started(client: Client) -> tuple[str, str]:
+    """Session s1 opened and a run started in it (by agent "a"); that run's id, and the id of a
+    later run of its model and device."""
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    return first, again
+
+
 def _dump(run_id: str, name: str) -> dict[tuple[int, str], bytes]:
     return {(pb.DUMP, f"20261128061351/0/small_cnn/1/0/{name}"): run_id.encode()}
 
@@ -294,9 +303,7 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
 ) -> None:
     # START was applied when answered, after the files before it were committed; the receiving
     # side checked the rerun's first golden file meanwhile, against the run START replaces.
-    client.open("s1")
-    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
+    first, again = _first_run_started(client)
     client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=first)
     _mark(client, first, pb.RunMark.END, "a")
     real_end = DumpCompareService.end_files
@@ -326,9 +333,7 @@ def test_a_file_whose_run_was_replaced_while_it_was_committed_drops_its_run(
     # Another agent's run of the same model and device started while this run's last files were
     # being made durable: they were refused without saying the run was dropped, and the agent
     # said "28 files sent" of a run the host had dropped whole, then advised closing the session.
-    client.open("s1")
-    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
+    first, again = _first_run_started(client)
     real_add = SessionStore.add_files
 
     def rival_starts_first(self: SessionStore, session: str, files: Any) -> list[str]:
@@ -351,9 +356,7 @@ def test_a_refused_files_removal_never_takes_the_file_another_stream_stored_at_i
     # into place, was refused at its record (replaced meanwhile by the second's START) and then
     # removed from the disk, after the second's own rule had been stored at that path. The
     # session listed a rule it no longer had, and its close failed: "cannot read the file".
-    client.open("s1")
-    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
+    first, again = _first_run_started(client)
     rule = {(pb.FUSION_RULE, "fusion_rule.json"): b"{}"}
     real_add = SessionStore.add_files
     rival_acks: list[pb.UploadAck] = []
