@@ -190,8 +190,8 @@ class AgentOutcome:
     skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
     closed: Any = None  # the host's SessionInfo, once this agent closed the session
     closed_elsewhere: bool = False  # found closed by another agent (or by hand) while files were refused
-    # Found still streamed into by another agent (open, not closing) while files were refused:
-    # that agent's run is the session's, not this agent's to end.
+    # Found still streamed into by another agent (open, not closing) while files were refused, or
+    # at this agent's close: that agent's run is the session's, not this agent's to end.
     streamed_elsewhere: bool = False
     run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
     run_id: str = ""
