@@ -12,10 +12,13 @@ acknowledged by the host before, and with which checksum?
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO
@@ -23,9 +26,10 @@ from typing import IO
 from dumpcmp.errors import TransferError
 from dumpcmp.outputs import atomic_path, make_dirs_durably, sync_dir
 
-__all__ = ["Journal", "JournalEntry", "agent_id", "forget_run"]
+__all__ = ["Journal", "JournalEntry", "agent_id", "forget_run", "holding_session"]
 
 _SUFFIX = ".journal"
+_LOCK_SUFFIX = ".lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +176,37 @@ def agent_id(state_dir: Path) -> str:
     with atomic_path(path) as temp:
         temp.write_text(new + "\n", encoding="utf-8")
     return new
+
+
+@contextlib.contextmanager
+def holding_session(state_dir: Path, session: str) -> Iterator[None]:
+    """This process is the one agent of ``state_dir`` streaming into ``session`` until the block
+    ends (or the process does, however it ends); another is refused at once, in one line.
+
+    Two agents sharing a state directory share its journal and its agent id: the host took both
+    for one agent, and both runs of one model and device were accepted (the earlier one then
+    replaced without its agent learning it), while each rewrote the other's journal. The lock
+    file is left in place: removing it would let a third agent lock a new file while a second
+    still holds the old one."""
+    path = state_dir / f"{session}{_LOCK_SUFFIX}"
+    try:
+        make_dirs_durably(state_dir)
+        handle = path.open("a+", encoding="utf-8")
+    except OSError as exc:
+        raise TransferError(f"agent state {path}: {exc.strerror or exc}") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip()
+            who = f"another agent (process {holder})" if holder.isdigit() else "another agent"
+            raise TransferError(
+                f"--state {state_dir}: {who} is streaming into session {session} with this state "
+                "directory; wait for it to end, or give this agent another --state or --session"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield  # the lock goes with the handle's close

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from dumpcmp.agent.journal import forget_run
+from dumpcmp.agent.journal import forget_run, holding_session
 from dumpcmp.agent.progress import UploadProgress
 from dumpcmp.agent.session import (
     HostSession,
@@ -87,12 +88,27 @@ def claim_run_dir(work: Path, *, keep: bool = False) -> IO[bytes]:
     """Make ``work`` (STATE/runs/TOKEN) a simulated run's directory, held by this process until
     the returned handle closes (or the process ends, however it ends), and kept for good with
     ``keep`` (--keep-run: even if the agent is killed)."""
-    work.mkdir(parents=True)
-    if keep:
-        keep_run_dir(work)
-    handle = (work / _RUNNING).open("wb")
-    fcntl.flock(handle, fcntl.LOCK_EX)
+    work.parent.mkdir(parents=True, exist_ok=True)
+    with _runs_held(work.parent):
+        work.mkdir()
+        if keep:
+            keep_run_dir(work)
+        handle = (work / _RUNNING).open("wb")
+        fcntl.flock(handle, fcntl.LOCK_EX)
     return handle
+
+
+@contextlib.contextmanager
+def _runs_held(runs: Path) -> Iterator[None]:
+    """``runs`` (STATE/runs) locked against the other agents of the state directory: a run's
+    directory, made and then locked by its agent, was removed as abandoned in between by another
+    agent starting at once (which found it neither held nor kept)."""
+    fd = os.open(runs, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # the lock goes with it
 
 
 def remove_abandoned_runs(runs: Path) -> None:
@@ -102,9 +118,10 @@ def remove_abandoned_runs(runs: Path) -> None:
     agent's close) left the killed run's files for good, though a rerun simulates afresh."""
     if not runs.is_dir():
         return
-    for other in runs.iterdir():
-        if other.is_dir() and not (other / _KEPT).exists():
-            _remove_if_abandoned(other)
+    with _runs_held(runs):
+        for other in runs.iterdir():
+            if other.is_dir() and not (other / _KEPT).exists():
+                _remove_if_abandoned(other)
 
 
 def _remove_if_abandoned(run_dir: Path) -> None:
@@ -173,6 +190,9 @@ class AgentOutcome:
     skipped: list[str] = field(default_factory=list)  # files that are no dump files: not sent, said
     closed: Any = None  # the host's SessionInfo, once this agent closed the session
     closed_elsewhere: bool = False  # found closed by another agent (or by hand) while files were refused
+    # Found still streamed into by another agent (open, not closing) while files were refused, or
+    # at this agent's close: that agent's run is the session's, not this agent's to end.
+    streamed_elsewhere: bool = False
     run_dir: Path | None = None  # the local files of a simulated run (golden, dump, inputs)
     run_id: str = ""
     # The other runs whose files lie in run_dir (a hunt's earlier passes, its golden data's run):
@@ -199,9 +219,17 @@ class AgentRun:
         state_dir: Path,
         settings: UploadSettings,
         console: Console | None = None,
+        *,
+        held: contextlib.ExitStack | None = None,
     ) -> None:
+        """``held``: the process is the one agent of ``state_dir`` in the session until it ends
+        (``holding_session``), taken once the host answered: another is refused in one line
+        before it runs or sends anything, and a host that refuses this agent leaves no state
+        directory made."""
         self.state_dir = state_dir
         self.target = reach_host(address, plan.session)
+        if held is not None:
+            held.enter_context(holding_session(state_dir, plan.session))
         self.uploader = open_uploader(self.target, plan, state_dir, settings)
         self.console = console or Console(quiet=True)
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -34,6 +35,8 @@ __all__ = [
     "drop_if_empty",
     "open_uploader",
     "reach_host",
+    "session_info",
+    "streamed_by_another",
     "tree_files",
     "wire_path",
 ]
@@ -76,6 +79,7 @@ class SessionPlan:
 _REFUSALS = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 _PROBE_TIMEOUT_S = 10.0
 _DROP_TIMEOUT_S = 2.0  # a stopping agent asks briefly: the user is waiting for it to end
+_OWN_STREAM_ENDS_S = 1.0  # the host counts this agent's ended stream no longer within this
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,17 +133,10 @@ def drop_if_empty(target: HostSession) -> bool:
         return False
     channel = open_channel(target.host)
     stub = pb_grpc.DumpCompareStub(channel)
-    deadline = time.monotonic() + _DROP_TIMEOUT_S
     try:
-        while True:
-            info = stub.GetSession(pb.GetSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
-            if info.dump_files or info.state != pb.SessionInfo.OPEN or len(info.uploaders) > 1:
-                return False
-            if not info.streams:
-                break
-            if time.monotonic() >= deadline:
-                return False  # still streamed into: not (only) this agent's any more
-            time.sleep(0.05)  # this agent's own stream, cancelled a moment ago, is ending on the host
+        info = _once_own_stream_ended(stub, target.name, _DROP_TIMEOUT_S)
+        if info.dump_files or info.state != pb.SessionInfo.OPEN or len(info.uploaders) > 1 or info.streams:
+            return False  # streamed into still: not (only) this agent's any more
         stub.DeleteSession(pb.DeleteSessionRequest(session=target.name), timeout=_DROP_TIMEOUT_S)
         return True
     except grpc.RpcError:
@@ -148,16 +145,49 @@ def drop_if_empty(target: HostSession) -> bool:
         channel.close()
 
 
+def _once_own_stream_ended(stub: pb_grpc.DumpCompareStub, session: str, wait_s: float) -> Any:
+    """The session's SessionInfo once the host no longer counts this agent's own stream, ended
+    or cancelled a moment ago: asked again until it counts none, the session is no longer open
+    and streamed into, or ``wait_s`` passed (the streams it counts then are others')."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=wait_s)
+        done = not info.streams or info.state != pb.SessionInfo.OPEN or info.closing
+        if done or time.monotonic() >= deadline:
+            return info
+        time.sleep(0.05)
+
+
 def closed_on_host(target: HostSession) -> bool:
     """Whether the host says the session is closed, or closing, now (another agent may have closed
     it while this one's files were refused); False when the host does not answer: not known to be."""
+    info = session_info(target)
+    # Closing is closed for this agent: its files are refused, and the results will be final.
+    return info is not None and bool(info.state == pb.SessionInfo.CLOSED or info.closing)
+
+
+def session_info(target: HostSession) -> Any:
+    """The host's SessionInfo of the session now; None when it does not answer."""
     channel = open_channel(target.host)
     try:
-        info = pb_grpc.DumpCompareStub(channel).GetSession(
+        return pb_grpc.DumpCompareStub(channel).GetSession(
             pb.GetSessionRequest(session=target.name), timeout=_PROBE_TIMEOUT_S
         )
-        # Closing is closed for this agent: its files are refused, and the results will be final.
-        return bool(info.state == pb.SessionInfo.CLOSED or info.closing)
+    except grpc.RpcError:
+        return None
+    finally:
+        channel.close()
+
+
+def streamed_by_another(target: HostSession) -> bool:
+    """Whether another agent still streams into the session, which is open and not closing: its
+    run is live there, and ending the session (close, delete, or a rerun that replaces the run)
+    is not this agent's to advise. Only streams that outlast this agent's own count. False when
+    the host does not answer."""
+    channel = open_channel(target.host)
+    try:
+        info = _once_own_stream_ended(pb_grpc.DumpCompareStub(channel), target.name, _OWN_STREAM_ENDS_S)
+        return bool(info.streams and info.state == pb.SessionInfo.OPEN and not info.closing)
     except grpc.RpcError:
         return False
     finally:

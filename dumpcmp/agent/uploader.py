@@ -44,6 +44,7 @@ from dumpcmp.errors import DumpcmpError, StillStreaming, TransferError
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from dumpcmp.proto._gen import dumpcmp_v1_pb2_grpc as pb_grpc
 from dumpcmp.proto.channel import MAX_CHUNK, call_failed, session_closed
+from dumpcmp.proto.runs import REPLACED_REFUSAL
 from dumpcmp.proto.session_names import SESSION_METADATA, STREAMING_METADATA
 from dumpcmp.proto.upload_wire import (
     ACKS_METADATA,
@@ -333,6 +334,13 @@ class Uploader:
         "" while it counts. Its files still to come would be refused one by one."""
         with self._cond:
             return self._run_refusals.get(run_id, "") if run_id in self._dropped_runs else ""
+
+    def run_replaced(self, run_id: str) -> None:
+        """The host replaced run ``run_id`` once every file of it was acknowledged (a later run of
+        its model and device, another agent's, started meanwhile): none of it counts any more."""
+        with self._cond:
+            self._dropped_runs.add(run_id)
+            self._run_refusals.setdefault(run_id, REPLACED_REFUSAL.format(run_id))
 
     @property
     def journal_path(self) -> Path:

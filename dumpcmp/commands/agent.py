@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -166,12 +166,13 @@ def run_command(
     dump while it runs; with --sim it also sends the golden data, fusion rule and inputs.
     """
     from dumpcmp.agent.run import extra_files, new_run_token, remove_abandoned_runs
-    from dumpcmp.agent.session import SessionPlan, closed_on_host
+    from dumpcmp.agent.session import SessionPlan, closed_on_host, streamed_by_another
     from dumpcmp.agent.uploader import UploadSettings
     from dumpcmp.errors import TransferError
     from dumpcmp.proto.channel import ChannelOptions, check_address
 
-    # Holds the lock of a simulated run's directory (claim_run_dir) until the run is settled.
+    # Holds the state directory's lock of the session (_agent_run) and that of a simulated run's
+    # directory (claim_run_dir) until the run is settled.
     # Ctrl-C before the upload starts (loading, checking, reaching the host); once it may have
     # started, _stopping says where the session stands instead.
     not_started = (
@@ -226,7 +227,8 @@ def run_command(
             )
         if watch is not None:
             root = watch.resolve()  # "." has no name to put a sibling state directory beside
-            agent = _agent_run(address, plan, state or root.parent / f"{root.name}.dumpcmp-agent", settings)
+            state_dir = state or root.parent / f"{root.name}.dumpcmp-agent"
+            agent = _agent_run(address, plan, state_dir, settings, held)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--watch {root}"):
                 outcome = agent.watch(root, extras, until_idle=until_idle, quiet=quiet_time, poll=poll)
         else:
@@ -236,7 +238,7 @@ def run_command(
             request = _ModelRequest(model, inputs or [], seed, steps, inject or [], acl_config, device)
             if sim:
                 remove_abandoned_runs(state_dir / "runs")
-            agent = _agent_run(address, plan, state_dir, settings)
+            agent = _agent_run(address, plan, state_dir, settings, held)
             with _closed_said(address), _stopping(agent.target, agent.uploader, f"--model {model}"):
                 # Everything about the run is checked (a simulated run's golden data made) before
                 # the session opens: a mistake leaves no empty session on the host.
@@ -265,6 +267,8 @@ def run_command(
                     # Refused, perhaps, because another agent closed the session meanwhile: the
                     # summary says where the session stands, not where this agent left it.
                     outcome.closed_elsewhere = _refused_as_closing(outcome) or closed_on_host(outcome.target)
+                    if not outcome.closed_elsewhere and _refused(outcome):
+                        outcome.streamed_elsewhere = streamed_by_another(outcome.target)
             finally:
                 _settle_run(agent, outcome, keep=keep_run or (keep_open and not outcome.undelivered))
     print_summary(outcome, address.address, session, fetch=fetch_command(session, address))
@@ -274,13 +278,14 @@ def run_command(
 
 
 def _agent_run(
-    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings
+    address: ChannelOptions, plan: SessionPlan, state_dir: Path, settings: UploadSettings, held: ExitStack
 ) -> AgentRun:
-    """The host reached; a session closed already is one line that says how to see its results."""
+    """The host reached, and this agent the one of ``state_dir`` in the session until ``held``
+    ends; a session closed already is one line that says how to see its results."""
     from dumpcmp.agent.run import AgentRun
 
     with _closed_said(address):
-        return AgentRun(address, plan, state_dir, settings, error_console())
+        return AgentRun(address, plan, state_dir, settings, error_console(), held=held)
 
 
 @contextmanager
@@ -600,12 +605,36 @@ def _close(outcome: AgentOutcome) -> None:
         try:
             outcome.closed = outcome.uploader.close_session()
         except StillStreaming as exc:
+            outcome.streamed_elsewhere = True
+            if _replaced_meanwhile(outcome, None):
+                return
             # This agent's files are all in: another agent's, still on the way, would be refused
             # by a closed session. The host's rule leaves the close to the last one to finish.
             target = outcome.target
             close = host_command(["close", target.name, "--host", target.host.address], target.host)
             last = "the last agent to finish with every file delivered closes it"
             console().print(f"{exc}; {last}, or: {close}", markup=False)
+        else:
+            _replaced_meanwhile(outcome, outcome.closed)
+
+
+def _replaced_meanwhile(outcome: AgentOutcome, closed: Any) -> bool:
+    """Whether this agent's run, every file of it acknowledged, was replaced before its close by
+    a later run of its model and device (another agent's, started at once): the session holds
+    that run, not this one, and the summary must say so (both agents said they delivered, exit
+    0). ``closed``: the host's SessionInfo of the close, if it closed; else the host is asked."""
+    from dumpcmp.agent.session import session_info
+
+    run_id = outcome.run_id
+    if not run_id:
+        return False
+    if closed is None:
+        closed = session_info(outcome.target)
+    if closed is None or run_id not in closed.replaced_runs:
+        return False
+    outcome.uploader.run_replaced(run_id)
+    outcome.report = outcome.uploader.report()
+    return True
 
 
 def _settle_run(agent: AgentRun, outcome: AgentOutcome, *, keep: bool) -> None:
@@ -685,11 +714,13 @@ def _refused_run_line(outcome: AgentOutcome, refused: RefusedRun, session: str) 
         holds = f"{refused.why} of its model and device: {held}; session {session} holds that run now"
         if outcome.closed_elsewhere:
             return f"{holds}, and was closed meanwhile (not by this agent)"
+        if outcome.streamed_elsewhere:
+            return f"{holds}{_STILL_STREAMING}; wait for it to end, or stream into another session name"
         return f"{holds} (a rerun would replace it in turn)"
     line = f"run {refused.run_id} was refused by the host ({refused.why}): {held}"
     if outcome.closed_elsewhere:
         return f"{line}; session {session} was closed meanwhile (not by this agent)"
-    return line + _refused_again(outcome.target, "it")
+    return line + _refused_again(outcome, "it")
 
 
 def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
@@ -702,7 +733,7 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     host = outcome.target.host
     close = host_command(["close", session, "--host", host.address], host)
     if _refused(outcome):
-        return _refused_again(outcome.target, "them")
+        return _refused_again(outcome, "them")
     # The host knows nothing of files never sent: a close without them says nothing either.
     return (
         f"; session {session} is left open, so its results never lack them: run the same command "
@@ -711,9 +742,20 @@ def _undelivered_session(outcome: AgentOutcome, session: str) -> str:
     )
 
 
-def _refused_again(target: HostSession, what: str) -> str:
-    """Left open for a rerun, the session refuses the same files again: what does work."""
+# Said of a session whose run is another agent's, live: ending it is not this agent's to advise.
+_STILL_STREAMING = ", which another agent is still streaming (the session is not closing)"
+
+
+def _refused_again(outcome: AgentOutcome, what: str) -> str:
+    """Left open for a rerun, the session refuses the same files again: what does work. Not the
+    end of a session another agent still streams into: that would destroy its live run."""
+    target = outcome.target
     session, host = target.name, target.host
+    if outcome.streamed_elsewhere:
+        return (
+            f"; session {session}{_STILL_STREAMING}, refuses {what} again: stream into another session "
+            "name; close or delete it only once that agent has ended"
+        )
     close = host_command(["close", session, "--host", host.address], host)
     delete = host_command(["delete", session, "--host", host.address], host)
     return (

@@ -6,10 +6,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from dumpcmp.agent.run import AgentRun, new_run_token
+from dumpcmp.agent.run import AgentRun, claim_run_dir, new_run_token, remove_abandoned_runs
 from dumpcmp.agent.session import SessionPlan
 from dumpcmp.agent.uploader import UploadSettings
 from dumpcmp.commands.sim import prepare_agent_run
@@ -70,3 +71,29 @@ def test_a_simulated_run_is_uploaded_while_the_model_still_runs(server: ServerHa
     assert (ended, event) == (run_id, pb.RunMark.END) and run_id.endswith(f"@{token}")
     assert run_slot(run_id) == "small_cnn@dev2"
     assert not [t for t in threading.enumerate() if t.name == "dumpcmp-sim-dump"]
+
+
+def test_a_run_directory_being_claimed_is_not_removed_as_abandoned_by_another_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two agents of one state directory starting at once: the second's removal of abandoned runs
+    # ran between the first's making of its run's directory and its lock, and removed it.
+    runs = tmp_path / "state" / "runs"
+    work = runs / new_run_token()
+    remover = threading.Thread(target=remove_abandoned_runs, args=(runs,), name="other-agent")
+    opened = Path.open
+
+    def open_after_the_other_agent_looked(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == work / ".running" and not remover.is_alive():
+            remover.start()  # the other agent, now: it waits for the claim, or finds an unheld run
+            remover.join(timeout=0.5)
+        return opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_after_the_other_agent_looked)
+    with claim_run_dir(work):
+        monkeypatch.setattr(Path, "open", opened)
+        remover.join(timeout=WAIT_S)
+        assert not remover.is_alive()
+        assert (work / ".running").is_file()  # held, so not abandoned: still there
+    remove_abandoned_runs(runs)  # released (its agent ended): abandoned now
+    assert not list(runs.iterdir())

@@ -426,6 +426,53 @@ def test_a_run_refused_because_its_session_is_closing_says_so_and_that_the_host_
     ), last
 
 
+def test_a_run_replaced_after_its_end_by_another_agents_still_streaming_is_not_said_delivered(
+    hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two agents of one model and device into one session at once: the first's run, every file
+    # acknowledged and ended, was replaced by the second's START before the first closed. The
+    # first said "left open: another agent is still streaming into it" and "48 files sent", exit
+    # 0, as the second did of its own run: both runs said accepted, one of them dropped.
+    from dumpcmp.agent.uploader import Uploader
+    from tests.host.server.hostkit import run_mark
+
+    rival = "small_cnn@dev0@20990101000000@00000000deadbeef"
+    real_close = Uploader.close_session
+    release = threading.Event()
+    streams: list[Any] = []
+
+    def rival_streams_first(self: Uploader) -> Any:
+        def messages() -> Any:
+            yield run_mark("both", rival, pb.RunMark.START)
+            release.wait(60.0)  # the other agent's run streams on
+
+        answers = hosts.client(host).stub.Upload(messages(), timeout=60.0)
+        streams.append(answers)
+        assert next(answers).status == pb.UploadAck.RUN_ACCEPTED
+        return real_close(self)
+
+    monkeypatch.setattr(Uploader, "close_session", rival_streams_first)
+    try:
+        code, out = cli(*_sim_agent(host, "both", tmp_path))
+    finally:
+        release.set()
+        for answers in streams:
+            list(answers)  # the rival's stream ends
+    assert code == 1, out
+    assert "left open" not in out, out
+    assert re.search(
+        r"session both on \S+ \(open\): (\d+) files sent, none kept \(the host refused the run\)", out
+    )
+    last = out.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"Error: run (small_cnn@dev0@\d{14}@[0-9a-f]{16}) was replaced by a later run of its model and "
+        r"device: the host holds none of its (\d+) files \(\2 acknowledged before the host dropped them "
+        r"with the run\); session both holds that run now, which another agent is still streaming \(the "
+        r"session is not closing\); wait for it to end, or stream into another session name",
+        last,
+    ), last
+
+
 def test_a_run_replaced_by_a_later_one_while_it_streamed_says_so_and_not_to_rerun(
     hosts: Hosts, host: HostServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,3 +107,59 @@ def test_a_refused_simulated_run_says_what_happened_once_and_truly(procs: Proces
     again = "them with the run); the host refuses it again in a rerun into session one: stream into another"
     last = second.output.strip().splitlines()[-1]
     assert last.startswith("Error: run small_cnn@dev1@") and said in last and whole + again in last, last
+
+
+def _refused_for_its_state(output: str, state: Path, session: str) -> None:
+    """The one line of an agent refused because another agent streams into ``session`` with its
+    state directory: it ran nothing and sent nothing."""
+    (line,) = output.strip().splitlines()
+    assert line.startswith(f"Error: --state {state}: another agent (process "), output
+    assert line.endswith(
+        f"is streaming into session {session} with this state directory; wait for it to end, "
+        "or give this agent another --state or --session"
+    ), output
+
+
+def test_an_agent_whose_state_directory_another_agent_streams_with_is_refused_first(
+    procs: Processes, tmp_path: Path
+) -> None:
+    # Two agents sharing one --state shared its journal and its agent id: both their runs were
+    # accepted into the session, and each rewrote the other's journal.
+    from dumpcmp.agent.journal import holding_session
+
+    host = procs.host(tmp_path)
+    state = tmp_path / "st"
+    agent = ("agent", "run", "--host", host.address, "--session", "held", "--model", "zoo:small_cnn", "--sim")
+    with holding_session(state, "held"):  # as the other agent does, running
+        refused = dumpcmp(*agent, "--state", state)
+    assert refused.code == 1
+    _refused_for_its_state(refused.output, state, "held")
+    assert not (state / "runs").exists()  # nothing simulated, nothing kept
+    sessions = dumpcmp("host", "sessions", "--host", host.address)
+    assert "held" not in sessions.output, sessions.output  # nothing sent: no session opened
+    other = dumpcmp(*agent, "--state", state)  # the lock went with its holder
+    assert other.code == 0, other.output
+
+
+def test_two_simulated_agents_sharing_one_state_directory_have_one_run_accepted(
+    procs: Processes, tmp_path: Path
+) -> None:
+    # Started together into one session, both exited 0 in 8 of 20 trials: the second to end said
+    # "left open: another agent is still streaming into it" of a run the first had replaced.
+    host = procs.host(tmp_path)
+    state = tmp_path / "st"
+    for trial in range(3):
+        session = f"both{trial}"
+        agents = [
+            procs.agent(tmp_path / f"{session}-{n}.log", host, session, "--model", "zoo:small_cnn", "--sim",
+                        "--state", state)
+            for n in range(2)
+        ]  # fmt: skip
+        done = [a.wait() for a in agents]
+        assert sorted(d.code for d in done) == [0, 1], [d.output for d in done]
+        taken, refused = sorted(done, key=lambda d: d.code)
+        _refused_for_its_state(refused.output, state, session)
+        info = session_info(host.address, session)
+        assert info.state == pb.SessionInfo.CLOSED, taken.output
+        assert not info.replaced_runs, taken.output  # the refused agent started no run
+        assert not list((state / "runs").iterdir())  # and kept none

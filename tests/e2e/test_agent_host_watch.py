@@ -13,6 +13,7 @@ import pytest
 
 from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 from tests.e2e.agent_host_kit import (  # noqa: F401 (fixture: procs)
+    Background,
     Done,
     HostProcess,
     Processes,
@@ -278,12 +279,7 @@ def test_an_agent_done_first_leaves_the_close_to_the_one_still_streaming(
     # Two agents into one session (a device each): the first done exited 1 with the host's
     # refusal to close while an agent streams, although every file of its own was delivered.
     host = procs.host(tmp_path)
-    later = tmp_path / "later"
-    later.mkdir()
-    second = procs.agent(
-        tmp_path / "second.log", host, "two", *watch_args(sim_tree, later)[:-len(WATCH)],
-        "--until-idle", "120", "--quiet-time", "0.05", "--device", "1",
-    )  # fmt: skip
+    second = _watching_for_long(procs, host, "two", sim_tree, tmp_path / "later", "--device", "1")
     wait_for(lambda: _streams(host, "two") == 1, "the second agent streaming")
     dump = copy_tree(sim_tree / "npu", tmp_path / "npu")
     started = procs.agent(tmp_path / "first.log", host, "two", *watch_args(sim_tree, dump), "--device", "0")
@@ -302,8 +298,49 @@ def test_an_agent_done_first_leaves_the_close_to_the_one_still_streaming(
     assert_holds_exactly(host, "two", sim_tree, dump)
 
 
+def _watching_for_long(
+    procs: Processes, host: HostProcess, session: str, sim: Path, dump: Path, *options: object
+) -> Background:
+    """An agent watching the empty ``dump`` (made now) with ``sim``'s golden data and rule: it
+    streams into ``session`` until the test ends."""
+    dump.mkdir()
+    return procs.agent(
+        dump.parent / f"{dump.name}.log", host, session, *watch_args(sim, dump)[: -len(WATCH)],
+        "--until-idle", "120", "--quiet-time", "0.05", *options,
+    )  # fmt: skip
+
+
 def _streams(host: HostProcess, session: str) -> int:
     try:
         return int(session_info(host.address, session).streams)
     except grpc.RpcError:
         return 0  # not opened yet
+
+
+def test_a_run_refused_while_another_agent_streams_is_not_told_to_end_its_session(
+    procs: Processes, sim_tree: Path, tmp_path: Path
+) -> None:
+    # The refused run's last line advised `host close` or `host delete` of a session whose
+    # golden data was another agent's, live and still streaming: that destroys the live run.
+    host = procs.host(tmp_path)
+    watching = _watching_for_long(procs, host, "live", sim_tree, tmp_path / "empty")
+    golden = count_files(sim_tree / "golden")
+    wait_for(
+        lambda: (
+            _streams(host, "live") == 1
+            and sum(f.kind == pb.GOLDEN for f in session_info(host.address, "live").files) == golden
+        ),
+        "the watching agent's golden data on the host",
+    )
+    model = ("--model", "zoo:small_cnn", "--sim", "--state", tmp_path / "state", "--device", "1")
+    refused = procs.agent(tmp_path / "model.log", host, "live", *model).wait()
+    assert refused.code == 1, refused.output
+    last = refused.output.strip().splitlines()[-1]
+    assert "already holds the golden data of run (no run)" in last, last
+    assert "host close" not in last and "host delete" not in last, last
+    assert last.endswith(
+        "; session live, which another agent is still streaming (the session is not closing), refuses it "
+        "again: stream into another session name; close or delete it only once that agent has ended"
+    ), last
+    assert watching.process.poll() is None  # the live run streams on
+    assert _streams(host, "live") == 1

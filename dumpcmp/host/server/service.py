@@ -151,22 +151,43 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         # runs' first golden files on the way at once both found the session without golden data.
         self._golden_runs: dict[str, str] = {}
         self._golden_lock = threading.Lock()
+        self._commit_locks: dict[str, threading.Lock] = {}  # per session: see end_files
         self._hunts = Hunts(data_dir, self.store, self._drop_files)
-        # One line per open session whose acknowledged files are gone from the disk, for the
-        # command that starts the host to say (closed sessions' results are in the store already).
+        # One line per session whose acknowledged files are gone from the disk, for the command
+        # that starts the host to say.
         self.start_problems: list[str] = []
         files.clear_deleted(data_dir)  # sessions a stopped host was deleting
-        for name in self.store.open_session_names():
+        for name in self.store.session_names("open"):
             self._resume(name)
+        for name in self.store.session_names("closed"):
+            self._check_closed(name)
 
-    def _resume(self, name: str) -> None:
-        """An open session of a previous server: files checked, compared again from scratch."""
-        files.clear_incoming(self.data_dir, name)
-        lost = [
+    def _lost(self, name: str) -> list[StoredFile]:
+        """The session's acknowledged files no longer on the disk with their size."""
+        return [
             f
             for f in self.store.files(name)
             if not files.is_stored(self.data_dir, name, f.kind, tuple(f.path.split("/")), f.size)
         ]
+
+    def _check_closed(self, name: str) -> None:
+        """A closed session's files deleted by hand: its results, stored at the close, stay as
+        they are, but the directory no longer holds what they were computed from (an offline
+        compare of it, or a check of a result by hand, silently lacks them)."""
+        lost = self._lost(name)
+        if lost:
+            example = f"{files.KIND_DIRS[lost[0].kind]}/{lost[0].path}"
+            self.start_problems.append(
+                f"session {name} (closed): {len(lost)} stored file{'s' if len(lost) > 1 else ''} "
+                f"missing or changed in {files.session_dir(self.data_dir, name)} (e.g. {example}); its "
+                "results stay as the close stored them, but the directory no longer holds all they "
+                "were computed from"
+            )
+
+    def _resume(self, name: str) -> None:
+        """An open session of a previous server: files checked, compared again from scratch."""
+        files.clear_incoming(self.data_dir, name)
+        lost = self._lost(name)
         self.store.forget_files(name, lost)  # not acknowledged any more: the agent resends them
         if lost:
             # Deleted by hand (or lost with a disk): said now, and by the session's close if no
@@ -576,7 +597,12 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
         for step, ack in keep:
             by_session.setdefault(step.start.session, []).append((step, ack))
         for session, steps in by_session.items():
-            self._store_files(session, steps)
+            # One stream at a time checks, renames into place and records a session's files:
+            # another stream's file at the same path (a run of the same model and device started
+            # at once) was stored between this one's rename and its refused record, and the
+            # refusal's removal then took the stored file from the disk.
+            with self._commit_locks.setdefault(session, threading.Lock()):
+                self._store_files(session, steps)
         if keep:
             self.notifier.notify()  # followers count the files received
         return acks
@@ -635,6 +661,9 @@ class DumpCompareService(DumpCompareServicer):  # type: ignore[misc]
             if refused:  # the session closed, or the file's run was replaced, while it was on the way
                 files.remove_file(self.data_dir, session, step.start.kind, step.file.parts)
                 ack.status, ack.message = Ack.REFUSED, refused
+                # Its run no longer counts (not a closed session): the agent's summary said "28 files
+                # sent" of a run the host had dropped whole, and advised closing the session.
+                ack.run_dropped = bool(step.start.run_id) and refused != CLOSED_REFUSAL.format(session)
                 continue
             if worker is not None:
                 worker.landed(step.start.kind, step.start.path)

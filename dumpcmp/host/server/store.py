@@ -276,9 +276,11 @@ class SessionStore:
             row = db.execute("SELECT state FROM sessions WHERE name=?", (name,)).fetchone()
             return row is not None and row[0] == "closed"
 
-    def open_session_names(self) -> list[str]:
+    def session_names(self, state: str) -> list[str]:
+        """The names of the sessions in ``state`` ('open' or 'closed')."""
         with self._transaction() as db:
-            return [r[0] for r in db.execute("SELECT name FROM sessions WHERE state='open' ORDER BY name")]
+            query = "SELECT name FROM sessions WHERE state=? ORDER BY name"
+            return [r[0] for r in db.execute(query, (state,))]
 
     def files(self, session: str, kind: int | None = None) -> list[StoredFile]:
         query = _FILE_QUERY

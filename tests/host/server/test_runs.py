@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import grpc
 import pytest
@@ -41,6 +42,15 @@ def _mark(client: Client, run_id: str, event: int, agent: str) -> pb.UploadAck:
     mark = pb.RunMark(session="s1", run_id=run_id, event=event, agent_id=agent)  # type: ignore[arg-type]
     (ack,) = client.upload([pb.UploadMessage(run=mark)])
     return ack
+
+
+def _first_run_started(client: Client) -> tuple[str, str]:
+    """Session s1 opened and a run started in it (by agent "a"); that run's id, and the id of a
+    later run of its model and device."""
+    client.open("s1")
+    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
+    _mark(client, first, pb.RunMark.START, "a")
+    return first, again
 
 
 def _dump(run_id: str, name: str) -> dict[tuple[int, str], bytes]:
@@ -293,9 +303,7 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
 ) -> None:
     # START was applied when answered, after the files before it were committed; the receiving
     # side checked the rerun's first golden file meanwhile, against the run START replaces.
-    client.open("s1")
-    first, again = _run(0, "aaaaaaaa"), _run(0, "bbbbbbbb")
-    _mark(client, first, pb.RunMark.START, "a")
+    first, again = _first_run_started(client)
     client.send("s1", {(pb.GOLDEN, "conv.0.1.npy"): b"1"}, run_id=first)
     _mark(client, first, pb.RunMark.END, "a")
     real_end = DumpCompareService.end_files
@@ -317,6 +325,66 @@ def test_a_start_applies_to_the_files_after_it_in_the_stream_whatever_is_still_c
         (Ack.RUN_ACCEPTED, f"replaced runs: {first}"),
         (Ack.STORED, ""),
     ]
+
+
+def test_a_file_whose_run_was_replaced_while_it_was_committed_drops_its_run(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another agent's run of the same model and device started while this run's last files were
+    # being made durable: they were refused without saying the run was dropped, and the agent
+    # said "28 files sent" of a run the host had dropped whole, then advised closing the session.
+    first, again = _first_run_started(client)
+    real_add = SessionStore.add_files
+
+    def rival_starts_first(self: SessionStore, session: str, files: Any) -> list[str]:
+        self.start_run(session, again, "b")  # between the file's checks and its record
+        return real_add(self, session, files)
+
+    monkeypatch.setattr(SessionStore, "add_files", rival_starts_first)
+    (ack,) = client.send("s1", _dump(first, "Add.a.1.1.1"), run_id=first)
+    assert (ack.status, ack.message, ack.run_dropped) == (
+        Ack.REFUSED,
+        f"run {first} was replaced by a later run",
+        True,
+    )
+
+
+def test_a_refused_files_removal_never_takes_the_file_another_stream_stored_at_its_path(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two agents' runs of one model and device started at once: the first's fusion rule, renamed
+    # into place, was refused at its record (replaced meanwhile by the second's START) and then
+    # removed from the disk, after the second's own rule had been stored at that path. The
+    # session listed a rule it no longer had, and its close failed: "cannot read the file".
+    first, again = _first_run_started(client)
+    rule = {(pb.FUSION_RULE, "fusion_rule.json"): b"{}"}
+    real_add = SessionStore.add_files
+    rival_acks: list[pb.UploadAck] = []
+
+    def rival() -> None:
+        mark = pb.RunMark(session="s1", run_id=again, event=pb.RunMark.START, agent_id="b")  # type: ignore[arg-type]
+        rival_acks.extend(
+            client.upload(
+                [pb.UploadMessage(run=mark), *file_messages("s1", *next(iter(rule)), b"{}", run_id=again)]
+            )
+        )
+
+    other = threading.Thread(target=rival, name="rival-agent")
+
+    def rival_stores_its_rule_meanwhile(self: SessionStore, session: str, files: Any) -> list[str]:
+        if any(f.run_id == first for f in files) and not other.is_alive():
+            other.start()
+            other.join(timeout=1.0)  # done now, unless it waits for this record
+        return real_add(self, session, files)
+
+    monkeypatch.setattr(SessionStore, "add_files", rival_stores_its_rule_meanwhile)
+    (ack,) = client.send("s1", rule, run_id=first)
+    other.join(timeout=CALL_TIMEOUT_S)
+    assert not other.is_alive()
+    assert ack.status == Ack.REFUSED
+    assert [a.status for a in rival_acks] == [Ack.RUN_ACCEPTED, Ack.STORED]
+    assert [(f.kind, f.path) for f in client.info("s1").files] == [(pb.FUSION_RULE, "fusion_rule.json")]
+    assert (tmp_path / "data/sessions/s1/rules/fusion_rule.json").read_bytes() == b"{}"
 
 
 @pytest.fixture(scope="module")

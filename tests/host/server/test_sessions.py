@@ -169,13 +169,26 @@ def test_unfinished_run_is_replaced_by_the_next(
     assert client.info("s1").replaced_runs == ["r1"]
 
 
-def _sent_while_up(hosts: Hosts, data: Path, files: dict[tuple[int, str], bytes]) -> None:
-    """``files`` sent into a new open session s1 of a host on ``data``, then the host stopped."""
+def _sent_while_up(
+    hosts: Hosts, data: Path, files: dict[tuple[int, str], bytes], *, close: bool = False
+) -> pb.SessionInfo | None:
+    """``files`` sent into a new open session s1 of a host on ``data`` (closed with ``close``:
+    the close's answer), then the host stopped."""
     host = hosts.start(data)
     client = hosts.client(host)
     client.open("s1", **session_settings())
     client.send("s1", files)
+    closed = client.close("s1") if close else None
     hosts.stop(host)
+    return closed
+
+
+def _dumps_deleted(data: Path, files: dict[tuple[int, str], bytes], count: int) -> list[str]:
+    """The session's dump paths, sorted, the first ``count`` of them deleted from s1's directory."""
+    dumps = sorted(path for kind, path in files if kind == pb.DUMP)
+    for path in dumps[:count]:
+        (data / "sessions/s1/dump" / path).unlink()
+    return dumps
 
 
 def test_host_restart_resumes_open_sessions(
@@ -218,9 +231,7 @@ def test_acknowledged_files_deleted_by_hand_are_said_at_start_and_by_the_close(
     data = tmp_path / "data"
     files = simulation_files(sim)
     _sent_while_up(hosts, data, files)
-    dumps = sorted(path for kind, path in files if kind == pb.DUMP)
-    for path in dumps[:3]:
-        (data / "sessions/s1/dump" / path).unlink()
+    dumps = _dumps_deleted(data, files, 3)
     second = hosts.start(data)
     (said,) = second.service.start_problems
     assert said == (
@@ -235,6 +246,30 @@ def test_acknowledged_files_deleted_by_hand_are_said_at_start_and_by_the_close(
     )
     hosts.stop(second)
     assert not hosts.start(data).service.start_problems  # a closed session: its results are stored
+
+
+def test_a_closed_sessions_files_deleted_by_hand_are_said_at_start_its_results_kept(
+    hosts: Hosts, tmp_path: Path, sim: SimulationResult, expected_csv: bytes
+) -> None:
+    # Open sessions were checked at start; a closed one's deleted files went unmentioned, and an
+    # offline compare of its directory then silently lacked them.
+    data = tmp_path / "data"
+    files = simulation_files(sim)
+    closed = _sent_while_up(hosts, data, files, close=True)
+    assert closed is not None
+    dumps = _dumps_deleted(data, files, 2)
+    second = hosts.start(data)
+    (said,) = second.service.start_problems
+    assert said == (
+        f"session s1 (closed): 2 stored files missing or changed in {(data / 'sessions/s1').resolve()} "
+        f"(e.g. dump/{dumps[0]}); its results stay as the close stored them, but the directory no longer "
+        "holds all they were computed from"
+    )
+    client = hosts.client(second)
+    info = client.info("s1")
+    assert info.state == pb.SessionInfo.CLOSED and info.rows == closed.rows
+    assert len([f for f in info.files if f.kind == pb.DUMP]) == len(dumps)  # as the close stored them
+    assert result_csv(client, "s1") == expected_csv
 
 
 def test_four_sessions_uploaded_at_once(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
