@@ -14,7 +14,8 @@ slope of the fastest runs, and the median of the slopes of each repeat's two run
 * the coordinator on Dask: ``run_compare`` with a ``ClusterRunner`` on a standing cluster of N
   worker processes (one thread each) whose scheduler runs in another process, as ``compare
   --cluster tcp://...`` meets one: CPU of this process alone (its client thread included), not
-  of the scheduler or the workers.
+  of the scheduler or the workers; then that command line itself (``compare --cluster
+  tcp://...``), CPU of its process from start to exit, the cluster's connection included.
 
 A slope is (CPU on 9,000 files − CPU on 1,500) / 7,500: what each file costs once the fixed costs
 (start-up, rule file, kernels, the cluster's connection) are paid. Targets (issue 19): ``-j 1``
@@ -60,10 +61,11 @@ def _children_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def cli_cpu(tree: Path) -> float:
-    """CPU seconds of ``dumpcmp compare -j 1`` on ``tree``, start to exit."""
+def cli_cpu(tree: Path, *options: str) -> float:
+    """CPU seconds of ``dumpcmp compare`` with ``options`` (``-j 1`` by default) on ``tree``,
+    start to exit."""
     before = _children_cpu()
-    measure_cli(tree, "-j", "1")
+    measure_cli(tree, *(options or ("-j", "1")))
     return _children_cpu() - before
 
 
@@ -155,6 +157,8 @@ def main() -> None:
             in_process_cpu(trees[SIZES[0]], runner)  # the workers load their kernels
             figures = _slope(lambda tree: in_process_cpu(tree, runner), trees, args.repeat)
             _print(f"Dask coordinator, {args.workers} workers", figures, 50)
+            figures = _slope(lambda tree: cli_cpu(tree, "--cluster", address), trees, args.repeat)
+            _print("Dask coordinator, command line", figures, 50)
         print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     finally:
         if args.dir is None:

@@ -74,3 +74,29 @@ def test_run_compare_runs_under_it(
         offline.run_compare(CompareRequest(tmp_path / "npu", tmp_path / "golden", out_dir=tmp_path / "out"))
     assert seen == [YOUNG_OBJECTS_PER_COLLECTION]
     assert gc.get_threshold() == default_thresholds
+
+
+class _Record:
+    """A tracked object, as a run's rows and entries are."""
+
+    def __init__(self, number: int) -> None:
+        self.number = [number]
+
+
+@pytest.mark.parametrize("one_command", [False, True])
+def test_a_one_command_process_keeps_what_a_run_leaves_out_of_the_gc_s_sight(
+    default_thresholds: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch, one_command: bool
+) -> None:
+    """A server's run leaves its objects to the GC as usual; a process that ends with its command
+    (``keep_imported``) freezes them instead of walking them all once more at the run's end."""
+    from dumpcmp.host import pipeline
+
+    monkeypatch.setattr(pipeline, "_one_command", one_command)
+    frozen = gc.get_freeze_count()
+    try:
+        with fewer_collections():
+            kept = [_Record(n) for n in range(5000)]
+        assert (gc.get_freeze_count() - frozen >= len(kept)) is one_command
+        assert gc.get_threshold() == default_thresholds
+    finally:
+        gc.unfreeze()  # what the suite froze before is walked again: slower, never wrong
