@@ -149,7 +149,9 @@ class Side(str, Enum):
     GOLDEN = "golden"
 
 
-def special_side(special: SpecialValues | None, target_beyond: int = 0, golden_beyond: int = 0) -> Side | None:
+def special_side(
+    special: SpecialValues | None, target_beyond: int = 0, golden_beyond: int = 0
+) -> Side | None:
     """Which side alone holds NaN/inf, from what a row keeps: its NaN/inf counts (``special``:
     target when they appeared there, golden when ``golden_made``) or, for a statistics row, how
     many NaN/inf (or statistics showing them) each side has beyond the other's. The target

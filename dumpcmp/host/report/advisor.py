@@ -660,7 +660,9 @@ def _golden_made(judge: RowJudge, op: OpRows, row: TensorResult, agree: str, wor
         )
     else:  # a statistics row: its reason says what its counts or statistics show
         held = row.reason
-    detail = f"{agree}, {_tensor(row)} does not: the golden holds NaN/inf the target does not ({held}); {words}"
+    detail = (
+        f"{agree}, {_tensor(row)} does not: the golden holds NaN/inf the target does not ({held}); {words}"
+    )
     advice = (
         "the golden run is what holds NaN/inf here, not the NPU: check the golden run at this op "
         "(its inputs, the framework op, its dtype) and regenerate the golden data before judging the NPU."
