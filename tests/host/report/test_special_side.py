@@ -59,7 +59,7 @@ def test_a_statistics_row_whose_dump_counts_nan_beyond_the_golden_is_red() -> No
     table = table_from_cells([list(STATS_RESULT_COLUMNS), *rows])
     graded = grade_rows(table)
     assert [g.grade for g in graded] == [Grade.GREEN, Grade.RED, Grade.RED, Grade.GREEN]
-    assert "NaN/inf on the target side only (the dump counts 154 beyond the golden's)" == graded[2].why
+    assert graded[2].why == "NaN/inf on the target side only (the dump counts 154 beyond the golden's)"
 
 
 def _torchair_stats(op: str, result: str, reason: str, diff: str = "0.000001") -> list[str]:
