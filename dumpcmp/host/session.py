@@ -64,6 +64,10 @@ class CompareOutcome(Generic[Row, Key]):
     shards: tuple[ShardOutcome[Row, Key], ...]
     skipped: tuple[tuple[Path, str], ...] = ()
     target_skipped: int = 0  # of them, files of the target tree: a dump file among them is not compared
+    # Of them, damaged lines of reduced files that name no file (TorchAir): each stood for a file,
+    # not a file passed over; ``lost_target`` of them the target's, whose tensors are in no row.
+    lost_lines: int = 0
+    lost_target: int = 0
     detail_files: tuple[Path, ...] = ()
     detail_where: str = ""  # which step's tensor the detail files hold
     detail_error: str = ""  # why -d's op could not be written in detail (the results stand)

@@ -539,15 +539,76 @@ def summarize(outcome: CompareOutcome, thresholds: Thresholds, tally: Tally | No
         )
     if tally.first_stats is not None:
         lines += tally.first_stats.lines("first statistics divergence", with_device=devices)
-    if (tally.firsts or tally.first_stats) and outcome.target_skipped:
-        count = outcome.target_skipped
+    count = _skipped_before(outcome, tally) if tally.firsts or tally.first_stats else 0
+    if count:
         lines.append(
             f"warning: it may start earlier: {counted(count, 'file')} of the target tree "
             f"{'was' if count == 1 else 'were'} skipped (above), and a dump file among them is not compared"
         )
+    lines += _lost_by_shard(outcome, tally)
     where = f" ({outcome.detail_where})" if outcome.detail_where else ""
     lines += [f"detail{where}: {p}" for p in outcome.detail_files]
     return lines
+
+
+def _shard_dirs(outcome: CompareOutcome) -> dict[Path, ShardOutcome]:
+    """Each shard by the directory of its dump files (one directory a shard: its step's)."""
+    dirs: dict[Path, ShardOutcome] = {}
+    for shard in outcome.shards:
+        first = (
+            shard.dump_files[0]
+            if shard.dump_files
+            else next((r.dump_file for r in shard.stats_rows if r.dump_file is not None), None)
+        )
+        if first is not None:
+            dirs.setdefault(first.parent, shard)
+    return dirs
+
+
+def _skipped_before(outcome: CompareOutcome, tally: Tally) -> int:
+    """The target tree's skipped files that may hide where a first divergence starts: those of its
+    shard dumped no later than its own dump file, and those of no shard. A file skipped in another
+    step cannot move this step's divergence."""
+    skipped = [path for path, _ in outcome.skipped[: outcome.target_skipped]]
+    firsts = [d.dump_file for d in (*tally.firsts, tally.first_stats) if d is not None]
+    if not skipped or len(outcome.shards) < 2 or any(f is None for f in firsts):
+        return len(skipped)
+    dirs = _shard_dirs(outcome)
+    count = 0
+    for path in skipped:
+        mine = [f for f in firsts if f is not None and f.parent == path.parent]
+        if mine:
+            count += any(_not_after(path, f) for f in mine)
+        else:
+            count += path.parent not in dirs
+    return count
+
+
+def _not_after(path: Path, own: Path) -> bool:
+    """Whether dump file ``path`` was dumped no later than ``own`` (by their names' dump times);
+    True where a name tells none."""
+    mine, theirs = _task(path), _task(own)
+    return mine is None or theirs is None or mine.timestamp <= theirs.timestamp
+
+
+def _lost_by_shard(outcome: CompareOutcome, tally: Tally) -> list[str]:
+    """In a run of several shards, each shard's dump files not compared (skipped or unreadable):
+    the advisor's all-clear of a shard covers what it compared only."""
+    if len(outcome.shards) < 2 or not (outcome.target_skipped or tally.unreadable):
+        return []
+    dirs = _shard_dirs(outcome)
+    skipped = Counter(path.parent for path, _ in outcome.skipped[: outcome.target_skipped])
+    unreadable = Counter(path.parent for path in {path for path, _ in tally.unreadable})
+    parts = []
+    for directory, shard in dirs.items():
+        lost = [counted(n, f"{kind} file") for kind, n in (("skipped", skipped[directory]),
+                ("unreadable", unreadable[directory])) if n]  # fmt: skip
+        if lost:
+            key = shard.key
+            device = f"device {key.device}, " if tally.devices > 1 else ""
+            model = f"model {key.model}, " if tally.models > 1 else ""
+            parts.append(f"{device}{model}step {key.step}: {' and '.join(lost)}")
+    return [f"dump files not compared, by shard: {'; '.join(parts)}"] if parts else []
 
 
 def _caveat_lines(tally: Tally) -> list[str]:

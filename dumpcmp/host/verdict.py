@@ -51,6 +51,7 @@ __all__ = [
     "DriftLimits",
     "NotCompared",
     "OpAgreement",
+    "Side",
     "SpecialValues",
     "Spread",
     "Start",
@@ -64,6 +65,7 @@ __all__ = [
     "nothing_finite",
     "real_verdict",
     "special_appearance",
+    "special_side",
     "statistic_distance",
     "statistics_drift",
     "statistics_drifts",
@@ -130,6 +132,35 @@ class SpecialValues:
         if self.mismatched is None or self.target == 0:
             return False
         return self.mismatched > self.golden - self.target
+
+    @property
+    def golden_made(self) -> bool:
+        """The golden holds NaN/inf the target does not, and none appeared on the target side: the
+        pair differs because of the golden run, not the NPU's."""
+        if self.appeared:
+            return False
+        return self.golden > self.target or (self.mismatched is not None and self.mismatched > 0)
+
+
+class Side(str, Enum):
+    """The side of a pair whose data alone holds NaN/inf (``special_side``)."""
+
+    TARGET = "target"
+    GOLDEN = "golden"
+
+
+def special_side(
+    special: SpecialValues | None, target_beyond: int = 0, golden_beyond: int = 0
+) -> Side | None:
+    """Which side alone holds NaN/inf, from what a row keeps: its NaN/inf counts (``special``:
+    target when they appeared there, golden when ``golden_made``) or, for a statistics row, how
+    many NaN/inf (or statistics showing them) each side has beyond the other's. The target
+    first: NaN/inf that appeared there are the finding whatever the golden holds. None: neither."""
+    if special is not None:
+        return Side.TARGET if special.appeared else Side.GOLDEN if special.golden_made else None
+    if target_beyond > 0:
+        return Side.TARGET
+    return Side.GOLDEN if golden_beyond > 0 else None
 
 
 @dataclass(frozen=True, slots=True)

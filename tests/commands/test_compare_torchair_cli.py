@@ -351,3 +351,29 @@ def test_help_describes_the_torchair_sides_and_defaults() -> None:
     assert "--mode torchair: the GE dump (msprobe_ge_dump)" in text
     assert "--mode torchair: the FX dump (msprobe_fx_dump)" in text
     assert "[default: (real)]" in text and "--summary-mode statistics: a statistic fails" in text
+
+
+def test_a_damaged_summary_line_that_names_no_file_is_counted_not_lost(tmp_path: Path) -> None:
+    """tryout7 #10: "unreadable NPU tensors: 0" and the file's pairs in no total, and a warning
+    that "1 file was skipped" though the reduced file was read (one line of it was not)."""
+    from dumpcmp.host.torchair.reduce import Reducer
+    from dumpcmp.proto.reduced import REDUCED_FILE
+
+    ge, fx = write_pair(tmp_path / "data", _ops(3.0), _ops(), tokens=(0,))
+    Reducer().reduce_tree(ge.parent)
+    [jsonl] = ge.rglob(REDUCED_FILE)
+    lines = jsonl.read_text().splitlines(keepends=True)
+    lines[1] = '{"name": garbage}\n'  # the first op's line, its name lost with it
+    jsonl.write_text("".join(lines))
+    result = compare(
+        "-m", "torchair", "-tp", ge, "-gp", fx, "-o", tmp_path / "out", "--summary-mode", "statistics"
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{REDUCED_FILE} line 2: not a reduced-data record" in result.output
+    assert "GE dump files lost to a damaged summary line: 1 (their tensors are in no count)" in result.output
+    assert "first FAIL: rank 0 token 0, mul_1.output.0" in result.output
+    assert (
+        "warning: it may start earlier: 1 damaged summary line (above) stands for a dump file"
+        in result.output
+    )
+    assert "file was skipped" not in result.output

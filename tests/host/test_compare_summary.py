@@ -666,3 +666,33 @@ def test_an_op_not_dumped_before_the_divergence_is_said_though_the_index_hides_i
     # every op dumped: no such line
     whole = write_tree(tmp_path / "whole", lambda i, v: v + 1.0 if i >= 2 else v)
     assert not [line for line in _run(whole, golden_tree, tmp_path / "o2") if "not have been dumped" in line]
+
+
+def test_files_skipped_in_another_step_do_not_move_the_first_divergence(tmp_path: Path) -> None:
+    """tryout7 #7: files skipped in step 1 made the verdict in step 0 warn "it may start earlier",
+    and nothing said which step lost them."""
+    import os
+
+    from dumpcmp.commands.sim import simulate
+
+    sim = simulate("zoo:small_cnn", tmp_path / "sim", steps=2, faults=("/block2/Add=bias:0.5",))
+    step0, step1 = sorted({p.parent for p in sim.npu_dump_dir.rglob("*") if p.is_file()})
+
+    def first_dumped(step: Path) -> Path:
+        return min(step.iterdir(), key=lambda p: int(p.name.rsplit(".", 1)[1]))
+
+    late = first_dumped(step1)  # the first op of the later step
+    late.unlink()
+    os.mkfifo(late)
+    request = CompareRequest(sim.npu_dump_dir, sim.golden_dir, sim.fusion_rule, out_dir=tmp_path / "out")
+    lines = summarize(run_compare(request), Thresholds())
+    assert any(line.startswith("first divergence: step 0, index 8") for line in lines), lines
+    assert not [line for line in lines if "may start earlier" in line]
+    assert "dump files not compared, by shard: step 1: 1 skipped file" in lines
+    early = first_dumped(step0)  # before step 0's divergence: it may hide where it starts
+    early.unlink()
+    os.mkfifo(early)
+    lines = summarize(run_compare(replace(request, out_dir=tmp_path / "again")), Thresholds())
+    warning = "warning: it may start earlier: 1 file of the target tree was skipped (above)"
+    assert [line for line in lines if line.startswith(warning)], lines
+    assert "dump files not compared, by shard: step 0: 1 skipped file; step 1: 1 skipped file" in lines

@@ -65,6 +65,7 @@ from dumpcmp.host.verdict import (
     Agreement,
     Appearance,
     OpAgreement,
+    Side,
     SpecialValues,
     Start,
     divergence_start,
@@ -345,7 +346,7 @@ def _overflow(judges: _Judges, ops: Sequence[OpRows]) -> list[Finding]:
             # TorchAir rows carry no dtype: there the target's inf alone (none golden) says it.
             fp16 = row.dtype.strip().upper() in _FP16 if judge.offline else not row.dtype
             found = special_appearance(row.overflow, row.special, fp16, row.metric(error_name))
-            if found is None and row.target_nan_inf > 0:
+            if found is None and row.side is Side.TARGET:
                 return [_counted_appearance(judge, op, row)]
             if found is None:
                 continue
@@ -367,11 +368,18 @@ def _overflow(judges: _Judges, ops: Sequence[OpRows]) -> list[Finding]:
 
 def _counted_appearance(judge: RowJudge, op: OpRows, row: TensorResult) -> Finding:
     """``nan/inf appeared`` from a statistics row: the device counted NaN/inf beyond the golden's
-    (its statistics leave them out, so no statistic shows them)."""
-    # The counts are the row's reason, as the statistics comparison words them ("target holds 154 Nan").
-    advice = _NAN_ADVICE if "Nan" in row.reason else _INF_ADVICE
-    detail = f"{_tensor(row)} holds NaN/inf the golden does not (the dump's counts: {row.reason})"
+    (an offline statistics dump's statistics leave them out, so no statistic shows them), or a
+    TorchAir statistic is NaN or inf on the NPU side only (its statistics take them in, no count).
+    What shows it is the row's reason, as the statistics comparison words it ("target holds 154
+    Nan"; "Max NPU, Min NPU NaN on one side only (NaN or inf in the data)")."""
+    shown = "the dump's counts" if row.target_nan_inf else "its statistics"
+    # The device spells its count "Nan"; "NaN" there is the golden's own ("golden holds 1 NaN").
+    nan = "Nan" in row.reason if row.target_nan_inf else "NaN" in row.reason
+    advice = _NAN_ADVICE if nan else _INF_ADVICE
+    detail = f"{_tensor(row)} holds NaN/inf the golden does not ({shown}: {row.reason})"
     finding = _op_finding(NAN_APPEARED, judge, op, row, detail, advice)
+    if not row.target_nan_inf:
+        return finding
     return replace(finding, evidence={**finding.evidence, "target NaN/inf": float(row.target_nan_inf)})
 
 
@@ -623,6 +631,8 @@ def _divergence(
             "the error starts here and reaches the network's output: check this op's "
             "implementation, dtype and precision mode first."
         )
+    if row.side is Side.GOLDEN:
+        return _golden_made(judge, op, row, agree, words)
     moved = ""
     if judge.drift is not None and row.position == judge.drift_position:
         moved = f" (its statistics move away from the golden's here: {judge.drift.words()})"
@@ -637,6 +647,31 @@ def _divergence(
     if judge.table.mode == "statistics" and not upstream_seen:
         advice += " " + STATISTICS_BLIND_SPOT
     return _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
+
+
+def _golden_made(judge: RowJudge, op: OpRows, row: TensorResult, agree: str, words: str) -> Finding:
+    """The first divergence where the golden alone holds NaN/inf (``verdict.special_side``): the
+    NPU's output is finite there, so the golden run is what to check, not the NPU's op."""
+    counts = row.special
+    if counts is not None:
+        held = (
+            f"{counts.golden_nan} NaN and {counts.golden_inf} inf in the golden, "
+            f"{counts.target} NaN/inf on the target side"
+        )
+    else:  # a statistics row: its reason says what its counts or statistics show
+        held = row.reason
+    detail = (
+        f"{agree}, {_tensor(row)} does not: the golden holds NaN/inf the target does not ({held}); {words}"
+    )
+    advice = (
+        "the golden run is what holds NaN/inf here, not the NPU: check the golden run at this op "
+        "(its inputs, the framework op, its dtype) and regenerate the golden data before judging the NPU."
+    )
+    finding = _op_finding(FIRST_DIVERGENCE, judge, op, row, detail, advice)
+    if counts is None:
+        return finding
+    evidence = {"golden NaN": float(counts.golden_nan), "golden inf": float(counts.golden_inf)}
+    return replace(finding, evidence={**finding.evidence, **evidence})
 
 
 def _suspects(judges: _Judges, ops: Sequence[OpRows]) -> tuple[Suspect, ...]:

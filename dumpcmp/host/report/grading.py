@@ -7,8 +7,10 @@ as follows (every threshold is a field of ``GradeThresholds``):
 rule (metrics.md §2)                        torchair                         offline_data
 ==========================================  ===============================  ==============================
 red: NaN/inf on the target side only        the row's NaN/inf counts, or a   the row's NaN/inf counts
-                                            metric cell spelled ``NaN``      (``verdict.SpecialValues``)
-                                            (real data: NaN in the data)
+(``verdict.special_side``: the summary's    metric cell spelled ``NaN``      (``verdict.SpecialValues``);
+"nan/inf appeared")                         (real data: NaN in the data);    statistics: the dump's counts
+                                            statistics: NaN/inf statistics   beyond the golden's
+                                            on the NPU side only
 red: MaxAbsErr > 1e10                       MaxAbsErr                        MaxAbsoluteError
 red: MaxRelativeErr >= 0.5                  MaxRelativeErr (statistics:      MaxRelativeError, only on a row
                                             its percentage / 100)            that also disagrees (below)
@@ -53,6 +55,7 @@ from dumpcmp.host.verdict import (
     Agreement,
     Drift,
     DriftLimits,
+    Side,
     StatisticError,
     StatisticsRow,
     Thresholds,
@@ -313,9 +316,8 @@ class RowJudge:
 
     def red_alone(self, row: TensorResult) -> str:
         """Why the row is red on its own (no look at its op's other rows); "" when it is not."""
-        counts = row.special
-        if counts is not None and counts.target_only:
-            return f"NaN/inf on the target side only ({counts.target} values)"
+        if row.side is Side.TARGET:  # the verdict's ``nan/inf appeared``, whatever the row's kind
+            return f"NaN/inf on the target side only ({_target_special(row)})"
         if not self.offline and self.table.mode == "real" and self._cell(row, "MaxAbsErr") in _SPECIAL_CELLS:
             return f"MaxAbsErr {self._cell(row, 'MaxAbsErr')}: NaN/inf in the data"
         max_abs_name = "MaxAbsoluteError" if self.offline else "MaxAbsErr"
@@ -346,6 +348,16 @@ class RowJudge:
         """A relative error as a fraction (statistics mode writes percentages)."""
         value = row.metric(name)
         return value / 100 if self.is_percent(row, name) else value
+
+
+def _target_special(row: TensorResult) -> str:
+    """What shows a row's target-only NaN/inf: its counts, the dump's counts, or its statistics."""
+    if row.special is not None:
+        golden = f", {row.special.golden} golden" if row.special.golden else ""
+        return f"{row.special.target} values{golden}"
+    if row.target_nan_inf:
+        return f"the dump counts {row.target_nan_inf} beyond the golden's"
+    return "its statistics are NaN or inf on the NPU side only"
 
 
 _RELATIVE = {"Max": "MaxRelativeErr", "Min": "MinRelativeErr", "Mean": "MeanRelativeErr",

@@ -215,7 +215,10 @@ class RunAdvice:
         for k, shard in enumerate(shards):
             for finding in shard.advice.findings:
                 # The same fault at the same op is one finding, whatever its figures in each shard.
-                key = (finding.kind, finding.order, finding.op_name)
+                # A finding of the whole shard is its figures ("all 86 compared tensors agree"):
+                # a shard that compared fewer is not folded into another's words.
+                whole = finding.order is None and not finding.op_name
+                key = (finding.kind, finding.order, finding.op_name, finding.detail if whole else "")
                 findings.setdefault(key, []).append(k)
                 first.setdefault(key, finding)
             for suspect in shard.advice.suspects:

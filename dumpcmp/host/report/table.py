@@ -19,7 +19,7 @@ from pathlib import Path, PurePath
 from dumpcmp.errors import BadFileNameError, FormatError
 from dumpcmp.host.metrics.offline_data import FINITE_VERDICT, NO_FINITE, MetricValues
 from dumpcmp.host.torchair.fx_golden import parse_fx_name
-from dumpcmp.host.verdict import SpecialValues
+from dumpcmp.host.verdict import Side, SpecialValues, special_side
 from dumpcmp.proto.names import parse_dump_name
 
 OFFLINE_DATA = "offline_data"
@@ -49,6 +49,9 @@ _SPECIAL = re.compile(
 _COUNTED = re.compile(r"(\d+) (?:Nan|Negative Inf|Positive Inf)\b")
 # … and of the golden tensor's own ("golden holds 1 NaN, 2 inf"), which the target may hold too.
 _GOLDEN_HOLDS = re.compile(r"golden holds (\d+) (?:NaN|inf)(?:, (\d+) inf)?")
+# What a TorchAir statistics row says of a statistic NaN or ±inf on one side only
+# (``verdict.stats_verdict``: "Max NPU, Min NPU NaN on one side only", "Max bench inf where …").
+_ONE_SIDED = re.compile(r"\b(?:Max|Min|Mean|L2norm) (NPU|bench)\b")
 _FINITE = re.compile(r"\(where both are finite: ([^)]*)\)")
 _SPREAD = re.compile(r"^\(([^;]*);([^)]*)\),\(([^;]*);([^)]*)\)$")
 
@@ -86,6 +89,9 @@ class TensorResult:
     values: MetricValues | None = field(default=None, repr=False)
     special: SpecialValues | None = None
     target_nan_inf: int = 0  # a statistics row: NaN and ±inf the device counted in the target
+    # The side whose data alone holds NaN/inf (``verdict.special_side``), from the row's counts or
+    # statistics, whatever its kind: a target-only one is red, and ``nan/inf appeared`` names it.
+    side: Side | None = None
 
     def metric(self, name: str) -> float:
         return self.metrics.get(name, math.nan)
@@ -376,6 +382,7 @@ def _offline_table(
         reason = cells[col["CompareFailReason"]] if "CompareFailReason" in col else ""
         special = read_special(reason)
         spread = cells[col["StandardDeviation"]] if "StandardDeviation" in col else ""
+        beyond = _counted_beyond(reason) if mode == "statistics" else (0, 0)
         rows.append(
             TensorResult(
                 position=position,
@@ -395,17 +402,20 @@ def _offline_table(
                 unreadable=unreadable,
                 values=None if mode == "statistics" else metric_values(values, spread, reason, special),
                 special=special,
-                target_nan_inf=_counted_beyond_golden(reason) if mode == "statistics" else 0,
+                target_nan_inf=beyond[0],
+                side=special_side(special, *beyond),
             )
         )
     return ResultTable(OFFLINE_DATA, header, tuple(rows), source, mode, reader.bad, reader.example)
 
 
-def _counted_beyond_golden(reason: str) -> int:
-    """The NaN/inf a statistics row's device counted beyond the golden's (``StatsResult.target_nan_inf``)."""
+def _counted_beyond(reason: str) -> tuple[int, int]:
+    """The NaN/inf a statistics row's device counted beyond the golden's
+    (``StatsResult.target_nan_inf``), and those the golden holds beyond the device's counts."""
     golden = _GOLDEN_HOLDS.search(reason)
     held = sum(int(n) for n in golden.groups() if n) if golden else 0
-    return max(0, sum(int(n) for n in _COUNTED.findall(reason)) - held)
+    counted = sum(int(n) for n in _COUNTED.findall(reason))
+    return max(0, counted - held), max(0, held - counted)
 
 
 def _torchair_table(
@@ -428,6 +438,8 @@ def _torchair_table(
             values, unreadable = reader.read(cells, line)
         data_name = cells[col["Data Name"]] if "Data Name" in col else ""
         target_file, bench_file = _data_name(data_name)
+        reason = cells[col["Err_message"]] if "Err_message" in col else ""
+        special = read_special(reason)
         rows.append(
             TensorResult(
                 position=position,
@@ -441,15 +453,23 @@ def _torchair_table(
                 shape="",
                 metrics=values,
                 overflow=None,
-                reason=cells[col["Err_message"]] if "Err_message" in col else "",
+                reason=reason,
                 result=cells[col["Result"]].strip().upper(),
                 cells=cells,
                 self_check=bool(target_file) and _is_own_dump(bench_file, target_file),
                 unreadable=unreadable,
-                special=read_special(cells[col["Err_message"]]) if "Err_message" in col else None,
+                special=special,
+                side=_one_sided(reason) if mode == "statistics" else special_side(special),
             )
         )
     return ResultTable(TORCHAIR, header, tuple(rows), source, mode, reader.bad, reader.example)
+
+
+def _one_sided(reason: str) -> Side | None:
+    """The side of a TorchAir statistics row whose statistics alone are NaN or ±inf (its data
+    holds NaN/inf; the row keeps no counts): how many statistics show it on each side."""
+    sides = _ONE_SIDED.findall(reason)
+    return special_side(None, sides.count("NPU"), sides.count("bench"))
 
 
 def read_special(reason: str) -> SpecialValues | None:

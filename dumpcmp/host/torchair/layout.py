@@ -53,7 +53,7 @@ from dumpcmp.host.torchair.records import TorchairShardKey
 from dumpcmp.host.torchair.reduced_stats import ReducedStats, damaged_stats, reduced_in
 from dumpcmp.proto.names import MAPPING_FILE, read_mapping
 from dumpcmp.proto.npy import SIDECAR_SUFFIX
-from dumpcmp.proto.reduced import REDUCED_FILE
+from dumpcmp.proto.reduced import REDUCED_FILE, DamagedLine
 from dumpcmp.proto.sniff import not_regular
 from dumpcmp.proto.walker import DumpEntry, SkippedFile, dump_entry
 
@@ -110,6 +110,9 @@ class GeDump:
     graphs: Mapping[int, GraphFiles]
     skipped: tuple[SkippedFile, ...] = ()
     reduced: Mapping[Path, ReducedStats] = field(default_factory=dict)  # files reduced to summaries
+    # Damaged lines of its reduced files that name no file (also in ``skipped``): each stood for
+    # a file whose tensors are in no row.
+    lost: tuple[DamagedLine, ...] = ()
 
     kind = "GE dump"
 
@@ -133,6 +136,9 @@ class FxDump:
     shards: Mapping[TorchairShardKey, Mapping[FxTensorKey, Path]]
     skipped: tuple[SkippedFile, ...] = ()
     reduced: Mapping[Path, ReducedStats] = field(default_factory=dict)  # files reduced to summaries
+    # Damaged lines of its reduced files that name no file (also in ``skipped``): each stood for
+    # a file whose tensors are in no row.
+    lost: tuple[DamagedLine, ...] = ()
 
     kind = "FX dump"
 
@@ -320,6 +326,7 @@ class _Walk:
     graph_files: list[Path] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     reduced: dict[Path, ReducedStats] = field(default_factory=dict)
+    lost: list[DamagedLine] = field(default_factory=list)  # damaged reduced lines that name no file
 
     def __post_init__(self) -> None:
         for directory, dirnames, filenames in os.walk(self.path):
@@ -341,8 +348,9 @@ class _Walk:
             self.skipped.append(SkippedFile(directory / REDUCED_FILE, str(exc)))
             return
         for line in damaged:
-            if line.name is None:
+            if line.name is None:  # listed, and counted apart: it stands for a file, not compared
                 self.skipped.append(SkippedFile(line.path, f"{line}; the other lines are read"))
+                self.lost.append(line)
             elif line.name not in present:  # its tensors are counted unreadable where they pair
                 summaries[line.name] = damaged_stats(line, line.name)
         for name, summary in sorted(summaries.items()):
@@ -454,7 +462,7 @@ def _ge_dump(path: Path, found: _Walk) -> GeDump:
     reduced = {
         e.path: found.reduced[e.path] for es in ordered.values() for e in es if e.path in found.reduced
     }
-    return GeDump(root, layout, ordered, graphs, tuple(skipped), reduced)
+    return GeDump(root, layout, ordered, graphs, tuple(skipped), reduced, tuple(found.lost))
 
 
 def _graphs(
@@ -512,7 +520,7 @@ def _fx_dump(path: Path, found: _Walk) -> FxDump:
         for key, tensors in sorted(chosen.items())
     }
     reduced = {p: found.reduced[p] for ts in shards.values() for p in ts.values() if p in found.reduced}
-    return FxDump(root, layout, shards, tuple(skipped), reduced)
+    return FxDump(root, layout, shards, tuple(skipped), reduced, tuple(found.lost))
 
 
 # --------------------------------------------------------------------------- checks

@@ -103,4 +103,7 @@ def _compare(
     work = [(plan, inputs.target.shards[key]) for plan, key in zip(plans, keys, strict=True)]
     run_shards(runner or compare_files, work, workers, on_progress, shard_done)
     skipped = tuple((s.path, s.reason) for s in inputs.skipped)
-    return CompareOutcome(tuple(shards), skipped=skipped)
+    lost = len(inputs.target.lost)
+    return CompareOutcome(
+        tuple(shards), skipped=skipped, lost_lines=lost + len(inputs.bench.lost), lost_target=lost
+    )

@@ -51,6 +51,10 @@ class TorchairTally:
     # file unreadable, no counterpart): the fault may start in one of them.
     unseen_before: tuple[TorchairRow, ...] = ()
     skipped: int = 0  # files of the run passed over (listed above): one may hold where it starts
+    # Damaged lines of reduced files that name no file (listed above): each stood for a file not
+    # compared; ``lost_target`` of them GE dump files, whose tensors are in no count.
+    lost_lines: int = 0
+    lost_target: int = 0
 
     @property
     def compared(self) -> int:
@@ -81,7 +85,9 @@ class TorchairTally:
             drift=_drift(outcome) if statistics else None,
             statistics=statistics,
             unseen_before=unseen,
-            skipped=len(outcome.skipped),
+            skipped=len(outcome.skipped) - outcome.lost_lines,
+            lost_lines=outcome.lost_lines,
+            lost_target=outcome.lost_target,
         )
 
 
@@ -134,6 +140,12 @@ def summarize_torchair(outcome: TorchairOutcome) -> list[str]:
         f"tensor pairs: {tally.pairs}, compared: {tally.compared} "
         f"(PASS {tally.passed}, FAIL {tally.failed}), not compared: {not_compared}, "
         f"unreadable NPU tensors: {tally.unreadable}"
+        + (
+            f", GE dump files lost to a damaged summary line: {tally.lost_target} (their tensors are in "
+            "no count)"
+            if tally.lost_target
+            else ""
+        )
     )
     lines += reason_lines(tally.not_compared)
     if tally.compared and tally.compared * 2 < tally.pairs:
@@ -176,6 +188,11 @@ def _may_start_earlier(tally: TorchairTally) -> list[str]:
         lines.append(
             f"warning: it may start earlier: {counted(tally.skipped, 'file')} "
             f"{'was' if tally.skipped == 1 else 'were'} skipped (above), and one among them is not compared"
+        )
+    if tally.lost_lines:
+        lines.append(
+            f"warning: it may start earlier: {counted(tally.lost_lines, 'damaged summary line')} "
+            f"(above) {'stands' if tally.lost_lines == 1 else 'stand'} for a dump file not compared"
         )
     return lines
 

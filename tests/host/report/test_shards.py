@@ -127,3 +127,18 @@ def test_the_run_page_has_an_overview_a_picker_and_every_shard_s_view() -> None:
 def test_a_single_result_page_has_no_shard_parts() -> None:
     page = render_html(chain_table(3))
     assert 'id="report-shards"' not in page and 'id="shard"' not in page and "Shards</h2>" not in page
+
+
+def test_a_shard_that_compared_fewer_tensors_is_not_folded_into_another_s_all_clear() -> None:
+    # tryout7 #7: a step that lost dump files was listed under "all 86 compared tensors agree
+    # [... as in step 0]" though it compared 76.
+    tables, stems = _steps()
+    fewer = offline_table(*[offline(0, "a", red=0.001), offline(1, "b", red=0.001)])
+    run = advise_run([tables[0], fewer, tables[2]], stems[:3])
+    consistent = [line for line in run.lines() if line.startswith("network consistent")]
+    assert consistent == [
+        "network consistent: all 5 compared tensors agree - nothing to fix: every compared tensor is "
+        "within the thresholds. [only in step 0]",
+        "network consistent: all 2 compared tensors agree - nothing to fix: every compared tensor is "
+        "within the thresholds. [only in step 1]",
+    ]
