@@ -30,6 +30,7 @@ from dumpcmp.proto.names import (
     parse_golden_name,
     sanitize_dump_name,
     sanitize_golden_name,
+    well_formed_golden_name,
 )
 from dumpcmp.proto.npy import SIDECAR_SUFFIX, load_npy
 from dumpcmp.proto.records import set_through_slots
@@ -112,8 +113,15 @@ class NpyGoldenDir(_Keyed):
             mapping = mapping_of(here, files)
             regular = {filename for filename, irregular in files if not irregular}
             for filename, irregular in files:
+                name = mapping.get(filename, filename)
                 has_sidecar = filename + SIDECAR_SUFFIX in regular  # sidecar_path's name
-                self._add(here, filename, mapping.get(filename, filename), irregular, has_sidecar)
+                # A well-formed name met first (nearly every golden file) is listed here, past the
+                # calls that sort out the others (~2 µs of each golden file on the coordinator)
+                parsed = None if irregular else well_formed_golden_name(name)
+                if parsed is not None and (key := parsed.key) not in self._by_key:
+                    self._by_key[key] = (parsed, here, filename, has_sidecar)
+                else:
+                    self._add(here, filename, name, irregular, has_sidecar)
 
     @classmethod
     def single(cls, path: Path) -> NpyGoldenDir:

@@ -200,11 +200,19 @@ GOLDEN_OP_TYPE = "Golden"
 _GOLDEN_WELL_FORMED = re.compile(r"(.+)\.([0-9]+)\.([0-9]+)(\.npy|\.pb|\.quant)\Z", re.DOTALL)
 
 
-def parse_golden_name(name: str) -> GoldenName:
+def well_formed_golden_name(name: str) -> GoldenName | None:
+    """``parse_golden_name`` of a well-formed name (one regex call), None for any other."""
     whole = _GOLDEN_WELL_FORMED.match(name)
-    if whole is not None:
-        op_name, index, stamp, suffix = whole.groups()
-        return GoldenName(op_name, int(index), int(stamp), suffix)
+    if whole is None:
+        return None
+    op_name, index, stamp, suffix = whole.groups()
+    return GoldenName(op_name, int(index), int(stamp), suffix)
+
+
+def parse_golden_name(name: str) -> GoldenName:
+    well_formed = well_formed_golden_name(name)
+    if well_formed is not None:
+        return well_formed
     suffix = next((s for s in GOLDEN_SUFFIXES if name.endswith(s)), None)
     if suffix is None:
         raise BadFileNameError(name, f"golden files end in one of {', '.join(GOLDEN_SUFFIXES)}")
