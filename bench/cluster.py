@@ -144,14 +144,13 @@ def main() -> None:
 
 def _paper_estimate(info: dict[str, object], local_seconds: float, per_task: float, empty: float) -> None:
     """8 workers of one core on a 1 TB tree, from this machine's figures."""
-    from dumpcmp.host.cluster import BATCH_FILES
-    from dumpcmp.host.workers import BATCHES_PER_WORKER
+    from dumpcmp.host.cluster import BATCH_FILES, SHARES
 
     workers, cores = 8, os.cpu_count() or 1
     per_core = float(info["bytes"]) / local_seconds / cores  # bytes/s one core compares
     files = TB / (float(info["bytes"]) / int(info["count"]))
     fewest, most = BATCH_FILES
-    batch = max(fewest, min(most, int(files) // (workers * BATCHES_PER_WORKER)))
+    batch = max(fewest, min(most, int(files) // (workers * SHARES)))
     tasks = files / batch
     compute = TB / (per_core * workers)
     overhead = tasks * per_task / workers  # each worker pays it on its own tasks

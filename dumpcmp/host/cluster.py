@@ -57,6 +57,12 @@ RETRIES = 2  # a task that raises runs up to three times before its files are sp
 # failure's split. Up to 1,024 files: at 256 a big tree's tasks cost the client ~11 µs a file,
 # the cost of reading back the file's rows; a batch's rows are a few hundred bytes a file.
 BATCH_FILES = (4, 1024)
+# Batches of each worker's share of the files left (``workers.batches``): two, not a local pool's
+# four. A task costs the client ~5 ms of its CPU on a loaded 2-core box, more than half of it in
+# its IO loop gathering the result, and the shrinking batches take about shares * workers tasks
+# more each time a tree's files grow e-fold: with four shares, 52 tasks against 38 from 1,500
+# to 9,000 files on 2 workers (12 µs a file of the IO loop's CPU alone); with two, 7 more.
+SHARES = 2
 _PLAN_PARTS = 4  # golden, matcher, options, family
 
 
@@ -172,6 +178,7 @@ class _DaskPool:
         self._parts = runner.ship(work.plans)
         self.slots = max(1, sum(runner.client.nthreads().values()))
         self.batch_files = BATCH_FILES
+        self.shares = SHARES
         self._running: set[distributed.Future] = set()
 
     def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:

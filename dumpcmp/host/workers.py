@@ -163,14 +163,18 @@ def run_shards(
 
 class Pool(Protocol):
     """Where the batches of one ``Work`` run: ``slots`` batches at once, of ``batch_files``
-    (fewest, most) files; ``submit`` starts one, and returns what waits for its files' rows;
-    ``close`` ends the pool (``finished`` False: stopped early, drop the rest)."""
+    (fewest, most) files, each about 1/(``shares`` * ``slots``) of the files left (``batches``);
+    ``submit`` starts one, and returns what waits for its files' rows; ``close`` ends the pool
+    (``finished`` False: stopped early, drop the rest)."""
 
     @property
     def slots(self) -> int: ...
 
     @property
     def batch_files(self) -> tuple[int, int]: ...
+
+    @property
+    def shares(self) -> int: ...
 
     def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]: ...
 
@@ -184,7 +188,7 @@ def windowed(
     window: deque[Callable[[], Sequence[FileRows]]] = deque()
     finished = False
     try:
-        for first, stop in batches(start, len(work), pool.slots, *pool.batch_files):
+        for first, stop in batches(start, len(work), pool.slots, *pool.batch_files, pool.shares):
             window.append(pool.submit(first, stop))
             if len(window) >= pool.slots * BATCHES_PER_WORKER:
                 yield from _counted(window.popleft()(), on_files)
@@ -202,16 +206,22 @@ def _counted(results: Sequence[FileRows], on_files: OnFiles) -> Sequence[FileRow
 
 
 def batches(
-    start: int, stop: int, workers: int, fewest: int = 1, most: int = MAX_BATCH_FILES
+    start: int,
+    stop: int,
+    workers: int,
+    fewest: int = 1,
+    most: int = MAX_BATCH_FILES,
+    shares: int = BATCHES_PER_WORKER,
 ) -> Iterator[tuple[int, int]]:
     """Files ``start`` to ``stop`` as consecutive ranges that shrink as the work left does.
 
-    Each is about 1/(4 * workers) of what is left (``fewest`` to ``most`` files), so the last
-    ones are small: with equal batches one worker ran the last ~30 files while the other waited,
-    a tenth of a quarter-gigabyte compare.
+    Each is about 1/(``shares`` * workers) of what is left (``fewest`` to ``most`` files), so
+    the last ones are small: with equal batches one worker ran the last ~30 files while the other
+    waited, a tenth of a quarter-gigabyte compare. The shrinking takes about ``shares`` *
+    workers batches more each time the files left grow e-fold.
     """
     while start < stop:
-        size = max(fewest, min(most, (stop - start) // (workers * BATCHES_PER_WORKER)))
+        size = max(fewest, min(most, (stop - start) // (workers * shares)))
         yield start, min(start + size, stop)
         start += size
 
@@ -258,6 +268,7 @@ class _Serial:
 
     slots = 1
     batch_files = (1, MAX_BATCH_FILES)
+    shares = BATCHES_PER_WORKER
 
     def __init__(self, work: Work) -> None:
         self._work = work
@@ -274,6 +285,7 @@ class _Threads:
         self._work = work
         self.slots = workers
         self.batch_files = (1, MAX_BATCH_FILES)
+        self.shares = BATCHES_PER_WORKER
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dumpcmp-compare")
 
     def submit(self, start: int, stop: int) -> Callable[[], Sequence[FileRows]]:
@@ -316,6 +328,7 @@ class _Processes:
         self._work = work
         self.slots = workers
         self.batch_files = (1, MAX_BATCH_FILES)
+        self.shares = BATCHES_PER_WORKER
         self._pool = ProcessPoolExecutor(
             workers,
             multiprocessing.get_context("fork"),

@@ -229,3 +229,17 @@ def test_an_early_close_does_not_wait_on_a_worker_killed_mid_send() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "closed in" in done.stdout
+
+
+def test_a_cluster_cuts_a_tree_into_fewer_batches_that_still_shrink_to_its_fewest() -> None:
+    """A Dask task costs the coordinator milliseconds: half as many batches as a local pool's,
+    the last ones still small, so that no worker runs a long last batch."""
+    pytest.importorskip("distributed")
+    from dumpcmp.host.cluster import BATCH_FILES, SHARES
+
+    local = list(batches(0, 9000, 2, *BATCH_FILES))
+    cluster = list(batches(0, 9000, 2, *BATCH_FILES, SHARES))
+    assert [i for start, stop in cluster for i in range(start, stop)] == list(range(9000))
+    assert len(cluster) < 0.6 * len(local)
+    sizes = [stop - start for start, stop in cluster]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] <= BATCH_FILES[1] and sizes[-1] <= BATCH_FILES[0]
