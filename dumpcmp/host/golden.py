@@ -80,7 +80,9 @@ class _Keyed:
         """Pickled as where it was opened: unpickled, it lists that again. A run's index goes to
         every Dask worker, which reads the golden files there anyway; pickled from the
         coordinator's CPU it cost ~3 µs a golden file as columns of values (~6 as records), and
-        the listing a worker makes again once a run is its own CPU, not the coordinator's."""
+        the listing a worker makes again once a run is its own CPU, not the coordinator's. (The
+        scheduler unpickles a task's arguments too: without the shared path it lists nothing,
+        and passes on the path alone.)"""
         return self._opened
 
     def _keys(self) -> Iterable[str]:
