@@ -160,3 +160,22 @@ def test_a_golden_index_pickled_to_cluster_workers_finds_what_it_found_here(tmp_
             if found is not None and kept is not None:
                 assert (kept.label, kept.path, kept.key) == (found.label, found.path, found.key)
                 assert np.array_equal(kept.load(), found.load()) and kept.load().dtype == found.load().dtype
+
+
+def test_a_golden_source_goes_to_a_worker_as_its_path_whatever_it_holds(tmp_path: Path) -> None:
+    """The coordinator pickles no record per golden file (each worker lists the directory itself),
+    and a process that cannot see the directory (a Dask scheduler without the shared storage)
+    unpickles an empty index, not an error."""
+    import pickle
+
+    for count in (1, 200):
+        root = tmp_path / f"golden{count}"
+        root.mkdir()
+        for k in range(count):
+            np.save(root / f"op{k}.0.{STAMP}.npy", VALUES)
+        assert len(pickle.dumps(open_golden(root))) < 400
+    source = open_golden(tmp_path / "golden200")
+    moved = pickle.dumps(source)
+    (tmp_path / "golden200").rename(tmp_path / "elsewhere")
+    unseen = pickle.loads(moved)
+    assert unseen.root == source.root and unseen.output("op7", 0) is None
