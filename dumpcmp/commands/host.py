@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -437,7 +438,7 @@ def results_command(
 ) -> None:
     """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close
     (and for the session to appear, when no agent opened it yet)."""
-    from dumpcmp.outputs import kept_if_written, prepare_output_dir
+    from dumpcmp.outputs import kept_if_written, new_file, prepare_output_dir
 
     options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
     out = console()
@@ -473,13 +474,15 @@ def results_command(
             if csv_out is not None:
                 written += _write_csv_files(stub, info, csv_out, streamed, timeout)
             if xlsx_out is not None:
-                with _claimed(xlsx_out) as target:
-                    _write_xlsx(stub, info, target, streamed, timeout)
-                written.append(target)
+                written.append(
+                    new_file(xlsx_out, lambda temp: _write_xlsx(stub, info, temp, streamed, timeout))
+                )
             if html_out is not None:
-                with _claimed(html_out) as target, user_errors():
-                    _write_html(stub, info, target, graph, streamed, timeout)
-                written.append(target)
+                with user_errors():
+                    html = new_file(
+                        html_out, lambda temp: _write_html(stub, info, temp, graph, streamed, timeout)
+                    )
+                written.append(html)
             written += _download(stub, info, out_dir, options) if out_dir is not None else []
     out.print(status_line(info, streamed.count), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
@@ -520,26 +523,12 @@ def _file_target(text: str | None, option: str) -> Path | None:
     return path
 
 
-@contextmanager
-def _claimed(path: Path) -> Iterator[Path]:
-    """``path``, or the next free name beside it (``_1``, ``_2`` … as compare's result files: a
-    user's file is never replaced), claimed empty for the block to write; gone again if it fails."""
-    from dumpcmp.host.sinks.csv_file import claim_new_path
-
-    target = claim_new_path(path)
-    try:
-        yield target
-    except BaseException:
-        target.unlink(missing_ok=True)  # still our claim: nothing else was written there
-        raise
-
-
 def _download(
     stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, options: ChannelOptions
 ) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name (or the next
     free one: a file already in --out is never replaced)."""
-    from dumpcmp.outputs import atomic_path
+    from dumpcmp.outputs import new_file
 
     if info.state != pb.SessionInfo.CLOSED:
         # --follow waits for an agent's close: with no agent streaming, it would wait for ever.
@@ -552,14 +541,9 @@ def _download(
     written = []
     for name in info.result_files:
         # a name from the wire never leaves --out
-        with (
-            _claimed(out_dir / Path(name).name) as target,
-            atomic_path(target) as temp,
-            temp.open("wb") as handle,
-        ):
-            for data in _result_chunks(stub, info, name, timeout):
-                handle.write(data)
-        written.append(target)
+        written.append(
+            new_file(out_dir / Path(name).name, partial(_write_result, stub, info, name, timeout=timeout))
+        )
     return written
 
 
@@ -868,25 +852,24 @@ def _write_csv_files(
         # A closed multi-step session of statistics alone: no table of tensors to head the files.
         return _write_statistics_alone(stub, info, csv_out, statistics, streamed.statistics, timeout)
     # Rows of an open session (or of a closed one whose tables were not kept): from their values.
+    from dumpcmp.outputs import new_file
+
     from_rows = bool(streamed.statistics.rows) and not statistics
-    with _claimed(csv_out) as target:
-        if len(statistics) == 1 and not streamed.rows:
-            _write_result(stub, info, statistics.pop(), target, timeout)
-        elif from_rows and not streamed.rows:
-            _write_table(target, *streamed.statistics.table())
-            from_rows = False
-        else:
-            _write_csv(stub, info, target, streamed, timeout)
+    if len(statistics) == 1 and not streamed.rows:
+        target = new_file(csv_out, partial(_write_result, stub, info, statistics.pop(), timeout=timeout))
+    elif from_rows and not streamed.rows:
+        target = new_file(csv_out, partial(_write_table, table=streamed.statistics.table()))
+        from_rows = False
+    else:
+        target = new_file(csv_out, lambda temp: _write_csv(stub, info, temp, streamed, timeout))
     written = [target]
     for name in statistics:
         label = "statistics" if len(statistics) == 1 else Path(name).stem
-        with _claimed(target.with_name(f"{target.stem}.{label}.csv")) as beside:
-            _write_result(stub, info, name, beside, timeout)
-        written.append(beside)
+        beside = target.with_name(f"{target.stem}.{label}.csv")
+        written.append(new_file(beside, partial(_write_result, stub, info, name, timeout=timeout)))
     if from_rows:
-        with _claimed(target.with_name(f"{target.stem}.statistics.csv")) as beside:
-            _write_table(beside, *streamed.statistics.table())
-        written.append(beside)
+        beside = target.with_name(f"{target.stem}.statistics.csv")
+        written.append(new_file(beside, partial(_write_table, table=streamed.statistics.table())))
     return written
 
 
@@ -902,25 +885,22 @@ def _write_statistics_alone(
     --csv does; where the store holds none of them (a session migrated from a schema-4 store keeps
     them in its result files only), each result file beside FILE instead, and no FILE of a header
     alone."""
+    from dumpcmp.outputs import new_file
+
     if streamed.rows:
-        with _claimed(csv_out) as target:
-            _write_table(target, *streamed.table())
-        return [target]
-    written = []
-    for name in names:
-        with _claimed(csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv")) as beside:
-            _write_result(stub, info, name, beside, timeout)
-        written.append(beside)
-    return written
+        return [new_file(csv_out, partial(_write_table, table=streamed.table()))]
+    beside = [csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv") for name in names]
+    return [
+        new_file(path, partial(_write_result, stub, info, name, timeout=timeout))
+        for path, name in zip(beside, names, strict=True)
+    ]
 
 
 def _write_result(
-    stub: DumpCompareStub, info: pb.SessionInfo, name: str, target: Path, timeout: float
+    stub: DumpCompareStub, info: pb.SessionInfo, name: str, target: Path, *, timeout: float
 ) -> None:
-    """The session's result file ``name``, byte for byte."""
-    from dumpcmp.outputs import atomic_path
-
-    with atomic_path(target) as temp, temp.open("wb") as handle:
+    """The session's result file ``name``, byte for byte, into ``new_file``'s ``target``."""
+    with target.open("wb") as handle:
         for data in _result_chunks(stub, info, name, timeout):
             handle.write(data)
 
@@ -931,15 +911,15 @@ def _write_csv(
 
     name = _single_result(info, ".csv")
     if name is not None:
-        _write_result(stub, info, name, target, timeout)
+        _write_result(stub, info, name, target, timeout=timeout)
         return
-    _write_table(target, *streamed.table())
+    _write_table(target, streamed.table())
 
 
-def _write_table(target: Path, columns: list[str], rows: list[list[str]]) -> None:
-    from dumpcmp.outputs import atomic_path
-
-    with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
+def _write_table(target: Path, table: tuple[list[str], list[list[str]]]) -> None:
+    """``table`` (columns, rows) as CSV into ``new_file``'s ``target``."""
+    columns, rows = table
+    with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows(rows)

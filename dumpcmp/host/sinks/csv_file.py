@@ -10,7 +10,7 @@ from pathlib import Path
 from dumpcmp.errors import OutputError
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.table import TableShape
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import new_file
 
 
 def write_csv(
@@ -50,19 +50,17 @@ def write_new_table(
     ``lines``, already CSV (each with its newline), come between the header and ``cells``.
 
     An existing result is never overwritten: two compares into one directory within the same
-    second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv``.
+    second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv`` (``new_file``).
     """
-    target = claim_new_path(path)
-    try:
-        with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
+
+    def write(temp: Path) -> None:
+        with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(header)
             handle.writelines(lines)
             writer.writerows(cells)
-    except BaseException:
-        target.unlink(missing_ok=True)  # still the empty claim: nothing replaced it
-        raise
-    return target
+
+    return new_file(path, write)
 
 
 def claim_new_path(path: Path) -> Path:
