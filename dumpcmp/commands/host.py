@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -528,7 +527,6 @@ def _download(
 ) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name (or the next
     free one: a file already in --out is never replaced)."""
-    from dumpcmp.outputs import new_file
 
     if info.state != pb.SessionInfo.CLOSED:
         # --follow waits for an agent's close: with no agent streaming, it would wait for ever.
@@ -541,9 +539,7 @@ def _download(
     written = []
     for name in info.result_files:
         # a name from the wire never leaves --out
-        written.append(
-            new_file(out_dir / Path(name).name, partial(_write_result, stub, info, name, timeout=timeout))
-        )
+        written.append(_copy_result(stub, info, name, out_dir / Path(name).name, timeout))
     return written
 
 
@@ -852,24 +848,28 @@ def _write_csv_files(
         # A closed multi-step session of statistics alone: no table of tensors to head the files.
         return _write_statistics_alone(stub, info, csv_out, statistics, streamed.statistics, timeout)
     # Rows of an open session (or of a closed one whose tables were not kept): from their values.
-    from dumpcmp.outputs import new_file
+    from dumpcmp.host.sinks.csv_file import write_new_table
 
     from_rows = bool(streamed.statistics.rows) and not statistics
+    single = _single_result(info, ".csv")
     if len(statistics) == 1 and not streamed.rows:
-        target = new_file(csv_out, partial(_write_result, stub, info, statistics.pop(), timeout=timeout))
+        target = _copy_result(stub, info, statistics.pop(), csv_out, timeout)
     elif from_rows and not streamed.rows:
-        target = new_file(csv_out, partial(_write_table, table=streamed.statistics.table()))
+        target = write_new_table(csv_out, *streamed.statistics.table())
         from_rows = False
+    elif single is not None:
+        target = _copy_result(stub, info, single, csv_out, timeout)
     else:
-        target = new_file(csv_out, lambda temp: _write_csv(stub, info, temp, streamed, timeout))
+        target = write_new_table(csv_out, *streamed.table())
     written = [target]
     for name in statistics:
         label = "statistics" if len(statistics) == 1 else Path(name).stem
-        beside = target.with_name(f"{target.stem}.{label}.csv")
-        written.append(new_file(beside, partial(_write_result, stub, info, name, timeout=timeout)))
+        written.append(
+            _copy_result(stub, info, name, target.with_name(f"{target.stem}.{label}.csv"), timeout)
+        )
     if from_rows:
         beside = target.with_name(f"{target.stem}.statistics.csv")
-        written.append(new_file(beside, partial(_write_table, table=streamed.statistics.table())))
+        written.append(write_new_table(beside, *streamed.statistics.table()))
     return written
 
 
@@ -885,44 +885,26 @@ def _write_statistics_alone(
     --csv does; where the store holds none of them (a session migrated from a schema-4 store keeps
     them in its result files only), each result file beside FILE instead, and no FILE of a header
     alone."""
-    from dumpcmp.outputs import new_file
+    from dumpcmp.host.sinks.csv_file import write_new_table
 
     if streamed.rows:
-        return [new_file(csv_out, partial(_write_table, table=streamed.table()))]
-    beside = [csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv") for name in names]
+        return [write_new_table(csv_out, *streamed.table())]
     return [
-        new_file(path, partial(_write_result, stub, info, name, timeout=timeout))
-        for path, name in zip(beside, names, strict=True)
+        _copy_result(stub, info, name, csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv"), timeout)
+        for name in names
     ]
 
 
-def _write_result(
-    stub: DumpCompareStub, info: pb.SessionInfo, name: str, target: Path, *, timeout: float
-) -> None:
-    """The session's result file ``name``, byte for byte, into ``new_file``'s ``target``."""
-    with target.open("wb") as handle:
-        for data in _result_chunks(stub, info, name, timeout):
-            handle.write(data)
+def _copy_result(stub: DumpCompareStub, info: pb.SessionInfo, name: str, path: Path, timeout: float) -> Path:
+    """The session's result file ``name``, byte for byte, at ``path`` or the next free name."""
+    from dumpcmp.outputs import new_file
 
+    def write(temp: Path) -> None:
+        with temp.open("wb") as handle:
+            for data in _result_chunks(stub, info, name, timeout):
+                handle.write(data)
 
-def _write_csv(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
-) -> None:
-
-    name = _single_result(info, ".csv")
-    if name is not None:
-        _write_result(stub, info, name, target, timeout=timeout)
-        return
-    _write_table(target, streamed.table())
-
-
-def _write_table(target: Path, table: tuple[list[str], list[list[str]]]) -> None:
-    """``table`` (columns, rows) as CSV into ``new_file``'s ``target``."""
-    columns, rows = table
-    with target.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
+    return new_file(path, write)
 
 
 def _write_xlsx(
@@ -994,8 +976,10 @@ def _table_cells(
             if streamed.statistics.rows and not streamed.rows
             else streamed.table()
         )
+    from dumpcmp.host.sinks.csv_file import restored_rows
+
     text = b"".join(_result_chunks(stub, info, name, timeout))
-    table = list(csv.reader(text.decode("utf-8").splitlines()))
+    table = restored_rows(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
 
 
@@ -1034,12 +1018,14 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 ),
             ]
             return SessionTables(shards, True, [])
+        from dumpcmp.host.sinks.csv_file import restored_rows
+
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
-            tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
+            tables.append((Path(name).name, restored_rows(csv.reader(text.splitlines()))))
         return SessionTables(tables, False, _hunt_lines(info.summary))
 
 
