@@ -24,11 +24,13 @@ __all__ = [
     "atomic_path",
     "holds_nothing",
     "kept_if_written",
+    "link_new",
     "make_dirs_durably",
     "new_file",
     "new_output_dir",
     "prepare_output_dir",
     "sync_dir",
+    "temp_beside",
     "writing",
 ]
 
@@ -182,18 +184,23 @@ def new_file(path: Path, write: Callable[[Path], object]) -> Path:
     and the next run wrote ``_1`` beside it). ``OSError`` becomes :class:`OutputError` naming
     ``path``; anything else raised (Ctrl-C included) passes, the temporary file gone.
     """
-    temp = path.with_name(_temp_name(f"{path.name}.{secrets.token_hex(4)}"))
+    temp = temp_beside(path)
     try:
         with writing(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             write(temp)
-            return _link_new(temp, path)
+            return link_new(temp, path)
     finally:
         with contextlib.suppress(OSError):
             temp.unlink()
 
 
-def _link_new(temp: Path, path: Path) -> Path:
+def temp_beside(path: Path) -> Path:
+    """A hidden temporary name beside ``path``, of this caller alone, for ``link_new`` to publish."""
+    return path.with_name(_temp_name(f"{path.name}.{secrets.token_hex(4)}"))
+
+
+def link_new(temp: Path, path: Path) -> Path:
     """Give ``temp`` the first free name of ``path``'s (``link`` fails on a taken one: two runs
     never pick one name); where the file system has no hard links (FAT, some network and FUSE
     mounts), the name is created empty and at once replaced."""

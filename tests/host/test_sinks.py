@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import errno
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from dumpcmp.host.pipeline import CompareOptions
 from dumpcmp.host.report.table import read_result, table_from_cells
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.session import ResultSettings
-from dumpcmp.host.sinks.csv_file import claim_new_path, row_lines, write_csv
+from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.sinks.xlsx_file import write_xlsx
 from dumpcmp.host.verdict import Thresholds
@@ -84,22 +83,6 @@ def test_xlsx_that_the_disk_refuses_leaves_no_half_closed_zip(
     with pytest.raises(OSError, match="No space left on device"):
         write_xlsx(tmp_path / "r.xlsx", [_row(0, 1.0)], TableShape(), thresholds=Thresholds())
     gc.collect()
-
-
-def test_claimed_result_names_never_repeat(tmp_path: Path) -> None:
-    first = tmp_path / "result_1.csv"
-    first.write_text("kept")
-    with ThreadPoolExecutor(4) as pool:
-        claimed = list(pool.map(lambda _: claim_new_path(first), range(8)))
-    assert sorted(p.name for p in claimed) == sorted(f"result_1_{n}.csv" for n in range(1, 9))
-    assert first.read_text() == "kept"
-
-
-@pytest.mark.parametrize("under", ["file", "file/sub"])
-def test_claim_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
-        claim_new_path(tmp_path / under / "r.csv")
 
 
 # Names a spreadsheet runs as formulas when it opens the CSV (CSV injection, OWASP): each gets a

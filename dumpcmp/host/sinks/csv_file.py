@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from dumpcmp.errors import OutputError
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.outputs import new_file
@@ -99,26 +97,3 @@ def write_new_table(
             writer.writerows(inert_rows(header, cells))
 
     return new_file(path, write)
-
-
-def claim_new_path(path: Path) -> Path:
-    """Create ``path``, or the first free ``{stem}_{n}{suffix}``, empty and exclusively.
-
-    Exclusive creation (O_EXCL) means two runs writing at the same moment never pick one name;
-    the caller then replaces the empty claim with the whole file.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    candidate, n = path, 0
-    while True:
-        try:
-            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            n += 1
-            candidate = path.with_name(f"{path.stem}_{n}{path.suffix}")
-            continue
-        except OSError as exc:
-            raise OutputError(f"cannot write {candidate}: {exc.strerror or exc}") from None
-        return candidate
