@@ -228,27 +228,34 @@ def test_ctrl_c_of_a_real_run_is_one_line_and_removes_its_new_out(tmp_path: Path
     assert not out.exists()
 
 
-# SIGINT arrives while ``dumpcmp.cli`` is being imported (here: when it imports typer), as a
-# Ctrl-C pressed in the first tenth of a second of a run does.
+# SIGINT while a module of the start is imported: ``typer``, as ``dumpcmp.cli`` loads (a Ctrl-C in
+# the first tenth of a second of a run), or ``dumpcmp.launch`` itself, right after the executable's
+# first module (``dumpcmp.__main__``): Python's handler raised KeyboardInterrupt inside the import.
 _CTRL_C_WHILE_LOADING = """
 import os, signal, sys
 
 class Interrupt:
     def find_spec(self, name, path=None, target=None):
-        if name == "typer":
+        if name == {loading!r}:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
 sys.meta_path.insert(0, Interrupt())
-from dumpcmp.launch import main
+from {entry} import main
 sys.argv = ["dumpcmp", "--version"]
 main()
 """
 
 
-def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_LOADING], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)  # fmt: skip
+@pytest.mark.parametrize(
+    ("loading", "entry"),
+    [("typer", "dumpcmp.launch"), ("typer", "dumpcmp.__main__"), ("dumpcmp.launch", "dumpcmp.__main__")],
+)
+def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path, loading: str, entry: str) -> None:
+    code = _CTRL_C_WHILE_LOADING.format(loading=loading, entry=entry)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert done.returncode == 130, done.stderr
     assert done.stderr == "interrupted: dumpcmp was still starting and did nothing\n"
     assert done.stdout == ""
@@ -401,31 +408,6 @@ def test_python_m_dumpcmp_is_the_executable(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "dumpcmp", "--version"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=120)  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, f"dumpcmp {__version__}\n", "")
-
-
-# SIGINT while ``dumpcmp.launch`` loads, right after the executable's first module
-# (``dumpcmp.__main__``): Python's handler raised KeyboardInterrupt inside that import.
-_CTRL_C_WHILE_LAUNCH_LOADS = """
-import os, signal, sys
-
-class Interrupt:
-    def find_spec(self, name, path=None, target=None):
-        if name == "dumpcmp.launch":
-            os.kill(os.getpid(), signal.SIGINT)
-        return None
-
-sys.meta_path.insert(0, Interrupt())
-from dumpcmp.__main__ import main
-sys.argv = ["dumpcmp", "--version"]
-main()
-"""
-
-
-def test_ctrl_c_while_the_start_loads_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_LAUNCH_LOADS], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)  # fmt: skip
-    assert (done.returncode, done.stdout) == (130, ""), done.stderr
-    assert done.stderr == "interrupted: dumpcmp was still starting and did nothing\n"
 
 
 # Ctrl-C at any moment of a real command, once its first module runs: each entry marks that on
