@@ -8,6 +8,14 @@ commands from ``_COMMANDS`` without importing any of them.
 
 from __future__ import annotations
 
+if __name__ == "__main__":
+    # ``python -m dumpcmp.cli``: start as the ``dumpcmp`` executable does, with Ctrl-C taken as one
+    # line before typer loads (~0.1 s, when a traceback came from inside its import). The command
+    # line is then this module imported again under its own name; this copy stops in ``main``.
+    from dumpcmp.__main__ import main as _start
+
+    _start()
+
 import importlib
 from typing import Annotated, Any
 
@@ -146,7 +154,3 @@ def _root(
 def main() -> None:
     prepare_process()
     app()
-
-
-if __name__ == "__main__":
-    main()

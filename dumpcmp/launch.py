@@ -1,8 +1,9 @@
-"""The ``dumpcmp`` executable's entry point, kept free of imports.
+"""The ``dumpcmp`` executable's start, after ``dumpcmp.__main__``; kept free of imports.
 
 Loading the command line (typer, rich, then the command's own modules) takes about a tenth of a
 second; Ctrl-C in that time raised KeyboardInterrupt from inside an import, and Python printed its
-traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a command is.
+traceback. Here it is one line and exit 130, as Ctrl-C anywhere later in a command is; before this
+module loaded, ``dumpcmp.__main__`` (the executable's first module) notes it for ``main`` to say.
 
 One process per command: its work runs here, after the command line, with the command's own
 modules imported lazily (``dumpcmp.cli``). No process is forked to load them meanwhile.
@@ -17,19 +18,23 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from types import FrameType
 
 INTERRUPTED_EXIT_CODE = 130  # 128 + SIGINT, what shells report for a Ctrl-C
 INTERRUPTED = "the run did not finish; files already written are complete, the rest were not written"
 
 
-def main() -> None:
+def main(interrupted_before: Sequence[int] = ()) -> None:
+    """Run the command of ``sys.argv``; ``interrupted_before``: the signals that came before this
+    was called, which ``dumpcmp.__main__`` notes while this module loads."""
     prepare_process()
+    if interrupted_before:
+        _still_starting()
     try:
         from dumpcmp.cli import app as run  # cli.main's prepare_process is done above
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted: dumpcmp was still starting and did nothing\n")
-        _end(SystemExit(INTERRUPTED_EXIT_CODE))
+        _still_starting()
     try:
         run()
     except SystemExit as finished:
@@ -38,6 +43,11 @@ def main() -> None:
         sys.stderr.write(f"interrupted: {INTERRUPTED}\n")
         _end(SystemExit(INTERRUPTED_EXIT_CODE))
     _end(SystemExit(0))
+
+
+def _still_starting() -> None:
+    sys.stderr.write("interrupted: dumpcmp was still starting and did nothing\n")
+    _end(SystemExit(INTERRUPTED_EXIT_CODE))
 
 
 def prepare_process() -> None:
@@ -75,6 +85,9 @@ def interrupt_on(*signals: signal.Signals) -> None:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
+        if _defining_a_class(frame):
+            _take_again_soon(signum)
+            return
         now = time.monotonic()
         if _interrupted is not None and now - _interrupted[1] < _SAME_INTERRUPT_SECONDS:
             return
@@ -83,6 +96,30 @@ def interrupt_on(*signals: signal.Signals) -> None:
 
     for signum in signals:
         signal.signal(signum, handler)
+
+
+# How soon an interrupt put off by ``_take_again_soon`` is taken again: a class's ``__set_name__``
+# calls take microseconds, and a user's Ctrl-C must still feel immediate.
+_RETAKE_SECONDS = 0.01
+
+
+def _defining_a_class(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs inside a ``__set_name__`` call, which Python makes while it creates a
+    class (a dataclass's fields, in a module a command imports lazily). Python 3.11 wraps an
+    exception raised there in ``RuntimeError("Error calling __set_name__ ...")``, which no command
+    knows as an interrupt: it ended the run with that traceback and exit 1."""
+    while frame is not None:
+        if frame.f_code.co_name == "__set_name__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _take_again_soon(signum: int) -> None:
+    """Send ``signum`` to this process again shortly, once the class being created exists."""
+    again = threading.Timer(_RETAKE_SECONDS, os.kill, (os.getpid(), signum))
+    again.daemon = True  # never what keeps a finished run alive
+    again.start()
 
 
 def took_interrupt() -> bool:

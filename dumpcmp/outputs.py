@@ -8,11 +8,13 @@ leaves a half file or a hidden temporary behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dumpcmp.errors import OutputError
@@ -22,10 +24,13 @@ __all__ = [
     "atomic_path",
     "holds_nothing",
     "kept_if_written",
+    "link_new",
     "make_dirs_durably",
+    "new_file",
     "new_output_dir",
     "prepare_output_dir",
     "sync_dir",
+    "temp_beside",
     "writing",
 ]
 
@@ -167,6 +172,61 @@ def atomic_path(target: Path) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             temp.unlink()
 
+
+def new_file(path: Path, write: Callable[[Path], object]) -> Path:
+    """A new file at ``path``, or at the first free ``{stem}_{n}{suffix}`` beside it: never over
+    an existing file (a user's, or another run's of the same second); the path written.
+
+    ``write`` fills a temporary path beside it (hidden, of this call alone); once it returns, the
+    file is linked onto the free name and its temporary name removed. A name is taken only by a
+    whole file: a run killed at any moment, ``kill -9`` included, leaves no empty or half file
+    under it (creating the name empty first, then replacing it, left a killed run's 0-byte file,
+    and the next run wrote ``_1`` beside it). ``OSError`` becomes :class:`OutputError` naming
+    ``path``; anything else raised (Ctrl-C included) passes, the temporary file gone.
+    """
+    temp = temp_beside(path)
+    try:
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(temp)
+            return link_new(temp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
+def temp_beside(path: Path) -> Path:
+    """A hidden temporary name beside ``path``, of this caller alone, for ``link_new`` to publish."""
+    return path.with_name(_temp_name(f"{path.name}.{secrets.token_hex(4)}"))
+
+
+def link_new(temp: Path, path: Path) -> Path:
+    """Give ``temp`` the first free name of ``path``'s (``link`` fails on a taken one: two runs
+    never pick one name); where the file system has no hard links (FAT, some network and FUSE
+    mounts), the name is created empty and at once replaced."""
+    candidate, n = path, 0
+    while True:
+        try:
+            os.link(temp, candidate)
+            return candidate
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            try:
+                os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                pass
+            else:
+                os.replace(temp, candidate)
+                return candidate
+        n += 1
+        candidate = path.with_name(f"{path.stem}_{n}{path.suffix}")
+
+
+# What link(2) says on a file system without hard links
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS})
 
 NAME_MAX = 255  # bytes in one file name on Linux file systems
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from dumpcmp import __version__
 from dumpcmp.cli import app
 
 runner = CliRunner()
@@ -227,27 +228,34 @@ def test_ctrl_c_of_a_real_run_is_one_line_and_removes_its_new_out(tmp_path: Path
     assert not out.exists()
 
 
-# SIGINT arrives while ``dumpcmp.cli`` is being imported (here: when it imports typer), as a
-# Ctrl-C pressed in the first tenth of a second of a run does.
+# SIGINT while a module of the start is imported: ``typer``, as ``dumpcmp.cli`` loads (a Ctrl-C in
+# the first tenth of a second of a run), or ``dumpcmp.launch`` itself, right after the executable's
+# first module (``dumpcmp.__main__``): Python's handler raised KeyboardInterrupt inside the import.
 _CTRL_C_WHILE_LOADING = """
 import os, signal, sys
 
 class Interrupt:
     def find_spec(self, name, path=None, target=None):
-        if name == "typer":
+        if name == {loading!r}:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 
 sys.meta_path.insert(0, Interrupt())
-from dumpcmp.launch import main
+from {entry} import main
 sys.argv = ["dumpcmp", "--version"]
 main()
 """
 
 
-def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_LOADING], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)  # fmt: skip
+@pytest.mark.parametrize(
+    ("loading", "entry"),
+    [("typer", "dumpcmp.launch"), ("typer", "dumpcmp.__main__"), ("dumpcmp.launch", "dumpcmp.__main__")],
+)
+def test_ctrl_c_while_the_command_line_loads_is_one_line(tmp_path: Path, loading: str, entry: str) -> None:
+    code = _CTRL_C_WHILE_LOADING.format(loading=loading, entry=entry)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
     assert done.returncode == 130, done.stderr
     assert done.stderr == "interrupted: dumpcmp was still starting and did nothing\n"
     assert done.stdout == ""
@@ -363,6 +371,83 @@ def test_an_interrupt_python_dropped_takes_effect_before_the_next_file() -> None
                           timeout=60)  # fmt: skip
     assert "Exception ignored" in done.stderr  # what Python did with the first KeyboardInterrupt
     assert done.stdout == "went on\ninterrupted before the next file\n"
+
+
+# Ctrl-C while a module a command imports lazily creates a class (a dataclass's fields): Python
+# 3.11 wrapped the KeyboardInterrupt raised in ``__set_name__`` in a RuntimeError, a traceback and
+# exit 1 (``agent run --sim`` while it loaded the simulator). The interrupt comes once the class exists.
+_INTERRUPT_WHILE_A_CLASS_IS_CREATED = """
+import os, signal, time
+from dumpcmp.launch import interrupt_on
+interrupt_on(signal.SIGINT)
+
+class Named:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(1000))  # the handler runs in here
+
+try:
+    class Created:
+        field = Named()
+    print("created", flush=True)
+    time.sleep(30)
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_an_interrupt_while_a_class_is_created_is_an_interrupt_once_it_exists() -> None:
+    done = subprocess.run([sys.executable, "-c", _INTERRUPT_WHILE_A_CLASS_IS_CREATED], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "created\ninterrupted\n"
+
+
+def test_python_m_dumpcmp_is_the_executable(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "dumpcmp", "--version"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"dumpcmp {__version__}\n", "")
+
+
+# Ctrl-C at any moment of a real command, once its first module runs: each entry marks that on
+# stdout, then the signal comes after a delay: the earliest land in the imports of the command
+# line, the later ones in the simulation. Before that module's first line the interpreter owns
+# Ctrl-C (its own start, ``site``, finding the package): no code of dumpcmp runs there to take it.
+_ENTRIES = {
+    "executable": "dumpcmp.__main__.main()",
+    "python -m dumpcmp.cli": "import runpy; runpy.run_module('dumpcmp.cli', run_name='__main__')",
+}
+_MARKED_START = """
+import os, sys, dumpcmp.__main__
+os.write(1, b"started\\n")
+sys.argv[0] = "dumpcmp"
+{entry}
+"""
+
+
+@pytest.mark.parametrize("entry", list(_ENTRIES))
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.03, 0.1, 0.3])
+def test_ctrl_c_at_any_moment_of_a_command_is_one_line_and_exit_130(
+    tmp_path: Path, entry: str, delay: float
+) -> None:
+    out = tmp_path / "sim"
+    code = _MARKED_START.format(entry=_ENTRIES[entry])
+    sim = ["sim", "run", "zoo:small_cnn", "--out", str(out), "--steps", "100000"]
+    command = [sys.executable, "-c", code, *sim]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"started\n"
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    lines = stderr.decode().splitlines()
+    # -SIGINT: as in test_ctrl_c_of_a_real_run_is_one_line_and_removes_its_new_out
+    assert process.returncode in (130, -signal.SIGINT), stderr.decode()
+    assert len(lines) == 1, stderr.decode()
+    assert lines[0].startswith("interrupted: "), stderr.decode()
+    assert stdout == b""
 
 
 # An exit handler (or any last step) of a finished command that a signal reaches: the command

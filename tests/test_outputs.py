@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from dumpcmp.errors import OutputError
-from dumpcmp.outputs import atomic_path, prepare_output_dir
+from dumpcmp.outputs import atomic_path, new_file, prepare_output_dir
 
 
 def test_prepare_output_dir_makes_missing_parents(tmp_path: Path) -> None:
@@ -73,3 +79,74 @@ def test_atomic_path_turns_os_errors_into_one_line(tmp_path: Path) -> None:
         temp.write_text("half")
         raise OSError(28, "No space left on device")
     assert list(tmp_path.iterdir()) == []
+
+
+def _text(content: str) -> Callable[[Path], object]:
+    return lambda temp: temp.write_text(content)
+
+
+def test_new_file_never_repeats_a_name_nor_replaces_a_file(tmp_path: Path) -> None:
+    first = tmp_path / "result_1.csv"
+    first.write_text("kept")
+    with ThreadPoolExecutor(4) as pool:
+        written = list(pool.map(lambda n: new_file(first, _text(str(n))), range(8)))
+    assert sorted(p.name for p in written) == sorted(f"result_1_{n}.csv" for n in range(1, 9))
+    assert sorted(p.read_text() for p in written) == [str(n) for n in range(8)]
+    assert first.read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["result_1.csv", *(p.name for p in written)])
+
+
+def test_new_file_on_a_file_system_without_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    (tmp_path / "r.csv").write_text("kept")
+    monkeypatch.setattr(os, "link", refused)
+    assert new_file(tmp_path / "r.csv", _text("new")) == tmp_path / "r_1.csv"
+    assert [(p.name, p.read_text()) for p in sorted(tmp_path.iterdir())] == [
+        ("r.csv", "kept"),
+        ("r_1.csv", "new"),
+    ]
+
+
+def test_new_file_that_fails_leaves_nothing(tmp_path: Path) -> None:
+    def interrupted(temp: Path) -> None:
+        temp.write_text("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        new_file(tmp_path / "r.csv", interrupted)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("under", ["file", "file/sub"])
+def test_new_file_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
+        new_file(tmp_path / under / "r.csv", _text("x"))
+
+
+# A run killed (kill -9) while it writes: no final name holds an empty or half file, and the next
+# run takes the name. Claiming the name empty first, then replacing it, left a 0-byte file there.
+_KILLED_WHILE_WRITING = """
+import os, signal, sys
+from pathlib import Path
+from dumpcmp.outputs import new_file
+
+def killed(temp):
+    temp.write_text("half")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+new_file(Path(sys.argv[1]), killed)
+"""
+
+
+def test_a_run_killed_while_it_writes_leaves_no_file_under_the_name(tmp_path: Path) -> None:
+    target = tmp_path / "r.xlsx"
+    done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_WRITING, str(target)], timeout=60)
+    assert done.returncode == -signal.SIGKILL
+    assert [p for p in tmp_path.iterdir() if not p.name.startswith(".")] == []
+    assert new_file(target, _text("whole")) == target
+    assert target.read_text() == "whole"

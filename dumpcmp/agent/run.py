@@ -139,9 +139,7 @@ def keep_run_dir(run_dir: Path) -> None:
         (run_dir / _KEPT).touch()
 
 
-def extra_files(
-    golden: Path | None, fusion_rule: Path | None, skipped: list[str] | None = None
-) -> list[RunFile]:
+def extra_files(golden: Path | None, fusion_rule: Path | None, skipped: list[str]) -> list[RunFile]:
     """Golden files and a rule file, to send before any dump file (files that are no regular
     files go to ``skipped``, as ``PATH: REASON``)."""
     files = []

@@ -202,7 +202,7 @@ def wire_path(path: Path, root: Path) -> str:
         raise TransferError(f"{path} is not under {root}") from None
 
 
-def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
+def _files(root: Path, skipped: list[str]) -> Iterator[Path]:
     """Regular files under ``root`` (or ``root`` itself), in a stable order, hidden ones left out;
     a FIFO or device (or a link to one) or a symbolic link is passed over, as ``PATH: REASON`` in
     ``skipped``: reading it would block the agent, or send what is no file of the directory."""
@@ -218,23 +218,22 @@ def _files(root: Path, skipped: list[str] | None = None) -> Iterator[Path]:
                 continue
             path = Path(directory) / name
             if why := not_sendable(path):
-                if skipped is not None:
-                    skipped.append(f"{path}: {why}")
+                skipped.append(f"{path}: {why}")
                 continue
             yield path
 
 
-def tree_files(kind: pb.FileKind, root: Path, skipped: list[str] | None = None) -> list[RunFile]:
+def tree_files(kind: pb.FileKind, root: Path, skipped: list[str]) -> list[RunFile]:
     """Every file under ``root`` (or ``root`` itself) as ``kind``, named relative to ``root``
-    (files passed over go to ``skipped``, as ``_files`` says, and so do names the host refuses)."""
+    (files passed over go to ``skipped``, as ``_files`` says, and so do names the host refuses:
+    never silently, or the host says a golden file the run made is "not found")."""
     base = root.parent if root.is_file() else root
     sent: list[RunFile] = []
     for path in _files(root, skipped):
         name = wire_path(path, base)
         if why := wire_path_problem(name, single_part=kind == pb.FUSION_RULE):
             # The host would refuse it, and with it the run's whole golden data: nothing was sent.
-            if skipped is not None:
-                skipped.append(f"{path}: a name the host takes no file by ({why})")
+            skipped.append(f"{path}: a name the host takes no file by ({why})")
             continue
         # A file named on the command line is read through its link, if it is one: the user chose
         # it (the uploader opens no link); links met inside a directory were passed over above.

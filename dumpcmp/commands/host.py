@@ -437,7 +437,7 @@ def results_command(
 ) -> None:
     """A session's results: its summary, and the table as CSV or xlsx; --follow waits for the close
     (and for the session to appear, when no agent opened it yet)."""
-    from dumpcmp.outputs import kept_if_written, prepare_output_dir
+    from dumpcmp.outputs import kept_if_written, new_file, prepare_output_dir
 
     options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
     out = console()
@@ -473,13 +473,15 @@ def results_command(
             if csv_out is not None:
                 written += _write_csv_files(stub, info, csv_out, streamed, timeout)
             if xlsx_out is not None:
-                with _claimed(xlsx_out) as target:
-                    _write_xlsx(stub, info, target, streamed, timeout)
-                written.append(target)
+                written.append(
+                    new_file(xlsx_out, lambda temp: _write_xlsx(stub, info, temp, streamed, timeout))
+                )
             if html_out is not None:
-                with _claimed(html_out) as target, user_errors():
-                    _write_html(stub, info, target, graph, streamed, timeout)
-                written.append(target)
+                with user_errors():
+                    html = new_file(
+                        html_out, lambda temp: _write_html(stub, info, temp, graph, streamed, timeout)
+                    )
+                written.append(html)
             written += _download(stub, info, out_dir, options) if out_dir is not None else []
     out.print(status_line(info, streamed.count), markup=False)
     if info.replaced_runs and info.state != pb.SessionInfo.CLOSED:  # a closed session's summary says it
@@ -520,26 +522,11 @@ def _file_target(text: str | None, option: str) -> Path | None:
     return path
 
 
-@contextmanager
-def _claimed(path: Path) -> Iterator[Path]:
-    """``path``, or the next free name beside it (``_1``, ``_2`` … as compare's result files: a
-    user's file is never replaced), claimed empty for the block to write; gone again if it fails."""
-    from dumpcmp.host.sinks.csv_file import claim_new_path
-
-    target = claim_new_path(path)
-    try:
-        yield target
-    except BaseException:
-        target.unlink(missing_ok=True)  # still our claim: nothing else was written there
-        raise
-
-
 def _download(
     stub: DumpCompareStub, info: pb.SessionInfo, out_dir: Path, options: ChannelOptions
 ) -> list[Path]:
     """Each of the closed session's result files, byte for byte, under its own name (or the next
     free one: a file already in --out is never replaced)."""
-    from dumpcmp.outputs import atomic_path
 
     if info.state != pb.SessionInfo.CLOSED:
         # --follow waits for an agent's close: with no agent streaming, it would wait for ever.
@@ -552,14 +539,7 @@ def _download(
     written = []
     for name in info.result_files:
         # a name from the wire never leaves --out
-        with (
-            _claimed(out_dir / Path(name).name) as target,
-            atomic_path(target) as temp,
-            temp.open("wb") as handle,
-        ):
-            for data in _result_chunks(stub, info, name, timeout):
-                handle.write(data)
-        written.append(target)
+        written.append(_copy_result(stub, info, name, out_dir / Path(name).name, timeout))
     return written
 
 
@@ -868,25 +848,28 @@ def _write_csv_files(
         # A closed multi-step session of statistics alone: no table of tensors to head the files.
         return _write_statistics_alone(stub, info, csv_out, statistics, streamed.statistics, timeout)
     # Rows of an open session (or of a closed one whose tables were not kept): from their values.
+    from dumpcmp.host.sinks.csv_file import write_new_table
+
     from_rows = bool(streamed.statistics.rows) and not statistics
-    with _claimed(csv_out) as target:
-        if len(statistics) == 1 and not streamed.rows:
-            _write_result(stub, info, statistics.pop(), target, timeout)
-        elif from_rows and not streamed.rows:
-            _write_table(target, *streamed.statistics.table())
-            from_rows = False
-        else:
-            _write_csv(stub, info, target, streamed, timeout)
+    single = _single_result(info, ".csv")
+    if len(statistics) == 1 and not streamed.rows:
+        target = _copy_result(stub, info, statistics.pop(), csv_out, timeout)
+    elif from_rows and not streamed.rows:
+        target = write_new_table(csv_out, *streamed.statistics.table())
+        from_rows = False
+    elif single is not None:
+        target = _copy_result(stub, info, single, csv_out, timeout)
+    else:
+        target = write_new_table(csv_out, *streamed.table())
     written = [target]
     for name in statistics:
         label = "statistics" if len(statistics) == 1 else Path(name).stem
-        with _claimed(target.with_name(f"{target.stem}.{label}.csv")) as beside:
-            _write_result(stub, info, name, beside, timeout)
-        written.append(beside)
+        written.append(
+            _copy_result(stub, info, name, target.with_name(f"{target.stem}.{label}.csv"), timeout)
+        )
     if from_rows:
-        with _claimed(target.with_name(f"{target.stem}.statistics.csv")) as beside:
-            _write_table(beside, *streamed.statistics.table())
-        written.append(beside)
+        beside = target.with_name(f"{target.stem}.statistics.csv")
+        written.append(write_new_table(beside, *streamed.statistics.table()))
     return written
 
 
@@ -902,47 +885,26 @@ def _write_statistics_alone(
     --csv does; where the store holds none of them (a session migrated from a schema-4 store keeps
     them in its result files only), each result file beside FILE instead, and no FILE of a header
     alone."""
+    from dumpcmp.host.sinks.csv_file import write_new_table
+
     if streamed.rows:
-        with _claimed(csv_out) as target:
-            _write_table(target, *streamed.table())
-        return [target]
-    written = []
-    for name in names:
-        with _claimed(csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv")) as beside:
-            _write_result(stub, info, name, beside, timeout)
-        written.append(beside)
-    return written
+        return [write_new_table(csv_out, *streamed.table())]
+    return [
+        _copy_result(stub, info, name, csv_out.with_name(f"{csv_out.stem}.{Path(name).stem}.csv"), timeout)
+        for name in names
+    ]
 
 
-def _write_result(
-    stub: DumpCompareStub, info: pb.SessionInfo, name: str, target: Path, timeout: float
-) -> None:
-    """The session's result file ``name``, byte for byte."""
-    from dumpcmp.outputs import atomic_path
+def _copy_result(stub: DumpCompareStub, info: pb.SessionInfo, name: str, path: Path, timeout: float) -> Path:
+    """The session's result file ``name``, byte for byte, at ``path`` or the next free name."""
+    from dumpcmp.outputs import new_file
 
-    with atomic_path(target) as temp, temp.open("wb") as handle:
-        for data in _result_chunks(stub, info, name, timeout):
-            handle.write(data)
+    def write(temp: Path) -> None:
+        with temp.open("wb") as handle:
+            for data in _result_chunks(stub, info, name, timeout):
+                handle.write(data)
 
-
-def _write_csv(
-    stub: DumpCompareStub, info: pb.SessionInfo, target: Path, streamed: StreamedRows, timeout: float
-) -> None:
-
-    name = _single_result(info, ".csv")
-    if name is not None:
-        _write_result(stub, info, name, target, timeout)
-        return
-    _write_table(target, *streamed.table())
-
-
-def _write_table(target: Path, columns: list[str], rows: list[list[str]]) -> None:
-    from dumpcmp.outputs import atomic_path
-
-    with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
+    return new_file(path, write)
 
 
 def _write_xlsx(
@@ -1014,8 +976,10 @@ def _table_cells(
             if streamed.statistics.rows and not streamed.rows
             else streamed.table()
         )
+    from dumpcmp.host.sinks.csv_file import restored_rows
+
     text = b"".join(_result_chunks(stub, info, name, timeout))
-    table = list(csv.reader(text.decode("utf-8").splitlines()))
+    table = restored_rows(csv.reader(text.decode("utf-8").splitlines()))
     return table[0], table[1:]
 
 
@@ -1054,12 +1018,14 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 ),
             ]
             return SessionTables(shards, True, [])
+        from dumpcmp.host.sinks.csv_file import restored_rows
+
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
-            tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
+            tables.append((Path(name).name, restored_rows(csv.reader(text.splitlines()))))
         return SessionTables(tables, False, _hunt_lines(info.summary))
 
 

@@ -78,6 +78,7 @@ def prepare_agent_run(
     from dumpcmp.fakes.onnx_model import analyse
     from dumpcmp.fakes.simulate import prepare_simulation
     from dumpcmp.outputs import atomic_path
+    from dumpcmp.printable import skipped_lines
     from dumpcmp.proto._gen import dumpcmp_v1_pb2 as pb
 
     setup = prepare_simulation(model, work, **options)
@@ -98,7 +99,11 @@ def prepare_agent_run(
         rule = write_atc_json(backend.compiled(model_id), work / "fusion_rule.json")
         # Golden data first: a session comparing with another run's refuses the run at its first file.
         own = (pb.GOLDEN, golden_dir), (pb.INPUT, inputs_dir), (pb.FUSION_RULE, rule)
-        return [*(f for kind, path in own for f in tree_files(kind, path)), *extras]
+        skipped: list[str] = []
+        sent = [*(f for kind, path in own for f in tree_files(kind, path, skipped)), *extras]
+        for line in skipped_lines(skipped):  # a file of the run the host will not have, said here
+            console().print(line, markup=False)
+        return sent
 
     return PreparedRun(
         AclRuntime(backend), setup.model_path, setup.model_path.stem, setup.inputs, setup.acl_config,

@@ -17,13 +17,26 @@ from dumpcmp.proto.records import pickled_as_values, set_through_slots
 
 
 def sanitize_dump_name(name: str) -> str:
-    """GE's ReplaceStringElem: space, '.', '/', '\\' become '_' in op types, op and model names."""
-    return name.replace(" ", "_").replace(".", "_").replace("/", "_").replace("\\", "_")
+    """GE's ReplaceStringElem: space, '.', '/', '\\' become '_' in op types, op and model names;
+    and control characters (``_printable``)."""
+    return _printable(name.replace(" ", "_").replace(".", "_").replace("/", "_").replace("\\", "_"))
 
 
 def sanitize_golden_name(name: str) -> str:
-    """How golden npy files are keyed: '/' and '.' become '_' (msaccucmp's lookup rule)."""
-    return name.replace(".", "_").replace("/", "_")
+    """How golden npy files are keyed: '/' and '.' become '_' (msaccucmp's lookup rule); and
+    control characters (``_printable``)."""
+    return _printable(name.replace(".", "_").replace("/", "_"))
+
+
+# GE's and msaccucmp's rules have no case for control characters: no real op name holds one, and
+# neither a dump file name nor a file sent to a host may (a tab in an ONNX node's name made a
+# dump file compare refuses and a golden file no agent could send). Names made here replace them
+# with '_' as a space is, on both sides of every lookup. isprintable first: one C loop a name.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _printable(name: str) -> str:
+    return name if name.isprintable() else _CONTROL.sub("_", name)
 
 
 # --------------------------------------------------------------------------- dump file names

@@ -88,7 +88,7 @@ def test_a_hunt_through_the_ctypes_binding_inits_once_and_runs_each_pass_under_i
     config = tmp_path / "acl.json"
     config.write_text(json.dumps({"dump": {"dump_path": str(dump_root), "dump_list": [{}]}}))
     token = new_run_token()
-    extras = extra_files(stats.golden_dir, stats.fusion_rule)
+    extras = extra_files(stats.golden_dir, stats.fusion_rule, [])
     prepared = prepared_acl_run(
         model_file, [inputs], config, dump_root, device=0, steps=1, token=token, extras=extras,
         acl_lib=str(stub.path),

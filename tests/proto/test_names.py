@@ -23,6 +23,7 @@ from dumpcmp.proto.names import (
     sanitize_dump_name,
     sanitize_golden_name,
 )
+from dumpcmp.proto.wire_paths import wire_path_problem
 
 # Every character GE leaves in a name (it replaces only space, '.', '/', '\\'; §2.3).
 _FIELD = st.text(
@@ -154,6 +155,18 @@ def test_sanitising_matches_the_runtime() -> None:
         dump_file_name("Conv2D", "stem/conv1/Conv2D.fused relu", 11, 2, 1763700000001111)
         == "Conv2D.stem_conv1_Conv2D_fused_relu.11.2.1763700000001111"
     )
+
+
+@given(op_name=st.text(st.characters(codec="utf-8", exclude_characters=" ./\\"), min_size=1, max_size=20))
+def test_names_made_here_hold_no_control_character(op_name: str) -> None:
+    # A tab in an ONNX node's name went into the simulator's dump file name (which compare
+    # refuses) and its golden file's (which no agent can send). GE has no rule for them: they
+    # become '_' as a space does, on both sides of every lookup; every other character stays.
+    dump = parse_dump_name(dump_file_name("Relu", op_name, 3, 1, 1763700000001111))
+    golden = parse_golden_name(golden_file_name(op_name, 0, 1763700000001111))
+    assert dump.op_name == golden.op_name == sanitize_golden_name(op_name) == sanitize_dump_name(op_name)
+    assert wire_path_problem(golden_file_name(op_name, 0, 1)) is None
+    assert sanitize_dump_name('a,b"c;d\te\x7f') == 'a,b"c;d_e_'
 
 
 # --------------------------------------------------------------------------- golden / npy names

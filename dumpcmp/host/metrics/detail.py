@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from dumpcmp.errors import MatchError
 from dumpcmp.host.metrics.offline_data import flat_chunks, load_chunk
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import link_new, temp_beside, writing
 
 __all__ = ["DetailSummary", "detail_columns", "sanitize_op_name", "write_detail"]
 
@@ -160,48 +160,58 @@ def write_detail(
             f"{op_name} {io} {index}: cannot write detail, element counts differ "
             f"({list(x_logical.shape)} vs {list(y_logical.shape)})"
         )
-    from dumpcmp.host.sinks.csv_file import claim_new_path  # the sinks import the metrics
-
     out = Path(out_dir)
     stem = f"{sanitize_op_name(op_name)}_{io}_{index}"
-    # The summary's free name ("", "_1", …) is this detail's: its CSV files carry the same ending,
-    # so one run's files go together and an earlier run's are left as they were.
-    summary_path = claim_new_path(out / f"{stem}_summary.txt")
-    copy = summary_path.stem.removeprefix(f"{stem}_summary")
-    paths = [summary_path]
+    summary_name = out / f"{stem}_summary.txt"
+    # Every file is written under a temporary name first and takes its own only when all are
+    # whole (a killed run leaves no empty or half file under one). The summary's free name ("",
+    # "_1", …) is this detail's: its CSV files carry the same ending, so one run's files go
+    # together and an earlier run's are left as they were.
+    temps: list[Path] = []
+    paths: list[Path] = []
     try:
-        bounds = _write_rows(
-            x_logical, y_logical, lambda i: claim_new_path(out / f"{stem}_{i}{copy}.csv"), max_rows, paths
-        )
-        summary = DetailSummary(x_logical.size, left_name, right_name, fmt_name, *bounds)
-        with atomic_path(summary_path) as temp:
-            temp.write_text(summary.render(), encoding="utf-8")
+        with writing(summary_name):
+            out.mkdir(parents=True, exist_ok=True)
+            bounds = _write_rows(x_logical, y_logical, lambda: _temp(temps, summary_name), max_rows)
+            summary = DetailSummary(x_logical.size, left_name, right_name, fmt_name, *bounds)
+            summary_temp = _temp(temps, summary_name)
+            summary_temp.write_text(summary.render(), encoding="utf-8")
+            paths.append(link_new(summary_temp, summary_name))
+            copy = paths[0].stem.removeprefix(f"{stem}_summary")
+            for i, temp in enumerate(temps[:-1]):
+                paths.append(link_new(temp, out / f"{stem}_{i}{copy}.csv"))
     except BaseException:
-        for path in paths:  # only names this call claimed: its empty claims or its own files
+        for path in paths:  # only names this call took, with its own whole files
             path.unlink(missing_ok=True)
         raise
+    finally:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
     return paths
+
+
+def _temp(temps: list[Path], beside: Path) -> Path:
+    """A new temporary name beside ``beside``, kept in ``temps`` (to remove at the end)."""
+    temps.append(temp_beside(beside))
+    return temps[-1]
 
 
 def _write_rows(
     x_logical: npt.NDArray[np.generic],
     y_logical: npt.NDArray[np.generic],
-    claim: Callable[[int], Path],
+    file: Callable[[], Path],
     max_rows: int,
-    paths: list[Path],
 ) -> tuple[float | None, float | None, float | None, float | None]:
-    """The element-wise CSV files, each named by ``claim(file_index)`` and appended to ``paths`` as
-    soon as it is; the min/max absolute and relative errors."""
+    """The element-wise CSV files, in order, each at a path ``file()`` gives; the min/max
+    absolute and relative errors."""
     shape = tuple(x_logical.shape)
     n = x_logical.size
     header = ",".join(detail_columns(shape)) + "\n"
     # Per-block extremes; numpy's min/max over them propagate NaN like the columns do.
     abs_bounds: list[tuple[float, float]] = []
     rel_bounds: list[tuple[float, float]] = []
-    for file_index, lo in enumerate(range(0, max(n, 1), max_rows)):
-        path = claim(file_index)
-        paths.append(path)
-        with atomic_path(path) as temp, temp.open("w", encoding="utf-8", newline="") as f:
+    for lo in range(0, max(n, 1), max_rows):
+        with file().open("w", encoding="utf-8", newline="") as f:
             f.write(header)
             for block in _blocks(x_logical, y_logical, lo, min(lo + max_rows, n)):
                 f.write(_render(block, shape))

@@ -741,19 +741,18 @@ def _json_number(value: float) -> float | str:
 def write_advice(advice: Worded, out_dir: Path, stamp: str, prefix: str = "") -> tuple[Path, Path]:
     """``{prefix}advisor_{stamp}.txt`` and ``.json`` in ``out_dir``; never overwrites (an existing
     name gets the next free ``_1``, ``_2`` … as result files do)."""
-    from dumpcmp.host.sinks.csv_file import claim_new_path
-    from dumpcmp.outputs import atomic_path
+    from dumpcmp.outputs import new_file
 
-    claimed = [claim_new_path(out_dir / f"{prefix}advisor_{stamp}.txt")]
+    text = "\n".join(advice.lines()) + "\n"
+    text_path = new_file(
+        out_dir / f"{prefix}advisor_{stamp}.txt", lambda temp: temp.write_text(text, encoding="utf-8")
+    )
     try:
-        claimed.append(claim_new_path(claimed[0].with_suffix(".json")))
-        text_path, json_path = claimed
-        with atomic_path(text_path) as temp:
-            temp.write_text("\n".join(advice.lines()) + "\n", encoding="utf-8")
-        with atomic_path(json_path) as temp:
-            temp.write_text(json.dumps(advice.to_json(), indent=2) + "\n", encoding="utf-8")
+        document = json.dumps(advice.to_json(), indent=2) + "\n"
+        json_path = new_file(
+            text_path.with_suffix(".json"), lambda temp: temp.write_text(document, encoding="utf-8")
+        )
     except BaseException:
-        for path in claimed:  # only the names this call claimed: still empty, or half ours
-            path.unlink(missing_ok=True)
+        text_path.unlink(missing_ok=True)  # the pair goes together: the text alone is half a result
         raise
     return text_path, json_path

@@ -165,11 +165,6 @@ def write_text(path: Path, text: str) -> Path:
 
 def write_new_text(path: Path, text: str) -> Path:
     """``text`` at ``path`` or the next free name beside it (never over an existing file)."""
-    from dumpcmp.host.sinks.csv_file import claim_new_path
+    from dumpcmp.outputs import new_file
 
-    claimed = claim_new_path(path)
-    try:
-        return write_text(claimed, text)
-    except BaseException:
-        claimed.unlink(missing_ok=True)  # our empty claim; another run's file was never touched
-        raise
+    return new_file(path, lambda temp: temp.write_text(text, encoding="utf-8"))

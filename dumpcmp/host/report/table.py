@@ -18,6 +18,7 @@ from pathlib import Path, PurePath
 
 from dumpcmp.errors import BadFileNameError, FormatError
 from dumpcmp.host.metrics.offline_data import FINITE_VERDICT, NO_FINITE, MetricValues
+from dumpcmp.host.sinks.csv_file import restored_rows
 from dumpcmp.host.torchair.fx_golden import parse_fx_name
 from dumpcmp.host.verdict import Side, SpecialValues, special_side
 from dumpcmp.proto.names import parse_dump_name
@@ -234,7 +235,8 @@ def _csv_rows(path: Path) -> tuple[list[list[str]], bool]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             text = handle.read()
-        rows = refuse_cut_table(list(csv.reader(io.StringIO(text, newline=""))), str(path))
+        # names quoted against spreadsheet formulas read back as they are (csv_file.inert_rows)
+        rows = refuse_cut_table(restored_rows(csv.reader(io.StringIO(text, newline=""))), str(path))
         ended = not text.strip() or text.endswith(("\n", "\r"))
         if not ended and len(_filled(rows)) == 1:
             raise FormatError(

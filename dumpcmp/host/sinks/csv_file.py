@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import csv
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from dumpcmp.errors import OutputError
 from dumpcmp.host.rows import ResultRow
 from dumpcmp.host.sinks.table import TableShape
-from dumpcmp.outputs import atomic_path
+from dumpcmp.outputs import new_file
 
 
 def write_csv(
@@ -32,8 +30,46 @@ def row_lines(rows: Sequence[ResultRow], shape: TableShape) -> tuple[str, ...]:
     """Each row's CSV line after its Index cell, newline included, as ``write_new_table`` writes it."""
     lines: list[str] = []
     writer = csv.writer(_Lines(lines), lineterminator="\n")
-    writer.writerows(shape.cells(r)[1:] for r in rows)
+    writer.writerows(inert_rows(shape.header()[1:], (shape.cells(r)[1:] for r in rows)))
     return tuple(lines)
+
+
+# CSV injection (OWASP): a spreadsheet opening a CSV runs a cell that starts with one of these as
+# a formula. Op names come from a model or a dump's file names, someone else's maybe: an op named
+# ``=HYPERLINK("http://…"&A1)`` was a live link carrying the next cell. The name columns (and no
+# others: numbers such as -1.5 are numbers) get a leading quote there, which spreadsheets show as
+# text and ``restored_rows`` takes off again; a name starting with that quote gets one too, so
+# that reading back is exact. Every other name, the CANN comparator's format, is written as is.
+_FORMULA_STARTS = frozenset("=+-@\t\r")
+_QUOTE = "'"
+_QUOTED = _FORMULA_STARTS | {_QUOTE}
+NAME_COLUMNS = frozenset({"OpType", "NPUDump", "GroundTruth", "TensorIndex", "API Name"})
+
+
+def inert_rows(header: Sequence[str], rows: Iterable[Sequence[str]]) -> Iterator[Sequence[str]]:
+    """``rows`` under ``header`` with each name cell a spreadsheet would run as a formula quoted."""
+    names = frozenset(i for i, column in enumerate(header) if column in NAME_COLUMNS)
+    for row in rows:
+        if any(row[i][:1] in _QUOTED for i in names):
+            row = [
+                _QUOTE + cell if i in names and cell[:1] in _QUOTED else cell for i, cell in enumerate(row)
+            ]
+        yield row
+
+
+def restored_rows(rows: Iterable[Sequence[str]]) -> list[list[str]]:
+    """A result CSV's rows (header first) with the names ``inert_rows`` quoted as they were."""
+    it = iter(rows)
+    header = list(next(it, []))
+    names = frozenset(i for i, column in enumerate(header) if column.strip() in NAME_COLUMNS)
+    restored = [header]
+    for row in it:
+        cells = list(row)
+        for i in names:
+            if i < len(cells) and cells[i][:1] == _QUOTE and cells[i][1:2] in _QUOTED:
+                cells[i] = cells[i][1:]
+        restored.append(cells)
+    return restored
 
 
 class _Lines:
@@ -50,39 +86,14 @@ def write_new_table(
     ``lines``, already CSV (each with its newline), come between the header and ``cells``.
 
     An existing result is never overwritten: two compares into one directory within the same
-    second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv``.
+    second (one timestamp) get ``result_{ts}.csv`` and ``result_{ts}_1.csv`` (``new_file``).
     """
-    target = claim_new_path(path)
-    try:
-        with atomic_path(target) as temp, temp.open("w", newline="", encoding="utf-8") as handle:
+
+    def write(temp: Path) -> None:
+        with temp.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(header)
             handle.writelines(lines)
-            writer.writerows(cells)
-    except BaseException:
-        target.unlink(missing_ok=True)  # still the empty claim: nothing replaced it
-        raise
-    return target
+            writer.writerows(inert_rows(header, cells))
 
-
-def claim_new_path(path: Path) -> Path:
-    """Create ``path``, or the first free ``{stem}_{n}{suffix}``, empty and exclusively.
-
-    Exclusive creation (O_EXCL) means two runs writing at the same moment never pick one name;
-    the caller then replaces the empty claim with the whole file.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    candidate, n = path, 0
-    while True:
-        try:
-            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            n += 1
-            candidate = path.with_name(f"{path.stem}_{n}{path.suffix}")
-            continue
-        except OSError as exc:
-            raise OutputError(f"cannot write {candidate}: {exc.strerror or exc}") from None
-        return candidate
+    return new_file(path, write)
