@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, user_errors
+from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands._remote import (
     DEFAULT_TIMEOUT,
     ClientCert,
@@ -28,7 +28,20 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
-from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer, warn_of_strangers
+from dumpcmp.commands._report_flags import (
+    VERDICT_DEFAULTS,
+    CosineThreshold,
+    Graph,
+    Html,
+    KlThreshold,
+    ModelExplorer,
+    MreThreshold,
+    RedThreshold,
+    RmseThreshold,
+    StatsThreshold,
+    threshold_problem,
+    warn_of_strangers,
+)
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
@@ -210,6 +223,7 @@ _ToAdvise = tuple["ResultTable", str, Path, str]
 
 
 def advise_command(
+    ctx: typer.Context,
     result: Annotated[
         str | None,  # text, not Path: Path("") would quietly be the current directory
         typer.Argument(
@@ -243,13 +257,34 @@ def advise_command(
     html: Html = False,
     model_explorer: ModelExplorer = False,
     graph: Graph = None,
+    # compare's own: a result made with other thresholds is re-judged the way it was made.
+    cosine_threshold: CosineThreshold = VERDICT_DEFAULTS.cosine,
+    red_threshold: RedThreshold = VERDICT_DEFAULTS.relative_euclidean,
+    kl_threshold: KlThreshold = VERDICT_DEFAULTS.kl,
+    rmse_threshold: RmseThreshold = VERDICT_DEFAULTS.rmse,
+    mre_threshold: MreThreshold = VERDICT_DEFAULTS.mean_relative,
+    stats_threshold: StatsThreshold = VERDICT_DEFAULTS.statistics,
 ) -> None:
-    """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
+    """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session).
+
+    The thresholds are compare's: give the ones the result was compared with, or the advice
+    judges its rows by the defaults.
+    """
     from dumpcmp.host.report.files import ReportRequest
     from dumpcmp.host.report.graph import graph_for
     from dumpcmp.host.report.shards import run_groups
     from dumpcmp.outputs import prepare_output_dir
 
+    from dumpcmp.host.report.grading import GradeThresholds
+    from dumpcmp.host.verdict import Thresholds
+
+    bad_limit = threshold_problem(ctx)
+    if bad_limit is not None:
+        fail(bad_limit)
+    verdict = Thresholds(
+        cosine_threshold, red_threshold, kl_threshold, rmse_threshold, mre_threshold, stats_threshold
+    )
+    limits = GradeThresholds(verdict=verdict)
     tables: list[_ToAdvise] = []
     still_open = False
     with user_errors():
@@ -275,10 +310,10 @@ def advise_command(
     with user_errors():
         if output is not None:
             prepare_output_dir(output, "-o")
-        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph)
+        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph, verdict=verdict)
         runs = run_groups(tables, lambda t: t[1], lambda t: t[2])
         for run in runs:
-            _advise_run(run, output, reports, op_graph, several=len(runs) > 1)
+            _advise_run(run, output, reports, op_graph, limits, several=len(runs) > 1)
     if still_open:
         # Its dump files still coming may hold the first divergence: these findings are not final.
         console().print(
@@ -292,6 +327,7 @@ def _advise_run(
     output: Path | None,
     reports: ReportRequest,
     graph: OpGraph | None,
+    thresholds: GradeThresholds,
     *,
     several: bool,
 ) -> None:
@@ -307,7 +343,7 @@ def _advise_run(
     if graph is not None:
         names = (row.op_name for t in run for row in t[0].targets())
         warn_of_strangers(graph, names, "the advisor walks the result's ops alone")
-    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir, graph=graph)
+    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir, thresholds, graph)
     print_advice(advice, text, data, heading=heading)
     if not reports.wanted:
         return

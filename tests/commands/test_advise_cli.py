@@ -275,6 +275,19 @@ def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> Non
     assert "suspect:" not in result.output  # growth within the thresholds blames no op
 
 
+def test_advise_rejudges_with_the_thresholds_the_result_was_compared_with(tmp_path: Path) -> None:
+    # advise had no threshold options: a result compare judged consistent with loose thresholds was
+    # re-advised with the defaults, naming a first divergence its own --advisor never saw.
+    result_file = write_csv(tmp_path / f"result_{STAMP}.csv")
+    loose = ["--cosine-threshold", "0.5", "--euclidean-threshold", "0.9"]
+    result = advise(result_file, "-o", tmp_path / "loose", *loose)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("network consistent: all 6 compared tensors agree"), result.output
+    assert advise(result_file, "-o", tmp_path / "default").output.startswith(LINE)
+    # The same names and ranges as compare's.
+    one_error_line(advise(result_file, "--cosine-threshold", "2"), "--cosine-threshold 2: must be a finite")
+
+
 def test_plus_inf_against_minus_inf_is_worded_as_infinities_not_as_nan(tmp_path: Path) -> None:
     np.save(tmp_path / "npu.npy", np.array([1, np.inf, 3], dtype=np.float32))
     np.save(tmp_path / "golden.npy", np.array([1, -np.inf, 3], dtype=np.float32))
