@@ -51,6 +51,7 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 from dumpcmp.proto.session_names import CLOSED_METADATA, STREAMING_METADATA
 
 if TYPE_CHECKING:
+    from dumpcmp.host.report.table import ShardKey
     from dumpcmp.host.rows import ResultRow
     from dumpcmp.host.stats_compare import StatsResult
 
@@ -735,14 +736,12 @@ def _file_order(dump_file: str) -> tuple[int, int, int, str]:
     return (0, name.timestamp, name.task_id, dump_file)
 
 
-# A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
-# host that does not say (the session is then one shard).
-ShardKey = tuple[str, str, str, str, str]
-_SHARD_COLUMNS = ("DumpTime", "Device", "Model", "ModelId", "Step")
 _ALWAYS_SHOWN = frozenset({"Device", "Model", "Step"})  # a result file's name: {device}_{model}_{step}
 
 
 def _shard_key(shard: pb.Shard) -> ShardKey:
+    """A row's shard as the directories name it (``table.SHARD_COLUMNS``); all "" from a host that
+    does not say (the session is then one shard)."""
     return (shard.time, shard.device, shard.model, shard.model_id, shard.step)
 
 
@@ -829,15 +828,17 @@ def _led_by_shards(
     """``rows`` led by shard columns when they are of several shards, so that the same tensor of
     two steps stays two told-apart rows. A shard column that is the same for every row is left
     out, unless it is one of those naming a result file."""
+    from dumpcmp.host.report.table import SHARD_COLUMNS
+
     if len(set(shards)) < 2:
         return columns, rows
     shown = [
         i
-        for i, name in enumerate(_SHARD_COLUMNS)
+        for i, name in enumerate(SHARD_COLUMNS)
         if name in _ALWAYS_SHOWN or len({key[i] for key in shards}) > 1
     ]
     return (
-        [*(_SHARD_COLUMNS[i] for i in shown), *columns],
+        [*(SHARD_COLUMNS[i] for i in shown), *columns],
         [[*(key[i] for i in shown), *row] for key, row in zip(shards, rows, strict=True)],
     )
 
@@ -959,9 +960,13 @@ def _write_html(
     stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, streamed: StreamedRows,
     timeout: float,
 ) -> None:  # fmt: skip
-    from dumpcmp.host.report.files import ReportRequest, write_reports
+    """The session's report at ``target``: of one shard, as ``compare --html`` of its result; of
+    several (steps, devices: the table is led by their columns), one page for the run with a shard
+    picker and the advice across the shards, as ``compare --html`` of a multi-step tree."""
+    from dumpcmp.host.report.files import ReportRequest, write_reports, write_run_reports
     from dumpcmp.host.report.graph import graph_for
-    from dumpcmp.host.report.table import table_from_cells
+    from dumpcmp.host.report.shards import advise_run
+    from dumpcmp.host.report.table import split_shards, table_from_cells
 
     columns, rows = _table_cells(stub, info, streamed, timeout)
     table = table_from_cells([columns, *rows], source=f"session {info.session}")
@@ -977,9 +982,19 @@ def _write_html(
         if graph is None:  # the network of the rule the session compared with, where it holds one
             graph = _session_rule(stub, info, Path(scratch), timeout)
         request = ReportRequest(html=True, graph=graph)
-        write_reports(
-            table, target.with_suffix(""), request, model=info.model, html_path=target, graph=op_graph
-        )
+        shards = split_shards(table)
+        if len(shards) == 1:
+            write_reports(
+                table, target.with_suffix(""), request, model=info.model, html_path=target, graph=op_graph
+            )
+            return
+        if op_graph is None and graph is not None:
+            op_graph = graph_for(graph, info.model)
+        stamp = time.strftime("%Y%m%d%H%M%S")  # the names a batch compare gives its shards' results
+        stems = [target.with_name(f"{label}_result_{stamp}") for label, _ in shards]
+        tables = [shard for _, shard in shards]
+        run = advise_run(tables, [s.name for s in stems], graph=op_graph)
+        write_run_reports(run, tables, stems, request, graphs=[op_graph] * len(tables), html_path=target)
 
 
 def _session_rule(stub: DumpCompareStub, info: pb.SessionInfo, scratch: Path, timeout: float) -> Path | None:
@@ -1045,7 +1060,9 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 tables = [(session, [columns, *rows])] if rows or not stats else []
                 tables += [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
                 return SessionTables(tables, True, [])
-            labels, stamp = _shard_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
+            from dumpcmp.host.report.table import shard_file_labels
+
+            labels, stamp = shard_file_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
             shards = [
                 *((f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()),
                 *(
@@ -1073,12 +1090,3 @@ def _hunt_lines(summary: str) -> list[str]:
         elif lines:
             break
     return lines
-
-
-def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:
-    """``{device}_{model}_{step}``, as each shard's result file is named; every directory of the
-    shard (its dump time and model id too) when that does not tell two shards apart."""
-    plain = {key: f"{key[1]}_{key[2]}_{key[4]}" for key in keys}
-    if len(set(plain.values())) == len(keys):
-        return plain
-    return {key: "_".join(part for part in key if part) for key in keys}
