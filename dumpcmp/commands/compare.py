@@ -120,7 +120,13 @@ def compare(
         bool, typer.Option("--overflow-detection", "--overflow_detection", help="Add the OverFlow column.")
     ] = False,
     detail_op: Annotated[
-        str | None, typer.Option("-d", "--detail", help="Also write element-by-element detail of this op.")
+        str | None,
+        typer.Option(
+            "-d",
+            "--detail",
+            help="Also write element-by-element detail of this op (of a tree of several steps: the first "
+            "step where its tensor is beyond the thresholds, else its first step).",
+        ),
     ] = None,
     detail_index: Annotated[int, typer.Option("-i", "--index", help="Tensor index for -d.")] = 0,
     detail_side: Annotated[
