@@ -308,6 +308,9 @@ def advise_command(
         options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
         fetched = session_tables(options, session)
         still_open = fetched.still_open
+        # The session's own rule, unless --graph names another: a capture of a few ops (a hunt's
+        # window) is read in its network, so an input made outside it is not "the network's input".
+        op_graph = op_graph or fetched.graph
         for line in fetched.hunts:  # first: each table below is one pass's capture, not the hunt
             console().print(line, markup=False)
         with user_errors():

@@ -51,6 +51,7 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 from dumpcmp.proto.session_names import CLOSED_METADATA, STREAMING_METADATA
 
 if TYPE_CHECKING:
+    from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.report.table import ShardKey
     from dumpcmp.host.rows import ResultRow
     from dumpcmp.host.stats_compare import StatsResult
@@ -1043,14 +1044,19 @@ class SessionTables:
     # A closed session's hunts (their summary lines): what each concluded, and which pass each
     # result's capture is; the advice of each table is of one pass, not of the hunt.
     hunts: list[str]
+    # The network of the fusion rule the session compared with, where it holds one: the advisor
+    # traces an input that differs where a capture starts (a hunt's window) to its maker upstream.
+    graph: OpGraph | None = None
 
 
 def session_tables(options: ChannelOptions, session: str) -> SessionTables:
     """Each result file of a closed session, else the rows so far (named after the session; when
     they are of several shards, a table per shard named as its result file will be,
-    ``{device}_{model}_{step}_result_{now}``, so that the shards are advised as one run)."""
+    ``{device}_{model}_{step}_result_{now}``, so that the shards are advised as one run); and the
+    network of the session's fusion rule."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
+        graph = _session_graph(stub, info, options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
             streamed = _rows(stub, session, options.timeout)
             split = streamed.by_shard()
@@ -1059,7 +1065,7 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 columns, rows = streamed.table()
                 tables = [(session, [columns, *rows])] if rows or not stats else []
                 tables += [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
-                return SessionTables(tables, True, [])
+                return SessionTables(tables, True, [], graph)
             from dumpcmp.host.report.table import shard_file_labels
 
             labels, stamp = shard_file_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
@@ -1070,14 +1076,23 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                     for k, (header, rows) in stats.items()
                 ),
             ]
-            return SessionTables(shards, True, [])
+            return SessionTables(shards, True, [], graph)
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
-        return SessionTables(tables, False, _hunt_lines(info.summary))
+        return SessionTables(tables, False, _hunt_lines(info.summary), graph)
+
+
+def _session_graph(stub: DumpCompareStub, info: pb.SessionInfo, timeout: float) -> OpGraph | None:
+    """The network of the fusion rule the session holds; None when it holds none."""
+    from dumpcmp.host.report.graph import graph_for
+
+    with tempfile.TemporaryDirectory(prefix="dumpcmp-rule-") as scratch:
+        rule = _session_rule(stub, info, Path(scratch), timeout)
+        return graph_for(rule, info.model) if rule is not None else None
 
 
 def _hunt_lines(summary: str) -> list[str]:

@@ -454,12 +454,14 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     ATC numbers every op of its rule, the Const, Data and control ops (Send, Recv,
     AtomicAddrClean) no dump holds among them: its numbering skips before most ops of a real
     model, and a skip there says nothing without the rule. A numbering that skips only here
-    numbers dumped ops alone, and one of them is missing."""
+    numbers dumped ops alone, and one of them is missing. One that skips nowhere but starts
+    beyond as many places as the table has ops numbers a capture of part of the network (a
+    hunt's window of a few ops, numbered as in the model): the ops before its first were not
+    dumped, and any of them may make the input."""
     here = _rows(walked[at])
-    if at == 0:
-        return here.order > 0
-    before = _rows(walked[at - 1])
-    if here.order - before.order > 1:
+    if at == 0 and here.order > 0:
+        return True
+    if at > 0 and here.order - _rows(walked[at - 1]).order > 1:
         return True
     if "OpSequence" not in header:
         return False
@@ -467,7 +469,9 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     numbers = [_sequence(_rows(op), column) for op in walked]
     pairs = enumerate(itertools.pairwise(numbers), start=1)
     skips = [k for k, (a, b) in pairs if a is not None and b is not None and b - a > 1]
-    return skips == [at]
+    if skips:
+        return skips == [at]
+    return numbers[0] is not None and numbers[0] >= len(walked)
 
 
 def _sequence(op: OpRows, column: int) -> int | None:
