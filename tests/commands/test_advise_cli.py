@@ -325,6 +325,10 @@ def test_advise_rejudges_with_the_thresholds_the_result_was_compared_with(tmp_pa
     assert result.exit_code == 0, result.output
     assert result.output.startswith("network consistent: all 6 compared tensors agree"), result.output
     assert advise(result_file, "-o", tmp_path / "default").output.startswith(LINE)
+    # The JSON says which thresholds judged it.
+    (data,) = (tmp_path / "loose").glob("*.json")
+    judged = json.loads(data.read_text())["thresholds"]
+    assert judged["cosine"] == 0.5 and judged["relative_euclidean"] == 0.9 and judged["kl"] == 0.005
     # The same names and ranges as compare's.
     one_error_line(advise(result_file, "--cosine-threshold", "2"), "--cosine-threshold 2: must be a finite")
 

@@ -44,7 +44,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,7 +59,7 @@ from dumpcmp.host.report.grading import (
     worst,
 )
 from dumpcmp.host.report.graph import OpGraph
-from dumpcmp.host.report.table import ResultTable, TensorResult
+from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
 from dumpcmp.host.verdict import (
     FP16_MAX,
     Agreement,
@@ -67,6 +67,7 @@ from dumpcmp.host.verdict import (
     OpAgreement,
     SpecialValues,
     Start,
+    Thresholds,
     divergence_start,
     nothing_finite,
     special_appearance,
@@ -180,6 +181,9 @@ class Advice:
     family: str = ""
     compared: int = 0  # rows with numbers
     disagreeing: int = 0  # of them, rows that disagree
+    # The thresholds an offline table's rows were judged by (compare's, or advise's options), for
+    # the JSON: a result re-advised with other ones may disagree. None for TorchAir (its Result).
+    thresholds: Thresholds | None = None
 
     def lines(self) -> list[str]:
         """The findings, then the top suspects (the rest are in the JSON and the xlsx sheet)."""
@@ -195,6 +199,7 @@ class Advice:
             "family": self.family,
             "compared": self.compared,
             "disagreeing": self.disagreeing,
+            **({"thresholds": asdict(self.thresholds)} if self.thresholds is not None else {}),
             "findings": [f.to_json() for f in self.findings],
             "suspects": [s.to_json() for s in self.suspects],
         }
@@ -280,7 +285,8 @@ def advise(
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
     suspects = _suspects(judges, ops) if disagreeing else ()
-    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
+    verdict = limits.verdict if table.family == OFFLINE_DATA else None
+    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing, verdict)
 
 
 def _consistent(rows: Sequence[TensorResult]) -> Finding:
