@@ -293,6 +293,7 @@ def advise_command(
     limits = GradeThresholds(verdict=verdict)
     tables: list[_ToAdvise] = []
     still_open = False
+    session_graph: OpGraph | None = None
     with user_errors():
         if (host is None) != (session is None):
             raise DumpcmpError("--host and --session go together: give both, or neither")
@@ -310,7 +311,7 @@ def advise_command(
         still_open = fetched.still_open
         # The session's own rule, unless --graph names another: a capture of a few ops (a hunt's
         # window) is read in its network, so an input made outside it is not "the network's input".
-        op_graph = op_graph or fetched.graph
+        session_graph = fetched.graph if op_graph is None else None
         for line in fetched.hunts:  # first: each table below is one pass's capture, not the hunt
             console().print(line, markup=False)
         with user_errors():
@@ -322,7 +323,7 @@ def advise_command(
         reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph, verdict=verdict)
         runs = run_groups(tables, lambda t: t[1], lambda t: t[2])
         for run in runs:
-            _advise_run(run, output, reports, op_graph, limits, several=len(runs) > 1)
+            _advise_run(run, output, reports, op_graph, limits, several=len(runs) > 1, own=session_graph)
     if still_open:
         # Its dump files still coming may hold the first divergence: these findings are not final.
         console().print(
@@ -339,6 +340,7 @@ def _advise_run(
     thresholds: GradeThresholds,
     *,
     several: bool,
+    own: OpGraph | None = None,
 ) -> None:
     """Advise one run's tables (its shards as one), print the findings and write its reports."""
     from dumpcmp.host.report.advisor import Advice
@@ -353,6 +355,7 @@ def _advise_run(
     if graph is not None:
         names = (row.op_name for t in run for row in t[0].targets())
         warn_of_strangers(graph, names, "the advisor walks the result's ops alone")
+    graph = graph or own  # the host session's rule: its own network, no stranger to warn of
     advice, text, data = advise_tables(
         [t[0] for t in run], [t[1] for t in run], out_dir, thresholds, graph, name=whole
     )
