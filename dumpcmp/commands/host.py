@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -1077,13 +1078,54 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 ),
             ]
             return SessionTables(shards, True, [], graph)
+        hunts = _hunt_lines(info.summary)
+        passes = _pass_tables(_rows(stub, session, options.timeout), hunts) if hunts else None
+        if passes is not None:
+            return SessionTables(passes, False, hunts, graph)
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, list(csv.reader(text.splitlines()))))
-        return SessionTables(tables, False, _hunt_lines(info.summary), graph)
+        return SessionTables(tables, False, hunts, graph)
+
+
+def _pass_tables(streamed: StreamedRows, hunts: list[str]) -> list[tuple[str, list[list[str]]]] | None:
+    """A hunt session's rows as one table per pass, ``hunt_pass{k}`` (``hunt_pass{k}_statistics``),
+    each advised on its own: the passes are captures of one run, not shards of a run with a first
+    one, and their result files' names (``{time}_{device}_{model}_{step}_result_{ts}``, ``_1`` …)
+    do not say which pass each is. None where a shard is of no pass, or a pass has several (the
+    result files are advised then, as before)."""
+    dirs = _pass_dirs(hunts)
+    tables: list[tuple[int, str, list[list[str]]]] = []
+    for split, kind in ((streamed.by_shard(), ""), (streamed.statistics.by_shard(), "_statistics")):
+        for key, (header, rows) in split.items():
+            number = dirs.get(key[:4])
+            if number is None:
+                return None
+            tables.append((number, f"hunt_pass{number}{kind}", [header, *rows]))
+    if len({name for _, name, _ in tables}) < len(tables):
+        return None
+    return [(name, cells) for _, name, cells in sorted(tables, key=lambda t: t[0])]
+
+
+_PASS_LINE = re.compile(r"  pass (?P<number>\d+): ")
+
+
+def _pass_dirs(hunts: list[str]) -> dict[tuple[str, ...], int]:
+    """Each pass's dump directories, ``(time, device, model, model id)``, as its summary line
+    (``hunts.hunt_lines``) ends: ``…: dump/{time}/{device}/{model}/{model id}[, …]``."""
+    found: dict[tuple[str, ...], int] = {}
+    for line in hunts:
+        head = _PASS_LINE.match(line)
+        if head is None:
+            continue
+        for where in line.rsplit(": ", 1)[-1].split(", "):
+            parts = tuple(where.split("/"))
+            if len(parts) == 5 and parts[0] == "dump":
+                found[parts[1:]] = int(head["number"])
+    return found
 
 
 def _session_graph(stub: DumpCompareStub, info: pb.SessionInfo, timeout: float) -> OpGraph | None:

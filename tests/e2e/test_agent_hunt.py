@@ -105,7 +105,14 @@ def test_a_hunt_sessions_results_agree_with_its_verdict(
     code, out = cli("advise", "--host", address, "--session", "hw", "-o", tmp_path / "advice")
     assert code == 0, out
     assert "inputs (or constants) differ" not in out, out
-    assert "/layers.2/attn/v/Transpose was not dumped" in out, out
+    # Each pass advised on its own, named by its pass (its result files' names do not say which).
+    blocks = [line for line in out.splitlines() if line.startswith("result ")]
+    assert blocks == ["result hunt_pass1_statistics", "result hunt_pass2", "result hunt_pass3"], out
+    lines = out.splitlines()
+    pass_2, pass_3 = (lines[lines.index(b) + 1] for b in blocks[1:])
+    assert pass_2.startswith("first divergence: /layers.2/attn/v/Transpose produces op #2"), out
+    assert "/layers.2/attn/v/Transpose was not dumped" in pass_2, out
+    assert pass_3.startswith("first divergence: op #0 /layers.2/attn.v_proj/MatMul"), out
     html = (tmp_path / "hw.html").read_text()
     assert "inputs (or constants) differ" not in html
     assert "diverging: 2" in html and "/layers.2/attn/v/Transpose was not dumped" in html
