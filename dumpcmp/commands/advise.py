@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dumpcmp.commands._flags import StrictCommand
-from dumpcmp.commands._output import console, user_errors
+from dumpcmp.commands._output import console, fail, user_errors
 from dumpcmp.commands._remote import (
     DEFAULT_TIMEOUT,
     ClientCert,
@@ -28,7 +28,20 @@ from dumpcmp.commands._remote import (
     TokenFile,
     channel_options,
 )
-from dumpcmp.commands._report_flags import Graph, Html, ModelExplorer, warn_of_strangers
+from dumpcmp.commands._report_flags import (
+    VERDICT_DEFAULTS,
+    CosineThreshold,
+    Graph,
+    Html,
+    KlThreshold,
+    ModelExplorer,
+    MreThreshold,
+    RedThreshold,
+    RmseThreshold,
+    StatsThreshold,
+    threshold_problem,
+    warn_of_strangers,
+)
 from dumpcmp.errors import DumpcmpError
 
 if TYPE_CHECKING:
@@ -178,20 +191,25 @@ def advise_tables(
     out_dir: Path,
     thresholds: GradeThresholds | None = None,
     graph: OpGraph | None = None,
+    *,
+    name: str | None = None,
 ) -> tuple[Advice | RunAdvice, Path, Path]:
     """Advise the tables of one run (the results named ``stems``) and write the advisor files in
     ``out_dir``: one table as ``advise_table``; several as one (``shards.advise_run``: a shard's
     tensor and statistics results as one walk, the shards of a run of several as one
     ``RunAdvice``), in the advisor files its first result's name gives for one shard, the run's
     own result name for several (``advisor_{stamp}`` for ``0_net_{step}_result_{stamp}``,
-    ``compare_advisor_{stamp}`` for ``rank{R}_token{T}_compare_result_{stamp}``)."""
+    ``compare_advisor_{stamp}`` for ``rank{R}_token{T}_compare_result_{stamp}``); ``name``, the
+    stem of one file that held every shard's rows, names them after that file instead."""
     if len(tables) == 1:
         return advise_table(tables[0], stems[0], out_dir, thresholds, graph)
     from dumpcmp.host.report.advisor import write_advice
     from dumpcmp.host.report.shards import advise_run
 
     run = advise_run(tables, stems, thresholds, graph)
-    text, data = write_advice(run, out_dir, *_advisor_name(stems[0] if len(run.shards) == 1 else run.run))
+    text, data = write_advice(
+        run, out_dir, *_advisor_name(name or (stems[0] if len(run.shards) == 1 else run.run))
+    )
     return run, text, data
 
 
@@ -205,11 +223,14 @@ def print_advice(advice: Worded, text: Path, data: Path, heading: str = "") -> N
     out.print(f"advisor: {text}, {data}", markup=False)
 
 
-# A table to advise: the table, its result's file stem, the directory beside it, its name to show.
-_ToAdvise = tuple["ResultTable", str, Path, str]
+# A table to advise: the table, its result's file stem, the directory beside it, its name to show,
+# and for a shard of a table of several, that table's file stem (its run's advisor files are named
+# after it).
+_ToAdvise = tuple["ResultTable", str, Path, str, "str | None"]
 
 
 def advise_command(
+    ctx: typer.Context,
     result: Annotated[
         str | None,  # text, not Path: Path("") would quietly be the current directory
         typer.Argument(
@@ -243,15 +264,36 @@ def advise_command(
     html: Html = False,
     model_explorer: ModelExplorer = False,
     graph: Graph = None,
+    # compare's own: a result made with other thresholds is re-judged the way it was made.
+    cosine_threshold: CosineThreshold = VERDICT_DEFAULTS.cosine,
+    red_threshold: RedThreshold = VERDICT_DEFAULTS.relative_euclidean,
+    kl_threshold: KlThreshold = VERDICT_DEFAULTS.kl,
+    rmse_threshold: RmseThreshold = VERDICT_DEFAULTS.rmse,
+    mre_threshold: MreThreshold = VERDICT_DEFAULTS.mean_relative,
+    stats_threshold: StatsThreshold = VERDICT_DEFAULTS.statistics,
 ) -> None:
-    """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session)."""
+    """Say in words what went wrong and where, from a result table (CSV, xlsx or a host session).
+
+    The thresholds are compare's: give the ones the result was compared with, or the advice
+    judges its rows by the defaults.
+    """
     from dumpcmp.host.report.files import ReportRequest
+    from dumpcmp.host.report.grading import GradeThresholds
     from dumpcmp.host.report.graph import graph_for
     from dumpcmp.host.report.shards import run_groups
+    from dumpcmp.host.verdict import Thresholds
     from dumpcmp.outputs import prepare_output_dir
 
+    bad_limit = threshold_problem(ctx)
+    if bad_limit is not None:
+        fail(bad_limit)
+    verdict = Thresholds(
+        cosine_threshold, red_threshold, kl_threshold, rmse_threshold, mre_threshold, stats_threshold
+    )
+    limits = GradeThresholds(verdict=verdict)
     tables: list[_ToAdvise] = []
     still_open = False
+    session_graph: OpGraph | None = None
     with user_errors():
         if (host is None) != (session is None):
             raise DumpcmpError("--host and --session go together: give both, or neither")
@@ -267,6 +309,9 @@ def advise_command(
         options = channel_options(host, tls_ca, client_cert, client_key, token_file, timeout)
         fetched = session_tables(options, session)
         still_open = fetched.still_open
+        # The session's own rule, unless --graph names another: a capture of a few ops (a hunt's
+        # window) is read in its network, so an input made outside it is not "the network's input".
+        session_graph = fetched.graph if op_graph is None else None
         for line in fetched.hunts:  # first: each table below is one pass's capture, not the hunt
             console().print(line, markup=False)
         with user_errors():
@@ -275,10 +320,10 @@ def advise_command(
     with user_errors():
         if output is not None:
             prepare_output_dir(output, "-o")
-        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph)
+        reports = ReportRequest(html=html, model_explorer=model_explorer, graph=graph, verdict=verdict)
         runs = run_groups(tables, lambda t: t[1], lambda t: t[2])
         for run in runs:
-            _advise_run(run, output, reports, op_graph, several=len(runs) > 1)
+            _advise_run(run, output, reports, op_graph, limits, several=len(runs) > 1, own=session_graph)
     if still_open:
         # Its dump files still coming may hold the first divergence: these findings are not final.
         console().print(
@@ -292,28 +337,36 @@ def _advise_run(
     output: Path | None,
     reports: ReportRequest,
     graph: OpGraph | None,
+    thresholds: GradeThresholds,
     *,
     several: bool,
+    own: OpGraph | None = None,
 ) -> None:
     """Advise one run's tables (its shards as one), print the findings and write its reports."""
     from dumpcmp.host.report.advisor import Advice
     from dumpcmp.host.report.files import write_reports, write_run_reports
     from dumpcmp.host.report.shards import RunAdvice
 
-    (table, stem, _, name), out_dir = run[0], output or run[0][2]
+    (table, stem, _, name, whole), out_dir = run[0], output or run[0][2]
     heading = ""
     if several:
         heading = f"result {_run_path(Path(name).parent, [t[1] for t in run]) if len(run) > 1 else name}"
+        heading = f"result {name}" if whole is not None else heading
     if graph is not None:
         names = (row.op_name for t in run for row in t[0].targets())
         warn_of_strangers(graph, names, "the advisor walks the result's ops alone")
-    advice, text, data = advise_tables([t[0] for t in run], [t[1] for t in run], out_dir, graph=graph)
+    graph = graph or own  # the host session's rule: its own network, no stranger to warn of
+    advice, text, data = advise_tables(
+        [t[0] for t in run], [t[1] for t in run], out_dir, thresholds, graph, name=whole
+    )
     print_advice(advice, text, data, heading=heading)
     if not reports.wanted:
         return
     if isinstance(advice, RunAdvice):
         stems = [out_dir / t[1] for t in run]
-        written = write_run_reports(advice, [t[0] for t in run], stems, reports, graphs=[graph] * len(run))
+        written = write_run_reports(
+            advice, [t[0] for t in run], stems, reports, graphs=[graph] * len(run), name=whole
+        )
     else:
         assert isinstance(advice, Advice)  # one table: its own advice
         written = write_reports(table, out_dir / stem, reports, advice=advice, graph=graph)
@@ -325,12 +378,28 @@ def _read_path(result: Path) -> list[_ToAdvise]:
     from dumpcmp.host.report.table import read_result
 
     if not result.is_dir():
-        return [(read_result(result), result.stem, result.parent, str(result))]
+        return _shards((read_result(result), result))
     files = result_files(result)
     if not files:
         raise DumpcmpError(f"{result}: no result table in this directory (result_*.csv or .xlsx)")
     # Every shard: a batch compare writes one per device/model/step.
-    return [(table, path.stem, path.parent, str(path)) for table, path in readable_results(files)]
+    return [shard for read in readable_results(files) for shard in _shards(read)]
+
+
+def _shards(read: tuple[ResultTable, Path]) -> list[_ToAdvise]:
+    """The table at a path, or, for a table of several shards led by their columns (``host results
+    --csv`` of a multi-step session), each shard's: named as a batch compare names its shard
+    results (``{device}_{model}_{step}_result_{stamp}``), so that they are advised as one run,
+    whose advisor files are named after the file."""
+    from dumpcmp.host.report.table import split_shards
+
+    table, path = read
+    split = split_shards(table)
+    if len(split) == 1:
+        return [(table, path.stem, path.parent, str(path), None)]
+    named = _RESULT_NAME.match(path.stem)
+    stamp = named["stamp"] if named is not None else time.strftime("%Y%m%d%H%M%S")
+    return [(shard, f"{label}_result_{stamp}", path.parent, str(path), path.stem) for label, shard in split]
 
 
 def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[_ToAdvise]:
@@ -341,7 +410,7 @@ def _read_cells(fetched: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[
         (table_from_cells(refuse_cut_table([list(row) for row in cells], name), source=name), Path(name))
         for name, cells in fetched
     ]
-    return [(table, path.stem, Path("."), str(path)) for table, path in _compared_tables(tables)]
+    return [(table, path.stem, Path("."), str(path), None) for table, path in _compared_tables(tables)]
 
 
 def register(app: typer.Typer) -> None:

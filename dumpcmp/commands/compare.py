@@ -7,7 +7,6 @@ kernels): what a comparison needs is imported inside the functions that run it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -19,7 +18,18 @@ import typer
 from dumpcmp.commands._cluster import CLUSTER_HELP, DEFAULT_TIMEOUT, file_runner, for_cluster
 from dumpcmp.commands._flags import StrictCommand, refusal
 from dumpcmp.commands._output import console, counted, fail, say, user_errors
-from dumpcmp.commands._report_flags import Html, ModelExplorer
+from dumpcmp.commands._report_flags import (
+    VERDICT_DEFAULTS,
+    CosineThreshold,
+    Html,
+    KlThreshold,
+    ModelExplorer,
+    MreThreshold,
+    RedThreshold,
+    RmseThreshold,
+    StatsThreshold,
+    threshold_problem,
+)
 from dumpcmp.commands.progress import tracked
 from dumpcmp.host.request import CompareRequest, DetailRequest
 from dumpcmp.host.verdict import Thresholds
@@ -31,8 +41,6 @@ if TYPE_CHECKING:  # numpy, the codec and the kernels load when the comparison s
     from dumpcmp.host.report.graph import OpGraph
     from dumpcmp.host.report.shards import AdvisedRun
     from dumpcmp.host.torchair.run import TorchairRequest
-
-_LIMITS = Thresholds()  # msit analyser's defaults
 
 
 class Mode(str, Enum):
@@ -112,7 +120,13 @@ def compare(
         bool, typer.Option("--overflow-detection", "--overflow_detection", help="Add the OverFlow column.")
     ] = False,
     detail_op: Annotated[
-        str | None, typer.Option("-d", "--detail", help="Also write element-by-element detail of this op.")
+        str | None,
+        typer.Option(
+            "-d",
+            "--detail",
+            help="Also write element-by-element detail of this op (of a tree of several steps: the first "
+            "step where its tensor is beyond the thresholds, else its first step).",
+        ),
     ] = None,
     detail_index: Annotated[int, typer.Option("-i", "--index", help="Tensor index for -d.")] = 0,
     detail_side: Annotated[
@@ -136,34 +150,12 @@ def compare(
     print_request: Annotated[
         bool, typer.Option("--print-request", help="Print the resolved request and stop.")
     ] = False,
-    cosine_threshold: Annotated[
-        float, typer.Option("--cosine-threshold", help="A tensor diverges when CosineSimilarity < this.")
-    ] = _LIMITS.cosine,
-    red_threshold: Annotated[
-        float,
-        typer.Option(
-            "--red-threshold",
-            "--euclidean-threshold",
-            help="… or RelativeEuclideanDistance is above this.",
-        ),
-    ] = _LIMITS.relative_euclidean,
-    kl_threshold: Annotated[
-        float, typer.Option("--kl-threshold", help="… or KullbackLeiblerDivergence is above this.")
-    ] = _LIMITS.kl,
-    rmse_threshold: Annotated[
-        float, typer.Option("--rmse-threshold", help="… or RootMeanSquareError is above this.")
-    ] = _LIMITS.rmse,
-    mre_threshold: Annotated[
-        float, typer.Option("--mre-threshold", help="… or MeanRelativeError is above this.")
-    ] = _LIMITS.mean_relative,
-    stats_threshold: Annotated[
-        float,
-        typer.Option(
-            "--stats-threshold",
-            help="Statistics dumps, and --mode torchair --summary-mode statistics: a statistic fails when "
-            "|diff| / max(|NPU|, |golden|) is above this.",
-        ),
-    ] = _LIMITS.statistics,
+    cosine_threshold: CosineThreshold = VERDICT_DEFAULTS.cosine,
+    red_threshold: RedThreshold = VERDICT_DEFAULTS.relative_euclidean,
+    kl_threshold: KlThreshold = VERDICT_DEFAULTS.kl,
+    rmse_threshold: RmseThreshold = VERDICT_DEFAULTS.rmse,
+    mre_threshold: MreThreshold = VERDICT_DEFAULTS.mean_relative,
+    stats_threshold: StatsThreshold = VERDICT_DEFAULTS.statistics,
     advisor: Annotated[
         bool,
         typer.Option("--advisor", help="Also print the advisor's findings and write advisor_*.txt/.json."),
@@ -209,7 +201,7 @@ def compare(
     refused = refusal(ctx, _unused_options(mode, summary_mode, detail_op))
     if refused is not None:
         fail(refused)
-    bad_limit = _threshold_problem(ctx)
+    bad_limit = threshold_problem(ctx)
     if bad_limit is not None:
         fail(bad_limit)
     reports = ReportFlags(html, model_explorer)
@@ -239,12 +231,7 @@ def compare(
         jobs=jobs,
         custom=custom,
         thresholds=Thresholds(
-            cosine=cosine_threshold,
-            relative_euclidean=red_threshold,
-            kl=kl_threshold,
-            rmse=rmse_threshold,
-            mean_relative=mre_threshold,
-            statistics=stats_threshold,
+            cosine_threshold, red_threshold, kl_threshold, rmse_threshold, mre_threshold, stats_threshold
         ),
     )
     if print_request:
@@ -294,52 +281,6 @@ def _unused_options(mode: Mode, summary: SummaryModeOption | None, detail_op: st
     if summary is not SummaryModeOption.statistics:
         unused["stats_threshold"] = f"a threshold of --summary-mode statistics, not {summary.value}"
     return unused
-
-
-@dataclass(frozen=True, slots=True)
-class _Range:
-    """The values a threshold may take: finite, ``low`` to ``high`` (``low`` itself unless open)."""
-
-    low: float
-    high: float = math.inf
-    low_open: bool = False
-
-    def holds(self, value: float) -> bool:
-        # NaN fails every comparison: a NaN limit would pass or fail every tensor without a word.
-        above = value > self.low if self.low_open else value >= self.low
-        return math.isfinite(value) and above and value <= self.high
-
-    def __str__(self) -> str:
-        if self.high == math.inf:
-            return f"{'>' if self.low_open else '>='} {self.low:g}"
-        return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
-
-
-# The range of each threshold is that of the value it is compared with: a limit outside it would
-# make every tensor pass (or fail) that check, which no user means.
-_THRESHOLD_RANGES = {
-    "cosine_threshold": (_Range(-1.0, 1.0), "the range of CosineSimilarity"),
-    "red_threshold": (_Range(0.0), "RelativeEuclideanDistance is never negative"),
-    "kl_threshold": (_Range(0.0), "KullbackLeiblerDivergence is never negative"),
-    "rmse_threshold": (_Range(0.0), "RootMeanSquareError is never negative"),
-    "mre_threshold": (_Range(0.0), "MeanRelativeError is never negative"),
-    # |diff| / (max(|NPU|, |golden|) + 1e-10) is below 2
-    "stats_threshold": (_Range(0.0, 2.0), "a statistic's relative difference is below 2"),
-    "max_rel_threshold": (_Range(0.0, low_open=True), "a row passes below it: at 0 none could"),
-    "thousandth_bound": (_Range(0.0, low_open=True), "errors are counted below it: at 0 none could be"),
-    "five_thousandth_bound": (_Range(0.0, low_open=True), "errors are counted below it: at 0 none could be"),
-}
-
-
-def _threshold_problem(ctx: typer.Context) -> str | None:
-    """One line naming the first threshold outside its range, and the range; None if all hold."""
-    for param in ctx.command.params:
-        limits = _THRESHOLD_RANGES.get(param.name or "")
-        value = ctx.params.get(param.name or "")
-        if limits is not None and isinstance(value, float) and not limits[0].holds(value):
-            allowed, meaning = limits
-            return f"{param.opts[0]} {value:g}: must be a finite number {allowed} ({meaning})"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -51,6 +52,8 @@ from dumpcmp.proto.channel import ChannelOptions, call_failed, open_channel
 from dumpcmp.proto.session_names import CLOSED_METADATA, STREAMING_METADATA
 
 if TYPE_CHECKING:
+    from dumpcmp.host.report.graph import OpGraph
+    from dumpcmp.host.report.table import ShardKey
     from dumpcmp.host.rows import ResultRow
     from dumpcmp.host.stats_compare import StatsResult
 
@@ -715,14 +718,12 @@ def _file_order(dump_file: str) -> tuple[int, int, int, str]:
     return (0, name.timestamp, name.task_id, dump_file)
 
 
-# A row's shard as the directories name it: (time, device, model, model id, step); all "" from a
-# host that does not say (the session is then one shard).
-ShardKey = tuple[str, str, str, str, str]
-_SHARD_COLUMNS = ("DumpTime", "Device", "Model", "ModelId", "Step")
 _ALWAYS_SHOWN = frozenset({"Device", "Model", "Step"})  # a result file's name: {device}_{model}_{step}
 
 
 def _shard_key(shard: pb.Shard) -> ShardKey:
+    """A row's shard as the directories name it (``table.SHARD_COLUMNS``); all "" from a host that
+    does not say (the session is then one shard)."""
     return (shard.time, shard.device, shard.model, shard.model_id, shard.step)
 
 
@@ -809,15 +810,17 @@ def _led_by_shards(
     """``rows`` led by shard columns when they are of several shards, so that the same tensor of
     two steps stays two told-apart rows. A shard column that is the same for every row is left
     out, unless it is one of those naming a result file."""
+    from dumpcmp.host.report.table import SHARD_COLUMNS
+
     if len(set(shards)) < 2:
         return columns, rows
     shown = [
         i
-        for i, name in enumerate(_SHARD_COLUMNS)
+        for i, name in enumerate(SHARD_COLUMNS)
         if name in _ALWAYS_SHOWN or len({key[i] for key in shards}) > 1
     ]
     return (
-        [*(_SHARD_COLUMNS[i] for i in shown), *columns],
+        [*(SHARD_COLUMNS[i] for i in shown), *columns],
         [[*(key[i] for i in shown), *row] for key, row in zip(shards, rows, strict=True)],
     )
 
@@ -921,9 +924,13 @@ def _write_html(
     stub: DumpCompareStub, info: pb.SessionInfo, target: Path, graph: Path | None, streamed: StreamedRows,
     timeout: float,
 ) -> None:  # fmt: skip
-    from dumpcmp.host.report.files import ReportRequest, write_reports
+    """The session's report at ``target``: of one shard, as ``compare --html`` of its result; of
+    several (steps, devices: the table is led by their columns), one page for the run with a shard
+    picker and the advice across the shards, as ``compare --html`` of a multi-step tree."""
+    from dumpcmp.host.report.files import ReportRequest, write_reports, write_run_reports
     from dumpcmp.host.report.graph import graph_for
-    from dumpcmp.host.report.table import table_from_cells
+    from dumpcmp.host.report.shards import advise_run
+    from dumpcmp.host.report.table import split_shards, table_from_cells
 
     columns, rows = _table_cells(stub, info, streamed, timeout)
     table = table_from_cells([columns, *rows], source=f"session {info.session}")
@@ -939,9 +946,19 @@ def _write_html(
         if graph is None:  # the network of the rule the session compared with, where it holds one
             graph = _session_rule(stub, info, Path(scratch), timeout)
         request = ReportRequest(html=True, graph=graph)
-        write_reports(
-            table, target.with_suffix(""), request, model=info.model, html_path=target, graph=op_graph
-        )
+        shards = split_shards(table)
+        if len(shards) == 1:
+            write_reports(
+                table, target.with_suffix(""), request, model=info.model, html_path=target, graph=op_graph
+            )
+            return
+        if op_graph is None and graph is not None:
+            op_graph = graph_for(graph, info.model)
+        stamp = time.strftime("%Y%m%d%H%M%S")  # the names a batch compare gives its shards' results
+        stems = [target.with_name(f"{label}_result_{stamp}") for label, _ in shards]
+        tables = [shard for _, shard in shards]
+        run = advise_run(tables, [s.name for s in stems], graph=op_graph)
+        write_run_reports(run, tables, stems, request, graphs=[op_graph] * len(tables), html_path=target)
 
 
 def _session_rule(stub: DumpCompareStub, info: pb.SessionInfo, scratch: Path, timeout: float) -> Path | None:
@@ -992,14 +1009,19 @@ class SessionTables:
     # A closed session's hunts (their summary lines): what each concluded, and which pass each
     # result's capture is; the advice of each table is of one pass, not of the hunt.
     hunts: list[str]
+    # The network of the fusion rule the session compared with, where it holds one: the advisor
+    # traces an input that differs where a capture starts (a hunt's window) to its maker upstream.
+    graph: OpGraph | None = None
 
 
 def session_tables(options: ChannelOptions, session: str) -> SessionTables:
     """Each result file of a closed session, else the rows so far (named after the session; when
     they are of several shards, a table per shard named as its result file will be,
-    ``{device}_{model}_{step}_result_{now}``, so that the shards are advised as one run)."""
+    ``{device}_{model}_{step}_result_{now}``, so that the shards are advised as one run); and the
+    network of the session's fusion rule."""
     with _stub(options) as stub:
         info = stub.GetSession(pb.GetSessionRequest(session=session), timeout=options.timeout)
+        graph = _session_graph(stub, info, options.timeout)
         if info.state != pb.SessionInfo.CLOSED:  # a table per shard, named as its result file will be
             streamed = _rows(stub, session, options.timeout)
             split = streamed.by_shard()
@@ -1008,8 +1030,10 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                 columns, rows = streamed.table()
                 tables = [(session, [columns, *rows])] if rows or not stats else []
                 tables += [(f"{session}_statistics", [c, *r]) for c, r in stats.values()]
-                return SessionTables(tables, True, [])
-            labels, stamp = _shard_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
+                return SessionTables(tables, True, [], graph)
+            from dumpcmp.host.report.table import shard_file_labels
+
+            labels, stamp = shard_file_labels(list({**split, **stats})), time.strftime("%Y%m%d%H%M%S")
             shards = [
                 *((f"{labels[k]}_result_{stamp}", [header, *rows]) for k, (header, rows) in split.items()),
                 *(
@@ -1017,16 +1041,66 @@ def session_tables(options: ChannelOptions, session: str) -> SessionTables:
                     for k, (header, rows) in stats.items()
                 ),
             ]
-            return SessionTables(shards, True, [])
+            return SessionTables(shards, True, [], graph)
         from dumpcmp.host.sinks.csv_file import restored_rows
 
+        hunts = _hunt_lines(info.summary)
+        passes = _pass_tables(_rows(stub, session, options.timeout), hunts) if hunts else None
+        if passes is not None:
+            return SessionTables(passes, False, hunts, graph)
         tables = []
         for name in info.result_files:
             if not Path(name).name.endswith(".csv"):
                 continue  # the xlsx twin holds the same rows
             text = b"".join(_result_chunks(stub, info, name, options.timeout)).decode("utf-8")
             tables.append((Path(name).name, restored_rows(csv.reader(text.splitlines()))))
-        return SessionTables(tables, False, _hunt_lines(info.summary))
+        return SessionTables(tables, False, hunts, graph)
+
+
+def _pass_tables(streamed: StreamedRows, hunts: list[str]) -> list[tuple[str, list[list[str]]]] | None:
+    """A hunt session's rows as one table per pass, ``hunt_pass{k}`` (``hunt_pass{k}_statistics``),
+    each advised on its own: the passes are captures of one run, not shards of a run with a first
+    one, and their result files' names (``{time}_{device}_{model}_{step}_result_{ts}``, ``_1`` …)
+    do not say which pass each is. None where a shard is of no pass, or a pass has several (the
+    result files are advised then, as before)."""
+    dirs = _pass_dirs(hunts)
+    tables: list[tuple[int, str, list[list[str]]]] = []
+    for split, kind in ((streamed.by_shard(), ""), (streamed.statistics.by_shard(), "_statistics")):
+        for key, (header, rows) in split.items():
+            number = dirs.get(key[:4])
+            if number is None:
+                return None
+            tables.append((number, f"hunt_pass{number}{kind}", [header, *rows]))
+    if len({name for _, name, _ in tables}) < len(tables):
+        return None
+    return [(name, cells) for _, name, cells in sorted(tables, key=lambda t: t[0])]
+
+
+_PASS_LINE = re.compile(r"  pass (?P<number>\d+): ")
+
+
+def _pass_dirs(hunts: list[str]) -> dict[tuple[str, ...], int]:
+    """Each pass's dump directories, ``(time, device, model, model id)``, as its summary line
+    (``hunts.hunt_lines``) ends: ``…: dump/{time}/{device}/{model}/{model id}[, …]``."""
+    found: dict[tuple[str, ...], int] = {}
+    for line in hunts:
+        head = _PASS_LINE.match(line)
+        if head is None:
+            continue
+        for where in line.rsplit(": ", 1)[-1].split(", "):
+            parts = tuple(where.split("/"))
+            if len(parts) == 5 and parts[0] == "dump":
+                found[parts[1:]] = int(head["number"])
+    return found
+
+
+def _session_graph(stub: DumpCompareStub, info: pb.SessionInfo, timeout: float) -> OpGraph | None:
+    """The network of the fusion rule the session holds; None when it holds none."""
+    from dumpcmp.host.report.graph import graph_for
+
+    with tempfile.TemporaryDirectory(prefix="dumpcmp-rule-") as scratch:
+        rule = _session_rule(stub, info, Path(scratch), timeout)
+        return graph_for(rule, info.model) if rule is not None else None
 
 
 def _hunt_lines(summary: str) -> list[str]:
@@ -1039,12 +1113,3 @@ def _hunt_lines(summary: str) -> list[str]:
         elif lines:
             break
     return lines
-
-
-def _shard_labels(keys: list[ShardKey]) -> dict[ShardKey, str]:
-    """``{device}_{model}_{step}``, as each shard's result file is named; every directory of the
-    shard (its dump time and model id too) when that does not tell two shards apart."""
-    plain = {key: f"{key[1]}_{key[2]}_{key[4]}" for key in keys}
-    if len(set(plain.values())) == len(keys):
-        return plain
-    return {key: "_".join(part for part in key if part) for key in keys}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,12 +11,14 @@ from dumpcmp.host.golden import GoldenSource
 from dumpcmp.host.matcher import Matcher, TensorIO
 from dumpcmp.host.metrics.detail import write_detail
 from dumpcmp.host.pipeline import CompareOptions, TensorJob, aligned_pair, file_jobs
+from dumpcmp.host.verdict import Agreement, agreement
 from dumpcmp.proto.codec import read_dump
 from dumpcmp.proto.names import sanitize_dump_name
 from dumpcmp.proto.walker import DumpEntry, DumpTree, GroupKey
 
 if TYPE_CHECKING:
     from dumpcmp.host.request import CompareRequest, DetailRequest
+    from dumpcmp.host.rows import ResultRow
 
 
 def check_detail_op(detail: DetailRequest, tree: DumpTree) -> None:
@@ -50,9 +52,15 @@ def write_op_detail(
     golden: GoldenSource,
     matcher_for: Callable[[GroupKey], Matcher | None],
     options: CompareOptions,
+    compared: Mapping[GroupKey, Sequence[ResultRow]],
 ) -> tuple[tuple[Path, ...], str]:
-    """The detail files of the op's tensor in the first shard that ran it, and which shard that
-    is ("step 0", "step 0, the first of the 60 steps it ran in")."""
+    """The detail files of the op's tensor, and which shard they are of ("step 7, the first of
+    the 12 steps it ran in where it is beyond the thresholds").
+
+    Of a tree of several shards (steps), the first shard whose row of that tensor (``compared``:
+    each shard's result rows) is beyond the thresholds: the user who follows a finding "only in
+    step 7" to ``-d`` wants step 7's elements, not a healthy step's. Where the tensor agrees in
+    every shard, the first shard it ran in."""
     detail = request.detail
     assert detail is not None
     shards = [
@@ -62,11 +70,24 @@ def write_op_detail(
     ]
     if not shards:
         raise MatchError(f"op {detail.op!r} (-d) is not in the target dump")
-    key, chosen = shards[0]
-    where = f"step {key.step}" + (
-        f", the first of the {len(shards)} steps it ran in" if len(shards) > 1 else ""
-    )
     suffix = f":{detail.io}:{detail.index}"
+    wanted = sanitize_dump_name(detail.op)
+    diverging = [
+        at
+        for at, (key, _) in enumerate(shards)
+        if any(
+            sanitize_dump_name(row.npu_name) == wanted
+            and row.tensor_index.endswith(suffix)
+            and agreement(row.metrics, request.thresholds) is Agreement.DISAGREE
+            for row in compared.get(key, ())
+        )
+    ]
+    key, chosen = shards[diverging[0] if diverging else 0]
+    where = f"step {key.step}"
+    if len(shards) > 1:
+        where += f", the first of the {len(shards)} steps it ran in" + (
+            " where it is beyond the thresholds" if diverging else "; it is within the thresholds in each"
+        )
     for job in file_jobs(chosen[-1], golden, matcher_for(key), options):
         if job.tensor_index.endswith(suffix):
             return _write(job, request.out_dir, detail.io, detail.index, options), where

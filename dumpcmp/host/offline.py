@@ -145,7 +145,10 @@ def _compare(
         from dumpcmp.host.detail_request import write_op_detail
 
         try:
-            detail_files, detail_where = write_op_detail(request, tree, golden, rules.matcher_for, options)
+            compared = {shard.key: shard.rows for shard in shards}
+            detail_files, detail_where = write_op_detail(
+                request, tree, golden, rules.matcher_for, options, compared
+            )
         except DumpcmpError as exc:  # the results are written: say where, then why no detail
             detail_error = str(exc)
     return CompareOutcome(

@@ -57,6 +57,9 @@ class ShardOutcome(Generic[Row, Key]):
     stats_file: Path | None = None
     stats_rows: tuple[StatsResult, ...] = ()
     stats_xlsx: Path | None = None
+    # What the summary names the shard by ahead of its step: "pass 2", a hunt's capture, whose first
+    # divergence is that capture's (of a few ops), not the run's; "" for its directories alone.
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True)

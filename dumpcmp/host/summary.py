@@ -77,19 +77,25 @@ class Place:
     npu_name: str
     tensor_index: str
     device: str = ""
+    shard: str = ""  # the shard's label (``ShardOutcome.label``): "pass 2"
 
     @classmethod
     def of(cls, shard: ShardOutcome, row: Target) -> Place:
         assert row.index is not None  # only target rows have a place
         key = shard.key
-        return cls(key.model, key.step, row.index, row.op_type, row.npu_name, row.tensor_index, key.device)
+        return cls(
+            key.model, key.step, row.index, row.op_type, row.npu_name, row.tensor_index, key.device,
+            shard.label,
+        )  # fmt: skip
 
     def text(self, *, with_model: bool = False, with_device: bool = False) -> str:
-        """Where it is; the device and model named when the run has several of them."""
+        """Where it is; the device and model named when the run has several of them, and the
+        shard's label where it has one."""
         device = f"device {self.device}, " if with_device else ""
         model = f"model {self.model}, " if with_model else ""
+        shard = f"{self.shard}, " if self.shard else ""
         op = _op(self.op_type, self.npu_name)
-        return f"{device}{model}step {self.step}, index {self.index} {op} ({self.tensor_index})"
+        return f"{shard}{device}{model}step {self.step}, index {self.index} {op} ({self.tensor_index})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,6 +124,47 @@ def test_advise_a_directory_advises_every_shard(tmp_path: Path) -> None:
     )
 
 
+# Two steps of one network in one table, as ``host results --csv`` writes a multi-step session:
+# step 0 goes wrong at op #2, step 1 at op #1. Read as one network, op #1 came first and step 0's
+# fault was not reported at all.
+STEP_0 = [
+    offline(0, "conv1", red=0.001),
+    offline(1, "conv2_fused", "input", red=0.001),
+    offline(1, "conv2_fused", red=0.001),
+    offline(2, "softmax", "input", red=0.001),
+    offline(2, "softmax", cos=0.8, red=0.5),
+]
+SHARDED = [["0", "net", "0", *row] for row in STEP_0] + [["0", "net", "1", *row] for row in ROWS]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_a_table_of_several_steps_is_advised_step_by_step_as_one_run(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"session{suffix}"
+    table = [["Device", "Model", "Step", *OFFLINE_HEADER], *SHARDED]
+    if suffix == ".csv":
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows(table)
+    else:
+        book = xlsxwriter.Workbook(path)
+        sheet = book.add_worksheet()
+        for r, row in enumerate(table):
+            sheet.write_row(r, 0, row)
+        book.close()
+    result = advise(path, "--html")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == (
+        "shards: 2 (steps 0, 1), diverging: 2 (steps 0, 1); the first: step 0, "
+        "first divergence at op #2 softmax"
+    )
+    assert lines[1].startswith("first divergence: op #2 softmax") and lines[1].endswith("[only in step 0]")
+    assert lines[2].startswith(LINE) and lines[2].endswith("[only in step 1]")
+    # The advice and the report of the run are named after the file that held it.
+    (data,) = tmp_path.glob("session_advisor_*.json")
+    assert json.loads(data.read_text())["diverging"] == ["step 0", "step 1"]
+    assert f"report: {tmp_path / 'session.html'}" in lines
+
+
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -273,6 +314,23 @@ def test_compare_advisor_judges_by_the_compare_thresholds(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "\nnetwork consistent: all 41 compared tensors agree" in result.output
     assert "suspect:" not in result.output  # growth within the thresholds blames no op
+
+
+def test_advise_rejudges_with_the_thresholds_the_result_was_compared_with(tmp_path: Path) -> None:
+    # advise had no threshold options: a result compare judged consistent with loose thresholds was
+    # re-advised with the defaults, naming a first divergence its own --advisor never saw.
+    result_file = write_csv(tmp_path / f"result_{STAMP}.csv")
+    loose = ["--cosine-threshold", "0.5", "--euclidean-threshold", "0.9"]
+    result = advise(result_file, "-o", tmp_path / "loose", *loose)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("network consistent: all 6 compared tensors agree"), result.output
+    assert advise(result_file, "-o", tmp_path / "default").output.startswith(LINE)
+    # The JSON says which thresholds judged it.
+    (data,) = (tmp_path / "loose").glob("*.json")
+    judged = json.loads(data.read_text())["thresholds"]
+    assert judged["cosine"] == 0.5 and judged["relative_euclidean"] == 0.9 and judged["kl"] == 0.005
+    # The same names and ranges as compare's.
+    one_error_line(advise(result_file, "--cosine-threshold", "2"), "--cosine-threshold 2: must be a finite")
 
 
 def test_plus_inf_against_minus_inf_is_worded_as_infinities_not_as_nan(tmp_path: Path) -> None:

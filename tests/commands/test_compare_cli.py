@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import errno
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -416,5 +417,25 @@ def test_detail_of_an_op_run_in_many_steps_says_which_step_it_holds(tmp_path: Pa
                      "-o", tmp_path / "out", "-d", "/stem/pool/MaxPool")  # fmt: skip
     assert result.exit_code == 0, result.output
     details = [line for line in result.output.splitlines() if line.startswith("detail")]
-    where = "detail (step 0, the first of the 2 steps it ran in): "
+    where = "detail (step 0, the first of the 2 steps it ran in; it is within the thresholds in each): "
     assert details and all(line.startswith(where) for line in details)
+
+
+def test_detail_of_an_op_run_in_many_steps_is_of_the_first_step_where_it_diverges(tmp_path: Path) -> None:
+    # -d wrote step 0's elements (healthy) while the op diverged in step 1 only.
+    for name, fault in (("clean", []), ("bad", ["--inject", "/block2/Add=bias:0.5"])):
+        made = CliRunner().invoke(
+            app, ["sim", "run", "zoo:small_cnn", "--out", str(tmp_path / name), "--steps", "2", *fault]
+        )
+        assert made.exit_code == 0, made.output
+    (clean_steps,) = (tmp_path / "clean" / "npu").glob("*/0/small_cnn/1")
+    (bad_steps,) = (tmp_path / "bad" / "npu").glob("*/0/small_cnn/1")
+    shutil.rmtree(clean_steps / "1")
+    shutil.copytree(bad_steps / "1", clean_steps / "1")
+    sim = tmp_path / "clean"
+    result = compare("-tp", sim / "npu", "-gp", sim / "golden", "-fr", sim / "fusion_rule.json",
+                     "-o", tmp_path / "out", "-d", "/block2/Add")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    details = [line for line in result.output.splitlines() if line.startswith("detail")]
+    where = "detail (step 1, the first of the 2 steps it ran in where it is beyond the thresholds): "
+    assert details and all(line.startswith(where) for line in details), result.output

@@ -382,6 +382,29 @@ def test_an_open_sessions_rows_are_in_shard_and_execution_order_and_advised_as_o
     assert "first divergence: op #" in advised.output and "/block2/Add" in advised.output
 
 
+def test_csv_xlsx_and_html_of_a_multi_step_session_are_advised_across_its_steps(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    """The --csv/--xlsx table of several steps (led by their columns) was advised as one network, and
+    --html was a one-shard page of every step's rows; advise --host saw the steps."""
+    sim = simulate("zoo:small_cnn", tmp_path / "run", steps=2, faults=("/block2/Add=noise:0.5",))
+    closed_session(hosts.client(host), sim, "two")
+    address = f"127.0.0.1:{host.port}"
+    out = tmp_path / "out"
+    out.mkdir()
+    code, output = invoke("results", "two", "--host", address, "--csv", out / "two.csv", "--xlsx",
+                          out / "two.xlsx", "--html", out / "two.html")  # fmt: skip
+    assert code == 0, output
+    head = "shards: 2 (steps 0, 1), diverging: 2 (steps 0, 1); the first: step 0, first divergence at op #"
+    for table in ("two.csv", "two.xlsx"):
+        advised = runner.invoke(app, ["advise", str(out / table), "-o", str(tmp_path / table)])
+        assert advised.exit_code == 0, advised.output
+        assert advised.output.startswith(head), advised.output
+    html = (out / "two.html").read_text()
+    assert "</span>: 2 (steps 0, 1), diverging: 2 (steps 0, 1); the first: step 0" in html
+    assert '"label":"step 1"' in html  # the shard picker's
+
+
 def test_out_of_an_open_session_is_one_line(hosts: Hosts, host: HostServer, tmp_path: Path) -> None:
     hosts.client(host).open("s1")
     code, output = invoke("results", "s1", "--host", f"127.0.0.1:{host.port}", "--out", tmp_path / "got")

@@ -82,6 +82,42 @@ def test_host_results_and_advise_of_a_hunt_session_say_the_verdict_and_each_pass
     assert code == 0 and out.splitlines()[:3] == said, out
 
 
+def test_a_hunt_sessions_results_agree_with_its_verdict(
+    hosts: Hosts, host: HostServer, tmp_path: Path
+) -> None:
+    # Under the verdict (v_proj), the summary said "first divergence: step 0, index 100 ...
+    # trans_TransData_41" as the session's, advise --host said pass 2's window input meant "the
+    # network's inputs (or constants) differ", and --html advised both windows' rows as one network.
+    address = f"127.0.0.1:{host.port}"
+    code, out = cli(
+        "agent", "run", "--host", address, "--session", "hw", "--model", "zoo:transformer", "--sim", "--hunt",
+        "--inject", "/layers.2/attn.v_proj/Add=layout", "--state", tmp_path / "state",
+    )  # fmt: skip
+    assert code == 0 and "verdict: isolated: /layers.2/attn.v_proj/MatMul" in out, out
+    code, out = cli("host", "results", "hw", "--host", address, "--html", tmp_path / "hw.html")
+    assert code == 0, out
+    places = [
+        line
+        for line in out.splitlines()
+        if line.startswith(("first divergence: ", "statistics move away ", "first statistics divergence: "))
+    ]
+    assert places and all(re.search(r"(?:: | at )pass \d, step 0, index", line) for line in places), out
+    code, out = cli("advise", "--host", address, "--session", "hw", "-o", tmp_path / "advice")
+    assert code == 0, out
+    assert "inputs (or constants) differ" not in out, out
+    # Each pass advised on its own, named by its pass (its result files' names do not say which).
+    blocks = [line for line in out.splitlines() if line.startswith("result ")]
+    assert blocks == ["result hunt_pass1_statistics", "result hunt_pass2", "result hunt_pass3"], out
+    lines = out.splitlines()
+    pass_2, pass_3 = (lines[lines.index(b) + 1] for b in blocks[1:])
+    assert pass_2.startswith("first divergence: /layers.2/attn/v/Transpose produces op #2"), out
+    assert "/layers.2/attn/v/Transpose was not dumped" in pass_2, out
+    assert pass_3.startswith("first divergence: op #0 /layers.2/attn.v_proj/MatMul"), out
+    html = (tmp_path / "hw.html").read_text()
+    assert "inputs (or constants) differ" not in html
+    assert "diverging: 2" in html and "/layers.2/attn/v/Transpose was not dumped" in html
+
+
 def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     hosts: Hosts, host: HostServer, tmp_path: Path
 ) -> None:
@@ -96,7 +132,7 @@ def test_a_fault_is_isolated_in_passes_and_the_results_hold_every_pass(
     # One numbering in the closing summary, the op's place in the model: pass 2's capture of one
     # op called it "index 0", the statistics line below "index 8".
     named = [
-        re.search(r"first(?: divergence:| at) step 0, index (\d+) Add /block2/Add \(", line)
+        re.search(r"first(?: divergence:| at) pass \d, step 0, index (\d+) Add /block2/Add \(", line)
         for line in lines
         if line.startswith(("first divergence: ", "statistics move away from the golden's first at "))
     ]

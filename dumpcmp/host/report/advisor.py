@@ -44,7 +44,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,7 +59,7 @@ from dumpcmp.host.report.grading import (
     worst,
 )
 from dumpcmp.host.report.graph import OpGraph
-from dumpcmp.host.report.table import ResultTable, TensorResult
+from dumpcmp.host.report.table import OFFLINE_DATA, ResultTable, TensorResult
 from dumpcmp.host.verdict import (
     FP16_MAX,
     Agreement,
@@ -68,6 +68,7 @@ from dumpcmp.host.verdict import (
     Side,
     SpecialValues,
     Start,
+    Thresholds,
     divergence_start,
     nothing_finite,
     special_appearance,
@@ -181,6 +182,9 @@ class Advice:
     family: str = ""
     compared: int = 0  # rows with numbers
     disagreeing: int = 0  # of them, rows that disagree
+    # The thresholds an offline table's rows were judged by (compare's, or advise's options), for
+    # the JSON: a result re-advised with other ones may disagree. None for TorchAir (its Result).
+    thresholds: Thresholds | None = None
 
     def lines(self) -> list[str]:
         """The findings, then the top suspects (the rest are in the JSON and the xlsx sheet)."""
@@ -196,6 +200,7 @@ class Advice:
             "family": self.family,
             "compared": self.compared,
             "disagreeing": self.disagreeing,
+            **({"thresholds": asdict(self.thresholds)} if self.thresholds is not None else {}),
             "findings": [f.to_json() for f in self.findings],
             "suspects": [s.to_json() for s in self.suspects],
         }
@@ -281,7 +286,8 @@ def advise(
     # A consistent run has nothing to blame: amplified errors that stay within the thresholds
     # are the user's accepted precision, not suspects.
     suspects = _suspects(judges, ops) if disagreeing else ()
-    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing)
+    verdict = limits.verdict if table.family == OFFLINE_DATA else None
+    return Advice(tuple(findings), suspects, table.source, table.family, len(rows), disagreeing, verdict)
 
 
 def _consistent(rows: Sequence[TensorResult]) -> Finding:
@@ -462,12 +468,14 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     ATC numbers every op of its rule, the Const, Data and control ops (Send, Recv,
     AtomicAddrClean) no dump holds among them: its numbering skips before most ops of a real
     model, and a skip there says nothing without the rule. A numbering that skips only here
-    numbers dumped ops alone, and one of them is missing."""
+    numbers dumped ops alone, and one of them is missing. One that skips nowhere but starts
+    beyond as many places as the table has ops numbers a capture of part of the network (a
+    hunt's window of a few ops, numbered as in the model): the ops before its first were not
+    dumped, and any of them may make the input."""
     here = _rows(walked[at])
-    if at == 0:
-        return here.order > 0
-    before = _rows(walked[at - 1])
-    if here.order - before.order > 1:
+    if at == 0 and here.order > 0:
+        return True
+    if at > 0 and here.order - _rows(walked[at - 1]).order > 1:
         return True
     if "OpSequence" not in header:
         return False
@@ -475,7 +483,9 @@ def _gap_before(header: Sequence[str], walked: Sequence[_Walked], at: int) -> bo
     numbers = [_sequence(_rows(op), column) for op in walked]
     pairs = enumerate(itertools.pairwise(numbers), start=1)
     skips = [k for k, (a, b) in pairs if a is not None and b is not None and b - a > 1]
-    return skips == [at]
+    if skips:
+        return skips == [at]
+    return numbers[0] is not None and numbers[0] >= len(walked)
 
 
 def _sequence(op: OpRows, column: int) -> int | None:

@@ -85,16 +85,21 @@ def write_run_reports(
     request: ReportRequest,
     *,
     graphs: Sequence[OpGraph | None],
+    name: str | None = None,
+    html_path: Path | None = None,
 ) -> list[Path]:
     """The reports of a run of several shards (``tables``, from the results named ``stems``, in
-    ``run``'s order): one ``{run}.html`` beside the first, and each shard's overlays."""
+    ``run``'s order): one ``{run}.html`` (``{name}.html``: one file held every shard's rows, or
+    ``html_path``) beside the first, and each shard's overlays."""
     written: list[Path] = []
     if request.html:
         from dumpcmp.host.report.html import write_run_html
 
-        target = stems[0].with_name(run.run + ".html")
+        target = html_path or stems[0].with_name((name or run.run) + ".html")
         limits = _grade_thresholds(request)
-        written.append(write_run_html(target, run, tables, graphs, thresholds=limits, new_name=True))
+        # A name the user gave is theirs to replace; a derived one never replaces another report.
+        fresh = html_path is None
+        written.append(write_run_html(target, run, tables, graphs, thresholds=limits, new_name=fresh))
     if request.model_explorer:
         from dumpcmp.host.report.model_explorer import write_overlays
 

@@ -291,11 +291,15 @@ class RunAdvice:
         if len(self.shards) == 1:
             return self.shards[0].advice.to_json()
         labels = [s.label for s in self.shards]
+        shards = [s.advice.to_json() for s in self.shards]
+        # The shards of one run are judged by the same thresholds.
+        thresholds = next((own["thresholds"] for own in shards if "thresholds" in own), None)
         return {
             "source": self.run,
             "family": self.shards[0].advice.family if self.shards else "",
             "compared": self.compared,
             "disagreeing": self.disagreeing,
+            **({"thresholds": thresholds} if thresholds is not None else {}),
             "diverging": [labels[k] for k in self.diverging],
             "findings": [
                 {**f.finding.to_json(), "shards": [labels[k] for k in f.shards]} for f in self.findings
@@ -306,8 +310,8 @@ class RunAdvice:
             ],
             # Every shard's own advice, as ``advise`` of its result alone gives it.
             "shards": [
-                {"label": s.label, "diverging": s.diverges, **s.advice.to_json(), "source": s.source}
-                for s in self.shards
+                {"label": s.label, "diverging": s.diverges, **own, "source": s.source}
+                for s, own in zip(self.shards, shards, strict=True)
             ],
         }
 

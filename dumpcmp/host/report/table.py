@@ -202,6 +202,51 @@ def read_result(path: str | Path) -> ResultTable:
     raise FormatError(f"{path}: not a result table (expected a .csv or .xlsx file)")
 
 
+# The columns ``host results --csv``/``--xlsx`` lead a table of several shards with: the directories
+# of each row's dump file (dump time, device, model, model id, step). A table led by them holds
+# several shards' rows, each shard numbered from its own first op.
+SHARD_COLUMNS = ("DumpTime", "Device", "Model", "ModelId", "Step")
+ShardKey = tuple[str, str, str, str, str]  # a row's values under SHARD_COLUMNS, "" where absent
+
+
+def shard_file_labels(keys: Sequence[ShardKey]) -> dict[ShardKey, str]:
+    """``{device}_{model}_{step}``, as each shard's result file is named; every directory of the
+    shard (its dump time and model id too) when that does not tell two shards apart."""
+    plain = {key: f"{key[1]}_{key[2]}_{key[4]}" for key in keys}
+    if len(set(plain.values())) == len(set(keys)):
+        return plain
+    return {key: "_".join(part for part in key if part) for key in keys}
+
+
+def split_shards(table: ResultTable) -> list[tuple[str, ResultTable]]:
+    """``table`` as its shards' tables, each with the label its result file is named by
+    (``shard_file_labels``), in the order the shards first appear; ``[("", table)]`` for a
+    table not led by shard columns, or whose rows are all of one shard.
+
+    One table of many steps read as one network would order their rows by op index across the
+    steps, and the earliest step's fault could hide behind another step's: each shard is a
+    network of its own, advised as a shard of one run (``shards.advise_run``)."""
+    lead = 0
+    while lead < len(table.header) and table.header[lead] in SHARD_COLUMNS:
+        lead += 1
+    at = {name: i for i, name in enumerate(table.header[:lead])}
+    groups: dict[ShardKey, list[TensorResult]] = {}
+    for row in table.rows:
+        key = tuple(row.cells[at[name]].strip() if name in at else "" for name in SHARD_COLUMNS)
+        groups.setdefault(key, []).append(row)  # type: ignore[arg-type]  # five names, five cells
+    if len(groups) < 2:
+        return [("", table)]
+    labels = shard_file_labels(list(groups))
+    last = table.rows[-1].cells if table.rows else ()
+    split = []
+    for key, rows in groups.items():
+        shard = table_from_cells([table.header, *(row.cells for row in rows)], source=table.source)
+        # A cut file is cut in its last row, which is the last shard's.
+        cut = table.cut if rows[-1].cells is last else ""
+        split.append((labels[key], replace(shard, source=f"{table.source} ({labels[key]})", cut=cut)))
+    return split
+
+
 def table_from_cells(rows: Iterable[Sequence[str]], source: str = "") -> ResultTable:
     """A result table from its header row followed by its data rows, all as strings."""
     it = iter(rows)

@@ -52,7 +52,7 @@ from dumpcmp.proto.runs import (
 if TYPE_CHECKING:  # the planner (and numpy, the golden index) only once a hunt asks
     from dumpcmp.host.hunt import Capture, PassFiles, Verdict
 
-__all__ = ["HuntRefused", "Hunts", "hunt_lines"]
+__all__ = ["HuntRefused", "Hunts", "hunt_lines", "hunt_passes"]
 
 _HUNTS_DIR = "hunts"
 _HUNT_ID = re.compile(r"[0-9a-f]{8,32}")  # a run token (proto.runs)
@@ -296,12 +296,8 @@ def hunt_lines(data_dir: Path, store: SessionStore, name: str) -> list[str]:
     of its own) is, for its closed summary: its rows are the passes' captures compared one by one,
     whose first divergence need not be the culprit the hunt pinned (a statistics pass's, say)."""
     lines: list[str] = []
-    directory = session_dir(data_dir, name) / _HUNTS_DIR
-    held = store.files(name, pb.DUMP) if directory.is_dir() else []
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            hunt = _hunt_of(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):
+    for path, hunt, passes in _hunts(data_dir, store, name):
+        if hunt is None:
             lines.append(f"hunt of {path.stem}: its bookkeeping is unreadable")
             continue
         ended = f"verdict {hunt.verdict}" if hunt.verdict else "no verdict (it ended before one)"
@@ -309,11 +305,45 @@ def hunt_lines(data_dir: Path, store: SessionStore, name: str) -> list[str]:
             f"hunt of {path.stem} (hunt {hunt.hunt}): {ended}; the rows below are its passes' captures, "
             "each compared on its own"
         )
-        for done in hunt.passes:
-            dirs = sorted({"/".join(f.path.split("/")[:4]) for f in held if f.run_id == done.run_id})
+        for done, dirs in passes:
             where = ", ".join(f"{KIND_DIRS[pb.DUMP]}/{d}" for d in dirs) or "no dump file kept"
             lines.append(f"  pass {done.index}: {_capture_words(done.capture)}: run {done.run_id}: {where}")
     return lines
+
+
+def hunt_passes(data_dir: Path, store: SessionStore, name: str) -> dict[tuple[str, ...], int]:
+    """Each dump directory of a hunt's pass (``{time}/{device}/{model}/{model id}``, split), with
+    the pass's number: its rows' first divergence is that pass's window's."""
+    return {
+        tuple(d.split("/")): done.index
+        for _, hunt, passes in _hunts(data_dir, store, name)
+        for done, dirs in passes
+        for d in dirs
+    }
+
+
+def _hunts(
+    data_dir: Path, store: SessionStore, name: str
+) -> list[tuple[Path, _Hunt | None, list[tuple[_Pass, list[str]]]]]:
+    """Each hunt's bookkeeping file, the hunt (None where unreadable), and its passes, each with
+    the dump directories its run's files are in (``{time}/{device}/{model}/{model id}``)."""
+    directory = session_dir(data_dir, name) / _HUNTS_DIR
+    if not directory.is_dir():
+        return []
+    held = store.files(name, pb.DUMP)
+    found: list[tuple[Path, _Hunt | None, list[tuple[_Pass, list[str]]]]] = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            hunt = _hunt_of(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            found.append((path, None, []))
+            continue
+        passes = [
+            (done, sorted({"/".join(f.path.split("/")[:4]) for f in held if f.run_id == done.run_id}))
+            for done in hunt.passes
+        ]
+        found.append((path, hunt, passes))
+    return found
 
 
 def _capture_words(capture: Capture) -> str:

@@ -389,7 +389,8 @@ class SessionWorker:
                 for name in missing_files(self._data_dir, self.name)
                 if self._store.file(self.name, *_wire_file(name)) is None
             ]
-            final = _final_table(outcome, self._plan, replaced, missing)
+            final = _final_table(_hunt_passes(outcome, self._data_dir, self._store, self.name), self._plan,
+                                 replaced, missing)  # fmt: skip
             final = _with_hunts(final, self._data_dir, self._store, self.name)
             self._store.close_session(
                 self.name, final.rows, final.columns, final.result_files, final.summary,
@@ -431,6 +432,23 @@ class _FinalTable:
     summary: str
     nothing_compared: str
     stats: list[ShardRow[StatsResult]]
+
+
+def _hunt_passes(outcome: CompareOutcome, data_dir: Path, store: SessionStore, name: str) -> CompareOutcome:
+    """``outcome`` with each shard of a hunt's pass labelled "pass N": its summary lines (first
+    divergence, where statistics move away) are of that pass's capture (of a few ops, whose first
+    op's input may come from outside it), not the session's verdict (the hunt's, above them)."""
+    from dumpcmp.host.server.hunts import hunt_passes  # it reads this module's Plan
+
+    passes = hunt_passes(data_dir, store, name)
+    if not passes:
+        return outcome
+    shards = []
+    for shard in outcome.shards:
+        key = shard.key
+        number = passes.get((key.session, key.device, key.model, key.model_id))
+        shards.append(shard if number is None else dataclasses.replace(shard, label=f"pass {number}"))
+    return dataclasses.replace(outcome, shards=tuple(shards))
 
 
 def _with_hunts(final: _FinalTable, data_dir: Path, store: SessionStore, name: str) -> _FinalTable:

@@ -85,6 +85,23 @@ def test_a_numbering_that_skips_only_before_the_op_still_hedges() -> None:
     assert finding.advice.startswith(HEDGE), finding.advice
 
 
+def test_a_capture_of_a_few_ops_numbered_as_in_the_model_hedges() -> None:
+    # A hunt's window of 4 ops, OpSequence 148-151 (Index 0-3): the input of its third op comes from
+    # an op outside the window, and the advisor said "the network's inputs (or constants) differ".
+    ops = [(148, "softmax"), (149, "trans_a"), (150, "trans_b"), (151, "context")]
+    table = numbered(
+        *(
+            (seq, [offline(i, op, "input", cos=0.2, red=1.3), offline(i, op, cos=0.2, red=1.3)])
+            if op == "trans_b"
+            else (seq, [offline(i, op, "input"), offline(i, op)])
+            for i, (seq, op) in enumerate(ops)
+        )
+    )
+    (finding, *_) = advise(table).findings
+    assert finding.kind == INPUT_INCONSISTENCY and finding.op_name == "trans_b"
+    assert finding.advice.startswith(HEDGE), finding.advice
+
+
 def test_with_the_rule_a_missing_dumped_op_is_named_and_send_recv_are_not(tdnn: Path) -> None:
     graph = graph_for(tdnn)
     ops = dumped(tdnn, 93)
