@@ -35,6 +35,13 @@ def main(interrupted_before: Sequence[int] = ()) -> None:
         from dumpcmp.cli import app as run  # cli.main's prepare_process is done above
     except KeyboardInterrupt:
         _still_starting()
+    # An interrupt put off while the command line was imported (``_put_off``) is taken here, not
+    # left to come back once a quick command (``--version``) may have finished
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    if _put_off_signals:
+        _put_off_signals.clear()
+        _still_starting()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         run()
     except SystemExit as finished:
@@ -85,7 +92,8 @@ def interrupt_on(*signals: signal.Signals) -> None:
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
             return
-        if _defining_a_class(frame):
+        if _put_off(frame):
+            _put_off_signals.append(signum)
             _take_again_soon(signum)
             return
         now = time.monotonic()
@@ -99,25 +107,45 @@ def interrupt_on(*signals: signal.Signals) -> None:
 
 
 # How soon an interrupt put off by ``_take_again_soon`` is taken again: a class's ``__set_name__``
-# calls take microseconds, and a user's Ctrl-C must still feel immediate.
+# calls take microseconds, an import a few hundred milliseconds at most, and a user's Ctrl-C must
+# still feel immediate.
 _RETAKE_SECONDS = 0.01
+_IMPORTING = "<frozen importlib._bootstrap>"  # the file name of the import machinery's frames
 
 
-def _defining_a_class(frame: FrameType | None) -> bool:
-    """Whether ``frame`` runs inside a ``__set_name__`` call, which Python makes while it creates a
-    class (a dataclass's fields, in a module a command imports lazily). Python 3.11 wraps an
-    exception raised there in ``RuntimeError("Error calling __set_name__ ...")``, which no command
-    knows as an interrupt: it ended the run with that traceback and exit 1."""
+def _put_off(frame: FrameType | None) -> bool:
+    """Whether ``frame`` runs where an exception raised is no interrupt any command can take:
+
+    * inside a ``__set_name__`` call, which Python makes while it creates a class (a dataclass's
+      fields, in a module a command imports lazily). Python 3.11 wraps an exception raised there
+      in ``RuntimeError("Error calling __set_name__ ...")``: it ended the run with that traceback
+      and exit 1;
+    * inside an import: a native extension's initialisation runs Python code (onnx's nanobind
+      module makes its enums so), and an exception raised there became a C++ exception that
+      aborted the process ("terminate called after throwing an instance of
+      'nanobind::python_error'", exit -6). Taken once the import is done, it is an interrupt.
+    """
     while frame is not None:
-        if frame.f_code.co_name == "__set_name__":
+        code = frame.f_code
+        if code.co_name == "__set_name__" or code.co_filename == _IMPORTING:
             return True
         frame = frame.f_back
     return False
 
 
+_put_off_signals: list[int] = []  # put off by ``_put_off``, not yet taken again
+
+
 def _take_again_soon(signum: int) -> None:
-    """Send ``signum`` to this process again shortly, once the class being created exists."""
-    again = threading.Timer(_RETAKE_SECONDS, os.kill, (os.getpid(), signum))
+    """Send ``signum`` to this process again shortly, once the class being created or the module
+    being imported exists (unless ``main`` took it meanwhile)."""
+
+    def again_unless_taken() -> None:
+        if _put_off_signals:
+            _put_off_signals.clear()
+            os.kill(os.getpid(), signum)
+
+    again = threading.Timer(_RETAKE_SECONDS, again_unless_taken)
     again.daemon = True  # never what keeps a finished run alive
     again.start()
 

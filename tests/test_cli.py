@@ -465,3 +465,26 @@ def test_a_signal_while_a_finished_command_ends_leaves_its_code_and_no_traceback
     done = subprocess.run([sys.executable, "-c", _SIGNAL_WHILE_ENDING], capture_output=True, text=True,
                           timeout=60)  # fmt: skip
     assert (done.returncode, done.stderr) == (3, "")
+
+
+def test_ctrl_c_during_an_import_is_taken_once_the_module_is_loaded(tmp_path: Path) -> None:
+    """An extension's initialisation runs Python code (onnx's makes its enums so): an interrupt
+    raised in it aborted the process (a C++ exception, exit -6). It is taken after the import."""
+    (tmp_path / "loading.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nsum(range(200_000))\nLOADED = True\n"
+    )
+    script = (
+        "import signal, sys, time\n"
+        "from dumpcmp.launch import interrupt_on\n"
+        "interrupt_on(signal.SIGINT)\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "try:\n"
+        "    import loading\n"
+        "    time.sleep(5)\n"
+        "    print('not interrupted')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('loaded' if getattr(sys.modules.get('loading'), 'LOADED', False) else 'cut')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    assert done.stdout.strip() == "loaded", done.stderr
