@@ -41,8 +41,9 @@ def main(interrupted_before: Sequence[int] = ()) -> None:
     if _put_off_signals:
         _put_off_signals.clear()
         _still_starting()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
+        # One that came meanwhile is taken as this unblocks it: in here, as an interrupt
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         run()
     except SystemExit as finished:
         _end(finished)

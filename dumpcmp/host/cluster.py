@@ -3,8 +3,9 @@
 A runner like the local pools of ``dumpcmp.host.workers``, under the same windowing loop:
 batches of dump files (of every shard at once) are the tasks, each worker reads its files from
 the shared path itself (only paths and columnar row batches cross the network), and the rows come
-back in the order given. The plans' parts (golden index, matcher, options) go to the cluster
-once, each as the result of a task that holds it: workers fetch it from a peer when they first
+back in the order given. The plans' parts (golden source, matcher, options) go to the cluster
+once, each as the result of a task that holds it (a golden source as its path: each worker lists
+the golden directory itself, once a run): workers fetch it from a peer when they first
 need it, and the scheduler can recompute it from its own copy if every worker holding it dies,
 which a scattered value could not survive.
 

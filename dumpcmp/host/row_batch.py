@@ -231,7 +231,7 @@ class _Text(_Node):
 
     def encode(self, name: str, values: list[Any], into: _Encoding) -> None:
         # The pool's own dict, not ``_Pool.id``: a method call per cell was the most of what
-        # encoding a batch of dump entries cost the coordinator on a cluster.
+        # encoding a batch of records cost (dump entries, when they went to a cluster so).
         ids = into.pool.ids
         if self.kind is str and not self.optional:
             numbers = [ids.setdefault(v, len(ids)) for v in values]
