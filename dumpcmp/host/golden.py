@@ -117,11 +117,11 @@ class NpyGoldenDir(_Keyed):
             for filename, irregular in files:
                 name = mapping.get(filename, filename)
                 has_sidecar = filename + SIDECAR_SUFFIX in regular  # sidecar_path's name
-                # A well-formed name met first (nearly every golden file) is listed here, past the
-                # calls that sort out the others (~2 µs of each golden file on the coordinator)
+                # A well-formed name (nearly every golden file) is listed at once, past the calls
+                # that sort out the others (~2 µs of each golden file on the coordinator)
                 parsed = None if irregular else well_formed_golden_name(name)
-                if parsed is not None and (key := parsed.key) not in self._by_key:
-                    self._by_key[key] = (parsed, here, filename, has_sidecar)
+                if parsed is not None:
+                    self._list((parsed, here, filename, has_sidecar))
                 else:
                     self._add(here, filename, name, irregular, has_sidecar)
 
